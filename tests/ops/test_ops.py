@@ -1,0 +1,81 @@
+"""Run every op-table row: gradcheck, second-order gradcheck, the PyTorch oracle, names."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vizgrad
+from vizgrad.testing import gradcheck, gradgradcheck
+
+from .optable import all_cases
+
+CASES = all_cases()
+IDS = [case.name for case in CASES]
+
+
+def _outputs(result):
+    if isinstance(result, vizgrad.Tensor) or hasattr(result, "shape"):
+        return [result]
+    return list(result)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_gradcheck(case):
+    _, inputs = case.inputs()
+    assert gradcheck(case.fn, inputs, eps=case.eps, atol=case.atol, rtol=case.rtol)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.second_order],
+                         ids=[c.name for c in CASES if c.second_order])
+def test_second_order_gradcheck(case):
+    _, inputs = case.inputs()
+    assert gradgradcheck(case.fn, inputs, eps=case.eps, atol=case.atol * 10, rtol=case.rtol)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.torch_fn is not None],
+                         ids=[c.name for c in CASES if c.torch_fn is not None])
+def test_against_pytorch(case):
+    torch = pytest.importorskip("torch")
+    arrays, inputs = case.inputs()
+    ours = _outputs(case.fn(*inputs))
+    torch_inputs = [torch.tensor(a, requires_grad=arg.requires_grad)
+                    for a, arg in zip(arrays, case.args)]
+    theirs = _outputs(case.torch_fn(*torch_inputs))
+    assert len(ours) == len(theirs)
+    rng = np.random.default_rng(case.seed + 7)
+    loss_ours, loss_theirs = None, None
+    for mine, reference in zip(ours, theirs):
+        np.testing.assert_allclose(mine.numpy() if not mine.requires_grad else
+                                   mine.detach().numpy(), reference.detach().numpy(),
+                                   atol=case.atol, rtol=case.rtol)
+        if mine.requires_grad:
+            weight = rng.standard_normal(mine.shape)
+            term = (mine * vizgrad.tensor(weight, dtype=mine.dtype)).sum()
+            other = (reference * torch.tensor(weight, dtype=reference.dtype)).sum()
+            loss_ours = term if loss_ours is None else loss_ours + term
+            loss_theirs = other if loss_theirs is None else loss_theirs + other
+    if loss_ours is None:
+        return
+    loss_ours.backward()
+    loss_theirs.backward()
+    for mine, reference, arg in zip(inputs, torch_inputs, case.args):
+        if not arg.requires_grad:
+            continue
+        expected = reference.grad.numpy() if reference.grad is not None else np.zeros(arg.shape)
+        got = mine.grad.numpy() if mine.grad is not None else np.zeros(arg.shape)
+        np.testing.assert_allclose(got, expected, atol=case.atol, rtol=case.rtol)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.node_name],
+                         ids=[c.name for c in CASES if c.node_name])
+def test_node_name(case):
+    _, inputs = case.inputs()
+    out = _outputs(case.fn(*inputs))[0]
+    assert out.grad_fn.name() == case.node_name
+
+
+def test_every_registered_op_has_a_row():
+    covered = {name for case in CASES for name in case.covers}
+    missing = sorted(set(vizgrad.Function.registry) - covered)
+    assert not missing, f"ops without a row in the op table: {missing}"

@@ -1,0 +1,77 @@
+"""vizgrad: a define-by-run autograd engine whose backward graph you can see.
+
+Example
+-------
+>>> import vizgrad
+>>> x = vizgrad.randn(4, 3, requires_grad=True, name="x")
+>>> loss = (x.tanh() * 2).sum()
+>>> loss.backward()
+>>> loss.grad_fn.name()
+'SumBackward0'
+"""
+
+from . import autograd, ops
+from .core import (
+                   AccumulateGrad,
+                   Edge,
+                   Function,
+                   Node,
+                   SavedTensor,
+                   SlotMeta,
+                   Tensor,
+                   capture_stack,
+                   enable_grad,
+                   is_grad_enabled,
+                   no_grad,
+                   scope,
+                   set_grad_enabled,
+)
+from .core.factory import (
+                   arange,
+                   as_dtype,
+                   bool_,
+                   empty,
+                   empty_like,
+                   eye,
+                   float16,
+                   float32,
+                   float64,
+                   from_numpy,
+                   full,
+                   full_like,
+                   get_default_dtype,
+                   int32,
+                   int64,
+                   linspace,
+                   manual_seed,
+                   ones,
+                   ones_like,
+                   rand,
+                   rand_like,
+                   randint,
+                   randn,
+                   randn_like,
+                   set_default_dtype,
+                   tensor,
+                   zeros,
+                   zeros_like,
+)
+from .ops import *  # noqa: F403 - the op functions are vizgrad's top-level API
+from .ops import __all__ as _op_names
+
+half, double, long = float16, float64, int64
+float = float32  # noqa: A001 - PyTorch's spelling: vizgrad.float is float32
+int = int32  # noqa: A001
+bool = bool_  # noqa: A001
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AccumulateGrad", "Edge", "Function", "Node", "SavedTensor", "SlotMeta", "Tensor",
+    "arange", "as_dtype", "autograd", "bool_", "capture_stack", "empty", "empty_like",
+    "enable_grad", "eye", "float16", "float32", "float64", "from_numpy", "full", "full_like",
+    "get_default_dtype", "int32", "int64", "is_grad_enabled", "linspace", "manual_seed",
+    "no_grad", "ones", "ones_like", "ops", "rand", "rand_like", "randint", "randn",
+    "randn_like", "scope", "set_default_dtype", "set_grad_enabled", "tensor", "zeros",
+    "zeros_like", *_op_names,
+]

@@ -1,0 +1,15 @@
+"""PyTorch's ``torch.autograd`` surface: ``grad``, ``backward``, ``Function``.
+
+Example
+-------
+>>> x = vizgrad.tensor(2.0, requires_grad=True)
+>>> (dy,) = vizgrad.autograd.grad(x ** 3, [x], create_graph=True)   # 3 x^2 = 12
+>>> (d2y,) = vizgrad.autograd.grad(dy, [x])                        # 6 x = 12
+"""
+
+from .core.engine import backward, grad
+from .core.function import Function, once_differentiable
+from .core.state import enable_grad, no_grad, set_grad_enabled
+
+__all__ = ["Function", "backward", "enable_grad", "grad", "no_grad", "once_differentiable",
+           "set_grad_enabled"]

@@ -1,0 +1,35 @@
+"""The autograd core: tensors, nodes, the engine, grad modes, stack capture, backends."""
+
+from . import backend
+from .copy_slices import CopySlices
+from .engine import backward, grad
+from .function import Function, once_differentiable
+from .node import (
+                   AccumulateGrad,
+                   Edge,
+                   GraphFreedError,
+                   InplaceModificationError,
+                   Node,
+                   RemovableHandle,
+                   SavedTensor,
+                   SlotMeta,
+)
+from .stack import StackFrame
+from .state import (
+                   capture_stack,
+                   current_scope,
+                   enable_grad,
+                   is_grad_enabled,
+                   no_grad,
+                   scope,
+                   set_grad_enabled,
+)
+from .tensor import Tensor
+
+__all__ = [
+    "AccumulateGrad", "CopySlices", "Edge", "Function", "GraphFreedError",
+    "InplaceModificationError", "Node", "RemovableHandle", "SavedTensor", "SlotMeta",
+    "StackFrame", "Tensor", "backend", "backward", "capture_stack", "current_scope",
+    "enable_grad", "grad", "is_grad_enabled", "no_grad", "once_differentiable", "scope",
+    "set_grad_enabled",
+]

@@ -1,0 +1,331 @@
+"""The backward engine: dependency counting and a ready queue ordered by ``seq``.
+
+Everything is iterative, so a 100,000-op chain backpropagates without touching
+Python's recursion limit.  One gradient buffer per node sums contributions per
+output (slot/rank); a node runs once all the nodes that feed it have run.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from typing import Any
+
+from .node import AccumulateGrad, GraphFreedError, Node, _freed_message
+from .state import STATE
+from .tensor import Tensor, accumulator_of, edge_of
+
+
+def _as_list(value: Any) -> list:
+    if value is None:
+        return []
+    if isinstance(value, Tensor):
+        return [value]
+    return list(value)
+
+
+def _root_gradients(outputs: list[Tensor], gradients: list | None) -> list[Tensor]:
+    from .factory import ones_like
+
+    if gradients is not None and len(gradients) != len(outputs):
+        raise ValueError(f"got {len(gradients)} gradients for {len(outputs)} outputs")
+    result = []
+    for index, output in enumerate(outputs):
+        gradient = None if gradients is None else gradients[index]
+        if gradient is None:
+            if output.data.size != 1:
+                raise RuntimeError(
+                    f"backward() on a non-scalar tensor of shape {output.shape} needs a "
+                    "gradient: grad can be created implicitly only for scalar outputs. Pass "
+                    "gradient=vizgrad.ones_like(t) (or reduce it first, e.g. t.sum()).")
+            gradient = ones_like(output)
+        elif not isinstance(gradient, Tensor):
+            from .factory import tensor as make_tensor
+
+            gradient = make_tensor(gradient, dtype=output.dtype, device=output.device)
+        if tuple(gradient.shape) != tuple(output.shape):
+            raise RuntimeError(f"gradient of shape {gradient.shape} does not match the output "
+                               f"of shape {output.shape}")
+        result.append(gradient)
+    return result
+
+
+def _check_roots(outputs: list[Tensor]) -> None:
+    for index, output in enumerate(outputs):
+        if not isinstance(output, Tensor):
+            raise TypeError(f"backward() needs tensors, got {type(output).__name__}")
+        if not output._rg:
+            raise RuntimeError(
+                f"element {index} of the outputs does not require grad and has no grad_fn: "
+                "nothing it was computed from requires grad. Create the leaves with "
+                "requires_grad=True, and make sure the computation is not inside no_grad().")
+
+
+def _count_dependencies(roots: list[Node]) -> dict[Node, int]:
+    dependencies: dict[Node, int] = {}
+    seen = set(roots)
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            dependencies[child] = dependencies.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return dependencies
+
+
+def _needed_nodes(dependencies: dict, roots: list[Node], targets: set) -> set:
+    """Nodes from which some target is reachable (children are older: seq is topological)."""
+    nodes = sorted(set(dependencies) | set(roots), key=lambda n: n.seq)
+    needed = set()
+    for node in nodes:
+        if node in targets or any(c in needed for c, _ in node.next_functions
+                                  if c is not None):
+            needed.add(node)
+    return needed
+
+
+def _reduce_to(grad: Tensor, shape: tuple, dtype: Any, node: Node, child: Node) -> Tensor:
+    """Reduce a broadcast gradient to the input's shape and dtype (once, centrally)."""
+    if grad.data.shape != shape:
+        from ..ops.reduce_shape import sum_to
+
+        try:
+            grad = sum_to(grad, shape)
+        except ValueError as error:
+            raise RuntimeError(
+                f"{node.name()} returned a gradient of shape {grad.shape} for an input of "
+                f"shape {shape}, which it cannot be reduced to") from error
+    if grad.data.dtype != dtype:
+        grad = grad.to(dtype)
+    return grad
+
+
+def _call_backward(node: Node, grads: list, create_graph: bool) -> list:
+    """Run one node's backward and return one gradient per flat input."""
+    if node._freed:
+        raise GraphFreedError(_freed_message(node))
+    result = node.fn.backward(node, *grads)
+    layout = node._layout
+    if result.__class__ is not tuple:
+        result = (result,)
+    flat = []
+    for arg_index, ranks in layout:
+        grad = result[arg_index] if arg_index < len(result) else None
+        if ranks < 0:
+            flat.append(grad)
+        elif grad is None:
+            flat.extend([None] * ranks)
+        else:
+            flat.extend(grad)
+    return flat
+
+
+def _materialize(node: Node, buffer: list) -> list:
+    from .factory import zeros
+
+    out = []
+    for nr, grad in enumerate(buffer):
+        if grad is None:
+            shape, dtype = node._in_meta[nr]
+            grad = zeros(shape, dtype=dtype, device=node._device)
+        out.append(grad)
+    return out
+
+
+def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph: bool,
+                 create_graph: bool, inputs: list[Tensor] | None,
+                 accumulate: bool) -> list[Tensor | None]:
+    """The engine.  ``inputs`` restricts the work; with ``accumulate=False`` the
+    gradients of ``inputs`` are returned instead of added into ``.grad``."""
+    outputs = list(outputs)
+    _check_roots(outputs)
+    root_grads = _root_gradients(outputs, gradients)
+    root_edges = [edge_of(t) for t in outputs]
+    roots = [node for node, _ in root_edges]
+    dependencies = _count_dependencies(roots)
+
+    captures: dict[tuple, list[int]] = {}
+    input_edges = []
+    for index, tensor in enumerate(inputs or ()):
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"inputs must be tensors, got {type(tensor).__name__}")
+        if not tensor._rg:
+            raise RuntimeError(f"input {index} does not require grad; a gradient with respect "
+                               "to it cannot be computed")
+        edge = edge_of(tensor) if tensor.grad_fn is not None else (accumulator_of(tensor), 0)
+        input_edges.append(edge)
+        captures.setdefault(edge, []).append(index)
+    captured: list[Tensor | None] = [None] * len(input_edges)
+    needed = None
+    if inputs is not None:
+        needed = _needed_nodes(dependencies, roots, {node for node, _ in input_edges})
+
+    buffers: dict[Node, list] = {}
+    ready: list = []
+    for (node, nr), grad in zip(root_edges, root_grads):
+        dependencies[node] = dependencies.get(node, 0) + 1
+    for (node, nr), grad in zip(root_edges, root_grads):
+        buffer = buffers.get(node)
+        if buffer is None:
+            buffer = buffers[node] = [None] * len(node._in_meta)
+        buffer[nr] = grad if buffer[nr] is None else buffer[nr] + grad
+        dependencies[node] -= 1
+        if dependencies[node] == 0:
+            heapq.heappush(ready, (-node.seq, node))
+
+    previous_mode = STATE.grad_enabled
+    STATE.grad_enabled = create_graph
+    try:
+        while ready:
+            _, node = heapq.heappop(ready)
+            buffer = buffers.pop(node)
+            grads = _run_node(node, buffer, create_graph, retain_graph, captures, captured,
+                              needed, accumulate, inputs)
+            for (child, nr), grad in zip(node.next_functions, grads):
+                if child is None:
+                    continue
+                if grad is not None and (needed is None or child in needed):
+                    shape, dtype = child._in_meta[nr]
+                    grad = _reduce_to(grad, shape, dtype, node, child)
+                    child_buffer = buffers.get(child)
+                    if child_buffer is None:
+                        child_buffer = buffers[child] = [None] * len(child._in_meta)
+                    old = child_buffer[nr]
+                    child_buffer[nr] = grad if old is None else old + grad
+                remaining = dependencies[child] - 1
+                dependencies[child] = remaining
+                if remaining == 0:
+                    if child not in buffers:
+                        buffers[child] = [None] * len(child._in_meta)
+                    heapq.heappush(ready, (-child.seq, child))
+    finally:
+        STATE.grad_enabled = previous_mode
+    return captured
+
+
+def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
+              captures: dict, captured: list, needed: set | None, accumulate: bool,
+              inputs: list | None) -> list:
+    # Tensor hooks and retain_grad see the gradient of one output of this node.
+    if node._tensor_hooks:
+        for nr, hooks in node._tensor_hooks.items():
+            if buffer[nr] is not None:
+                for hook in list(hooks.values()):
+                    replaced = hook(buffer[nr])
+                    if replaced is not None:
+                        buffer[nr] = replaced
+    if node._retained:
+        for nr, ref in node._retained.items():
+            tensor = ref()
+            if tensor is not None and buffer[nr] is not None:
+                grad = buffer[nr] if create_graph else buffer[nr].detach()
+                tensor.grad = grad if tensor.grad is None else tensor.grad + grad
+    if captures:
+        for nr, grad in enumerate(buffer):
+            for index in captures.get((node, nr), ()):
+                captured[index] = grad
+
+    if node.__class__ is AccumulateGrad:
+        variable = node.variable
+        grad = buffer[0]
+        if grad is not None and variable._hooks:
+            for hook in list(variable._hooks.values()):
+                replaced = hook(grad)
+                if replaced is not None:
+                    grad = replaced
+            if captures:
+                for index in captures.get((node, 0), ()):
+                    captured[index] = grad
+        if grad is not None and accumulate and (needed is None or node in needed):
+            _accumulate(variable, grad, create_graph)
+        return []
+
+    if needed is not None and node not in needed:
+        return [None] * len(node.next_functions)
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks.values()):
+            replaced = hook(tuple(buffer))
+            if replaced is not None:
+                buffer = list(replaced)
+    if all(grad is None for grad in buffer):
+        grads = [None] * len(node.next_functions)
+    else:
+        if any(grad is None for grad in buffer):
+            buffer = _materialize(node, buffer)
+        grads = _call_backward(node, buffer, create_graph)
+    if node._post_hooks:
+        for hook in list(node._post_hooks.values()):
+            replaced = hook(tuple(grads), tuple(buffer))
+            if replaced is not None:
+                grads = list(replaced)
+    if not retain_graph:
+        node._release()
+    return grads
+
+
+def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
+    if not create_graph:
+        grad = Tensor._make(grad.data.copy() if variable.grad is None else grad.data)
+    if variable.grad is None:
+        variable.grad = grad
+    elif create_graph:
+        variable.grad = variable.grad + grad
+    else:
+        variable.grad = Tensor._make(variable.grad.data + grad.data)
+
+
+#: Callables told ``listener(outputs)`` at the start of every ``backward()``; the CLI
+#: uses this to find "the root of the first backward() call" of a script.
+BACKWARD_LISTENERS: list = []
+
+
+def backward(outputs: Any, gradients: Any = None, retain_graph: bool | None = None,
+             create_graph: bool = False, inputs: Any = None) -> None:
+    """Accumulate gradients of ``outputs`` into the ``.grad`` of the leaves (or of ``inputs``)."""
+    outputs = _as_list(outputs)
+    for listener in list(BACKWARD_LISTENERS):
+        listener(outputs)
+    gradients = None if gradients is None else _as_list(gradients)
+    if retain_graph is None:
+        retain_graph = create_graph
+    input_list = None if inputs is None else _as_list(inputs)
+    if input_list is not None and not input_list:
+        raise RuntimeError("backward(inputs=...) got an empty list of inputs")
+    captured = run_backward(outputs, gradients, retain_graph, create_graph, input_list,
+                            accumulate=True)
+    for tensor, grad in zip(input_list or (), captured):
+        if tensor.grad_fn is not None and grad is not None:
+            value = grad if create_graph else grad.detach()
+            tensor.grad = value if tensor.grad is None else tensor.grad + value
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool = False) -> tuple[Tensor | None, ...]:
+    """Return d(outputs)/d(inputs) without touching any ``.grad``.
+
+    Example
+    -------
+    >>> (dx,) = vizgrad.autograd.grad(y, [x], create_graph=True)
+    >>> (ddx,) = vizgrad.autograd.grad(dx.sum(), [x])
+    """
+    outputs = _as_list(outputs)
+    input_list = _as_list(inputs)
+    gradients = None if grad_outputs is None else _as_list(grad_outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    captured = run_backward(outputs, gradients, retain_graph, create_graph, input_list,
+                            accumulate=False)
+    result = []
+    for index, (tensor, value) in enumerate(zip(input_list, captured)):
+        if value is None and not allow_unused:
+            raise RuntimeError(
+                f"input {index} (shape {tensor.shape}) was not used to compute the outputs, "
+                "so it has no gradient. Pass allow_unused=True to get None for it.")
+        if value is not None and not create_graph:
+            value = value.detach()
+        result.append(value)
+    return tuple(result)

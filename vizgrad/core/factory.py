@@ -1,0 +1,256 @@
+"""Tensor creation: ``tensor``, ``zeros``, ``randn`` ... and the seedable generator."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import backend
+from .tensor import Tensor
+
+float16 = np.dtype("float16")
+float32 = np.dtype("float32")
+float64 = np.dtype("float64")
+int32 = np.dtype("int32")
+int64 = np.dtype("int64")
+bool_ = np.dtype("bool")
+
+_DTYPE_NAMES = {"float16": float16, "half": float16, "float32": float32, "float": float32,
+                "float64": float64, "double": float64, "int32": int32, "int": int32,
+                "int64": int64, "long": int64, "bool": bool_, "uint8": np.dtype("uint8"),
+                "int8": np.dtype("int8"), "int16": np.dtype("int16")}
+_DEFAULT = {"dtype": float32}
+_GENERATOR = {"rng": np.random.default_rng(0)}
+
+
+def as_dtype(dtype: Any) -> np.dtype | None:
+    """Normalise ``"float32"``, ``np.float32``, ``vizgrad.float32`` to a NumPy dtype."""
+    if dtype is None:
+        return None
+    if isinstance(dtype, str) and dtype in _DTYPE_NAMES:
+        return _DTYPE_NAMES[dtype]
+    if dtype is bool:
+        return bool_
+    try:
+        return np.dtype(dtype)
+    except TypeError as error:
+        raise TypeError(f"unknown dtype {dtype!r}") from error
+
+
+def set_default_dtype(dtype: Any) -> None:
+    """The dtype of tensors made from Python floats (float32 unless changed)."""
+    dtype = as_dtype(dtype)
+    if dtype.kind != "f":
+        raise TypeError(f"the default dtype must be floating point, got {dtype}")
+    _DEFAULT["dtype"] = dtype
+
+
+def get_default_dtype() -> np.dtype:
+    return _DEFAULT["dtype"]
+
+
+def manual_seed(seed: int) -> np.random.Generator:
+    """Seed the generator behind ``randn``, ``rand``, ``randint``, dropout and init."""
+    _GENERATOR["rng"] = np.random.default_rng(seed)
+    return _GENERATOR["rng"]
+
+
+def generator() -> np.random.Generator:
+    return _GENERATOR["rng"]
+
+
+def _to_array(data: Any, dtype: Any, device: str | None) -> Any:
+    dtype = as_dtype(dtype)
+    if isinstance(data, Tensor):
+        data = data.data
+    if backend.is_array(data):
+        array = data if dtype is None else data.astype(dtype)
+        if device is not None and backend.device_of(array) != backend.normalize_device(device):
+            array = backend.to_device(array, backend.normalize_device(device))
+        return array.copy() if array is data else array
+    array = np.asarray(data)
+    if dtype is None:
+        if array.dtype.kind == "f" and not isinstance(data, np.ndarray):
+            array = array.astype(_DEFAULT["dtype"])
+        elif array.dtype.kind == "O":
+            raise TypeError(f"cannot make a tensor from {type(data).__name__}")
+    else:
+        array = array.astype(dtype)
+    if array is data:
+        array = array.copy()
+    device = backend.normalize_device(device)
+    return array if device == "cpu" else backend.to_device(array, device)
+
+
+def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, name: str | None = None,
+           device: Any = None) -> Tensor:
+    """Make a leaf tensor from data (copied). Python floats become the default dtype.
+
+    Example
+    -------
+    >>> x = vizgrad.tensor([[1.0, 2.0]], requires_grad=True, name="x")
+    """
+    out = Tensor._make(_to_array(data, dtype, None if device is None else device))
+    out.name = name
+    if requires_grad:
+        out.requires_grad = True
+    return out
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with a NumPy array (no copy, dtype kept)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(array).__name__}")
+    return Tensor._make(array)
+
+
+def _shape(size: Sequence) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    return tuple(int(s) for s in size)
+
+
+def _make(fill: str, shape: tuple, dtype: Any, device: Any, requires_grad: bool,
+          value: Any = None) -> Tensor:
+    xp = backend.module_for_device(backend.normalize_device(device))
+    dtype = as_dtype(dtype) or _DEFAULT["dtype"]
+    if fill == "full":
+        array = xp.full(shape, value, dtype=dtype)
+    else:
+        array = getattr(xp, fill)(shape, dtype=dtype)
+    out = Tensor._make(array)
+    if requires_grad:
+        out.requires_grad = True
+    return out
+
+
+def zeros(*size: Any, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    return _make("zeros", _shape(size), dtype, device, requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    return _make("ones", _shape(size), dtype, device, requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    return _make("empty", _shape(size), dtype, device, requires_grad)
+
+
+def full(size: Sequence[int], fill_value: Any, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    if dtype is None and isinstance(fill_value, (bool, np.bool_)):
+        dtype = bool_
+    elif dtype is None and isinstance(fill_value, (int, np.integer)):
+        dtype = int64
+    return _make("full", _shape((size,)), dtype, device, requires_grad, fill_value)
+
+
+def _like(fill: str, other: Tensor, dtype: Any, device: Any, requires_grad: bool,
+          value: Any = None) -> Tensor:
+    xp = backend.array_module(other.data) if device is None else \
+        backend.module_for_device(backend.normalize_device(device))
+    dtype = as_dtype(dtype) or other.data.dtype
+    shape = other.data.shape
+    array = xp.full(shape, value, dtype=dtype) if fill == "full" else \
+        getattr(xp, fill)(shape, dtype=dtype)
+    out = Tensor._make(array)
+    if requires_grad:
+        out.requires_grad = True
+    return out
+
+
+def zeros_like(other: Tensor, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    return _like("zeros", other, dtype, device, requires_grad)
+
+
+def ones_like(other: Tensor, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    return _like("ones", other, dtype, device, requires_grad)
+
+
+def empty_like(other: Tensor, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    return _like("empty", other, dtype, device, requires_grad)
+
+
+def full_like(other: Tensor, fill_value: Any, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    return _like("full", other, dtype, device, requires_grad, fill_value)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    xp = backend.module_for_device(backend.normalize_device(device))
+    integral = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+    dtype = as_dtype(dtype) or (int64 if integral else _DEFAULT["dtype"])
+    out = Tensor._make(xp.arange(start, end, step).astype(dtype))
+    if requires_grad:
+        out.requires_grad = True
+    return out
+
+
+def linspace(start: float, end: float, steps: int, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    xp = backend.module_for_device(backend.normalize_device(device))
+    out = Tensor._make(xp.linspace(start, end, steps).astype(as_dtype(dtype) or _DEFAULT["dtype"]))
+    if requires_grad:
+        out.requires_grad = True
+    return out
+
+
+def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:
+    xp = backend.module_for_device(backend.normalize_device(device))
+    out = Tensor._make(xp.eye(n, m, dtype=as_dtype(dtype) or _DEFAULT["dtype"]))
+    if requires_grad:
+        out.requires_grad = True
+    return out
+
+
+def _random(values: np.ndarray, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
+    array = values.astype(as_dtype(dtype) or _DEFAULT["dtype"], copy=False)
+    device = backend.normalize_device(device)
+    if device != "cpu":
+        array = backend.to_device(array, device)
+    out = Tensor._make(array)
+    if requires_grad:
+        out.requires_grad = True
+    return out
+
+
+def randn(*size: Any, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """Standard normal samples from the generator seeded by ``manual_seed``."""
+    return _random(generator().standard_normal(_shape(size)), dtype, device, requires_grad)
+
+
+def rand(*size: Any, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """Uniform samples in [0, 1) from the generator seeded by ``manual_seed``."""
+    return _random(generator().random(_shape(size)), dtype, device, requires_grad)
+
+
+def randint(low: int, high: int | None = None, size: Sequence[int] = (), dtype: Any = None,
+            device: Any = None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    values = generator().integers(low, high, size=tuple(size))
+    return _random(values, dtype or int64, device, False)
+
+
+def randn_like(other: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return randn(*other.shape, dtype=dtype or other.dtype, device=other.device,
+                 requires_grad=requires_grad)
+
+
+def rand_like(other: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return rand(*other.shape, dtype=dtype or other.dtype, device=other.device,
+                requires_grad=requires_grad)

@@ -1,0 +1,311 @@
+"""``Function``: one differentiable op, forward and backward side by side.
+
+``forward(ctx, *arrays)`` computes on backend arrays; ``backward(ctx, *grads)``
+receives and returns Tensors, so it is itself recorded when ``create_graph=True``
+and every op gets higher-order gradients for free.  ``ctx`` is the graph node.
+
+Example
+-------
+>>> class Cube(vizgrad.autograd.Function):
+...     @staticmethod
+...     def forward(ctx, x):
+...         ctx.save_for_backward(x)
+...         return x ** 3
+...     @staticmethod
+...     def backward(ctx, grad):
+...         (x,) = ctx.saved_tensors
+...         return grad * 3 * x ** 2
+>>> y = Cube.apply(x)          # y.grad_fn.name() == "CubeBackward"
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+
+from . import backend
+from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, SEQUENCE, SavedTensor, new_node
+from .stack import capture, user_location
+from .state import STACK, STATE
+from .tensor import Tensor, edge_of
+
+_NO_NAMES: tuple[str, ...] = ()
+
+
+class _ForwardOnly:
+    """The ctx of a forward that records nothing: saving is a no-op."""
+
+    needs_input_grad = ()
+
+    def save_for_backward(self, *arrays: Any, **named: Any) -> None:
+        pass
+
+    def mark_non_differentiable(self, *arrays: Any) -> None:
+        pass
+
+
+class Function:
+    """Base class of every differentiable op, and the public API for custom ops.
+
+    Subclasses define ``forward(ctx, ...)`` on arrays and ``backward(ctx, *grads)``
+    on Tensors, and are called with ``MyOp.apply(...)``.  ``backward`` returns one
+    gradient per forward argument (``None`` for non-tensor arguments, a list for
+    a list of tensors).  Broadcast gradients are reduced to each input's shape by
+    the engine, so ops never handle broadcasting themselves.
+    """
+
+    backward_name: ClassVar[str] = "FunctionBackward"
+    #: The output is a view of the first argument (when the array backend says so).
+    view_of_input: ClassVar[bool] = False
+    arg_names: ClassVar[tuple[str, ...]] = ()
+    #: Every Function defined inside vizgrad, for the op-table guard.
+    registry: ClassVar[dict[str, type[Function]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "backward_name" not in cls.__dict__:
+            internal = cls.__module__.startswith("vizgrad.")
+            cls.backward_name = f"{cls.__name__}Backward" + ("0" if internal else "")
+        forward = cls.__dict__.get("forward")
+        if forward is not None:
+            function = forward.__func__ if isinstance(forward, staticmethod) else forward
+            params = list(inspect.signature(function).parameters.values())[1:]
+            positional = (inspect.Parameter.POSITIONAL_ONLY,
+                          inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            cls.arg_names = tuple(p.name for p in params if p.kind in positional)
+        if cls.__module__.startswith("vizgrad.") and not cls.__name__.startswith("_"):
+            Function.registry[cls.__name__] = cls
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any) -> Any:
+        raise NotImplementedError("a Function subclass must define forward(ctx, ...)")
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        raise NotImplementedError("a Function subclass must define backward(ctx, *grads)")
+
+    @classmethod
+    def apply(cls, *args: Any) -> Any:
+        """Run the op on tensors (and plain values), recording a node when needed."""
+        raw = list(args)
+        layout = []
+        tensors = []
+        requires = False
+        index = 0
+        for arg in args:
+            kind = arg.__class__
+            if kind is Tensor or isinstance(arg, Tensor):
+                raw[index] = arg.data
+                layout.append((index, -1))
+                tensors.append(arg)
+                if arg._rg:
+                    requires = True
+            elif (kind is list or kind is tuple) and arg and isinstance(arg[0], Tensor):
+                raw[index] = [t.data for t in arg]
+                layout.append((index, len(arg)))
+                tensors.extend(arg)
+                for t in arg:
+                    if t._rg:
+                        requires = True
+            index += 1
+
+        if not (requires and STATE.grad_enabled):
+            ctx = _ForwardOnly()
+            try:
+                out = cls.forward(ctx, *raw)
+            except (ValueError, IndexError, TypeError) as error:
+                raise _op_error(cls, tensors, error) from error
+            return _wrap_plain(cls, out, args)
+
+        edges = tuple([edge_of(t) for t in tensors])
+        node = new_node(cls)
+        node.seq = next(SEQUENCE)
+        try:
+            out = cls.forward(node, *raw)
+        except (ValueError, IndexError, TypeError) as error:
+            raise _op_error(cls, tensors, error) from error
+
+        out_class = out.__class__
+        if out_class is tuple:
+            kind, outs = OUT_TUPLE, out
+        elif out_class is list:
+            kind, outs = OUT_LIST, out
+        else:
+            kind, outs = OUT_SINGLE, (out,)
+        array_types = backend.ARRAY_TYPES
+        if not all(o.__class__ in array_types for o in outs):
+            outs = tuple(_as_array(o, raw, tensors) for o in outs)
+        node.next_functions = edges
+        node._layout = layout
+        node._out_kind = kind
+        node._in_meta = tuple([(o.shape, o.dtype) for o in outs])
+        node._out_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
+        node._device = tensors[0].device if tensors else "cpu"
+        node.scope = STATE.scope
+        depth = STACK["depth"]
+        node._raw_stack = capture(depth) if depth else None
+
+        nondiff = node._non_differentiable
+        results = []
+        for nr, array in enumerate(outs):
+            if nondiff is not None and id(array) in nondiff:
+                results.append(Tensor._make(array))
+            else:
+                results.append(Tensor._make(array, True, node, nr))
+        if node._to_save is not None:
+            _resolve_saved(node, tensors, results)
+        if cls.view_of_input:
+            _mark_views(cls, args, results)
+        if kind == OUT_SINGLE:
+            return results[0]
+        return tuple(results) if kind == OUT_TUPLE else results
+
+    @classmethod
+    def apply_(cls, target: Tensor, *args: Any) -> Tensor:
+        """Run the op in place on ``target`` (its first argument): PyTorch's ``op_``.
+
+        The op is computed out of place, written into ``target``'s buffer (and so
+        into every view sharing it), and ``target`` adopts the new node; a view's
+        base gets a ``CopySlices`` node so gradients reach both histories.
+        """
+        from .inplace import apply_inplace
+
+        return apply_inplace(cls, target, args)
+
+
+def _as_array(value: Any, raw: list, tensors: list) -> Any:
+    like = tensors[0].data if tensors else None
+    return backend.as_array(value, like=like)
+
+
+def _wrap_plain(cls: type[Function], out: Any, args: tuple) -> Any:
+    out_class = out.__class__
+    if out_class is tuple or out_class is list:
+        results = [Tensor._make(o if o.__class__ in backend.ARRAY_TYPES
+                                else backend.as_array(o)) for o in out]
+        if cls.view_of_input:
+            _mark_views(cls, args, results)
+        return tuple(results) if out_class is tuple else results
+    if out_class not in backend.ARRAY_TYPES:
+        out = backend.as_array(out, like=args[0].data if isinstance(args[0], Tensor) else None)
+    result = Tensor._make(out)
+    if cls.view_of_input:
+        _mark_views(cls, args, [result])
+    return result
+
+
+def _mark_views(cls: type[Function], args: tuple, results: list) -> None:
+    """Record view outputs: shared version counter, ``_base`` and how to regenerate them."""
+    source = args[0]
+    source_array = source.data
+    xp = backend.array_module(source_array)
+    single = len(results) == 1
+    for result in results:
+        if not xp.may_share_memory(result.data, source_array):
+            continue
+        base = source._base if source._base is not None else source
+        if base._vc is None:
+            base._vc = [0]
+        result._vc = base._vc
+        result._base = base
+        if single:
+            prefix = source._view_chain if source._base is not None else ()
+            result._view_chain = None if prefix is None else prefix + ((cls, args[1:]),)
+
+
+def _resolve_saved(node: Any, tensors: list, results: list) -> None:
+    """Turn the arrays ``save_for_backward`` got into SavedTensor records."""
+    positional, named = node._to_save
+    node._to_save = None
+    names = node.fn.arg_names or _NO_NAMES
+    layout = node._layout
+    saved = []
+    for order, (name, array) in enumerate(
+        [(None, a) for a in positional] + list(named.items())
+    ):
+        saved.append(_saved_record(node, array, name, order, tensors, results, names, layout,
+                                   positional=name is None))
+    node._saved = tuple(saved)
+
+
+def _saved_record(node, array, name, order, tensors, results, names, layout, positional):
+    flat = 0
+    for arg_index, ranks in layout:
+        count = 1 if ranks < 0 else ranks
+        for rank in range(count):
+            tensor = tensors[flat + rank]
+            if tensor.data is array:
+                label = name or (names[arg_index] if arg_index < len(names) else f"arg{arg_index}")
+                if ranks >= 0:
+                    label = f"{label}[{rank}]"
+                return SavedTensor(SavedTensor.INPUT, label, array, tensor=tensor,
+                                   version=tensor._version, positional=positional)
+        flat += count
+    for nr, result in enumerate(results):
+        if result.data is array:
+            if result._vc is None:
+                result._vc = [0]
+            label = name or ("result" if len(results) == 1 else f"result{nr}")
+            return SavedTensor(SavedTensor.OUTPUT, label, array, output_nr=nr,
+                               counter=result._vc, version=result._vc[0], positional=positional)
+    if not backend.is_array(array):
+        if array is None or isinstance(array, (bool, int, float, complex, np.number)):
+            return SavedTensor(SavedTensor.SCALAR, name or f"saved{order}", array,
+                               positional=positional)
+        array = backend.as_array(array, like=tensors[0].data if tensors else None)
+    return SavedTensor(SavedTensor.CONSTANT, name or f"saved{order}", array,
+                       positional=positional)
+
+
+def _op_error(cls: type[Function], tensors: list, error: Exception) -> Exception:
+    shapes = ", ".join(f"{tuple(t.shape)} {t.dtype}" for t in tensors) or "no tensors"
+    message = (f"{cls.__name__.lower()} failed on inputs [{shapes}] at "
+               f"{user_location()}: {error}")
+    try:
+        return type(error)(message)
+    except Exception:  # noqa: BLE001 - exotic exception signatures
+        return RuntimeError(message)
+
+
+def once_differentiable(backward: Callable) -> Callable:
+    """Decorate a ``backward`` that is not itself differentiable (runs on detached grads).
+
+    Double backward through such an op raises a clear error instead of silently
+    returning wrong second derivatives.
+    """
+
+    @functools.wraps(backward)
+    def wrapper(ctx: Any, *grads: Any) -> Any:
+        from .state import no_grad
+
+        needs_graph = STATE.grad_enabled and any(
+            isinstance(g, Tensor) and g.requires_grad for g in grads)
+        with no_grad():
+            result = backward(ctx, *[g.detach() if isinstance(g, Tensor) else g
+                                     for g in grads])
+        if needs_graph:
+            outputs = result if isinstance(result, tuple) else (result,)
+            return tuple(_NonDifferentiable.apply(g) if isinstance(g, Tensor) else g
+                         for g in outputs) if isinstance(result, tuple) else \
+                _NonDifferentiable.apply(outputs[0])
+        return result
+
+    return wrapper
+
+
+class _NonDifferentiable(Function):
+    backward_name = "OnceDifferentiableBackward"
+
+    @staticmethod
+    def forward(ctx, grad):
+        return grad
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(
+            "this gradient came from a backward decorated with @once_differentiable, "
+            "which cannot be differentiated again (create_graph=True reached it)")

@@ -1,0 +1,122 @@
+"""In-place ops: write into a tensor's buffer and rewire its history (and its base's).
+
+PyTorch's rules, kept: a leaf that requires grad cannot be modified in place
+while grad mode is on; an output of a multi-view op (``split``) cannot either;
+every in-place write bumps the version counter shared by a base and its views,
+so a saved tensor modified afterwards is caught when backward unpacks it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .node import SavedTensor
+from .stack import user_location
+from .state import STATE
+from .tensor import Tensor
+
+
+def _any_requires_grad(args: tuple) -> bool:
+    for arg in args:
+        if isinstance(arg, Tensor):
+            if arg._rg:
+                return True
+        elif isinstance(arg, (list, tuple)):
+            if any(isinstance(t, Tensor) and t._rg for t in arg):
+                return True
+    return False
+
+
+def _unwrap(arg: Any) -> Any:
+    if isinstance(arg, Tensor):
+        return arg.data
+    if isinstance(arg, (list, tuple)) and arg and isinstance(arg[0], Tensor):
+        return [t.data for t in arg]
+    return arg
+
+
+def _write(target: Tensor, array: Any) -> None:
+    if array is not target.data:
+        try:
+            target.data[...] = array
+        except ValueError as error:
+            raise RuntimeError(
+                f"cannot write in place into this tensor of shape {target.shape} at "
+                f"{user_location()}: {error}. Expanded (broadcast) tensors are read-only; "
+                "call .clone() first.") from error
+    target._bump_version()
+
+
+def apply_inplace(cls: type, target: Tensor, args: tuple) -> Tensor:
+    from .function import _ForwardOnly
+
+    record = STATE.grad_enabled and (target._rg or _any_requires_grad(args))
+    if not record:
+        out = cls.forward(_ForwardOnly(), target.data, *[_unwrap(a) for a in args])
+        _write(target, out)
+        return target
+
+    where = user_location()
+    if target.grad_fn is None and target._rg:
+        raise RuntimeError(
+            f"a leaf tensor that requires grad is used in an in-place operation "
+            f"({cls.__name__.lower()}_) at {where}. Wrap parameter updates in "
+            "`with vizgrad.no_grad():`, or use an out-of-place op.")
+    base = target._base
+    if base is not None:
+        if target._view_chain is None:
+            raise RuntimeError(
+                f"this tensor is one of several views returned by one op (split, chunk, "
+                f"unbind) and cannot be modified in place ({cls.__name__.lower()}_ at "
+                f"{where}). Clone it first: t = t.clone().")
+        if base.grad_fn is None and base._rg:
+            raise RuntimeError(
+                f"a view of a leaf tensor that requires grad is used in an in-place operation "
+                f"({cls.__name__.lower()}_ at {where}). Modify a clone of the leaf instead.")
+
+    old = Tensor._make(target.data, target._rg, target.grad_fn, target.output_nr)
+    result = cls.apply(old, *args)
+    node = result.grad_fn
+    if node is None:  # nothing to record after all (e.g. non-differentiable op)
+        _write(target, result.data)
+        return target
+    for item in node._saved or ():
+        if item.kind == SavedTensor.INPUT and item.tensor is old:
+            old.data = old.data.copy()  # keep the pre-write value the op needs
+            item.array = old.data
+    _write(target, result.data)
+    if target._vc is None:
+        target._vc = [0]
+    for item in node._saved or ():
+        if item.kind == SavedTensor.OUTPUT:
+            item.array = target.data
+            item.counter = target._vc
+            item.version = target._vc[0]
+    target.grad_fn = node
+    target.output_nr = result.output_nr
+    target._rg = True
+    if base is not None:
+        _rebase(target, base)
+    return target
+
+
+def regenerate_view(base: Tensor, chain: tuple) -> Tensor:
+    """Apply a view's recorded chain of view ops to ``base`` again."""
+    view = base
+    for fn, extra in chain:
+        view = fn.apply(view, *extra)
+    return view
+
+
+def _rebase(view: Tensor, base: Tensor) -> None:
+    """After writing through ``view``, give ``base`` a CopySlices node and re-derive ``view``."""
+    from .copy_slices import CopySlices
+
+    old_base = Tensor._make(base.data, base._rg, base.grad_fn, base.output_nr)
+    new_base = CopySlices.apply(old_base, view, view._view_chain)
+    base.grad_fn = new_base.grad_fn
+    base.output_nr = 0
+    base._rg = True
+    fresh = regenerate_view(base, view._view_chain)
+    view.grad_fn = fresh.grad_fn
+    view.output_nr = fresh.output_nr

@@ -1,0 +1,376 @@
+"""Backward-graph nodes, edges, slot metadata and saved tensors.
+
+A ``Node`` is one recorded op.  It is also the ``ctx`` that the op's forward and
+backward receive, as in PyTorch's ``Function``.  Nodes reference their inputs'
+nodes (``next_functions``) and never the tensors they produced, so dropping the
+last reference to a loss frees the graph by reference counting alone.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from .stack import StackFrame, format_frames
+
+SEQUENCE = itertools.count()
+
+# How a forward's outputs are laid out: one array, a tuple (one slot per
+# element), or a list (one slot with a rank per element, e.g. ``split``).
+OUT_SINGLE, OUT_TUPLE, OUT_LIST = 0, 1, 2
+
+
+class SlotMeta(NamedTuple):
+    """Shape, dtype and device of one gradient flowing into or out of a node."""
+
+    shape: tuple[int, ...]
+    dtype: Any
+    device: str
+    stop_gradient: bool
+
+
+class Edge(NamedTuple):
+    """Where a gradient goes: ``node``'s output ``(slot, rank)``, flat index ``input_nr``."""
+
+    node: Any
+    slot: int
+    rank: int
+    input_nr: int
+
+
+class GraphFreedError(RuntimeError):
+    """Backward (or a saved-tensor read) reached a node whose buffers were already freed."""
+
+
+class InplaceModificationError(RuntimeError):
+    """A tensor saved for backward was modified in place after it was saved."""
+
+
+class RemovableHandle:
+    """Returned by every ``register_*hook``; ``remove()`` unregisters the hook."""
+
+    __slots__ = ("_hooks", "_key")
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict) -> None:
+        self._hooks = hooks
+        self._key = next(RemovableHandle._ids)
+
+    def remove(self) -> None:
+        self._hooks.pop(self._key, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
+    if not callable(fn):
+        raise TypeError(f"a hook must be callable, got {type(fn).__name__}")
+    handle = RemovableHandle(hooks)
+    hooks[handle._key] = fn
+    return handle
+
+
+class SavedTensor:
+    """A tensor saved for backward (Paddle's TensorWrapper).
+
+    ``kind`` says where it came from: an input of the node (held as the input
+    tensor, so double backward sees its history), an output of the node (held as
+    the array only; the tensor is rebuilt around the node when unpacked, which
+    avoids the cycle node -> output -> node), or a plain intermediate array.
+    """
+
+    __slots__ = ("kind", "name", "tensor", "array", "output_nr", "counter", "version",
+                 "shape", "dtype", "positional")
+
+    INPUT, OUTPUT, CONSTANT, SCALAR = 0, 1, 2, 3
+
+    def __init__(self, kind: int, name: str, array: Any, tensor: Any = None,
+                 output_nr: int = 0, counter: list | None = None, version: int = 0,
+                 positional: bool = True) -> None:
+        self.kind = kind
+        self.positional = positional
+        self.name = name
+        self.array = array
+        self.tensor = tensor
+        self.output_nr = output_nr
+        self.counter = counter
+        self.version = version
+        self.shape = tuple(getattr(array, "shape", ()))
+        self.dtype = getattr(array, "dtype", type(array).__name__)
+
+    @property
+    def freed(self) -> bool:
+        return self.array is None and self.kind != SavedTensor.SCALAR
+
+    def current_version(self) -> int:
+        if self.kind == SavedTensor.INPUT:
+            return self.tensor._version
+        return self.counter[0] if self.counter is not None else self.version
+
+    def release(self) -> None:
+        if self.kind != SavedTensor.SCALAR:
+            self.array = None
+        self.tensor = None
+
+    def unpack(self, node: Node) -> Any:
+        from .tensor import Tensor
+
+        if self.array is None and self.kind != SavedTensor.SCALAR:
+            raise GraphFreedError(_freed_message(node))
+        now = self.current_version()
+        if now != self.version:
+            raise InplaceModificationError(_inplace_message(node, self, now))
+        if self.kind == SavedTensor.INPUT:
+            return self.tensor
+        if self.kind == SavedTensor.OUTPUT:
+            return Tensor._make(self.array, True, node, self.output_nr)
+        if self.kind == SavedTensor.SCALAR:
+            return self.array
+        return Tensor._make(self.array)
+
+
+def _where(node: Node) -> str:
+    frames = node.stack
+    if not frames:
+        return "(no forward stack was captured; turn on vizgrad.capture_stack() to see it)"
+    lines = "\n".join(f'    File "{f.filename}", line {f.lineno}, in {f.function}\n      {f.line}'
+                      for f in frames)
+    return f"The forward call that created {node.name()} (most recent call last):\n{lines}"
+
+
+def _freed_message(node: Node) -> str:
+    return (
+        f"Trying to backward through {node.name()} a second time, or to read its saved "
+        "tensors after they were freed: the first backward() released them. Pass "
+        "retain_graph=True to the first backward() (or autograd.grad()) to keep them.\n"
+        + _where(node)
+    )
+
+
+def _inplace_message(node: Node, saved: SavedTensor, now: int) -> str:
+    return (
+        f"A tensor needed for gradient computation was modified by an in-place operation: "
+        f"the tensor of shape {saved.shape} and dtype {saved.dtype} saved by {node.name()} "
+        f"as '{saved.name}' is at version {now}; it was at version {saved.version} when it was "
+        "saved. Use an out-of-place op (x = x + y instead of x += y), or .clone() the tensor "
+        "before modifying it.\n" + _where(node)
+    )
+
+
+class Node:
+    """One recorded op of the backward graph (and the ``ctx`` of its Function).
+
+    Example
+    -------
+    >>> y = (x * w).sum()
+    >>> y.grad_fn.name()
+    'SumBackward0'
+    >>> y.grad_fn.next_functions
+    ((<MulBackward0 ...>, 0),)
+    """
+
+    __slots__ = (
+        "seq", "fn", "next_functions", "_layout", "_out_kind", "_in_meta", "_out_meta",
+        "_device", "_saved", "_to_save", "_freed", "_raw_stack", "scope", "_metadata",
+        "_pre_hooks", "_post_hooks", "_tensor_hooks", "_retained", "_non_differentiable",
+        "__dict__", "__weakref__",
+    )
+
+    # -- identity -----------------------------------------------------------------
+    def name(self) -> str:
+        """PyTorch-style name of the backward op, e.g. ``"MulBackward0"``."""
+        return self.fn.backward_name
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} seq={self.seq}>"
+
+    # -- forward-time ctx API -----------------------------------------------------
+    def save_for_backward(self, *arrays: Any, **named: Any) -> None:
+        """Keep arrays for backward.  Inputs and outputs are recognised by identity."""
+        self._to_save = (arrays, named)
+
+    def mark_non_differentiable(self, *arrays: Any) -> None:
+        """Outputs (by identity) that carry no gradient, such as argmax indices."""
+        self._non_differentiable = tuple(id(a) for a in arrays)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors saved in forward, unpacked (version-checked) for backward."""
+        saved = self._saved
+        if saved is None:
+            return ()
+        return tuple(item.unpack(self) for item in saved if item.positional)
+
+    @property
+    def needs_input_grad(self) -> tuple[bool, ...]:
+        """Per forward argument: whether a gradient for it is wanted."""
+        flags = [False] * (max((i for i, _ in self._layout), default=-1) + 1)
+        flat = 0
+        for arg_index, ranks in self._layout:
+            count = 1 if ranks < 0 else ranks
+            flags[arg_index] = any(self.next_functions[flat + k][0] is not None
+                                   for k in range(count))
+            flat += count
+        return tuple(flags)
+
+    # -- inspection ---------------------------------------------------------------
+    @property
+    def next_edges(self) -> tuple[tuple[Edge | None, ...], ...]:
+        """``next_edges[slot][rank]``: the Edge that input slot/rank's gradient takes."""
+        slots = []
+        flat = 0
+        for _arg_index, ranks in self._layout:
+            row = []
+            for _ in range(1 if ranks < 0 else ranks):
+                target, nr = self.next_functions[flat]
+                if target is None:
+                    row.append(None)
+                else:
+                    slot, rank = target.slot_rank_of(nr)
+                    row.append(Edge(target, slot, rank, nr))
+                flat += 1
+            slots.append(tuple(row))
+        return tuple(slots)
+
+    def slot_rank_of(self, output_nr: int) -> tuple[int, int]:
+        """``(slot, rank)`` of this node's flat output ``output_nr``."""
+        if self._out_kind == OUT_LIST:
+            return 0, output_nr
+        return output_nr, 0
+
+    def _meta(self, entries: tuple, grouping: list[int], stops: list[bool]) -> tuple:
+        metas = [SlotMeta(tuple(shape), dtype, self._device, stop)
+                 for (shape, dtype), stop in zip(entries, stops)]
+        out, flat = [], 0
+        for count in grouping:
+            out.append(tuple(metas[flat:flat + count]))
+            flat += count
+        return tuple(out)
+
+    @property
+    def input_meta(self) -> tuple[tuple[SlotMeta, ...], ...]:
+        """Gradients flowing in (one per forward output), as ``[slot][rank]``."""
+        count = len(self._in_meta)
+        grouping = [count] if self._out_kind == OUT_LIST else [1] * count
+        nondiff = self._non_differentiable or ()
+        return self._meta(self._in_meta, grouping, [i in nondiff for i in range(count)])
+
+    @property
+    def output_meta(self) -> tuple[tuple[SlotMeta, ...], ...]:
+        """Gradients flowing out (one per forward input tensor), as ``[slot][rank]``."""
+        grouping = [1 if ranks < 0 else ranks for _, ranks in self._layout]
+        stops = [target is None for target, _ in self.next_functions]
+        return self._meta(self._out_meta, grouping, stops)
+
+    @property
+    def saved(self) -> tuple[SavedTensor, ...]:
+        """The raw ``SavedTensor`` records (metadata stays after backward frees arrays)."""
+        return tuple(self._saved or ())
+
+    @property
+    def saved_attributes(self) -> dict[str, Any]:
+        """Non-tensor attributes the forward stored on ctx (``_saved_dim`` and friends)."""
+        attributes = getattr(self, "__dict__", None) or {}
+        return {k: v for k, v in attributes.items() if not k.startswith("_")}
+
+    @property
+    def freed(self) -> bool:
+        """True once backward released this node's saved arrays."""
+        return self._freed
+
+    @property
+    def stack(self) -> tuple[StackFrame, ...]:
+        """The user's forward call site, innermost frame last."""
+        return format_frames(self._raw_stack)
+
+    @property
+    def metadata(self) -> dict:
+        """A free dict for users and tools."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_saved_"):
+            key = name[7:]
+            for item in self._saved or ():
+                if item.name == key:
+                    return item.unpack(self)
+            attributes = getattr(self, "__dict__", None) or {}
+            if key in attributes:
+                return attributes[key]
+        raise AttributeError(f"{type(self).__name__} {self.name()} has no attribute {name!r}")
+
+    # -- hooks --------------------------------------------------------------------
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` after this node ran; may return new grad_inputs."""
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        return add_hook(self._post_hooks, fn)
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_outputs)`` before this node runs; may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return add_hook(self._pre_hooks, fn)
+
+    def _release(self) -> None:
+        for item in self._saved or ():
+            item.release()
+        self._freed = True
+
+
+def new_node(fn: type) -> Node:
+    """A blank node for Function ``fn`` (every slot initialised, cheaply)."""
+    node = Node.__new__(Node)
+    node.fn = fn
+    node._to_save = None
+    node._saved = None
+    node._freed = False
+    node._metadata = None
+    node._pre_hooks = None
+    node._post_hooks = None
+    node._tensor_hooks = None
+    node._retained = None
+    node._non_differentiable = None
+    return node
+
+
+class _AccumulateGradFn:
+    backward_name = "AccumulateGrad"
+
+
+class AccumulateGrad(Node):
+    """The node at a leaf that requires grad: backward adds into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Any) -> None:
+        self.fn = _AccumulateGradFn
+        self.variable = variable
+        self.next_functions = ()
+        self._layout = ()
+        self._out_kind = OUT_SINGLE
+        self._in_meta = ((variable.data.shape, variable.data.dtype),)
+        self._out_meta = ()
+        self._device = variable.device
+        self._saved = None
+        self._to_save = None
+        self._freed = False
+        self._raw_stack = None
+        self.scope = ""
+        self._metadata = None
+        self._pre_hooks = None
+        self._post_hooks = None
+        self._tensor_hooks = None
+        self._retained = None
+        self._non_differentiable = None
+        self.seq = next(SEQUENCE)
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad seq={self.seq}>"

@@ -1,0 +1,332 @@
+"""``Tensor``: an array plus its place in the backward graph.
+
+Ops are attached as methods by ``vizgrad.ops`` (``x.sum()``, ``x @ w``); this file
+holds the state and the graph-facing API only.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import backend
+from .node import AccumulateGrad, Node, RemovableHandle, add_hook
+
+_NO_EDGE = (None, 0)
+
+
+class _Size(int):
+    """``t.size`` is the element count (NumPy/Paddle); ``t.size()`` is the shape (PyTorch)."""
+
+    def __new__(cls, shape: tuple[int, ...]) -> _Size:
+        count = 1
+        for extent in shape:
+            count *= extent
+        value = super().__new__(cls, count)
+        value._shape = shape
+        return value
+
+    def __call__(self, dim: int | None = None) -> Any:
+        return self._shape if dim is None else self._shape[dim]
+
+
+def is_float_dtype(dtype: Any) -> bool:
+    return np.dtype(dtype).kind in "fc"
+
+
+class Tensor:
+    """An n-dimensional array that records the ops applied to it.
+
+    Example
+    -------
+    >>> x = vizgrad.tensor([1.0, 2.0, 3.0], requires_grad=True, name="x")
+    >>> y = (x * x).sum()
+    >>> y.backward()
+    >>> x.grad
+    tensor([2., 4., 6.])
+    """
+
+    __slots__ = (
+        "data", "_rg", "grad", "grad_fn", "output_nr", "name", "_vc", "_base",
+        "_view_chain", "_accumulator", "_hooks", "_retains_grad", "__weakref__",
+    )
+    __array_priority__ = 1000
+    __array_ufunc__ = None  # NumPy defers to our reflected operators
+
+    def __init__(self, data: Any, requires_grad: bool = False, name: str | None = None) -> None:
+        from .factory import _to_array
+
+        self.data = _to_array(data, None, "cpu")
+        self._init_state(False, None, 0)
+        self.name = name
+        if requires_grad:
+            self.requires_grad = True
+
+    def _init_state(self, requires_grad: bool, grad_fn: Node | None, output_nr: int) -> None:
+        self._rg = requires_grad
+        self.grad = None
+        self.grad_fn = grad_fn
+        self.output_nr = output_nr
+        self.name = None
+        self._vc = None
+        self._base = None
+        self._view_chain = None
+        self._accumulator = None
+        self._hooks = None
+        self._retains_grad = False
+
+    @staticmethod
+    def _make(data: Any, requires_grad: bool = False, grad_fn: Node | None = None,
+              output_nr: int = 0) -> Tensor:
+        """Wrap an array without copying (the hot path of every op)."""
+        tensor = Tensor.__new__(Tensor)
+        tensor.data = data
+        tensor._rg = requires_grad
+        tensor.grad = None
+        tensor.grad_fn = grad_fn
+        tensor.output_nr = output_nr
+        tensor.name = None
+        tensor._vc = None
+        tensor._base = None
+        tensor._view_chain = None
+        tensor._accumulator = None
+        tensor._hooks = None
+        tensor._retains_grad = False
+        return tensor
+
+    # -- array facts ------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.data.shape)
+
+    @property
+    def dtype(self) -> Any:
+        return self.data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def size(self) -> _Size:
+        return _Size(tuple(self.data.shape))
+
+    def numel(self) -> int:
+        return int(self.data.size)
+
+    def dim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def device(self) -> str:
+        return backend.device_of(self.data)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.startswith("cuda")
+
+    # -- autograd state ---------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        value = bool(value)
+        if value and not is_float_dtype(self.data.dtype):
+            raise RuntimeError(
+                f"only floating-point tensors can require gradients; this tensor is "
+                f"{self.data.dtype}. Convert it first: t = t.float() (or .double())")
+        if not value and self.grad_fn is not None:
+            raise RuntimeError(
+                "requires_grad can only be turned off on a leaf tensor; this one was made "
+                f"by {self.grad_fn.name()}. Use t.detach() for a tensor without history.")
+        self._rg = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def stop_gradient(self) -> bool:
+        """Paddle's spelling: ``stop_gradient == not requires_grad``."""
+        return not self._rg
+
+    @stop_gradient.setter
+    def stop_gradient(self, value: bool) -> None:
+        self.requires_grad = not value
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0] if self._vc is not None else 0
+
+    def _bump_version(self) -> None:
+        if self._vc is None:
+            self._vc = [0]
+        self._vc[0] += 1
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    @property
+    def slot_rank(self) -> tuple[int, int]:
+        """``(slot, rank)`` of this tensor among its ``grad_fn``'s outputs."""
+        if self.grad_fn is None:
+            return (0, 0)
+        return self.grad_fn.slot_rank_of(self.output_nr)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if self.grad_fn is None:
+            if not self._rg:
+                raise RuntimeError("can't retain_grad on a tensor that doesn't require grad")
+            return
+        node = self.grad_fn
+        if node._retained is None:
+            node._retained = {}
+        node._retained[self.output_nr] = weakref.ref(self)
+        self._retains_grad = True
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one.
+
+        Example
+        -------
+        >>> handle = h.register_hook(lambda g: g * 2)
+        >>> handle.remove()
+        """
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require grad")
+        if self.grad_fn is None:
+            if self._hooks is None:
+                self._hooks = {}
+            return add_hook(self._hooks, hook)
+        node = self.grad_fn
+        if node._tensor_hooks is None:
+            node._tensor_hooks = {}
+        hooks = node._tensor_hooks.setdefault(self.output_nr, {})
+        return add_hook(hooks, hook)
+
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``.
+
+        Example
+        -------
+        >>> loss.backward()                       # scalar loss
+        >>> y.backward(vizgrad.ones_like(y))       # non-scalar: give the gradient
+        """
+        from .engine import backward
+
+        backward([self], None if gradient is None else [gradient], retain_graph,
+                 create_graph, inputs)
+
+    def detach(self) -> Tensor:
+        """A tensor sharing data (and version counter) with no history."""
+        out = Tensor._make(self.data)
+        if self._vc is None:
+            self._vc = [0]
+        out._vc = self._vc
+        return out
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor from its history in place; it becomes a leaf."""
+        if self._base is not None and self._rg:
+            raise RuntimeError("can't detach_() a view; use detach() instead")
+        self.grad_fn = None
+        self.output_nr = 0
+        self._rg = False
+        return self
+
+    def item(self) -> Any:
+        if self.data.size != 1:
+            raise ValueError(f"item() needs a tensor with one element, this one has shape "
+                             f"{self.shape}")
+        return self.data.item()
+
+    def tolist(self) -> Any:
+        return backend.to_numpy(self.data).tolist()
+
+    def numpy(self) -> np.ndarray:
+        """The data as a NumPy array (copied to host memory when on a GPU)."""
+        if self._rg:
+            raise RuntimeError("can't call numpy() on a tensor that requires grad; "
+                               "use tensor.detach().numpy()")
+        return backend.to_numpy(self.data)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if type(self.data) is not np.ndarray:
+            raise TypeError(f"implicit conversion of a {self.device} tensor to NumPy is not "
+                            "allowed; call .numpy() explicitly")
+        return self.data if dtype is None else self.data.astype(dtype)
+
+    def __len__(self) -> int:
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise RuntimeError(f"the truth value of a tensor with {self.data.size} elements "
+                               "is ambiguous; use .any() or .all()")
+        return bool(self.data.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.data.dtype.kind not in "iub":
+            raise TypeError("only integer tensors can be used as an index")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        body = np.array2string(backend.to_numpy(self.data), separator=", ", precision=4,
+                               prefix="tensor(")
+        extras = []
+        if self.data.dtype not in (np.float32, np.int64, np.bool_):
+            extras.append(f"dtype={self.data.dtype}")
+        if self.device != "cpu":
+            extras.append(f"device='{self.device}'")
+        if self.name:
+            extras.append(f"name={self.name!r}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._rg:
+            extras.append("requires_grad=True")
+        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+
+def accumulator_of(tensor: Tensor) -> AccumulateGrad:
+    """The (cached, weakly held) AccumulateGrad node of a leaf that requires grad."""
+    ref = tensor._accumulator
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(tensor)
+        tensor._accumulator = weakref.ref(node)
+    return node
+
+
+def edge_of(tensor: Tensor) -> tuple:
+    """``(node, input_nr)`` that a gradient for ``tensor`` flows to, PyTorch's gradient_edge."""
+    if not tensor._rg:
+        return _NO_EDGE
+    node = tensor.grad_fn
+    if node is not None:
+        return (node, tensor.output_nr)
+    return (accumulator_of(tensor), 0)

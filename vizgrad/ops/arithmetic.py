@@ -1,0 +1,180 @@
+"""Elementwise arithmetic: ``+ - * / ** neg``, with broadcasting and Python scalars.
+
+Python scalars stay weak under NumPy 2's promotion rules (a float32 tensor times
+2.5 stays float32); they are saved as plain values, not as tensors.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..core.backend import array_module
+from ..core.function import Function
+
+
+class Add(Function):
+    @staticmethod
+    def forward(ctx, input, other, alpha=1):
+        ctx.alpha = alpha
+        return input + other if alpha == 1 else input + alpha * other
+
+    @staticmethod
+    def backward(ctx, grad):
+        alpha = ctx.alpha
+        return grad, (grad if alpha == 1 else grad * alpha), None
+
+
+class Sub(Function):
+    @staticmethod
+    def forward(ctx, input, other, alpha=1):
+        ctx.alpha = alpha
+        return input - other if alpha == 1 else input - alpha * other
+
+    @staticmethod
+    def backward(ctx, grad):
+        alpha = ctx.alpha
+        return grad, (-grad if alpha == 1 else grad * -alpha), None
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(ctx, input, other):
+        ctx.save_for_backward(input, other)
+        return input * other
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, other = ctx.saved_tensors
+        return grad * other, grad * input
+
+
+class Div(Function):
+    @staticmethod
+    def forward(ctx, input, other):
+        ctx.save_for_backward(input, other)
+        return input / other
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, other = ctx.saved_tensors
+        grad_input = grad / other
+        return grad_input, -grad_input * input / other
+
+
+class Neg(Function):
+    @staticmethod
+    def forward(ctx, input):
+        return -input
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+class Pow(Function):
+    """``input ** exponent`` with a Python-number exponent."""
+
+    @staticmethod
+    def forward(ctx, input, exponent):
+        ctx.save_for_backward(input)
+        ctx.exponent = exponent
+        return input ** exponent
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        exponent = ctx.exponent
+        if exponent == 0:
+            return grad * 0.0, None
+        if exponent == 2:
+            return grad * 2.0 * input, None
+        return grad * exponent * input ** (exponent - 1), None
+
+
+class PowTensor(Function):
+    """``input ** exponent`` where the exponent is a tensor (the base may be a number)."""
+
+    backward_name = "PowBackward1"
+
+    @staticmethod
+    def forward(ctx, input, exponent):
+        xp = array_module(exponent)
+        result = xp.power(input, exponent)
+        ctx.save_for_backward(input, exponent, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .select import where
+        from .unary import log
+
+        input, exponent, result = ctx.saved_tensors
+        grad_exponent = None
+        if not isinstance(input, (int, float)):
+            grad_input = grad * exponent * input ** (exponent - 1)
+            # d/d(exponent) of 0 ** e is taken as 0 where the base is 0 (PyTorch does too).
+            safe = where(input.data != 0, input, 1.0)
+            grad_exponent = where(input.data != 0, grad * result * log(safe), 0.0)
+        else:
+            grad_input = None
+            grad_exponent = grad * result * math.log(input) if input > 0 else grad * 0.0
+        return grad_input, grad_exponent
+
+
+class Rsub(Function):
+    """``number - tensor`` keeps the tensor as its only input."""
+
+    backward_name = "RsubBackward1"
+
+    @staticmethod
+    def forward(ctx, input, other):
+        return other - input
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad, None
+
+
+class Rdiv(Function):
+    """``number / tensor``."""
+
+    backward_name = "ReciprocalBackward0"
+
+    @staticmethod
+    def forward(ctx, input, other):
+        result = other / input
+        ctx.save_for_backward(input, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, result = ctx.saved_tensors
+        return -grad * result / input, None
+
+
+def add(input, other, alpha=1):
+    return Add.apply(input, other, alpha)
+
+
+def sub(input, other, alpha=1):
+    return Sub.apply(input, other, alpha)
+
+
+def mul(input, other):
+    return Mul.apply(input, other)
+
+
+def div(input, other):
+    return Div.apply(input, other)
+
+
+def neg(input):
+    return Neg.apply(input)
+
+
+def pow(input, exponent):  # noqa: A001 - PyTorch's name
+    from ..core.tensor import Tensor
+
+    if isinstance(exponent, Tensor):
+        return PowTensor.apply(input, exponent)
+    return Pow.apply(input, exponent)

@@ -1,0 +1,46 @@
+"""Comparisons and logical reductions: results carry no gradient."""
+
+from __future__ import annotations
+
+from ..core.backend import array_module
+from ..core.tensor import Tensor
+
+
+def _data(value):
+    return value.data if isinstance(value, Tensor) else value
+
+
+def _compare(name):
+    def compare(input, other):
+        xp = array_module(input.data)
+        return Tensor._make(getattr(xp, name)(input.data, _data(other)))
+
+    compare.__name__ = name
+    return compare
+
+
+eq = _compare("equal")
+ne = _compare("not_equal")
+lt = _compare("less")
+le = _compare("less_equal")
+gt = _compare("greater")
+ge = _compare("greater_equal")
+
+
+def logical_not(input):
+    return Tensor._make(array_module(input.data).logical_not(input.data))
+
+
+def any(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
+    return Tensor._make(array_module(input.data).asarray(input.data.any(axis=dim,
+                                                                           keepdims=keepdim)))
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
+    return Tensor._make(array_module(input.data).asarray(input.data.all(axis=dim,
+                                                                           keepdims=keepdim)))
+
+
+def allclose(input, other, rtol=1e-5, atol=1e-8):
+    xp = array_module(input.data)
+    return bool(xp.allclose(input.data, _data(other), rtol=rtol, atol=atol))

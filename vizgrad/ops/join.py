@@ -1,0 +1,129 @@
+"""Joining and splitting: one slot with many ranks (cat, stack) and many outputs (split)."""
+
+from __future__ import annotations
+
+from ..core.backend import array_module
+from ..core.function import Function
+
+
+def _dim(dim, ndim):
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"dimension {dim} is out of range for a tensor with {ndim} dims")
+    return dim % ndim
+
+
+class Cat(Function):
+    """``cat(tensors, dim)``: the tensors are one input slot, one rank each."""
+
+    @staticmethod
+    def forward(ctx, tensors, dim):
+        dim = _dim(dim, tensors[0].ndim)
+        ctx.dim = dim
+        ctx.sizes = [t.shape[dim] for t in tensors]
+        return array_module(tensors[0]).concatenate(tensors, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return list(SplitSizes.apply(grad, ctx.sizes, ctx.dim)), None
+
+
+class Stack(Function):
+    @staticmethod
+    def forward(ctx, tensors, dim):
+        dim = _dim(dim, tensors[0].ndim + 1)
+        ctx.dim = dim
+        return array_module(tensors[0]).stack(tensors, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return list(Unbind.apply(grad, ctx.dim)), None
+
+
+class SplitSizes(Function):
+    """Split into pieces of the given sizes; each output is one rank of slot 0."""
+
+    backward_name = "SplitWithSizesBackward0"
+    view_of_input = True
+
+    @staticmethod
+    def forward(ctx, input, sizes, dim):
+        dim = _dim(dim, input.ndim)
+        if sum(sizes) != input.shape[dim]:
+            raise ValueError(f"split sizes {list(sizes)} do not add up to {input.shape[dim]}")
+        ctx.dim = dim
+        bounds, total = [], 0
+        for size in sizes[:-1]:
+            total += size
+            bounds.append(total)
+        return list(array_module(input).split(input, bounds, axis=dim))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return Cat.apply(list(grads), ctx.dim), None, None
+
+
+class Split(SplitSizes):
+    """``split(tensor, split_size, dim)`` with an int size (the last piece may be smaller)."""
+
+    backward_name = "SplitBackward0"
+
+    @staticmethod
+    def forward(ctx, input, split_size, dim):
+        dim = _dim(dim, input.ndim)
+        extent = input.shape[dim]
+        if split_size <= 0:
+            raise ValueError(f"split_size must be positive, got {split_size}")
+        sizes = [split_size] * (extent // split_size)
+        if extent % split_size:
+            sizes.append(extent % split_size)
+        ctx.split_size = split_size
+        return SplitSizes.forward(ctx, input, sizes or [0], dim)
+
+
+class Unbind(Function):
+    view_of_input = True
+
+    @staticmethod
+    def forward(ctx, input, dim):
+        dim = _dim(dim, input.ndim)
+        ctx.dim = dim
+        xp = array_module(input)
+        moved = xp.moveaxis(input, dim, 0)
+        return [moved[i] for i in range(moved.shape[0])]
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return Stack.apply(list(grads), ctx.dim), None
+
+
+def cat(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("cat() needs at least one tensor")
+    return Cat.apply(tensors, dim)
+
+
+concat = cat
+
+
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("stack() needs at least one tensor")
+    return Stack.apply(tensors, dim)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    if isinstance(split_size_or_sections, int):
+        return tuple(Split.apply(tensor, split_size_or_sections, dim))
+    return tuple(SplitSizes.apply(tensor, list(split_size_or_sections), dim))
+
+
+def chunk(tensor, chunks, dim=0):
+    extent = tensor.shape[dim]
+    size = -(-extent // chunks)
+    return tuple(Split.apply(tensor, max(size, 1), dim))
+
+
+def unbind(tensor, dim=0):
+    return tuple(Unbind.apply(tensor, dim))

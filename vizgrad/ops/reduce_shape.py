@@ -1,0 +1,68 @@
+"""Broadcasting in reverse: ``sum_to`` and ``expand``, the pair the engine relies on."""
+
+from __future__ import annotations
+
+from ..core.backend import array_module
+from ..core.function import Function
+
+
+def _sum_to_array(array, shape):
+    lead = array.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, extent in enumerate(shape) if extent == 1 and array.shape[lead + i] != 1)
+    if axes:
+        array = array.sum(axis=axes, keepdims=True)
+    if lead:
+        array = array.reshape(shape)
+    return array
+
+
+class SumTo(Function):
+    """Sum a broadcast gradient back to ``shape`` (used centrally by the engine)."""
+
+    @staticmethod
+    def forward(ctx, input, shape):
+        ctx.input_shape = input.shape
+        out = _sum_to_array(input, tuple(shape))
+        if out.shape != tuple(shape):
+            raise ValueError(f"shape {input.shape} cannot be summed to {tuple(shape)}")
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Expand.apply(grad, ctx.input_shape), None
+
+
+class Expand(Function):
+    """Broadcast to a larger shape without copying (a read-only view)."""
+
+    view_of_input = True
+
+    @staticmethod
+    def forward(ctx, input, shape):
+        ctx.input_shape = input.shape
+        shape = tuple(shape)
+        lead = len(shape) - input.ndim
+        if lead < 0:
+            raise ValueError(f"expand: the target shape {shape} has fewer dimensions than the "
+                             f"input {input.shape}")
+        shape = tuple(input.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
+        return array_module(input).broadcast_to(input, shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return SumTo.apply(grad, ctx.input_shape), None
+
+
+def sum_to(tensor, shape):
+    """Sum ``tensor`` over broadcast dimensions so that it has ``shape``."""
+    if tuple(tensor.shape) == tuple(shape):
+        return tensor
+    return SumTo.apply(tensor, tuple(shape))
+
+
+def expand(tensor, *sizes):
+    """Broadcast ``tensor`` to ``sizes`` (``-1`` keeps a dimension), as a view."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    return Expand.apply(tensor, tuple(sizes))

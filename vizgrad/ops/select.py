@@ -1,0 +1,84 @@
+"""where, clone, dtype/device copies, and the fill-style in-place ops."""
+
+from __future__ import annotations
+
+from ..core import backend
+from ..core.backend import array_module
+from ..core.function import Function
+from ..core.tensor import Tensor
+
+
+class Where(Function):
+    @staticmethod
+    def forward(ctx, condition, input, other):
+        ctx.save_for_backward(condition=condition)
+        xp = array_module(condition)
+        return xp.where(condition, input, other)
+
+    @staticmethod
+    def backward(ctx, grad):
+        condition = ctx._saved_condition.data
+        return None, Where.apply(condition, grad, 0.0), Where.apply(condition, 0.0, grad)
+
+
+class Clone(Function):
+    @staticmethod
+    def forward(ctx, input):
+        return input.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class ToCopy(Function):
+    """A copy with another dtype and/or on another device."""
+
+    @staticmethod
+    def forward(ctx, input, dtype, device):
+        ctx.dtype, ctx.device = input.dtype, backend.device_of(input)
+        out = input if dtype is None else input.astype(dtype)
+        if device is not None:
+            out = backend.to_device(out, device)
+        return out.copy() if out is input else out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ToCopy.apply(grad, ctx.dtype, ctx.device), None, None
+
+
+class Zero(Function):
+    """``zero_()``: the gradient of the overwritten values is zero."""
+
+    @staticmethod
+    def forward(ctx, input):
+        return array_module(input).zeros_like(input)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0.0
+
+
+class Fill(Function):
+    """``fill_(value)``."""
+
+    @staticmethod
+    def forward(ctx, input, value):
+        return array_module(input).full_like(input, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0.0, None
+
+
+def where(condition, input, other):
+    """Elements of ``input`` where ``condition`` holds, else of ``other``."""
+    if isinstance(condition, Tensor):
+        condition = condition.data
+    if condition.dtype.kind != "b":
+        condition = condition.astype(bool)
+    return Where.apply(condition, input, other)
+
+
+def clone(input):
+    return Clone.apply(input)

@@ -1,0 +1,92 @@
+"""Elementwise functions of one tensor: exp, log, tanh, sigmoid, relu."""
+
+from __future__ import annotations
+
+from ..core.backend import array_module
+from ..core.function import Function
+
+
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, input):
+        result = array_module(input).exp(input)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * result
+
+
+class Log(Function):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return array_module(input).log(input)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        return grad / input
+
+
+class Tanh(Function):
+    @staticmethod
+    def forward(ctx, input):
+        result = array_module(input).tanh(input)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * (1.0 - result * result)
+
+
+class Sigmoid(Function):
+    @staticmethod
+    def forward(ctx, input):
+        xp = array_module(input)
+        # 1 / (1 + exp(-x)) overflows for very negative x; tanh form is stable.
+        result = 0.5 * (xp.tanh(0.5 * input) + 1.0)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * result * (1.0 - result)
+
+
+class Relu(Function):
+    @staticmethod
+    def forward(ctx, input):
+        result = array_module(input).maximum(input, 0)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * (result.data > 0)
+
+
+def exp(input):
+    return Exp.apply(input)
+
+
+def log(input):
+    return Log.apply(input)
+
+
+def tanh(input):
+    return Tanh.apply(input)
+
+
+def sigmoid(input):
+    return Sigmoid.apply(input)
+
+
+def relu(input):
+    return Relu.apply(input)

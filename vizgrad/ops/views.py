@@ -1,0 +1,141 @@
+"""Shape ops that return views: reshape/view, transpose, permute, squeeze, unsqueeze."""
+
+from __future__ import annotations
+
+from ..core.backend import array_module
+from ..core.function import Function
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(shape)
+
+
+class Reshape(Function):
+    """``reshape``: a view where the layout allows, a copy otherwise (as PyTorch)."""
+
+    backward_name = "ViewBackward0"
+    view_of_input = True
+
+    @staticmethod
+    def forward(ctx, input, shape):
+        ctx.input_shape = input.shape
+        return input.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.input_shape), None
+
+
+class View(Function):
+    """``view``: like reshape, but refuses to copy."""
+
+    view_of_input = True
+
+    @staticmethod
+    def forward(ctx, input, shape):
+        ctx.input_shape = input.shape
+        out = input.reshape(shape)
+        if out.size and not array_module(input).may_share_memory(out, input):
+            raise ValueError(
+                f"view of shape {shape} is not compatible with the input's memory layout "
+                f"(shape {input.shape}, not contiguous); use .reshape(...) instead")
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.input_shape), None
+
+
+class Transpose(Function):
+    view_of_input = True
+
+    @staticmethod
+    def forward(ctx, input, dim0, dim1):
+        ctx.dim0, ctx.dim1 = dim0, dim1
+        return array_module(input).swapaxes(input, dim0, dim1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.transpose(ctx.dim0, ctx.dim1), None, None
+
+
+class Permute(Function):
+    view_of_input = True
+
+    @staticmethod
+    def forward(ctx, input, dims):
+        dims = tuple(d % input.ndim for d in dims)
+        if sorted(dims) != list(range(input.ndim)):
+            raise ValueError(f"permute: {dims} is not a permutation of {input.ndim} dims")
+        ctx.dims = dims
+        return array_module(input).transpose(input, dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        inverse = [0] * len(ctx.dims)
+        for position, d in enumerate(ctx.dims):
+            inverse[d] = position
+        return grad.permute(tuple(inverse)), None
+
+
+class Squeeze(Function):
+    view_of_input = True
+
+    @staticmethod
+    def forward(ctx, input, dim):
+        ctx.input_shape = input.shape
+        if dim is None:
+            return input.reshape(tuple(s for s in input.shape if s != 1))
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        dims = tuple(d % max(input.ndim, 1) for d in dims)
+        keep = tuple(s for i, s in enumerate(input.shape) if not (i in dims and s == 1))
+        return input.reshape(keep)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.input_shape), None
+
+
+class Unsqueeze(Function):
+    view_of_input = True
+
+    @staticmethod
+    def forward(ctx, input, dim):
+        ctx.dim = dim
+        return array_module(input).expand_dims(input, dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.squeeze(ctx.dim), None
+
+
+def reshape(input, *shape):
+    return Reshape.apply(input, _shape_arg(shape))
+
+
+def view(input, *shape):
+    return View.apply(input, _shape_arg(shape))
+
+
+def transpose(input, dim0, dim1):
+    return Transpose.apply(input, dim0, dim1)
+
+
+def permute(input, *dims):
+    return Permute.apply(input, _shape_arg(dims))
+
+
+def squeeze(input, dim=None):
+    return Squeeze.apply(input, dim)
+
+
+def unsqueeze(input, dim):
+    return Unsqueeze.apply(input, dim)
+
+
+def t(input):
+    if input.ndim > 2:
+        raise ValueError(f"t() expects a tensor with <= 2 dims, got {input.ndim}")
+    return input if input.ndim < 2 else Transpose.apply(input, 0, 1)
