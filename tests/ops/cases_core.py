@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import vizgrad as vg
+from vizgrad.ops.unary import SigmoidBackward, TanhBackward
 
 from .optable import Arg, OpCase
 
@@ -39,10 +40,14 @@ CASES = [
     OpCase("exp", lambda a: a.exp(), [A((3, 2))], ("Exp",), lambda a: a.exp(), "ExpBackward0"),
     OpCase("log", lambda a: a.log(), [A((3,), 0.5, 3.0)], ("Log",), lambda a: a.log(),
            "LogBackward0"),
-    OpCase("tanh", lambda a: a.tanh(), [A((4,))], ("Tanh",), lambda a: a.tanh(),
+    OpCase("tanh", lambda a: a.tanh(), [A((4,))], ("Tanh", "TanhBackward"), lambda a: a.tanh(),
            "TanhBackward0"),
-    OpCase("sigmoid", lambda a: a.sigmoid(), [A((4,))], ("Sigmoid",), lambda a: a.sigmoid(),
+    OpCase("sigmoid", lambda a: a.sigmoid(), [A((4,))], ("Sigmoid", "SigmoidBackward"), lambda a: a.sigmoid(),
            "SigmoidBackward0"),
+    OpCase("tanh_backward", lambda g, r: TanhBackward.apply(g, r), [A((4,)), A((4,), -0.9, 0.9)],
+           ("TanhBackward",), lambda g, r: g * (1 - r * r)),
+    OpCase("sigmoid_backward", lambda g, s: SigmoidBackward.apply(g, s),
+           [A((4,)), A((4,), 0.1, 0.9)], ("SigmoidBackward",), lambda g, s: g * s * (1 - s)),
     OpCase("relu", lambda a: a.relu(), [A((5,), values=[-1.0, 0.5, 2.0, -0.3, 1.2])],
            ("Relu",), lambda a: a.relu(), "ReluBackward0"),
     OpCase("sum", lambda a: a.sum(), [A((2, 3))], ("Sum",), lambda a: a.sum(), "SumBackward0"),

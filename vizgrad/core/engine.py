@@ -7,11 +7,12 @@ output (slot/rank); a node runs once all the nodes that feed it have run.
 
 from __future__ import annotations
 
+import gc
 import heapq
 from collections.abc import Sequence
 from typing import Any
 
-from .node import AccumulateGrad, GraphFreedError, Node, _freed_message
+from .node import AccumulateGrad, ContiguousLayout, Node
 from .state import STATE
 from .tensor import Tensor, accumulator_of, edge_of
 
@@ -106,12 +107,20 @@ def _reduce_to(grad: Tensor, shape: tuple, dtype: Any, node: Node, child: Node) 
 
 def _call_backward(node: Node, grads: list, create_graph: bool) -> list:
     """Run one node's backward and return one gradient per flat input."""
-    if node._freed:
-        raise GraphFreedError(_freed_message(node))
+    # A freed node still runs if its backward needs no saved tensor (as in PyTorch);
+    # reading a freed saved tensor raises GraphFreedError with the full story.
     result = node.fn.backward(node, *grads)
-    layout = node._layout
     if result.__class__ is not tuple:
         result = (result,)
+    return _flatten_grads(node._layout, result)
+
+
+def _flatten_grads(layout: tuple, result: tuple) -> Any:
+    """Map backward's per-argument results to one gradient per flat input."""
+    if layout.__class__ is ContiguousLayout:  # one tensor per argument, from the first
+        count = len(layout)
+        if len(result) >= count:
+            return result if len(result) == count else result[:count]
     flat = []
     for arg_index, ranks in layout:
         grad = result[arg_index] if arg_index < len(result) else None
@@ -125,13 +134,17 @@ def _call_backward(node: Node, grads: list, create_graph: bool) -> list:
 
 
 def _materialize(node: Node, buffer: list) -> list:
-    from .factory import zeros
+    from .backend import array_module
 
+    # Zeros come from the backend of a gradient that did arrive (never from the device
+    # name), so they match it: CuPy on its device, or a registered test backend.
+    like = next(grad.data for grad in buffer if grad is not None)
+    xp = array_module(like)
     out = []
     for nr, grad in enumerate(buffer):
         if grad is None:
             shape, dtype = node._in_meta[nr]
-            grad = zeros(shape, dtype=dtype, device=node._device)
+            grad = Tensor._make(xp.zeros(shape, dtype=dtype))
         out.append(grad)
     return out
 
@@ -179,32 +192,88 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
 
     previous_mode = STATE.grad_enabled
     STATE.grad_enabled = create_graph
+    # The engine allocates no reference cycles (nodes are freed by reference counting),
+    # so the cyclic GC has nothing to find here; pausing it avoids repeated full scans
+    # of a large live graph while gradients are allocated.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    heappop, heappush = heapq.heappop, heapq.heappush
     try:
         while ready:
-            _, node = heapq.heappop(ready)
+            node = heappop(ready)[1]
             buffer = buffers.pop(node)
-            grads = _run_node(node, buffer, create_graph, retain_graph, captures, captured,
-                              needed, accumulate, inputs)
+            if (node._tensor_hooks is None and node._retained is None and not captures
+                    and node._pre_hooks is None and node._post_hooks is None
+                    and needed is None and node.__class__ is not AccumulateGrad):
+                # The common case, inline: no hooks, no captures, no inputs= filter.
+                for grad in buffer:
+                    if grad is None:
+                        grads = _run_plain_node(node, buffer, create_graph, retain_graph)
+                        break
+                else:
+                    result = node.fn.backward(node, *buffer)
+                    if result.__class__ is not tuple:
+                        result = (result,)
+                    layout = node._layout
+                    if layout.__class__ is ContiguousLayout and len(result) == len(layout):
+                        grads = result
+                    else:
+                        grads = _flatten_grads(layout, result)
+                    if not retain_graph:
+                        node._release()
+            else:
+                grads = _run_node(node, buffer, create_graph, retain_graph, captures, captured,
+                                  needed, accumulate, inputs)
             for (child, nr), grad in zip(node.next_functions, grads):
                 if child is None:
                     continue
                 if grad is not None and (needed is None or child in needed):
                     shape, dtype = child._in_meta[nr]
-                    grad = _reduce_to(grad, shape, dtype, node, child)
+                    data = grad.data
+                    if data.shape != shape or data.dtype != dtype:
+                        grad = _reduce_to(grad, shape, dtype, node, child)
                     child_buffer = buffers.get(child)
                     if child_buffer is None:
                         child_buffer = buffers[child] = [None] * len(child._in_meta)
                     old = child_buffer[nr]
-                    child_buffer[nr] = grad if old is None else old + grad
+                    if old is None:
+                        child_buffer[nr] = grad
+                    elif create_graph:
+                        child_buffer[nr] = old + grad
+                    else:
+                        child_buffer[nr] = Tensor._make(old.data + grad.data)
                 remaining = dependencies[child] - 1
                 dependencies[child] = remaining
                 if remaining == 0:
                     if child not in buffers:
                         buffers[child] = [None] * len(child._in_meta)
-                    heapq.heappush(ready, (-child.seq, child))
+                    heappush(ready, (-child.seq, child))
     finally:
         STATE.grad_enabled = previous_mode
+        if gc_was_enabled:
+            gc.enable()
     return captured
+
+
+def _run_plain_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool) -> list:
+    """The common case: no hooks, no captures, no ``inputs=`` filter."""
+    for grad in buffer:
+        if grad is None:
+            break
+    else:
+        grads = _call_backward(node, buffer, create_graph)
+        if not retain_graph:
+            node._release()
+        return grads
+    for grad in buffer:
+        if grad is not None:
+            grads = _call_backward(node, _materialize(node, buffer), create_graph)
+            break
+    else:
+        grads = [None] * len(node.next_functions)
+    if not retain_graph:
+        node._release()
+    return grads
 
 
 def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
@@ -240,11 +309,22 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
             if captures:
                 for index in captures.get((node, 0), ()):
                     captured[index] = grad
+        if node._pre_hooks and grad is not None:  # PyTorch runs them on AccumulateGrad too
+            for hook in list(node._pre_hooks.values()):
+                replaced = hook((grad,))
+                if replaced is not None:
+                    grad = replaced[0]
         if grad is not None and accumulate and (needed is None or node in needed):
             _accumulate(variable, grad, create_graph)
+        if node._post_hooks and grad is not None:
+            for hook in list(node._post_hooks.values()):
+                hook((), (grad,))
         return []
 
-    if needed is not None and node not in needed:
+    # With inputs=, a node runs only when a wanted gradient lies below it: a target
+    # non-leaf just has its gradient captured (as in PyTorch), so its history may be freed.
+    if needed is not None and (node not in needed or not any(
+            child in needed for child, _ in node.next_functions if child is not None)):
         return [None] * len(node.next_functions)
     if node._pre_hooks:
         for hook in list(node._pre_hooks.values()):

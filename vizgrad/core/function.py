@@ -28,24 +28,36 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import backend
-from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, SEQUENCE, SavedTensor, new_node
+from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, SEQUENCE, ContiguousLayout, Node, SavedTensor
 from .stack import capture, user_location
 from .state import STACK, STATE
-from .tensor import Tensor, edge_of
+from .tensor import _NO_EDGE, Tensor, accumulator_of
 
 _NO_NAMES: tuple[str, ...] = ()
 
 
 class _ForwardOnly:
-    """The ctx of a forward that records nothing: saving is a no-op."""
+    """The ctx of a forward that records nothing: saving is a no-op.
+
+    One shared instance serves every such call; attributes a forward sets on it
+    are never read back.
+    """
 
     needs_input_grad = ()
 
-    def save_for_backward(self, *arrays: Any, **named: Any) -> None:
+    def save_for_backward(self, *arrays: Any) -> None:
+        pass
+
+    def save_named(self, name: str, array: Any) -> None:
         pass
 
     def mark_non_differentiable(self, *arrays: Any) -> None:
         pass
+
+
+_FORWARD_ONLY = _ForwardOnly()
+_new_node = object.__new__
+_NUMPY_ARRAY = np.ndarray
 
 
 class Function:
@@ -61,6 +73,10 @@ class Function:
     backward_name: ClassVar[str] = "FunctionBackward"
     #: The output is a view of the first argument (when the array backend says so).
     view_of_input: ClassVar[bool] = False
+    #: Argument positions that are input slots even when given a Python number (as in
+    #: PyTorch, ``x * 2`` has two next_functions, the second ``(None, 0)``).
+    number_slots: ClassVar[tuple[int, ...]] = ()
+    _number_mask: ClassVar[int] = 0
     arg_names: ClassVar[tuple[str, ...]] = ()
     #: Every Function defined inside vizgrad, for the op-table guard.
     registry: ClassVar[dict[str, type[Function]]] = {}
@@ -77,6 +93,7 @@ class Function:
             positional = (inspect.Parameter.POSITIONAL_ONLY,
                           inspect.Parameter.POSITIONAL_OR_KEYWORD)
             cls.arg_names = tuple(p.name for p in params if p.kind in positional)
+        cls._number_mask = sum(1 << i for i in cls.number_slots)
         if cls.__module__.startswith("vizgrad.") and not cls.__name__.startswith("_"):
             Function.registry[cls.__name__] = cls
 
@@ -91,38 +108,60 @@ class Function:
     @classmethod
     def apply(cls, *args: Any) -> Any:
         """Run the op on tensors (and plain values), recording a node when needed."""
+        # The hot path of every op, kept flat: no helper calls, few allocations (each
+        # GC-tracked object that survives an op makes Python's cyclic GC run sooner).
         raw = list(args)
-        layout = []
         tensors = []
         requires = False
+        simple = True  # every tensor argument is a single tensor (no tensor lists)
+        mask = 0
         index = 0
         for arg in args:
-            kind = arg.__class__
-            if kind is Tensor or isinstance(arg, Tensor):
+            if arg.__class__ is Tensor or isinstance(arg, Tensor):
                 raw[index] = arg.data
-                layout.append((index, -1))
                 tensors.append(arg)
+                mask |= 1 << index
                 if arg._rg:
                     requires = True
-            elif (kind is list or kind is tuple) and arg and isinstance(arg[0], Tensor):
+            elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
+                    and isinstance(arg[0], Tensor):
                 raw[index] = [t.data for t in arg]
-                layout.append((index, len(arg)))
                 tensors.extend(arg)
+                simple = False
                 for t in arg:
                     if t._rg:
                         requires = True
             index += 1
 
-        if not (requires and STATE.grad_enabled):
-            ctx = _ForwardOnly()
+        if not requires or not STATE.grad_enabled:
             try:
-                out = cls.forward(ctx, *raw)
+                out = cls.forward(_FORWARD_ONLY, *raw)
             except (ValueError, IndexError, TypeError) as error:
                 raise _op_error(cls, tensors, error) from error
+            if out.__class__ in backend.ARRAY_TYPES and not cls.view_of_input:
+                return Tensor._make(out)
             return _wrap_plain(cls, out, args)
 
-        edges = tuple([edge_of(t) for t in tensors])
-        node = new_node(cls)
+        number_mask = cls._number_mask
+        if number_mask and simple and mask & number_mask != number_mask:
+            tensors, mask = _with_number_slots(cls.number_slots, args, tensors, mask)
+        edges = []
+        in_meta = []
+        for tensor in tensors:
+            data = tensor.data
+            in_meta.append((data.shape, data.dtype))
+            if not tensor._rg:
+                edges.append(_NO_EDGE)
+            elif tensor.grad_fn is not None:
+                edges.append((tensor.grad_fn, tensor.output_nr))
+            else:
+                edges.append((accumulator_of(tensor), 0))
+        node = _new_node(Node)
+        node.fn = cls
+        node._to_save = None
+        node._saved = None
+        node._freed = False
+        node.next_functions = tuple(edges)
         node.seq = next(SEQUENCE)
         try:
             out = cls.forward(node, *raw)
@@ -130,32 +169,43 @@ class Function:
             raise _op_error(cls, tensors, error) from error
 
         out_class = out.__class__
-        if out_class is tuple:
-            kind, outs = OUT_TUPLE, out
-        elif out_class is list:
-            kind, outs = OUT_LIST, out
+        if out_class in backend.ARRAY_TYPES:
+            kind = OUT_SINGLE
+            node._in_meta = ((out.shape, out.dtype),)
         else:
-            kind, outs = OUT_SINGLE, (out,)
-        array_types = backend.ARRAY_TYPES
-        if not all(o.__class__ in array_types for o in outs):
-            outs = tuple(_as_array(o, raw, tensors) for o in outs)
-        node.next_functions = edges
-        node._layout = layout
+            if out_class is tuple:
+                kind, outs = OUT_TUPLE, out
+            elif out_class is list:
+                kind, outs = OUT_LIST, out
+            else:
+                kind, outs = OUT_SINGLE, (out,)
+            array_types = backend.ARRAY_TYPES
+            if not all(o.__class__ in array_types for o in outs):
+                outs = [_as_array(o, tensors) for o in outs]
+                out = outs[0] if kind == OUT_SINGLE else outs
+            node._in_meta = tuple([(o.shape, o.dtype) for o in outs])
+        node._layout = _simple_layout(mask) if simple else _layout_of(args)
         node._out_kind = kind
-        node._in_meta = tuple([(o.shape, o.dtype) for o in outs])
-        node._out_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
-        node._device = tensors[0].device if tensors else "cpu"
+        node._out_meta = tuple(in_meta)
+        first = tensors[0].data
+        node._device = "cpu" if first.__class__ is _NUMPY_ARRAY else backend.device_of(first)
         node.scope = STATE.scope
         depth = STACK["depth"]
         node._raw_stack = capture(depth) if depth else None
 
-        nondiff = node._non_differentiable
-        results = []
-        for nr, array in enumerate(outs):
-            if nondiff is not None and id(array) in nondiff:
-                results.append(Tensor._make(array))
-            else:
-                results.append(Tensor._make(array, True, node, nr))
+        if kind == OUT_SINGLE and node._non_differentiable is None:
+            result = Tensor._make(out, True, node, 0)
+            if node._to_save is not None:
+                _resolve_saved(node, tensors, (result,))
+            if cls.view_of_input:
+                _mark_views(cls, args, (result,))
+            return result
+        nondiff = node._non_differentiable or ()
+        results = [Tensor._make(array) if id(array) in nondiff
+                   else Tensor._make(array, True, node, nr)
+                   for nr, array in enumerate(out if kind != OUT_SINGLE else (out,))]
+        if nondiff:  # ids -> output numbers, which is what Node.input_meta reads
+            node._non_differentiable = tuple(nr for nr, r in enumerate(results) if not r._rg)
         if node._to_save is not None:
             _resolve_saved(node, tensors, results)
         if cls.view_of_input:
@@ -177,7 +227,46 @@ class Function:
         return apply_inplace(cls, target, args)
 
 
-def _as_array(value: Any, raw: list, tensors: list) -> Any:
+_LAYOUTS: dict[int, tuple] = {}
+
+
+def _with_number_slots(positions: tuple, args: tuple, tensors: list, mask: int) -> tuple:
+    """Give Python-number arguments at ``positions`` a no-grad placeholder slot."""
+    if all(mask >> i & 1 for i in positions if i < len(args)):
+        return tensors, mask
+    slots = []
+    for index, arg in enumerate(args):
+        if isinstance(arg, Tensor):
+            slots.append(arg)
+        elif index in positions and isinstance(arg, (bool, int, float, complex, np.number)):
+            slots.append(Tensor._make(np.asarray(arg)))
+            mask |= 1 << index
+    return slots, mask
+
+
+def _simple_layout(mask: int) -> tuple:
+    """Layout when each tensor argument is its own slot: cached per argument mask."""
+    layout = _LAYOUTS.get(mask)
+    if layout is None:
+        layout = tuple((i, -1) for i in range(mask.bit_length()) if mask >> i & 1)
+        if mask & (mask + 1) == 0:  # arguments 0..k-1 are the tensors
+            layout = ContiguousLayout(layout)
+        _LAYOUTS[mask] = layout
+    return layout
+
+
+def _layout_of(args: tuple) -> tuple:
+    layout = []
+    for index, arg in enumerate(args):
+        if isinstance(arg, Tensor):
+            layout.append((index, -1))
+        elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
+                and isinstance(arg[0], Tensor):
+            layout.append((index, len(arg)))
+    return tuple(layout)
+
+
+def _as_array(value: Any, tensors: list) -> Any:
     like = tensors[0].data if tensors else None
     return backend.as_array(value, like=like)
 
@@ -217,41 +306,57 @@ def _mark_views(cls: type[Function], args: tuple, results: list) -> None:
             result._view_chain = None if prefix is None else prefix + ((cls, args[1:]),)
 
 
-def _resolve_saved(node: Any, tensors: list, results: list) -> None:
-    """Turn the arrays ``save_for_backward`` got into SavedTensor records."""
-    positional, named = node._to_save
+def _resolve_saved(node: Any, tensors: list, results: Any) -> None:
+    """Turn the arrays ``save_for_backward`` got into SavedTensor records.
+
+    An array is recognised as an input or an output of the op by identity.
+    """
+    to_save = node._to_save
     node._to_save = None
-    names = node.fn.arg_names or _NO_NAMES
     layout = node._layout
     saved = []
-    for order, (name, array) in enumerate(
-        [(None, a) for a in positional] + list(named.items())
-    ):
-        saved.append(_saved_record(node, array, name, order, tensors, results, names, layout,
-                                   positional=name is None))
+    for order, item in enumerate(to_save):
+        name = None
+        positional = True
+        if item.__class__ is tuple and len(item) == 2 and item[0].__class__ is str:
+            name, item = item
+            positional = False
+        for flat, tensor in enumerate(tensors):
+            if tensor.data is item:
+                counter = tensor._vc
+                saved.append(SavedTensor(
+                    SavedTensor.INPUT, name or _input_name(node, layout, flat), item, tensor,
+                    flat, None, 0 if counter is None else counter[0], positional))
+                break
+        else:
+            saved.append(_other_record(item, name, order, results, tensors, positional))
     node._saved = tuple(saved)
 
 
-def _saved_record(node, array, name, order, tensors, results, names, layout, positional):
-    flat = 0
+def _input_name(node: Any, layout: tuple, flat: int) -> str:
+    names = node.fn.arg_names
+    if len(layout) == len(node.next_functions):  # one rank per slot: flat index == slot
+        arg_index = layout[flat][0]
+        return names[arg_index] if arg_index < len(names) else f"arg{arg_index}"
+    position = 0
     for arg_index, ranks in layout:
         count = 1 if ranks < 0 else ranks
-        for rank in range(count):
-            tensor = tensors[flat + rank]
-            if tensor.data is array:
-                label = name or (names[arg_index] if arg_index < len(names) else f"arg{arg_index}")
-                if ranks >= 0:
-                    label = f"{label}[{rank}]"
-                return SavedTensor(SavedTensor.INPUT, label, array, tensor=tensor,
-                                   version=tensor._version, positional=positional)
-        flat += count
+        if flat < position + count:
+            base = names[arg_index] if arg_index < len(names) else f"arg{arg_index}"
+            return base if ranks < 0 else f"{base}[{flat - position}]"
+        position += count
+    return f"input{flat}"
+
+
+def _other_record(array: Any, name: str | None, order: int, results: Any, tensors: list,
+                  positional: bool) -> SavedTensor:
     for nr, result in enumerate(results):
         if result.data is array:
             if result._vc is None:
                 result._vc = [0]
             label = name or ("result" if len(results) == 1 else f"result{nr}")
-            return SavedTensor(SavedTensor.OUTPUT, label, array, output_nr=nr,
-                               counter=result._vc, version=result._vc[0], positional=positional)
+            return SavedTensor(SavedTensor.OUTPUT, label, array, None, nr, result._vc,
+                               result._vc[0], positional)
     if not backend.is_array(array):
         if array is None or isinstance(array, (bool, int, float, complex, np.number)):
             return SavedTensor(SavedTensor.SCALAR, name or f"saved{order}", array,

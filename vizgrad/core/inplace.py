@@ -48,11 +48,11 @@ def _write(target: Tensor, array: Any) -> None:
 
 
 def apply_inplace(cls: type, target: Tensor, args: tuple) -> Tensor:
-    from .function import _ForwardOnly
+    from .function import _FORWARD_ONLY
 
     record = STATE.grad_enabled and (target._rg or _any_requires_grad(args))
     if not record:
-        out = cls.forward(_ForwardOnly(), target.data, *[_unwrap(a) for a in args])
+        out = cls.forward(_FORWARD_ONLY, target.data, *[_unwrap(a) for a in args])
         _write(target, out)
         return target
 
@@ -97,7 +97,15 @@ def apply_inplace(cls: type, target: Tensor, args: tuple) -> Tensor:
     target._rg = True
     if base is not None:
         _rebase(target, base)
+    _follow_retain_grad(target, old.grad_fn, old.output_nr)
     return target
+
+
+def _follow_retain_grad(tensor: Tensor, old_node: Any, old_nr: int) -> None:
+    """``retain_grad()`` follows the tensor to its new node after an in-place op (PyTorch)."""
+    if tensor._retains_grad and old_node is not None and old_node._retained:
+        old_node._retained.pop(old_nr, None)
+        tensor.retain_grad()
 
 
 def regenerate_view(base: Tensor, chain: tuple) -> Tensor:
@@ -117,6 +125,7 @@ def _rebase(view: Tensor, base: Tensor) -> None:
     base.grad_fn = new_base.grad_fn
     base.output_nr = 0
     base._rg = True
+    _follow_retain_grad(base, old_base.grad_fn, old_base.output_nr)
     fresh = regenerate_view(base, view._view_chain)
     view.grad_fn = fresh.grad_fn
     view.output_nr = fresh.output_nr

@@ -21,6 +21,12 @@ SEQUENCE = itertools.count()
 OUT_SINGLE, OUT_TUPLE, OUT_LIST = 0, 1, 2
 
 
+class ContiguousLayout(tuple):
+    """A slot layout where argument i is tensor slot i (one rank each): the fast case."""
+
+    __slots__ = ()
+
+
 class SlotMeta(NamedTuple):
     """Shape, dtype and device of one gradient flowing into or out of a node."""
 
@@ -85,7 +91,7 @@ class SavedTensor:
     """
 
     __slots__ = ("kind", "name", "tensor", "array", "output_nr", "counter", "version",
-                 "shape", "dtype", "positional")
+                 "positional", "_meta")
 
     INPUT, OUTPUT, CONSTANT, SCALAR = 0, 1, 2, 3
 
@@ -100,8 +106,19 @@ class SavedTensor:
         self.output_nr = output_nr
         self.counter = counter
         self.version = version
-        self.shape = tuple(getattr(array, "shape", ()))
-        self.dtype = getattr(array, "dtype", type(array).__name__)
+        self._meta = None  # (shape, dtype) kept when the array is released
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        if self._meta is not None:
+            return self._meta[0]
+        return tuple(getattr(self.array, "shape", ()))
+
+    @property
+    def dtype(self) -> Any:
+        if self._meta is not None:
+            return self._meta[1]
+        return getattr(self.array, "dtype", type(self.array).__name__)
 
     @property
     def freed(self) -> bool:
@@ -113,24 +130,33 @@ class SavedTensor:
         return self.counter[0] if self.counter is not None else self.version
 
     def release(self) -> None:
-        if self.kind != SavedTensor.SCALAR:
+        array = self.array
+        if self.kind != SavedTensor.SCALAR and array is not None:
+            self._meta = (array.shape, array.dtype)
             self.array = None
         self.tensor = None
 
     def unpack(self, node: Node) -> Any:
-        from .tensor import Tensor
-
-        if self.array is None and self.kind != SavedTensor.SCALAR:
+        kind = self.kind
+        if kind == 0:  # an input: the fast, common case
+            tensor = self.tensor
+            if tensor is None:
+                raise GraphFreedError(_freed_message(node))
+            counter = tensor._vc
+            if counter is not None and counter[0] != self.version:
+                raise InplaceModificationError(_inplace_message(node, self, counter[0]))
+            return tensor
+        if kind == SavedTensor.SCALAR:
+            return self.array
+        if self.array is None:
             raise GraphFreedError(_freed_message(node))
         now = self.current_version()
         if now != self.version:
             raise InplaceModificationError(_inplace_message(node, self, now))
-        if self.kind == SavedTensor.INPUT:
-            return self.tensor
-        if self.kind == SavedTensor.OUTPUT:
+        from .tensor import Tensor
+
+        if kind == SavedTensor.OUTPUT:
             return Tensor._make(self.array, True, node, self.output_nr)
-        if self.kind == SavedTensor.SCALAR:
-            return self.array
         return Tensor._make(self.array)
 
 
@@ -176,10 +202,16 @@ class Node:
 
     __slots__ = (
         "seq", "fn", "next_functions", "_layout", "_out_kind", "_in_meta", "_out_meta",
-        "_device", "_saved", "_to_save", "_freed", "_raw_stack", "scope", "_metadata",
-        "_pre_hooks", "_post_hooks", "_tensor_hooks", "_retained", "_non_differentiable",
+        "_device", "_saved", "_to_save", "_freed", "_raw_stack", "scope",
         "__dict__", "__weakref__",
     )
+    # Rarely set: class-level defaults, stored in the instance dict only when set.
+    _metadata: dict | None = None
+    _pre_hooks: dict | None = None
+    _post_hooks: dict | None = None
+    _tensor_hooks: dict | None = None
+    _retained: dict | None = None
+    _non_differentiable: tuple | None = None
 
     # -- identity -----------------------------------------------------------------
     def name(self) -> str:
@@ -190,9 +222,13 @@ class Node:
         return f"<{self.name()} seq={self.seq}>"
 
     # -- forward-time ctx API -----------------------------------------------------
-    def save_for_backward(self, *arrays: Any, **named: Any) -> None:
+    def save_for_backward(self, *arrays: Any) -> None:
         """Keep arrays for backward.  Inputs and outputs are recognised by identity."""
-        self._to_save = (arrays, named)
+        self._to_save = arrays if self._to_save is None else arrays + self._to_save
+
+    def save_named(self, name: str, array: Any) -> None:
+        """Keep an intermediate array under a name (shown as ``_saved_<name>``)."""
+        self._to_save = (self._to_save or ()) + ((name, array),)
 
     def mark_non_differentiable(self, *arrays: Any) -> None:
         """Outputs (by identity) that carry no gradient, such as argmax indices."""
@@ -204,7 +240,19 @@ class Node:
         saved = self._saved
         if saved is None:
             return ()
-        return tuple(item.unpack(self) for item in saved if item.positional)
+        out = []
+        for item in saved:
+            if item.positional:
+                out.append(item.unpack(self))
+        return out
+
+    def needs_grad(self, arg_index: int) -> bool:
+        """Whether forward argument ``arg_index`` wants a gradient (cheap; for backward)."""
+        edges = self.next_functions
+        if self._layout.__class__ is ContiguousLayout:
+            return arg_index < len(edges) and edges[arg_index][0] is not None
+        return self.needs_input_grad[arg_index] if arg_index < len(
+            self.needs_input_grad) else False
 
     @property
     def needs_input_grad(self) -> tuple[bool, ...]:
@@ -306,6 +354,12 @@ class Node:
                 return attributes[key]
         raise AttributeError(f"{type(self).__name__} {self.name()} has no attribute {name!r}")
 
+    def __dir__(self) -> list[str]:
+        # pytorchviz-style tools find saved values by scanning dir(node) for "_saved_".
+        names = {f"_saved_{item.name}" for item in self._saved or ()}
+        names.update(f"_saved_{key}" for key in self.saved_attributes)
+        return sorted(set(super().__dir__()) | names)
+
     # -- hooks --------------------------------------------------------------------
     def register_hook(self, fn: Callable) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` after this node ran; may return new grad_inputs."""
@@ -332,12 +386,6 @@ def new_node(fn: type) -> Node:
     node._to_save = None
     node._saved = None
     node._freed = False
-    node._metadata = None
-    node._pre_hooks = None
-    node._post_hooks = None
-    node._tensor_hooks = None
-    node._retained = None
-    node._non_differentiable = None
     return node
 
 
@@ -364,12 +412,6 @@ class AccumulateGrad(Node):
         self._freed = False
         self._raw_stack = None
         self.scope = ""
-        self._metadata = None
-        self._pre_hooks = None
-        self._post_hooks = None
-        self._tensor_hooks = None
-        self._retained = None
-        self._non_differentiable = None
         self.seq = next(SEQUENCE)
 
     def __repr__(self) -> str:

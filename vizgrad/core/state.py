@@ -78,6 +78,11 @@ class set_grad_enabled(_GradModeContext):
     def __enter__(self) -> None:
         pass
 
+    def __call__(self, function: F) -> F:
+        # As a decorator it must not change the mode at decoration time (PyTorch's rule).
+        STATE.grad_enabled = self._previous
+        return super().__call__(function)
+
 
 def is_grad_enabled() -> bool:
     """Whether operations in this thread are recorded for backward."""

@@ -49,10 +49,15 @@ class Tensor:
     tensor([2., 4., 6.])
     """
 
-    __slots__ = (
-        "data", "_rg", "grad", "grad_fn", "output_nr", "name", "_vc", "_base",
-        "_view_chain", "_accumulator", "_hooks", "_retains_grad", "__weakref__",
-    )
+    # Hot attributes are slots; rarely set ones live in the instance dict (created
+    # only when first set) with these class-level defaults, so making a tensor is cheap.
+    __slots__ = ("data", "_rg", "grad", "grad_fn", "output_nr", "_vc", "_base", "__dict__",
+                 "__weakref__")
+    name: str | None = None
+    _view_chain: tuple | None = None
+    _accumulator: Any = None
+    _hooks: dict | None = None
+    _retains_grad = False
     __array_priority__ = 1000
     __array_ufunc__ = None  # NumPy defers to our reflected operators
 
@@ -70,13 +75,8 @@ class Tensor:
         self.grad = None
         self.grad_fn = grad_fn
         self.output_nr = output_nr
-        self.name = None
         self._vc = None
         self._base = None
-        self._view_chain = None
-        self._accumulator = None
-        self._hooks = None
-        self._retains_grad = False
 
     @staticmethod
     def _make(data: Any, requires_grad: bool = False, grad_fn: Node | None = None,
@@ -88,13 +88,8 @@ class Tensor:
         tensor.grad = None
         tensor.grad_fn = grad_fn
         tensor.output_nr = output_nr
-        tensor.name = None
         tensor._vc = None
         tensor._base = None
-        tensor._view_chain = None
-        tensor._accumulator = None
-        tensor._hooks = None
-        tensor._retains_grad = False
         return tensor
 
     # -- array facts ------------------------------------------------------------

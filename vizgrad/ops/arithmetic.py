@@ -13,6 +13,8 @@ from ..core.function import Function
 
 
 class Add(Function):
+    number_slots = (0, 1)
+
     @staticmethod
     def forward(ctx, input, other, alpha=1):
         ctx.alpha = alpha
@@ -25,6 +27,8 @@ class Add(Function):
 
 
 class Sub(Function):
+    number_slots = (0, 1)
+
     @staticmethod
     def forward(ctx, input, other, alpha=1):
         ctx.alpha = alpha
@@ -37,6 +41,8 @@ class Sub(Function):
 
 
 class Mul(Function):
+    number_slots = (0, 1)
+
     @staticmethod
     def forward(ctx, input, other):
         ctx.save_for_backward(input, other)
@@ -45,10 +51,13 @@ class Mul(Function):
     @staticmethod
     def backward(ctx, grad):
         input, other = ctx.saved_tensors
-        return grad * other, grad * input
+        return (grad * other if ctx.needs_grad(0) else None,
+                grad * input if ctx.needs_grad(1) else None)
 
 
 class Div(Function):
+    number_slots = (0, 1)
+
     @staticmethod
     def forward(ctx, input, other):
         ctx.save_for_backward(input, other)
@@ -58,6 +67,8 @@ class Div(Function):
     def backward(ctx, grad):
         input, other = ctx.saved_tensors
         grad_input = grad / other
+        if not ctx.needs_grad(1):
+            return grad_input, None
         return grad_input, -grad_input * input / other
 
 

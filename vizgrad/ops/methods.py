@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ..core import backend
 from ..core.factory import as_dtype
+from ..core.function import _FORWARD_ONLY
+from ..core.state import STATE
 from ..core.tensor import Tensor
 from . import arithmetic as ar
 from . import comparison as cmp
@@ -28,6 +30,47 @@ def _to(self, *args, dtype=None, device=None, copy=False):
     if dtype is None and device is None:
         return select.clone(self) if copy else self
     return select.ToCopy.apply(self, dtype, device)
+
+
+def _binary_operator(cls, reflected=False):
+    """An operator straight to ``cls.apply``; when nothing will be recorded, straight to
+    ``cls.forward`` on the arrays (the path every op inside a backward takes)."""
+    forward, apply = cls.forward, cls.apply
+
+    def operator(self, other):
+        other_is_tensor = isinstance(other, Tensor)
+        if STATE.grad_enabled and (self._rg or (other_is_tensor and other._rg)):
+            return apply(other, self) if reflected else apply(self, other)
+        if other.__class__ is list or other.__class__ is tuple:
+            return apply(other, self) if reflected else apply(self, other)
+        value = other.data if other_is_tensor else other
+        try:
+            out = forward(_FORWARD_ONLY, value, self.data) if reflected else \
+                forward(_FORWARD_ONLY, self.data, value)
+        except (ValueError, IndexError, TypeError):
+            out = None  # let apply raise its full error message
+        if out.__class__ in backend.ARRAY_TYPES:
+            return Tensor._make(out)
+        return apply(other, self) if reflected else apply(self, other)
+
+    operator.__name__ = f"{cls.__name__.lower()}_operator"
+    return operator
+
+
+def _unary_operator(cls):
+    """Like ``_binary_operator`` for one-argument ops (neg, exp, tanh ...)."""
+    forward, apply = cls.forward, cls.apply
+
+    def operator(self):
+        if self._rg and STATE.grad_enabled:
+            return apply(self)
+        out = forward(_FORWARD_ONLY, self.data)
+        if out.__class__ in backend.ARRAY_TYPES:
+            return Tensor._make(out)
+        return apply(self)
+
+    operator.__name__ = cls.__name__.lower()
+    return operator
 
 
 def _inplace(fn):
@@ -61,17 +104,6 @@ def _rmatmul(self, other):
     return linalg.Matmul.apply(other, self)
 
 
-def _flatten(self, start_dim=0, end_dim=-1):
-    shape = self.shape
-    if not shape:
-        return views.reshape(self, (1,))
-    start, end = start_dim % len(shape), end_dim % len(shape)
-    middle = 1
-    for extent in shape[start:end + 1]:
-        middle *= extent
-    return views.reshape(self, shape[:start] + (middle,) + shape[end + 1:])
-
-
 def _contiguous(self):
     if self.data.flags.c_contiguous:
         return self
@@ -80,12 +112,15 @@ def _contiguous(self):
 
 METHODS = {
     "add": ar.add, "sub": ar.sub, "mul": ar.mul, "div": ar.div, "neg": ar.neg, "pow": ar.pow,
-    "matmul": linalg.matmul, "exp": unary.exp, "log": unary.log, "tanh": unary.tanh,
+    "matmul": linalg.matmul, "bmm": linalg.bmm, "outer": linalg.outer, "tril": linalg.tril,
+    "triu": linalg.triu, "tril_": lambda self, diagonal=0: linalg.Tril.apply_(self, diagonal),
+    "triu_": lambda self, diagonal=0: linalg.Triu.apply_(self, diagonal),
+    "exp": unary.exp, "log": unary.log, "tanh": unary.tanh,
     "sigmoid": unary.sigmoid, "relu": unary.relu, "sum": reduction.sum, "mean": reduction.mean,
     "reshape": views.reshape, "view": views.view, "transpose": views.transpose,
     "permute": views.permute, "squeeze": views.squeeze, "unsqueeze": views.unsqueeze,
     "t": views.t, "expand": expand, "split": join.split, "chunk": join.chunk,
-    "unbind": join.unbind, "clone": select.clone, "to": _to, "flatten": _flatten,
+    "unbind": join.unbind, "clone": select.clone, "to": _to,
     "contiguous": _contiguous,
     "eq": cmp.eq, "ne": cmp.ne, "lt": cmp.lt, "le": cmp.le, "gt": cmp.gt, "ge": cmp.ge,
     "any": cmp.any, "all": cmp.all, "logical_not": cmp.logical_not,
@@ -102,10 +137,12 @@ METHODS = {
     "expand_as": lambda self, other: expand(self, other.shape),
     "view_as": lambda self, other: views.view(self, other.shape),
     "reshape_as": lambda self, other: views.reshape(self, other.shape),
-    "__add__": ar.add, "__radd__": ar.add, "__sub__": ar.sub, "__rsub__": _rsub,
-    "__mul__": ar.mul, "__rmul__": ar.mul, "__truediv__": ar.div, "__rtruediv__": _rtruediv,
-    "__pow__": ar.pow, "__rpow__": _rpow, "__matmul__": linalg.matmul,
-    "__rmatmul__": _rmatmul, "__neg__": ar.neg, "__pos__": lambda self: self,
+    "__add__": _binary_operator(ar.Add), "__radd__": _binary_operator(ar.Add, True),
+    "__sub__": _binary_operator(ar.Sub), "__rsub__": _rsub,
+    "__mul__": _binary_operator(ar.Mul), "__rmul__": _binary_operator(ar.Mul, True),
+    "__truediv__": _binary_operator(ar.Div), "__rtruediv__": _rtruediv,
+    "__pow__": ar.pow, "__rpow__": _rpow, "__matmul__": _binary_operator(linalg.Matmul),
+    "__rmatmul__": _rmatmul, "__neg__": _unary_operator(ar.Neg), "__pos__": lambda self: self,
     "__iadd__": _iadd, "__isub__": _isub, "__imul__": _inplace(ar.Mul),
     "__itruediv__": _inplace(ar.Div),
     "__eq__": cmp.eq, "__ne__": cmp.ne, "__lt__": cmp.lt, "__le__": cmp.le, "__gt__": cmp.gt,

@@ -11,7 +11,7 @@ from ..core.tensor import Tensor
 class Where(Function):
     @staticmethod
     def forward(ctx, condition, input, other):
-        ctx.save_for_backward(condition=condition)
+        ctx.save_named("condition", condition)
         xp = array_module(condition)
         return xp.where(condition, input, other)
 
