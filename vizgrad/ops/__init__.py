@@ -13,10 +13,68 @@ from .select import clone, where
 from .unary import exp, log, relu, sigmoid, tanh
 from .views import permute, reshape, squeeze, t, transpose, unsqueeze, view
 
+# isort: split
+from .activations import elu, gelu, leaky_relu, silu, softplus
+from .bounds import clamp, clip, maximum, minimum
+from .cumulative import cumprod, cumsum
+from .elementwise import (
+                          abs,
+                          ceil,
+                          cos,
+                          erf,
+                          expm1,
+                          floor,
+                          log1p,
+                          log2,
+                          reciprocal,
+                          round,
+                          rsqrt,
+                          sign,
+                          sin,
+                          sqrt,
+                          square,
+                          tan,
+)
+from .linalg import bmm, einsum, outer, tril, triu
+from .reductions import (
+                          amax,
+                          amin,
+                          argmax,
+                          argmin,
+                          logsumexp,
+                          max,
+                          min,
+                          norm,
+                          prod,
+                          std,
+                          var,
+)
+from .scatter_gather import (
+                          gather,
+                          index_add,
+                          index_select,
+                          masked_fill,
+                          scatter,
+                          scatter_add,
+                          take_along_dim,
+)
+from .shaping import flatten, flip, narrow, pad, repeat, roll, tile, unflatten
+
 __all__ = [
     "add", "all", "allclose", "any", "cat", "chunk", "clone", "concat", "div", "eq", "exp",
     "expand", "ge", "getitem", "gt", "le", "log", "logical_not", "lt", "matmul", "mean", "mul",
     "ne", "neg", "permute", "pow", "relu", "reshape", "setitem", "sigmoid", "split", "squeeze",
     "stack", "sub", "sum", "sum_to", "t", "tanh", "transpose", "unbind", "unsqueeze", "view",
     "where",
+    # elementwise math and activations
+    "abs", "ceil", "clamp", "clip", "cos", "elu", "erf", "expm1", "floor", "gelu", "leaky_relu",
+    "log1p", "log2", "maximum", "minimum", "reciprocal", "round", "rsqrt", "sign", "silu", "sin",
+    "softplus", "sqrt", "square", "tan",
+    # reductions
+    "amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "logsumexp", "max", "min", "norm",
+    "prod", "std", "var",
+    # shape, indexing, linear algebra
+    "bmm", "einsum", "flatten", "flip", "gather", "index_add", "index_select", "masked_fill",
+    "narrow", "outer", "pad", "repeat", "roll", "scatter", "scatter_add", "take_along_dim",
+    "tile", "tril", "triu", "unflatten",
 ]

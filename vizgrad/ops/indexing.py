@@ -47,7 +47,12 @@ class Slice(Function):
     @staticmethod
     def forward(ctx, input, key):
         ctx.input_shape, ctx.key = input.shape, key
-        return input[key]
+        out = input[key]
+        if out.__class__ is not input.__class__:
+            # NumPy gives a scalar copy for a full integer index; a trailing Ellipsis
+            # gives the 0-d view that in-place writes through x[i] need (as CuPy does).
+            out = input[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
+        return out
 
     @staticmethod
     def backward(ctx, grad):

@@ -1,9 +1,13 @@
-"""Matrix products."""
+"""Matrix products (matmul, bmm, outer, einsum) and triangular masks (tril, triu)."""
 
 from __future__ import annotations
 
+import string
+from collections import Counter
+
 from ..core.backend import array_module
 from ..core.function import Function
+from ..core.tensor import Tensor
 
 
 class Matmul(Function):
@@ -39,3 +43,169 @@ class Matmul(Function):
 
 def matmul(input, other):
     return Matmul.apply(input, other)
+
+
+class Bmm(Function):
+    """Batched matrix product of two 3-D tensors (no broadcasting, as in PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, input, mat2):
+        if input.ndim != 3 or mat2.ndim != 3:
+            raise ValueError(f"bmm expects two 3-D tensors, got {input.ndim}-D and {mat2.ndim}-D")
+        if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
+            raise ValueError(f"bmm: shapes {input.shape} and {mat2.shape} do not match")
+        ctx.save_for_backward(input, mat2)
+        return array_module(input).matmul(input, mat2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, mat2 = ctx.saved_tensors
+        return Bmm.apply(grad, mat2.transpose(1, 2)), Bmm.apply(input.transpose(1, 2), grad)
+
+
+class Tril(Function):
+    @staticmethod
+    def forward(ctx, input, diagonal):
+        ctx.diagonal = diagonal
+        return array_module(input).tril(input, diagonal)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Tril.apply(grad, ctx.diagonal), None
+
+
+class Triu(Function):
+    @staticmethod
+    def forward(ctx, input, diagonal):
+        ctx.diagonal = diagonal
+        return array_module(input).triu(input, diagonal)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Triu.apply(grad, ctx.diagonal), None
+
+
+def _parse_einsum(equation, shapes):
+    """Explicit form of an einsum equation: one label string per operand (``...`` spelled
+    out with spare letters, right-aligned), the output labels, and the unused letters."""
+    equation = equation.replace(" ", "")
+    lhs, arrow, output = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum: the equation {equation!r} has {len(terms)} operands, "
+                         f"but {len(shapes)} tensors were given")
+    spare = [c for c in string.ascii_letters if c not in equation]
+    widths = [len(shape) - len(term) + 3 for term, shape in zip(terms, shapes) if "..." in term]
+    ellipsis = "".join(spare[:max(widths, default=0)])
+    spare = spare[len(ellipsis):]
+    parsed = []
+    for term, shape in zip(terms, shapes):
+        if "..." in term:
+            width = len(shape) - len(term) + 3
+            term = term.replace("...", ellipsis[len(ellipsis) - width:])
+        if len(term) != len(shape):
+            raise ValueError(f"einsum: the subscripts {term!r} do not fit a tensor of shape "
+                             f"{tuple(shape)}")
+        parsed.append(term)
+    if arrow:
+        output = output.replace("...", ellipsis)
+    else:  # NumPy's implicit output: broadcast dims, then labels used once, sorted
+        counts = Counter(lhs.replace("...", "").replace(",", ""))
+        output = ellipsis + "".join(sorted(c for c, n in counts.items() if n == 1))
+    return parsed, output, spare
+
+
+class Einsum(Function):
+    """Einstein summation over any equation NumPy accepts (implicit output and ``...`` too).
+
+    The gradient of each operand is itself an einsum of the output gradient with the other
+    operands; repeated labels (diagonals) and labels summed within one operand are handled
+    with identity and ones operands, so second derivatives come for free.
+    """
+
+    @staticmethod
+    def forward(ctx, equation, operands):
+        parsed, output, _ = _parse_einsum(equation, [o.shape for o in operands])
+        ctx.equation = ",".join(parsed) + "->" + output
+        ctx.save_for_backward(*operands)
+        return array_module(operands[0]).einsum(equation.replace(" ", ""), *operands)
+
+    @staticmethod
+    def backward(ctx, grad):
+        operands = ctx.saved_tensors
+        inputs, output = ctx.equation.split("->")
+        terms = inputs.split(",")
+        spare = [c for c in string.ascii_letters if c not in ctx.equation]
+        sizes = {}
+        for term, operand in zip(terms, operands):
+            for label, extent in zip(term, operand.shape):
+                sizes[label] = max(sizes.get(label, 1), extent)
+        xp = array_module(grad.data)
+        dtype = grad.data.dtype
+        grads = []
+        for i, term in enumerate(terms):
+            if ctx.next_functions[i][0] is None:
+                grads.append(None)
+                continue
+            target, extra_terms, extra = [], [], []
+            for label in term:
+                if label in target:  # a diagonal: a fresh label tied to the first by eye(n)
+                    fresh = spare.pop()
+                    extra_terms.append(label + fresh)
+                    extra.append(xp.eye(sizes[label], dtype=dtype))
+                    label = fresh
+                target.append(label)
+            known = set(output + "".join(extra_terms))
+            known.update(*(t for j, t in enumerate(terms) if j != i))
+            lonely = [label for label in target if label not in known]
+            if lonely:  # summed inside this operand only: its gradient is broadcast
+                extra_terms.append("".join(lonely))
+                extra.append(xp.ones(tuple(sizes[label] for label in lonely), dtype=dtype))
+            others = [t for j, t in enumerate(terms) if j != i]
+            subscripts = ",".join([output, *others, *extra_terms]) + "->" + "".join(target)
+            tensors = [grad, *(_broadcast(o, t, sizes) for j, (o, t) in
+                               enumerate(zip(operands, terms)) if j != i),
+                       *(Tensor._make(a) for a in extra)]
+            grads.append(Einsum.apply(subscripts, tensors))
+        return None, grads
+
+
+def _broadcast(operand, term, sizes):
+    """Expand size-1 dims to their label's full size (not every backend's einsum
+    broadcasts explicit labels)."""
+    shape = tuple(sizes[label] for label in term)
+    return operand if operand.shape == shape else operand.expand(shape)
+
+
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched matrix product: ``(b, n, m) @ (b, m, p) -> (b, n, p)``."""
+    return Bmm.apply(input, mat2)
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """Outer product of two vectors (``input[:, None] * vec2``, as PyTorch records it)."""
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise ValueError(f"outer expects two 1-D tensors, got {input.ndim}-D and {vec2.ndim}-D")
+    return input.reshape(input.shape[0], 1) * vec2
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """Einstein summation, e.g. ``einsum('bij,bjk->bik', a, b)`` or ``einsum('ii', m)``.
+
+    >>> a = vizgrad.ones(2, 3, requires_grad=True)
+    >>> vizgrad.einsum('ij->j', a).tolist()
+    [2.0, 2.0, 2.0]
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    return Einsum.apply(equation, list(operands))
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """Lower triangle of the last two dims (entries above ``diagonal`` set to 0)."""
+    return Tril.apply(input, diagonal)
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """Upper triangle of the last two dims (entries below ``diagonal`` set to 0)."""
+    return Triu.apply(input, diagonal)

@@ -1,0 +1,149 @@
+"""Elementwise activations: leaky_relu, elu, gelu (exact and tanh), silu, softplus.
+
+Backwards are written in Tensor ops, and every branch a ``where`` discards stays
+finite, so second derivatives never meet ``0 * inf``.
+
+Example
+-------
+>>> x = vizgrad.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+>>> vizgrad.gelu(x, approximate="tanh").grad_fn.name()
+'GeluBackward0'
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..core.backend import array_module
+from ..core.function import Function
+from ..core.tensor import Tensor
+from .elementwise import erf, erf_array
+from .select import where
+from .unary import exp, sigmoid, tanh
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TANH_SCALE = math.sqrt(2.0 / math.pi)
+_TANH_CUBIC = 0.044715
+
+
+class LeakyRelu(Function):
+    @staticmethod
+    def forward(ctx, input, negative_slope):
+        ctx.negative_slope = negative_slope
+        ctx.save_for_backward(input)
+        return array_module(input).where(input > 0, input, input * negative_slope)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        # At exactly 0 PyTorch takes the negative slope.
+        return where(input.data > 0, grad, grad * ctx.negative_slope), None
+
+
+class Elu(Function):
+    @staticmethod
+    def forward(ctx, input, alpha):
+        xp = array_module(input)
+        ctx.alpha = alpha
+        result = xp.where(input > 0, input, alpha * xp.expm1(xp.minimum(input, 0)))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        # For x <= 0, d/dx alpha*(e^x - 1) = result + alpha (finite on both branches).
+        return where(result.data > 0, grad, grad * (result + ctx.alpha)), None
+
+
+class Gelu(Function):
+    """``x * Phi(x)``, or its tanh approximation with ``approximate='tanh'``."""
+
+    @staticmethod
+    def forward(ctx, input, approximate):
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        xp = array_module(input)
+        ctx.approximate = approximate
+        ctx.save_for_backward(input)
+        if approximate == "tanh":
+            inner = _TANH_SCALE * (input + _TANH_CUBIC * input * input * input)
+            return 0.5 * input * (1.0 + xp.tanh(inner))
+        return 0.5 * input * (1.0 + erf_array(input * _SQRT_HALF))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        if ctx.approximate == "tanh":
+            x2 = x * x
+            t = tanh(_TANH_SCALE * (x + _TANH_CUBIC * x2 * x))
+            slope = _TANH_SCALE * (1.0 + 3.0 * _TANH_CUBIC * x2)
+            return grad * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * slope), None
+        cdf = 0.5 * (1.0 + erf(x * _SQRT_HALF))
+        pdf = exp(x * x * -0.5) * _INV_SQRT_2PI
+        return grad * (cdf + x * pdf), None
+
+
+class Silu(Function):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return input * (0.5 * (array_module(input).tanh(0.5 * input) + 1.0))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        s = sigmoid(x)
+        return grad * s * (1.0 + x * (1.0 - s))
+
+
+class Softplus(Function):
+    """``log(1 + exp(beta x)) / beta``, linear where ``beta x > threshold``."""
+
+    @staticmethod
+    def forward(ctx, input, beta, threshold):
+        xp = array_module(input)
+        ctx.beta, ctx.threshold = beta, threshold
+        ctx.save_for_backward(input)
+        scaled = input * beta
+        return xp.where(scaled > threshold, input, xp.logaddexp(0.0, scaled) / beta)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        linear = x.data * ctx.beta > ctx.threshold
+        return where(linear, grad, grad * sigmoid(x * ctx.beta)), None, None
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` for ``x > 0``, else ``negative_slope * x``."""
+    if inplace:
+        return LeakyRelu.apply_(input, negative_slope)
+    return LeakyRelu.apply(input, negative_slope)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` for ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+    if inplace:
+        return Elu.apply_(input, alpha)
+    return Elu.apply(input, alpha)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit ``x * Phi(x)``; ``approximate='tanh'`` as in PyTorch.
+
+    >>> vizgrad.gelu(vizgrad.tensor([0.0, 1.0])).tolist()  # doctest: +ELLIPSIS
+    [0.0, 0.841...]
+    """
+    return Gelu.apply(input, approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)`` (swish)."""
+    return Silu.apply_(input) if inplace else Silu.apply(input)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """Smooth ReLU ``log(1 + exp(beta x)) / beta``."""
+    return Softplus.apply(input, beta, threshold)

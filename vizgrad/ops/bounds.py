@@ -1,0 +1,144 @@
+"""Bounds: clamp/clip (number or tensor bounds) and elementwise maximum/minimum.
+
+Gradients follow PyTorch at the edges: a value sitting on a clamp bound keeps its
+gradient, and maximum/minimum split a tie evenly between the two operands.
+
+Example
+-------
+>>> x = vizgrad.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+>>> x.clamp(-1, 1).grad_fn.name()
+'ClampBackward1'
+"""
+
+from __future__ import annotations
+
+from ..core.backend import array_module
+from ..core.function import Function
+from ..core.tensor import Tensor
+from .methods import install
+from .select import where
+
+
+class Clamp(Function):
+    """Clamp to number bounds (either may be None)."""
+
+    backward_name = "ClampBackward1"
+
+    @staticmethod
+    def forward(ctx, input, min, max):  # noqa: A002 - PyTorch's argument names
+        xp = array_module(input)
+        ctx.min, ctx.max = min, max
+        ctx.save_for_backward(input)
+        # maximum-then-minimum rather than clip(): one bound may be None, and min > max
+        # must give max, as in PyTorch.
+        out = input if min is None else xp.maximum(input, min)
+        return out if max is None else xp.minimum(out, max)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        x = input.data
+        # Bounds are inclusive: a value sitting on a bound keeps its gradient.
+        keep = (x >= ctx.min) if ctx.min is not None else None
+        if ctx.max is not None:
+            keep = (x <= ctx.max) if keep is None else keep & (x <= ctx.max)
+        return where(keep, grad, 0.0), None, None
+
+
+class ClampTensor(Function):
+    """Clamp to tensor bounds (broadcasting); gradients reach the bounds that win."""
+
+    backward_name = "ClampBackward0"
+
+    @staticmethod
+    def forward(ctx, input, min, max):  # noqa: A002 - PyTorch's argument names
+        xp = array_module(input)
+        ctx.save_for_backward(input, min, max)
+        out = input if min is None else xp.maximum(input, min)
+        return out if max is None else xp.minimum(out, max)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, low, high = (_data(t) for t in ctx.saved_tensors)
+        # PyTorch's clamp_backward_min_max, including the min > max case (max wins).
+        if low is not None and high is not None:
+            return (where((input >= low) & (input <= high), grad, 0.0),
+                    where((input < low) & (low < high), grad, 0.0),
+                    where((input > high) | (high < low), grad, 0.0))
+        if low is not None:
+            return where(input >= low, grad, 0.0), where(input < low, grad, 0.0), None
+        return where(input <= high, grad, 0.0), None, where(input > high, grad, 0.0)
+
+
+class Maximum(Function):
+    @staticmethod
+    def forward(ctx, input, other):
+        ctx.save_for_backward(input, other)
+        return array_module(input).maximum(input, other)
+
+    @staticmethod
+    def backward(ctx, grad):
+        share = _tie_share(ctx, grad, lambda a, b: a > b)
+        return grad * share, grad * (1.0 - share)
+
+
+class Minimum(Function):
+    @staticmethod
+    def forward(ctx, input, other):
+        ctx.save_for_backward(input, other)
+        return array_module(input).minimum(input, other)
+
+    @staticmethod
+    def backward(ctx, grad):
+        share = _tie_share(ctx, grad, lambda a, b: a < b)
+        return grad * share, grad * (1.0 - share)
+
+
+def _data(tensor):
+    return tensor.data if isinstance(tensor, Tensor) else tensor
+
+
+def _tie_share(ctx, grad, wins):
+    """The first operand's share of the gradient: 1 where it wins, 1/2 at ties."""
+    a, b = (_data(t) for t in ctx.saved_tensors)
+    xp = array_module(a)
+    share = xp.where(a == b, 0.5, wins(a, b))
+    return share.astype(grad.data.dtype, copy=False)
+
+
+def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
+    """Limit ``input`` to ``[min, max]``; bounds are numbers, tensors or None.
+
+    >>> vizgrad.tensor([-2.0, 0.5, 3.0]).clamp(-1, 1).tolist()
+    [-1.0, 0.5, 1.0]
+    """
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of min and max must be given")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return ClampTensor.apply(input, min, max)
+    return Clamp.apply(input, min, max)
+
+
+clip = clamp
+
+
+def maximum(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise maximum; ties split the gradient evenly."""
+    return Maximum.apply(input, other)
+
+
+def minimum(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise minimum; ties split the gradient evenly."""
+    return Minimum.apply(input, other)
+
+
+def _clamp_(self, min=None, max=None):  # noqa: A002
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return ClampTensor.apply_(self, min, max)
+    return Clamp.apply_(self, min, max)
+
+
+install({
+    "clamp": clamp, "clip": clip, "clamp_": _clamp_, "clip_": _clamp_, "maximum": maximum,
+    "minimum": minimum,
+})

@@ -1,0 +1,322 @@
+"""Elementwise math: abs, sqrt, rsqrt, square, expm1, log1p, log2, erf, sin, cos, tan,
+reciprocal and the rounding family (zero gradient, as PyTorch defines it).  Clamp and
+maximum/minimum are in ``bounds.py``; activations (leaky_relu, elu, gelu, silu, softplus)
+in ``activations.py``.
+
+Example
+-------
+>>> x = vizgrad.tensor([-1.5, 0.25, 4.0], requires_grad=True)
+>>> y = x.abs().sqrt()
+>>> y.grad_fn.name()
+'SqrtBackward0'
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..core.backend import array_module
+from ..core.function import Function
+from ..core.tensor import Tensor
+from .methods import install
+
+_LN2 = math.log(2.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+class Abs(Function):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return array_module(input).abs(input)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        # sign(0) == 0: PyTorch's subgradient of |x| at 0.
+        return grad * array_module(input.data).sign(input.data)
+
+
+class Sqrt(Function):
+    @staticmethod
+    def forward(ctx, input):
+        result = array_module(input).sqrt(input)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad / (2.0 * result)
+
+
+class Rsqrt(Function):
+    @staticmethod
+    def forward(ctx, input):
+        result = 1.0 / array_module(input).sqrt(input)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * -0.5 * result * result * result
+
+
+class Expm1(Function):
+    @staticmethod
+    def forward(ctx, input):
+        result = array_module(input).expm1(input)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * (result + 1.0)
+
+
+class Log1p(Function):
+    backward_name = "Log1PBackward0"
+
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return array_module(input).log1p(input)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        return grad / (input + 1.0)
+
+
+class Log2(Function):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return array_module(input).log2(input)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        return grad / (input * _LN2)
+
+
+class Erf(Function):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return erf_array(input)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        from .unary import exp
+
+        return grad * _TWO_OVER_SQRT_PI * exp(-(input * input))
+
+
+class Sin(Function):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return array_module(input).sin(input)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        return grad * Cos.apply(input)
+
+
+class Cos(Function):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return array_module(input).cos(input)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        return grad * -Sin.apply(input)
+
+
+class Tan(Function):
+    @staticmethod
+    def forward(ctx, input):
+        result = array_module(input).tan(input)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * (1.0 + result * result)
+
+
+class Reciprocal(Function):
+    @staticmethod
+    def forward(ctx, input):
+        result = 1.0 / input
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * -(result * result)
+
+
+class _Piecewise(Function):
+    """Piecewise-constant functions: PyTorch defines their gradient as zero everywhere."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0.0
+
+
+class Sign(_Piecewise):
+    forward = staticmethod(lambda ctx, input: array_module(input).sign(input))
+
+
+class Floor(_Piecewise):
+    forward = staticmethod(lambda ctx, input: array_module(input).floor(input))
+
+
+class Ceil(_Piecewise):
+    forward = staticmethod(lambda ctx, input: array_module(input).ceil(input))
+
+
+class Round(_Piecewise):
+    # Half to even, like PyTorch.
+    forward = staticmethod(lambda ctx, input: array_module(input).round(input))
+
+
+class RoundDecimals(_Piecewise):
+    backward_name = "RoundBackward1"
+
+    @staticmethod
+    def forward(ctx, input, decimals):
+        ctx.decimals = decimals
+        return array_module(input).round(input, decimals)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0.0, None
+
+
+_SPECIAL: dict = {}
+
+
+def erf_array(x):
+    """The error function on an array of any backend (full double precision)."""
+    xp = array_module(x)
+    name = xp.__name__
+    if name not in _SPECIAL:
+        _SPECIAL[name] = None
+        try:  # SciPy / CuPy's special functions when installed: much faster
+            if name == "numpy":
+                import scipy.special as special
+            elif name == "cupy":
+                import cupyx.scipy.special as special  # type: ignore[import-not-found]
+            else:
+                special = None
+            _SPECIAL[name] = special
+        except ImportError:
+            pass
+    if _SPECIAL[name] is not None:
+        return _SPECIAL[name].erf(x)
+    # |x| < 2: the all-positive series erf(x) = 2/sqrt(pi) exp(-x^2) sum 2^n x^(2n+1)/(2n+1)!!
+    # (no cancellation); beyond, erfc's continued fraction.  Both are exact to ~1e-15.
+    a = xp.abs(x)
+    small = a < 2.0
+    s = xp.where(small, a, 0.0)
+    s2 = s * s
+    term = total = s
+    for n in range(1, 40):
+        term = term * (2.0 * s2 / (2 * n + 1))
+        total = total + term
+    series = _TWO_OVER_SQRT_PI * xp.exp(-s2) * total
+    b = xp.where(small, 2.0, a)
+    frac = 0.0
+    for k in range(50, 0, -1):
+        frac = (k / 2.0) / (b + frac)
+    erfc = xp.exp(-b * b) / math.sqrt(math.pi) / (b + frac)
+    return xp.sign(x) * xp.where(small, series, 1.0 - erfc)
+
+
+def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
+    """``|input|``; the gradient at 0 is 0."""
+    return Abs.apply(input)
+
+
+def sqrt(input: Tensor) -> Tensor:
+    return Sqrt.apply(input)
+
+
+def rsqrt(input: Tensor) -> Tensor:
+    """``1 / sqrt(input)``."""
+    return Rsqrt.apply(input)
+
+
+def square(input: Tensor) -> Tensor:
+    """``input ** 2`` (recorded as ``PowBackward0``, as in PyTorch)."""
+    from .arithmetic import Pow
+
+    return Pow.apply(input, 2)
+
+
+def expm1(input: Tensor) -> Tensor:
+    return Expm1.apply(input)
+
+
+def log1p(input: Tensor) -> Tensor:
+    return Log1p.apply(input)
+
+
+def log2(input: Tensor) -> Tensor:
+    return Log2.apply(input)
+
+
+def erf(input: Tensor) -> Tensor:
+    return Erf.apply(input)
+
+
+def sin(input: Tensor) -> Tensor:
+    return Sin.apply(input)
+
+
+def cos(input: Tensor) -> Tensor:
+    return Cos.apply(input)
+
+
+def tan(input: Tensor) -> Tensor:
+    return Tan.apply(input)
+
+
+def reciprocal(input: Tensor) -> Tensor:
+    return Reciprocal.apply(input)
+
+
+def sign(input: Tensor) -> Tensor:
+    return Sign.apply(input)
+
+
+def floor(input: Tensor) -> Tensor:
+    return Floor.apply(input)
+
+
+def ceil(input: Tensor) -> Tensor:
+    return Ceil.apply(input)
+
+
+def round(input: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
+    """Round half to even (``decimals`` places); the gradient is zero."""
+    return Round.apply(input) if decimals == 0 else RoundDecimals.apply(input, decimals)
+
+
+install({
+    "abs": abs, "__abs__": abs, "sqrt": sqrt, "rsqrt": rsqrt, "square": square, "expm1": expm1,
+    "log1p": log1p, "log2": log2, "erf": erf, "sin": sin, "cos": cos, "tan": tan,
+    "reciprocal": reciprocal, "sign": sign, "floor": floor, "ceil": ceil, "round": round,
+    "abs_": lambda self: Abs.apply_(self), "sqrt_": lambda self: Sqrt.apply_(self),
+})

@@ -1,0 +1,265 @@
+"""Convolutions (1-d, 2-d, 3-d, transposed), vectorised with im2col.
+
+Three ``Function`` classes close under differentiation, so every order of
+gradient works: ``Conv`` (input, weight -> output), ``ConvTranspose`` (its adjoint
+in the input) and ``ConvWeight`` (its adjoint in the weight).  Each one's backward
+is built from the other two.
+
+The forward gathers every kernel window with ``sliding_window_view`` (no copy),
+lays the windows out as columns ``(N, groups, C/groups * prod(kernel), pixels)``
+once, and multiplies by the weight with one batched ``matmul``.  The adjoint
+(``col2im``) scatters columns back with one strided add per kernel offset.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from ..core.backend import array_module
+from ..core.function import Function
+
+
+def as_tuple(value, n: int, name: str) -> tuple[int, ...]:
+    """``3`` or ``(3,)`` or ``(3, 3)`` as an ``n``-tuple of ints."""
+    if isinstance(value, int):
+        return (value,) * n
+    value = tuple(int(v) for v in value)
+    if len(value) == 1:
+        return value * n
+    if len(value) != n:
+        raise ValueError(f"{name} needs {n} values, got {value}")
+    return value
+
+
+def conv_pads(padding, kernel, dilation, stride, n: int) -> tuple[tuple[int, int], ...]:
+    """PyTorch's ``padding`` (int, tuple, ``'same'``, ``'valid'``) as (low, high) pairs."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * n
+        if padding != "same":
+            raise ValueError(f"padding must be 'same', 'valid', an int or a tuple, got "
+                             f"{padding!r}")
+        if any(s != 1 for s in stride):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
+        return tuple((t // 2, t - t // 2) for t in totals)
+    return tuple((p, p) for p in as_tuple(padding, n, "padding"))
+
+
+def windows(x, kernel, stride, pads, dilation, fill=0.0):
+    """Every kernel window of ``x`` (N, C, *S) as a view (N, C, *out, *kernel)."""
+    xp = array_module(x)
+    n = len(kernel)
+    if any(lo or hi for lo, hi in pads):
+        x = xp.pad(x, ((0, 0),) * (x.ndim - n) + tuple(pads), constant_values=fill)
+    extent = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    view = xp.lib.stride_tricks.sliding_window_view(x, extent, axis=tuple(range(x.ndim - n,
+                                                                                x.ndim)))
+    key = ((slice(None),) * (x.ndim - n) + tuple(slice(None, None, s) for s in stride)
+           + tuple(slice(None, None, d) for d in dilation))
+    return view[key]
+
+
+def im2col(x, kernel, stride, pads, dilation, groups):
+    """Columns (N, groups, C/groups * prod(kernel), pixels) and the output's spatial shape."""
+    n = len(kernel)
+    view = windows(x, kernel, stride, pads, dilation)
+    out_shape = view.shape[2:2 + n]
+    order = (0, 1) + tuple(range(2 + n, 2 + 2 * n)) + tuple(range(2, 2 + n))
+    batch, channels = x.shape[:2]
+    # The transpose puts pixels last, so the copy reads each window row contiguously.
+    cols = view.transpose(order).reshape(batch, groups, -1, _prod(out_shape))
+    return cols, out_shape
+
+
+def col2im(cols, spatial, kernel, stride, pads, dilation):
+    """Adjoint of ``windows``: sum columns (B, C, *kernel, *out) back into (B, C, *spatial)."""
+    xp = array_module(cols)
+    n = len(kernel)
+    lead = cols.shape[:cols.ndim - 2 * n]
+    out_shape = cols.shape[cols.ndim - n:]
+    padded = tuple(s + lo + hi for s, (lo, hi) in zip(spatial, pads))
+    buffer = xp.zeros(lead + padded, dtype=cols.dtype)
+    head = (slice(None),) * len(lead)
+    # One strided add per kernel offset (at most prod(kernel) iterations), never per pixel.
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        target = head + tuple(slice(i * d, i * d + s * (o - 1) + 1, s)
+                              for i, d, s, o in zip(offset, dilation, stride, out_shape))
+        buffer[target] += cols[head + offset]
+    crop = head + tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial, pads))
+    return buffer[crop]
+
+
+def _prod(values) -> int:
+    out = 1
+    for v in values:
+        out *= v
+    return out
+
+
+def _conv_array(x, weight, stride, pads, dilation, groups):
+    xp = array_module(x)
+    kernel = weight.shape[2:]
+    cols, out_shape = im2col(x, kernel, stride, pads, dilation, groups)
+    out_channels = weight.shape[0]
+    w = weight.reshape(groups, out_channels // groups, -1)
+    out = xp.matmul(w, cols)  # (N, G, O/G, pixels)
+    return out.reshape((x.shape[0], out_channels) + tuple(out_shape))
+
+
+def _conv_transpose_array(g, weight, stride, pads, dilation, groups, size):
+    xp = array_module(g)
+    kernel = weight.shape[2:]
+    batch, in_channels = g.shape[:2]
+    per_group = weight.shape[1]
+    w = weight.reshape(groups, in_channels // groups, -1).transpose(0, 2, 1)
+    cols = xp.matmul(w, g.reshape(batch, groups, in_channels // groups, -1))
+    cols = cols.reshape((batch, groups * per_group) + tuple(kernel) + tuple(g.shape[2:]))
+    return col2im(cols, tuple(size), kernel, stride, pads, dilation)
+
+
+def _conv_weight_array(x, g, kernel, stride, pads, dilation, groups):
+    cols, _ = im2col(x, kernel, stride, pads, dilation, groups)
+    batch, out_channels = g.shape[:2]
+    grad = g.reshape(batch, groups, out_channels // groups, -1)
+    # (N, G, O/G, pixels) @ (N, G, pixels, C/G*k) summed over the batch.
+    out = array_module(x).matmul(grad, cols.swapaxes(-1, -2)).sum(axis=0)
+    return out.reshape((out_channels, x.shape[1] // groups) + tuple(kernel))
+
+
+def _bias_grad(grad, n):
+    return grad.sum(dim=(0,) + tuple(range(2, 2 + n)))
+
+
+class Conv(Function):
+    """N-d convolution (cross-correlation) with bias, stride, padding, dilation, groups."""
+
+    backward_name = "ConvolutionBackward0"
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, stride, pads, dilation, groups):
+        ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, pads, dilation, groups
+        ctx.save_for_backward(input, weight)
+        out = _conv_array(input, weight, stride, pads, dilation, groups)
+        if bias is not None:
+            out += bias.reshape((-1,) + (1,) * (input.ndim - 2))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        args = (ctx.stride, ctx.padding, ctx.dilation, ctx.groups)
+        grad_input = grad_weight = grad_bias = None
+        if need[0]:
+            grad_input = ConvTranspose.apply(grad, weight, None, *args, input.shape[2:])
+        if need[1]:
+            grad_weight = ConvWeight.apply(input, grad, weight.shape[2:], *args)
+        if len(need) > 2 and need[2]:
+            grad_bias = _bias_grad(grad, input.ndim - 2)
+        return grad_input, grad_weight, grad_bias, None, None, None, None
+
+
+class ConvTranspose(Function):
+    """Transposed convolution: the adjoint of ``Conv`` in its input (weight (Cin, Cout/g, *k))."""
+
+    backward_name = "ConvolutionBackward0"
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, stride, pads, dilation, groups, size):
+        ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, pads, dilation, groups
+        ctx.save_for_backward(input, weight)
+        out = _conv_transpose_array(input, weight, stride, pads, dilation, groups, size)
+        if bias is not None:
+            out += bias.reshape((-1,) + (1,) * (input.ndim - 2))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        args = (ctx.stride, ctx.padding, ctx.dilation, ctx.groups)
+        grad_input = grad_weight = grad_bias = None
+        if need[0]:
+            grad_input = Conv.apply(grad, weight, None, *args)
+        if need[1]:
+            grad_weight = ConvWeight.apply(grad, input, weight.shape[2:], *args)
+        if len(need) > 2 and need[2]:
+            grad_bias = _bias_grad(grad, input.ndim - 2)
+        return grad_input, grad_weight, grad_bias, None, None, None, None, None
+
+
+class ConvWeight(Function):
+    """The weight gradient of a convolution: correlate ``input`` with the output gradient."""
+
+    backward_name = "ConvolutionBackwardWeight0"
+
+    @staticmethod
+    def forward(ctx, input, grad, kernel, stride, pads, dilation, groups):
+        ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, pads, dilation, groups
+        ctx.save_for_backward(input, grad)
+        return _conv_weight_array(input, grad, tuple(kernel), stride, pads, dilation, groups)
+
+    @staticmethod
+    def backward(ctx, grad_weight):
+        input, grad = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        args = (ctx.stride, ctx.padding, ctx.dilation, ctx.groups)
+        grad_input = grad_grad = None
+        if need[0]:
+            grad_input = ConvTranspose.apply(grad, grad_weight, None, *args, input.shape[2:])
+        if need[1]:
+            grad_grad = Conv.apply(input, grad_weight, None, *args)
+        return grad_input, grad_grad, None, None, None, None, None
+
+
+def _check(input, weight, n: int, groups: int, transposed: bool, name: str) -> None:
+    if input.ndim != n + 2:
+        raise ValueError(f"{name} expects a batched ({n + 2}-d) input (N, C, ...), got shape "
+                         f"{tuple(input.shape)}")
+    if weight.ndim != n + 2:
+        raise ValueError(f"{name}: weight must be {n + 2}-d, got shape {tuple(weight.shape)}")
+    channels = input.shape[1]
+    expected = weight.shape[0] if transposed else weight.shape[1] * groups
+    if channels != expected or channels % groups:
+        raise ValueError(f"{name}: input has {channels} channels but weight "
+                         f"{tuple(weight.shape)} with groups={groups} expects {expected}")
+
+
+def _unbatched(input, n: int):
+    """Accept an unbatched (C, *S) input as PyTorch does."""
+    if input.ndim == n + 1:
+        return input.unsqueeze(0), True
+    return input, False
+
+
+def convolution(input, weight, bias, stride, padding, dilation, groups: int, n: int):
+    """Shared body of ``conv1d/2d/3d``."""
+    input, squeeze = _unbatched(input, n)
+    _check(input, weight, n, groups, False, f"conv{n}d")
+    stride = as_tuple(stride, n, "stride")
+    dilation = as_tuple(dilation, n, "dilation")
+    pads = conv_pads(padding, weight.shape[2:], dilation, stride, n)
+    out = Conv.apply(input, weight, bias, stride, pads, dilation, groups)
+    return out.squeeze(0) if squeeze else out
+
+
+def convolution_transpose(input, weight, bias, stride, padding, output_padding, groups: int,
+                          dilation, n: int):
+    """Shared body of ``conv_transpose1d/2d/3d``."""
+    input, squeeze = _unbatched(input, n)
+    _check(input, weight, n, groups, True, f"conv_transpose{n}d")
+    stride = as_tuple(stride, n, "stride")
+    dilation = as_tuple(dilation, n, "dilation")
+    padding = as_tuple(padding, n, "padding")
+    output_padding = as_tuple(output_padding, n, "output_padding")
+    for op, s, d in zip(output_padding, stride, dilation):
+        if op >= max(s, d):
+            raise ValueError(f"output_padding {output_padding} must be smaller than stride "
+                             f"{stride} or dilation {dilation}")
+    kernel = weight.shape[2:]
+    size = tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1 for i, s, p, d, k, op in
+                 zip(input.shape[2:], stride, padding, dilation, kernel, output_padding))
+    pads = tuple((p, p) for p in padding)
+    out = ConvTranspose.apply(input, weight, bias, stride, pads, dilation, groups, size)
+    return out.squeeze(0) if squeeze else out

@@ -1,0 +1,160 @@
+"""linear (``AddmmBackward0`` like PyTorch), embedding, one_hot and scaled dot-product attention.
+
+Example
+-------
+>>> from vizgrad.nn import functional as F
+>>> F.linear(x, weight, bias).grad_fn.name()      # x 2-d
+'AddmmBackward0'
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..core.backend import array_module
+from ..core.function import Function
+from ..core.tensor import Tensor
+from .indexing import IndexBackward
+from .nn_activation import dropout, softmax
+from .select import where
+
+
+class Addmm(Function):
+    """``bias + input @ weight.T`` for a 2-d input: the fused linear layer."""
+
+    @staticmethod
+    def forward(ctx, bias, input, weight):
+        ctx.save_for_backward(input, weight)
+        return array_module(input).matmul(input, weight.T) + bias
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        # The bias gradient is ``grad`` itself; the engine sums it to the bias's shape.
+        grad_input = grad @ weight if need[1] else None
+        grad_weight = grad.t() @ input if need[2] else None
+        return grad, grad_input, grad_weight
+
+
+class Embedding(Function):
+    """Rows of ``weight`` picked by integer ``indices``; ``padding_idx`` rows get no gradient."""
+
+    @staticmethod
+    def forward(ctx, weight, indices, padding_idx):
+        ctx.weight_shape, ctx.padding_idx = weight.shape, padding_idx
+        ctx.save_for_backward(indices)
+        return weight[indices]
+
+    @staticmethod
+    def backward(ctx, grad):
+        (indices,) = ctx.saved_tensors
+        indices = indices.data
+        if ctx.padding_idx is not None:
+            keep = (indices != ctx.padding_idx)[..., None].astype(grad.dtype)
+            grad = grad * Tensor._make(keep)
+        return IndexBackward.apply(grad, indices, ctx.weight_shape, True), None, None
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias`` with ``weight`` of shape (out_features, in_features).
+
+    Example
+    -------
+    >>> linear(vizgrad.randn(8, 3), vizgrad.randn(4, 3), vizgrad.zeros(4)).shape
+    (8, 4)
+    """
+    if bias is None:
+        return input @ weight.t()
+    if input.ndim == 2:
+        return Addmm.apply(bias, input, weight)
+    if input.ndim < 2:
+        return input @ weight.t() + bias
+    lead = input.shape[:-1]
+    flat = Addmm.apply(bias, input.reshape(-1, input.shape[-1]), weight)
+    return flat.reshape(lead + (weight.shape[0],))
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Look up rows of ``weight`` (num_embeddings, dim) by the integer tensor ``input``.
+
+    Example
+    -------
+    >>> embedding(vizgrad.tensor([[0, 2]]), table, padding_idx=0).shape   # (1, 2, dim)
+    """
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are "
+                                  "not supported")
+    indices = input.data if isinstance(input, Tensor) else input
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"embedding indices must be integers, got {indices.dtype}")
+    if padding_idx is not None:
+        count = weight.shape[0]
+        if not -count <= padding_idx < count:
+            raise ValueError(f"padding_idx {padding_idx} is out of range for {count} embeddings")
+        padding_idx %= count
+    index_tensor = input if isinstance(input, Tensor) else Tensor._make(indices)
+    return Embedding.apply(weight, index_tensor, padding_idx)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot encoding with a new last dimension (no gradient).
+
+    Example
+    -------
+    >>> one_hot(vizgrad.tensor([0, 2]), 3).tolist()
+    [[1, 0, 0], [0, 0, 1]]
+    """
+    indices = tensor.data
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"one_hot is only applicable to index tensors, got {indices.dtype}")
+    xp = array_module(indices)
+    if num_classes < 0:
+        num_classes = int(indices.max()) + 1 if indices.size else 0
+    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= num_classes):
+        raise ValueError(f"one_hot: class values must be in [0, {num_classes})")
+    return Tensor._make((indices[..., None] == xp.arange(num_classes)).astype(xp.int64))
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """``softmax(q @ k^T * scale + mask) @ v``, as PyTorch's reference math.
+
+    A boolean ``attn_mask`` marks the positions that may be attended to; a float
+    mask is added to the scores.  ``is_causal`` applies a lower-triangular mask.
+
+    Example
+    -------
+    >>> scaled_dot_product_attention(q, k, v, is_causal=True).shape   # q's shape[:-1] + (Ev,)
+    """
+    if is_causal and attn_mask is not None:
+        raise ValueError("scaled_dot_product_attention: pass either attn_mask or is_causal")
+    if enable_gqa and query.ndim >= 3 and query.shape[-3] != key.shape[-3]:
+        repeat = query.shape[-3] // key.shape[-3]
+        key = _repeat_heads(key, repeat)
+        value = _repeat_heads(value, repeat)
+    length, source = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = (query @ key.transpose(-2, -1)) * scale
+    xp = array_module(query.data)
+    if is_causal:
+        attn_mask = Tensor._make(xp.tril(xp.ones((length, source), dtype=bool)))
+    if attn_mask is not None:
+        if attn_mask.dtype.kind == "b":
+            scores = where(attn_mask.data, scores, -math.inf)
+        else:
+            scores = scores + attn_mask
+    weights = softmax(scores, dim=-1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training=True)
+    return weights @ value
+
+
+def _repeat_heads(tensor: Tensor, repeat: int) -> Tensor:
+    shape = tensor.shape
+    expanded = tensor.unsqueeze(-3).expand(shape[:-2] + (repeat,) + shape[-2:])
+    return expanded.reshape(shape[:-3] + (shape[-3] * repeat,) + shape[-2:])

@@ -1,0 +1,136 @@
+"""layer_norm, batch_norm, group_norm: compositions of differentiable ops.
+
+Each normalises ``x`` to zero mean and unit (biased) variance over some axes and
+applies an optional affine ``weight``/``bias``.  Being compositions, they get
+every order of gradient from the ops they are made of, and the graph shows the
+steps (mean, centring, variance, scaling).
+
+Example
+-------
+>>> from vizgrad.nn import functional as F
+>>> F.layer_norm(x, x.shape[-1:]).mean(-1)        # ~0 for every row
+"""
+
+from __future__ import annotations
+
+from ..core.state import no_grad
+from ..core.tensor import Tensor
+
+
+def _normalize(input: Tensor, dims: tuple[int, ...], eps: float) -> tuple[Tensor, Tensor]:
+    """``(x - mean) / sqrt(var + eps)`` over ``dims`` and the biased variance (keepdim)."""
+    mean = input.mean(dim=dims, keepdim=True)
+    centred = input - mean
+    variance = (centred * centred).mean(dim=dims, keepdim=True)
+    return centred * (variance + eps) ** -0.5, variance
+
+
+def _channel_shape(input: Tensor) -> tuple[int, ...]:
+    return (1, input.shape[1]) + (1,) * (input.ndim - 2)
+
+
+def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None,
+            shape: tuple[int, ...] | None = None) -> Tensor:
+    if weight is not None:
+        out = out * (weight if shape is None else weight.reshape(shape))
+    if bias is not None:
+        out = out + (bias if shape is None else bias.reshape(shape))
+    return out
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the trailing ``normalized_shape`` dimensions.
+
+    Example
+    -------
+    >>> layer_norm(x, (x.shape[-1],), weight, bias)
+    """
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    count = len(tuple(normalized_shape))
+    if tuple(input.shape[input.ndim - count:]) != tuple(normalized_shape):
+        raise ValueError(f"layer_norm: normalized_shape {tuple(normalized_shape)} does not "
+                         f"match the trailing dimensions of input {tuple(input.shape)}")
+    dims = tuple(range(input.ndim - count, input.ndim))
+    out, _ = _normalize(input, dims, eps)
+    return _affine(out, weight, bias)
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (dim 1) over the batch and spatial dimensions.
+
+    In training the batch statistics are used and, when given, ``running_mean``
+    and ``running_var`` are updated in place (without recording a graph):
+    ``running = (1 - momentum) * running + momentum * batch_stat``, with the
+    unbiased batch variance, as PyTorch does.  In evaluation the running
+    statistics are used.
+
+    Example
+    -------
+    >>> batch_norm(x, mean, var, training=True, momentum=0.1)    # updates mean, var
+    """
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm expects (N, C, ...) input, got shape {tuple(input.shape)}")
+    shape = _channel_shape(input)
+    dims = (0,) + tuple(range(2, input.ndim))
+    if training:
+        count = input.numel() // input.shape[1]
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got "
+                             f"input size {tuple(input.shape)}")
+        out, variance = _normalize(input, dims, eps)
+        if running_mean is not None or running_var is not None:
+            _update_running(input, variance, running_mean, running_var, momentum, count, dims)
+        return _affine(out, weight, bias, shape)
+    if running_mean is None or running_var is None:
+        raise ValueError("batch_norm in evaluation mode needs running_mean and running_var")
+    scale = (running_var.reshape(shape) + eps) ** -0.5
+    out = (input - running_mean.reshape(shape)) * scale
+    return _affine(out, weight, bias, shape)
+
+
+def _update_running(input, variance, running_mean, running_var, momentum, count, dims):
+    with no_grad():
+        if running_mean is not None:
+            batch_mean = input.detach().mean(dim=dims)
+            running_mean.mul_(1.0 - momentum).add_(batch_mean * momentum)
+        if running_var is not None:
+            unbiased = variance.detach().reshape(-1) * (count / (count - 1))
+            running_var.mul_(1.0 - momentum).add_(unbiased.to(running_var.dtype) * momentum)
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise groups of channels of (N, C, ...) per sample.
+
+    Example
+    -------
+    >>> group_norm(x, num_groups=2, weight=gamma, bias=beta)
+    """
+    batch, channels = input.shape[:2]
+    if channels % num_groups:
+        raise ValueError(f"group_norm: {channels} channels are not divisible into "
+                         f"{num_groups} groups")
+    grouped = input.reshape(batch, num_groups, -1)
+    out, _ = _normalize(grouped, (2,), eps)
+    return _affine(out.reshape(input.shape), weight, bias, _channel_shape(input))
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of each sample over its spatial dimensions.
+
+    Example
+    -------
+    >>> instance_norm(images)          # (N, C, H, W), each (n, c) plane ~N(0, 1)
+    """
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    dims = tuple(range(2, input.ndim))
+    out, _ = _normalize(input, dims, eps)
+    return _affine(out, weight, bias, _channel_shape(input))

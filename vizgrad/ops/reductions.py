@@ -1,0 +1,421 @@
+"""More reductions: var, std, prod, max/min (with and without dim), amax/amin, argmax/argmin,
+logsumexp and vector norms.  ``reduction.py`` holds sum and mean, ``cumulative.py``
+cumsum and cumprod.
+
+Gradients at ties and zeros follow PyTorch: max/amax share a tie evenly, ``max(dim)``
+sends the gradient to the returned index, ``prod`` is exact when inputs contain zeros.
+
+Example
+-------
+>>> x = vizgrad.tensor([[1.0, 3.0], [3.0, 0.0]], requires_grad=True)
+>>> values, indices = x.max(dim=1)
+>>> indices.tolist(), values.grad_fn.name()
+([1, 0], 'MaxBackward0')
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+from ..core.backend import array_module
+from ..core.function import Function
+from ..core.tensor import Tensor
+from .methods import install
+from .reduction import expand_reduced, normalize_dims
+from .select import where
+
+#: The ``(values, indices)`` pair returned by ``max(dim)`` / ``min(dim)``.
+ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
+
+
+def _count(shape, dims):
+    return math.prod(shape[d] for d in dims)
+
+
+def _keep_shape(shape, dims):
+    return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+def _axis(dims, ndim):
+    return dims if ndim else None
+
+
+def _const(array, like):
+    return Tensor._make(array.astype(like.dtype, copy=False))
+
+
+class Var(Function):
+    @staticmethod
+    def forward(ctx, input, dim, correction, keepdim):
+        dims = normalize_dims(dim, input.ndim)
+        ctx.dim, ctx.correction, ctx.keepdim = dims, correction, keepdim
+        ctx.save_for_backward(input)
+        return array_module(input).var(input, axis=_axis(dims, input.ndim), ddof=correction,
+                                       keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        dims = ctx.dim
+        scale = 2.0 / (_count(x.shape, dims) - ctx.correction)
+        centered = x - x.mean(dim=dims, keepdim=True)
+        return expand_reduced(grad, x.shape, dims, ctx.keepdim) * centered * scale, None, None, None
+
+
+class Std(Function):
+    @staticmethod
+    def forward(ctx, input, dim, correction, keepdim):
+        dims = normalize_dims(dim, input.ndim)
+        ctx.dim, ctx.correction, ctx.keepdim = dims, correction, keepdim
+        xp = array_module(input)
+        # Full reductions give NumPy scalars; saved values must be arrays to be recognised.
+        result = xp.asarray(xp.std(input, axis=_axis(dims, input.ndim), ddof=correction,
+                                   keepdims=keepdim))
+        ctx.save_for_backward(input, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        dims = ctx.dim
+        zero = result.data == 0
+        # A constant slice has std 0: PyTorch gives it a zero gradient, not nan.
+        scale = where(zero, 0.0, grad / where(zero, 1.0, result))
+        scale = expand_reduced(scale, x.shape, dims, ctx.keepdim)
+        centered = x - x.mean(dim=dims, keepdim=True)
+        return scale * centered / (_count(x.shape, dims) - ctx.correction), None, None, None
+
+
+def _others_product(x, dim):
+    """At each position, the product of the other entries along ``dim`` (exact with zeros)."""
+    from .cumulative import cumprod
+    from .join import cat
+    from .shaping import flip, narrow
+
+    n = x.shape[dim]
+    xp = array_module(x.data)
+    ones = _const(xp.ones(_keep_shape(x.shape, (dim,))), x.data)
+    if n <= 1:
+        return ones.expand(x.shape)
+    head = narrow(x, dim, 0, n - 1)
+    tail = narrow(flip(x, dim), dim, 0, n - 1)
+    before = cumprod(cat([ones, head], dim), dim)
+    after = flip(cumprod(cat([ones, tail], dim), dim), dim)
+    return before * after
+
+
+class Prod(Function):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return array_module(input).prod(input)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * _others_product(x.reshape(-1), 0).reshape(x.shape)
+
+
+class ProdDim(Function):
+    backward_name = "ProdBackward1"
+
+    @staticmethod
+    def forward(ctx, input, dim, keepdim):
+        (dim,) = normalize_dims(dim, input.ndim)
+        ctx.dim, ctx.keepdim = dim, keepdim
+        ctx.save_for_backward(input)
+        return array_module(input).prod(input, axis=dim, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        grad = expand_reduced(grad, x.shape, (ctx.dim,), ctx.keepdim)
+        return grad * _others_product(x, ctx.dim), None, None
+
+
+def _tie_weights(x, extreme, dims):
+    """1/count on the entries equal to their slice's extreme, 0 elsewhere (PyTorch's split)."""
+    mask = x == extreme
+    return (mask / mask.sum(axis=_axis(dims, x.ndim), keepdims=True)).astype(x.dtype)
+
+
+class Amax(Function):
+    @staticmethod
+    def forward(ctx, input, dim, keepdim):
+        dims = normalize_dims(dim, input.ndim)
+        ctx.dim, ctx.keepdim = dims, keepdim
+        xp = array_module(input)
+        extreme = xp.amax(input, axis=_axis(dims, input.ndim), keepdims=True)
+        ctx.save_named("weights", _tie_weights(input, extreme, dims))
+        return extreme if keepdim else extreme.reshape(
+            tuple(s for i, s in enumerate(input.shape) if i not in dims))
+
+    @staticmethod
+    def backward(ctx, grad):
+        weights = ctx._saved_weights
+        return expand_reduced(grad, weights.shape, ctx.dim, ctx.keepdim) * weights, None, None
+
+
+class Amin(Amax):
+    @staticmethod
+    def forward(ctx, input, dim, keepdim):
+        return Amax.forward(ctx, -input, dim, keepdim) * -1
+
+
+class Max(Function):
+    """``max(input)``: the largest value; ties share the gradient evenly."""
+
+    backward_name = "MaxBackward1"
+
+    @staticmethod
+    def forward(ctx, input):
+        result = array_module(input).max(input)
+        ctx.save_named("weights", _tie_weights(input, result, tuple(range(input.ndim))))
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx._saved_weights
+
+
+class Min(Max):
+    backward_name = "MinBackward1"
+
+    @staticmethod
+    def forward(ctx, input):
+        return Max.forward(ctx, -input) * -1
+
+
+class MaxDim(Function):
+    """``max(input, dim)`` -> (values, indices); the gradient goes to the returned index."""
+
+    backward_name = "MaxBackward0"
+
+    @staticmethod
+    def forward(ctx, input, dim, keepdim):
+        (dim,) = normalize_dims(dim, input.ndim)
+        xp = array_module(input)
+        kept = xp.expand_dims(xp.argmax(input, axis=dim), dim)
+        return _select_along(ctx, xp, input, kept, dim, keepdim)
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices=None):
+        from .scatter_gather import scatter
+
+        index = ctx._saved_index
+        grad = expand_reduced(grad, index.shape, (ctx.dim,), ctx.keepdim)
+        zeros = Tensor._make(array_module(grad.data).zeros(ctx.input_shape, grad.data.dtype))
+        return scatter(zeros, ctx.dim, index, grad), None, None
+
+
+class MinDim(MaxDim):
+    backward_name = "MinBackward0"
+
+    @staticmethod
+    def forward(ctx, input, dim, keepdim):
+        (dim,) = normalize_dims(dim, input.ndim)
+        xp = array_module(input)
+        kept = xp.expand_dims(xp.argmin(input, axis=dim), dim)
+        return _select_along(ctx, xp, input, kept, dim, keepdim)
+
+
+def _arg(xp, input, dim, smallest):
+    return xp.argmin(input, axis=dim) if smallest else xp.argmax(input, axis=dim)
+
+
+def _select_along(ctx, xp, input, kept, dim, keepdim):
+    kept = kept.astype(xp.int64, copy=False)
+    values = xp.take_along_axis(input, kept, axis=dim)
+    ctx.dim, ctx.keepdim, ctx.input_shape = dim, keepdim, input.shape
+    ctx.save_named("index", kept.reshape(kept.shape))
+    if not keepdim:
+        values, kept = xp.squeeze(values, axis=dim), xp.squeeze(kept, axis=dim)
+    ctx.mark_non_differentiable(kept)
+    return values, kept
+
+
+class Logsumexp(Function):
+    @staticmethod
+    def forward(ctx, input, dim, keepdim):
+        dims = normalize_dims(dim, input.ndim)
+        ctx.dim, ctx.keepdim = dims, keepdim
+        xp = array_module(input)
+        axis = _axis(dims, input.ndim)
+        peak = xp.amax(input, axis=axis, keepdims=True)
+        peak = xp.where(xp.isfinite(peak), peak, 0)  # all -inf slices stay -inf, not nan
+        result = xp.log(xp.exp(input - peak).sum(axis=axis, keepdims=True)) + peak
+        if not keepdim:
+            result = result.reshape(tuple(s for i, s in enumerate(input.shape) if i not in dims))
+        ctx.save_for_backward(input, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .unary import exp
+
+        x, result = ctx.saved_tensors
+        kept = _keep_shape(x.shape, ctx.dim)
+        return expand_reduced(grad, x.shape, ctx.dim, ctx.keepdim) * exp(
+            x - result.reshape(kept)), None, None
+
+
+class Norm(Function):
+    """Vector p-norm over ``dim`` (all elements by default); p may be inf, -inf, 0, 'fro'."""
+
+    backward_name = "LinalgVectorNormBackward0"
+
+    @staticmethod
+    def forward(ctx, input, p, dim, keepdim):
+        dims = normalize_dims(dim, input.ndim)
+        ctx.p, ctx.dim, ctx.keepdim = p, dims, keepdim
+        xp = array_module(input)
+        axis, magnitude = _axis(dims, input.ndim), xp.abs(input)
+        if p == 2:
+            result = xp.sqrt((input * input).sum(axis=axis, keepdims=keepdim))
+        elif p == 1:
+            result = magnitude.sum(axis=axis, keepdims=keepdim)
+        elif p == math.inf:
+            result = xp.amax(magnitude, axis=axis, keepdims=keepdim)
+        elif p == -math.inf:
+            result = xp.amin(magnitude, axis=axis, keepdims=keepdim)
+        elif p == 0:
+            result = (input != 0).sum(axis=axis, keepdims=keepdim).astype(input.dtype)
+        else:
+            result = (magnitude ** p).sum(axis=axis, keepdims=keepdim) ** (1.0 / p)
+        result = xp.asarray(result)
+        ctx.save_for_backward(input, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        p, dims, xd = ctx.p, ctx.dim, x.data
+        xp = array_module(xd)
+        grad = expand_reduced(grad, x.shape, dims, ctx.keepdim)
+        sign = xp.sign(xd)
+        if p == 0:
+            return grad * 0.0, None, None, None
+        if p == 1:
+            return grad * sign, None, None, None
+        norm = expand_reduced(result, x.shape, dims, ctx.keepdim)
+        if math.isinf(p):
+            # Ties share the gradient evenly, like amax.
+            weights = _tie_weights(xp.abs(xd), norm.data, dims)
+            return grad * (weights * sign), None, None, None
+        zero = norm.data == 0
+        scale = where(zero, 0.0, grad / where(zero, 1.0, norm) ** (p - 1))
+        if p == 2:
+            return scale * x, None, None, None
+        magnitude = where(xd == 0, 1.0, x * sign)  # |x| with a harmless 1 where x == 0
+        return scale * (magnitude ** (p - 1) * sign), None, None, None
+
+
+def _correction(correction, unbiased):
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
+        ) -> Tensor:
+    """Variance over ``dim`` (all elements by default) with Bessel's ``correction``.
+
+    >>> vizgrad.tensor([1.0, 2.0, 3.0, 4.0], dtype="float64").var().item()
+    1.6666666666666667
+    """
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    return Var.apply(input, dim, _correction(correction, unbiased), keepdim)
+
+
+def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
+        ) -> Tensor:
+    """Standard deviation over ``dim`` (all elements by default); see ``var``."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    return Std.apply(input, dim, _correction(correction, unbiased), keepdim)
+
+
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, dtype=None) -> Tensor:
+    """Product of all elements, or along ``dim``; exact gradients when zeros are present."""
+    if dtype is not None:
+        input = input.to(dtype)
+    return Prod.apply(input) if dim is None else ProdDim.apply(input, dim, keepdim)
+
+
+def max(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's name
+    """``max(x)`` -> value; ``max(x, dim)`` -> ``(values, indices)``; ``max(x, y)`` -> maximum."""
+    if isinstance(dim, Tensor):
+        from .bounds import maximum
+
+        return maximum(input, dim)
+    if dim is None:
+        return Max.apply(input)
+    return ValuesIndices(*MaxDim.apply(input, dim, keepdim))
+
+
+def min(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's name
+    """``min(x)`` -> value; ``min(x, dim)`` -> ``(values, indices)``; ``min(x, y)`` -> minimum."""
+    if isinstance(dim, Tensor):
+        from .bounds import minimum
+
+        return minimum(input, dim)
+    if dim is None:
+        return Min.apply(input)
+    return ValuesIndices(*MinDim.apply(input, dim, keepdim))
+
+
+def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """Largest values over ``dim`` (all by default); ties share the gradient evenly."""
+    return Amax.apply(input, None if dim == () else dim, keepdim)
+
+
+def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """Smallest values over ``dim`` (all by default); ties share the gradient evenly."""
+    return Amin.apply(input, None if dim == () else dim, keepdim)
+
+
+def _arg_reduce(input, dim, keepdim, smallest):
+    data = input.data
+    xp = array_module(data)
+    if dim is None:
+        flat = _arg(xp, data.reshape(-1), 0, smallest)
+        out = flat.reshape((1,) * data.ndim) if keepdim else flat
+    else:
+        (axis,) = normalize_dims(dim, data.ndim)
+        out = _arg(xp, data, axis, smallest)
+        out = xp.expand_dims(out, axis) if keepdim else out
+    return Tensor._make(xp.asarray(out, dtype=xp.int64))
+
+
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the largest value (first one on ties); not differentiable."""
+    return _arg_reduce(input, dim, keepdim, smallest=False)
+
+
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the smallest value (first one on ties); not differentiable."""
+    return _arg_reduce(input, dim, keepdim, smallest=True)
+
+
+def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
+    return Logsumexp.apply(input, dim, keepdim)
+
+
+def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    """Vector norm (``p`` = 1, 2, inf, -inf, 0, any number, or 'fro' = 2) over ``dim``."""
+    if dtype is not None:
+        input = input.to(dtype)
+    if p == "fro" or p is None:
+        p = 2
+    if isinstance(p, str):
+        raise ValueError(f"norm: p={p!r} is not supported (use a number, inf or 'fro')")
+    return Norm.apply(input, float(p), dim, keepdim)
+
+
+install({
+    "var": var, "std": std, "prod": prod, "max": max, "min": min, "amax": amax, "amin": amin,
+    "argmax": argmax, "argmin": argmin, "logsumexp": logsumexp, "norm": norm,
+})

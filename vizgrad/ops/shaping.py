@@ -1,0 +1,271 @@
+"""Shape ops that copy or rearrange: flatten/unflatten, repeat/tile, flip, roll, narrow and
+pad (constant, reflect, replicate, circular).  Gather/scatter-style indexing is in
+``scatter_gather.py``.
+
+Example
+-------
+>>> x = vizgrad.arange(6.0).reshape(2, 3).requires_grad_()
+>>> vizgrad.pad(x, (1, 1), mode="reflect").grad_fn.name()
+'ReflectionPad1DBackward0'
+"""
+
+from __future__ import annotations
+
+from ..core.backend import array_module
+from ..core.function import Function
+from ..core.tensor import Tensor
+from .methods import install
+from .views import reshape
+
+
+def _dims(dims, ndim):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return tuple(d % ndim for d in dims)
+
+
+class Repeat(Function):
+    @staticmethod
+    def forward(ctx, input, repeats):
+        repeats = tuple(repeats)
+        if len(repeats) < input.ndim:
+            raise ValueError(f"repeat: {len(repeats)} repeat counts given for a tensor with "
+                             f"{input.ndim} dims (need at least as many)")
+        ctx.input_shape, ctx.repeats = input.shape, repeats
+        padded = input.reshape((1,) * (len(repeats) - input.ndim) + input.shape)
+        return array_module(input).tile(padded, repeats)
+
+    @staticmethod
+    def backward(ctx, grad):
+        repeats = ctx.repeats
+        shape = (1,) * (len(repeats) - len(ctx.input_shape)) + ctx.input_shape
+        # Split each output dim into (copy, extent) and sum over the copies.
+        interleaved = tuple(n for pair in zip(repeats, shape) for n in pair)
+        summed = grad.reshape(interleaved).sum(dim=tuple(range(0, 2 * len(shape), 2)))
+        return summed.reshape(ctx.input_shape), None
+
+
+class Flip(Function):
+    @staticmethod
+    def forward(ctx, input, dims):
+        ctx.dims = _dims(dims, input.ndim)
+        # A copy, as in PyTorch (NumPy's flip would be a view sharing memory).
+        return array_module(input).flip(input, axis=ctx.dims).copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Flip.apply(grad, ctx.dims), None
+
+
+class Roll(Function):
+    @staticmethod
+    def forward(ctx, input, shifts, dims):
+        ctx.shifts, ctx.dims = shifts, dims
+        return array_module(input).roll(input, shifts, axis=dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        shifts = ctx.shifts
+        back = -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
+        return Roll.apply(grad, back, ctx.dims), None, None
+
+
+def _pad_pairs(pad, ndim):
+    """PyTorch's flat pad tuple (last dim first) as {dim: (before, after)}."""
+    if len(pad) % 2 or len(pad) // 2 > ndim:
+        raise ValueError(f"pad: the padding {tuple(pad)} must have an even length of at most "
+                         f"2 * {ndim} entries")
+    return {ndim - 1 - i: (pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)}
+
+
+class ConstantPadNd(Function):
+    """Pad with a constant; negative amounts crop (so backward is the opposite pad)."""
+
+    @staticmethod
+    def forward(ctx, input, pad, value):
+        ctx.pad, ctx.value = tuple(pad), value
+        pairs = _pad_pairs(pad, input.ndim)
+        crop, widths = [], []
+        for dim in range(input.ndim):
+            before, after = pairs.get(dim, (0, 0))
+            crop.append(slice(-min(before, 0), input.shape[dim] + min(after, 0)))
+            widths.append((max(before, 0), max(after, 0)))
+        return array_module(input).pad(input[tuple(crop)], widths, mode="constant",
+                                       constant_values=value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ConstantPadNd.apply(grad, tuple(-p for p in ctx.pad), 0), None, None
+
+
+def _pad_index(xp, n, before, after, mode):
+    """For each padded position along one dim, the input position it copies."""
+    position = xp.arange(-before, n + after)
+    if mode == "reflect":
+        if before >= n or after >= n:
+            raise ValueError(f"pad: reflect padding ({before}, {after}) must be smaller than "
+                             f"the dimension size {n}")
+        last = n - 1
+        return last - xp.abs(last - xp.abs(position))
+    if mode == "replicate":
+        return xp.clip(position, 0, n - 1)
+    if before > n or after > n:
+        raise ValueError(f"pad: circular padding ({before}, {after}) cannot exceed the "
+                         f"dimension size {n}")
+    return position % n
+
+
+class _IndexPad(Function):
+    """Padding that copies input entries (reflect/replicate/circular): a gather per dim,
+    so the backward is an ``index_add`` per dim (summing entries copied several times)."""
+
+    @staticmethod
+    def forward(ctx, input, pad, mode):
+        xp = array_module(input)
+        ctx.pad, ctx.mode, ctx.input_shape = tuple(pad), mode, input.shape
+        for dim, (before, after) in _pad_pairs(pad, input.ndim).items():
+            index = _pad_index(xp, input.shape[dim], before, after, mode)
+            input = xp.take(input, index, axis=dim)
+        return input
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .scatter_gather import IndexAdd
+
+        xp = array_module(grad.data)
+        pairs = list(_pad_pairs(ctx.pad, len(ctx.input_shape)).items())
+        shape = list(grad.shape)
+        for dim, (before, after) in reversed(pairs):
+            n = ctx.input_shape[dim]
+            shape[dim] = n
+            zeros = Tensor._make(xp.zeros(tuple(shape), dtype=grad.data.dtype))
+            grad = IndexAdd.apply(zeros, dim, _pad_index(xp, n, before, after, ctx.mode),
+                                  grad, 1)
+        return grad, None, None
+
+
+class ReflectionPad1D(_IndexPad):
+    pass
+
+
+class ReflectionPad2D(_IndexPad):
+    pass
+
+
+class ReflectionPad3D(_IndexPad):
+    pass
+
+
+class ReplicationPad1D(_IndexPad):
+    pass
+
+
+class ReplicationPad2D(_IndexPad):
+    pass
+
+
+class ReplicationPad3D(_IndexPad):
+    pass
+
+
+class CircularPad(_IndexPad):
+    pass
+
+
+_INDEX_PADS = {
+    ("reflect", 1): ReflectionPad1D, ("reflect", 2): ReflectionPad2D,
+    ("reflect", 3): ReflectionPad3D, ("replicate", 1): ReplicationPad1D,
+    ("replicate", 2): ReplicationPad2D, ("replicate", 3): ReplicationPad3D,
+}
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad ``input`` (PyTorch's convention: ``(left, right, top, bottom, ...)``, last dim first).
+
+    ``mode`` is 'constant' (negative amounts crop), 'reflect', 'replicate' or 'circular'.
+
+    >>> vizgrad.pad(vizgrad.ones(2, 2), (1, 0), value=5.0).tolist()
+    [[5.0, 1.0, 1.0], [5.0, 1.0, 1.0]]
+    """
+    pad = tuple(int(p) for p in pad)
+    if mode == "constant":
+        return ConstantPadNd.apply(input, pad, 0.0 if value is None else value)
+    if mode == "circular":
+        return CircularPad.apply(input, pad, mode)
+    fn = _INDEX_PADS.get((mode, len(pad) // 2))
+    if fn is None:
+        raise ValueError(f"pad: mode {mode!r} with {len(pad) // 2} padded dims is not supported "
+                         "(modes: constant, reflect, replicate, circular; 1 to 3 dims)")
+    return fn.apply(input, pad, mode)
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dims ``start_dim..end_dim`` into one (a view where possible)."""
+    shape = input.shape
+    if not shape:
+        return reshape(input, (1,))
+    start, end = start_dim % len(shape), end_dim % len(shape)
+    if start > end:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    if start == end:
+        return input
+    middle = 1
+    for extent in shape[start:end + 1]:
+        middle *= extent
+    return reshape(input, shape[:start] + (middle,) + shape[end + 1:])
+
+
+def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
+    """Split dim ``dim`` into ``sizes`` (one entry may be -1)."""
+    shape = input.shape
+    dim %= len(shape)
+    return reshape(input, shape[:dim] + tuple(sizes) + shape[dim + 1:])
+
+
+def _sizes(sizes):
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        return tuple(sizes[0])
+    return tuple(sizes)
+
+
+def repeat(input: Tensor, *repeats) -> Tensor:
+    """Tile ``input`` ``repeats[d]`` times along each dim (PyTorch's ``Tensor.repeat``)."""
+    return Repeat.apply(input, _sizes(repeats))
+
+
+def tile(input: Tensor, dims) -> Tensor:
+    """Like ``repeat``, but missing leading counts mean 1."""
+    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    dims = (1,) * (input.ndim - len(dims)) + dims
+    return Repeat.apply(input, dims)
+
+
+def flip(input: Tensor, dims) -> Tensor:
+    """Reverse the order along ``dims`` (a copy)."""
+    return Flip.apply(input, dims)
+
+
+def roll(input: Tensor, shifts, dims=None) -> Tensor:
+    """Rotate entries by ``shifts`` along ``dims`` (the flattened tensor when dims is None)."""
+    if isinstance(shifts, list):
+        shifts = tuple(shifts)
+    if isinstance(dims, list):
+        dims = tuple(dims)
+    return Roll.apply(input, shifts, dims)
+
+
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``length`` entries of dim ``dim`` from ``start`` (a view, ``SliceBackward0``)."""
+    from .indexing import Slice
+
+    dim %= input.ndim
+    start = int(start) % input.shape[dim] if start < 0 else int(start)
+    if start + length > input.shape[dim]:
+        raise IndexError(f"narrow: start {start} + length {length} exceeds dimension {dim} "
+                         f"of size {input.shape[dim]}")
+    return Slice.apply(input, (slice(None),) * dim + (slice(start, start + length),))
+
+
+install({
+    "flatten": flatten, "unflatten": unflatten, "repeat": repeat, "tile": tile, "flip": flip,
+    "roll": roll, "narrow": narrow,
+})
