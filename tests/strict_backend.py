@@ -1,0 +1,412 @@
+"""A strict array backend for tests: arrays that refuse silent conversion to NumPy.
+
+CuPy arrays cannot be turned into NumPy arrays behind the user's back, and CuPy's
+functions refuse NumPy arrays.  ``StrictArray`` behaves the same way on the CPU:
+it wraps an ``ndarray`` (it is *not* a subclass) and
+
+- ``numpy.asarray(strict)`` raises ``TypeError`` (``__array__``), and so does every
+  ``numpy.<function>(strict)`` or ``numpy.<ufunc>(strict)`` call
+  (``__array_function__`` / ``__array_ufunc__``): ops must use the module that
+  ``vizgrad.core.backend.array_module(x)`` returns;
+- operators, indexing, attributes and ndarray methods return ``StrictArray``s
+  (reductions give 0-d arrays, as CuPy's do);
+- mixing a ``StrictArray`` with a plain ``ndarray`` in an operator, in an
+  assignment or in a ``strict_numpy`` function raises ``TypeError``.
+
+``strict_numpy`` is the array module of ``StrictArray``: every NumPy function and
+ufunc, wrapped to unwrap ``StrictArray`` arguments and wrap array results.
+Importing this module registers the pair with ``vizgrad.core.backend``.
+
+Example
+-------
+>>> x = vizgrad.tensor(StrictArray(np.ones(3)), requires_grad=True)
+>>> (x.exp() * 2).sum().backward()       # any stray ``np.`` call on data raises
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import operator
+import threading
+import types
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from vizgrad.core import backend
+
+
+class StrictArray:
+    """An ndarray wrapper that never converts itself to NumPy implicitly."""
+
+    __slots__ = ("_a", "__weakref__")
+    __array_priority__ = 10_000
+    __hash__ = None  # type: ignore[assignment] - arrays are unhashable, as in NumPy/CuPy
+
+    def __init__(self, array: Any) -> None:
+        if isinstance(array, StrictArray):
+            array = array._a
+        elif not isinstance(array, np.ndarray):
+            array = np.asarray(array)
+        self._a = array
+
+    # -- the refusals ----------------------------------------------------------------
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise TypeError(
+            "implicit conversion of a StrictArray to a NumPy array is not allowed (CuPy "
+            "refuses it too): a numpy function was called on tensor data. Use "
+            "xp = vizgrad.core.backend.array_module(x) and xp.<function>.")
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        # A NumPy scalar combined with an array (``np.float64(2) * x``) works on CuPy;
+        # anything else that reaches here is a call through the numpy module.
+        others = [v for v in inputs if v is not self and not isinstance(v, StrictArray)]
+        if method == "__call__" and others and all(isinstance(v, np.generic) for v in others) \
+                and "out" not in kwargs:
+            return _wrap(getattr(ufunc, method)(*_unwrap(inputs), **kwargs))
+        raise TypeError(
+            f"numpy.{ufunc.__name__} was called on a StrictArray: ops must call the array "
+            "module of their data (xp = array_module(x); xp.{ufunc.__name__}(...)), never "
+            "numpy directly, or the op breaks on CuPy. (A NumPy array mixed with a "
+            "StrictArray in an operator lands here too.)")
+
+    def __array_function__(self, func: Any, types_: Any, args: Any, kwargs: Any) -> Any:
+        raise TypeError(
+            f"numpy.{func.__name__} was called on a StrictArray: ops must call the array "
+            f"module of their data (xp = array_module(x); xp.{func.__name__}(...)), never "
+            "numpy directly, or the op breaks on CuPy.")
+
+    # -- explicit transfer (CuPy's ``.get()``) ---------------------------------------
+    def get(self) -> np.ndarray:
+        """A host copy: the only way to a NumPy array, as ``cupy.ndarray.get()``."""
+        return self._a.copy()
+
+    # -- attributes ------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._a.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._a.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._a.ndim
+
+    @property
+    def size(self) -> int:
+        return self._a.size
+
+    @property
+    def itemsize(self) -> int:
+        return self._a.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._a.nbytes
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        return self._a.strides
+
+    @property
+    def flags(self) -> Any:
+        return self._a.flags
+
+    @property
+    def T(self) -> StrictArray:
+        return StrictArray(self._a.T)
+
+    @property
+    def mT(self) -> StrictArray:
+        return StrictArray(self._a.mT)
+
+    @property
+    def real(self) -> StrictArray:
+        return StrictArray(self._a.real)
+
+    @property
+    def imag(self) -> StrictArray:
+        return StrictArray(self._a.imag)
+
+    @property
+    def base(self) -> StrictArray | None:
+        return None if self._a.base is None else StrictArray(self._a.base)
+
+    def __getattr__(self, name: str) -> Any:
+        # Dunders (``__array_interface__``, ``__array_struct__`` ...) must not reach the
+        # ndarray: NumPy would use them to convert silently.
+        if name.startswith("__") or name in _BLOCKED_ATTRIBUTES:
+            raise AttributeError(f"StrictArray has no attribute {name!r}")
+        value = getattr(self._a, name)
+        if callable(value):
+            return _wrap_callable(value, f"StrictArray.{name}")
+        return _wrap(value)
+
+    # -- Python protocol -------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"StrictArray({self._a!r})"
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+    def __iter__(self) -> Iterator[StrictArray]:
+        for row in self._a:
+            yield _wrap(row)
+
+    def __bool__(self) -> bool:
+        return bool(self._a)
+
+    def __float__(self) -> float:
+        return float(self._a)
+
+    def __int__(self) -> int:
+        return int(self._a)
+
+    def __complex__(self) -> complex:
+        return complex(self._a)
+
+    def __getitem__(self, key: Any) -> Any:
+        key = _unwrap_key(key)
+        out = self._a[key]
+        if isinstance(out, np.generic):  # CuPy gives a 0-d view, not a scalar copy
+            out = self._a[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
+        return StrictArray(out)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._a[_unwrap_key(key)] = _unwrap(value, "StrictArray.__setitem__")
+
+    def __copy__(self) -> StrictArray:
+        return StrictArray(self._a.copy())
+
+    def __deepcopy__(self, memo: dict) -> StrictArray:
+        return StrictArray(self._a.copy())
+
+    def __reduce__(self) -> tuple:
+        return (StrictArray, (self._a,))
+
+
+# These hand out NumPy objects that see the raw host buffer (CuPy has no such thing).
+_BLOCKED_ATTRIBUTES = frozenset({"flat", "ctypes", "data"})
+
+
+def _binary(op: Any, name: str) -> tuple:
+    def forward(self: StrictArray, other: Any) -> Any:
+        if isinstance(other, StrictArray):
+            return _wrap(op(self._a, other._a))
+        if isinstance(other, np.ndarray):
+            raise _mixing_error(name)
+        if isinstance(other, (bool, int, float, complex, np.generic)):
+            return _wrap(op(self._a, other))
+        return NotImplemented  # e.g. a vizgrad Tensor: let its reflected operator run
+
+    def reflected(self: StrictArray, other: Any) -> Any:
+        if isinstance(other, np.ndarray):
+            raise _mixing_error(name)
+        if isinstance(other, (bool, int, float, complex, np.generic)):
+            return _wrap(op(other, self._a))
+        return NotImplemented
+
+    def inplace(self: StrictArray, other: Any) -> StrictArray:
+        if isinstance(other, np.ndarray):
+            raise _mixing_error(name)
+        if not isinstance(other, (StrictArray, bool, int, float, complex, np.generic)):
+            return NotImplemented
+        result = op(self._a, _unwrap(other, name))
+        self._a[...] = result
+        return self
+
+    return forward, reflected, inplace
+
+
+_OPERATORS = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
+    "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
+    "pow": operator.pow, "matmul": operator.matmul, "and": operator.and_,
+    "or": operator.or_, "xor": operator.xor, "lshift": operator.lshift,
+    "rshift": operator.rshift,
+}
+for _name, _op in _OPERATORS.items():
+    _forward, _reflected, _inplace = _binary(_op, f"operator {_name}")
+    setattr(StrictArray, f"__{_name}__", _forward)
+    setattr(StrictArray, f"__r{_name}__", _reflected)
+    setattr(StrictArray, f"__i{_name}__", _inplace)
+
+for _name, _op in {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
+                   "le": operator.le, "gt": operator.gt, "ge": operator.ge}.items():
+    setattr(StrictArray, f"__{_name}__", _binary(_op, f"comparison {_name}")[0])
+
+for _name, _op in {"neg": operator.neg, "pos": operator.pos, "abs": operator.abs,
+                   "invert": operator.invert}.items():
+    setattr(StrictArray, f"__{_name}__",
+            (lambda op: lambda self: _wrap(op(self._a)))(_op))
+
+
+# -- wrapping and unwrapping ------------------------------------------------------------
+def _mixing_error(where: str) -> TypeError:
+    return TypeError(
+        f"{where}: a NumPy array was mixed with a StrictArray. On a GPU this is a host "
+        "array meeting a device array (CuPy raises); create arrays with the data's own "
+        "array module (xp = array_module(x)) instead of numpy.")
+
+
+def _wrap(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return StrictArray(value)
+    if isinstance(value, np.generic) and not isinstance(value, np.dtype):
+        # CuPy's reductions and scalar indexing give 0-d arrays, not NumPy scalars.
+        return StrictArray(np.asarray(value))
+    if isinstance(value, tuple):
+        return tuple(_wrap(v) for v in value)
+    if isinstance(value, list):
+        return [_wrap(v) for v in value]
+    return value
+
+
+def _unwrap(value: Any, where: str = "strict_numpy", allow_numpy: bool = False) -> Any:
+    if isinstance(value, StrictArray):
+        return value._a
+    if isinstance(value, np.ndarray):
+        if allow_numpy:
+            return value
+        raise _mixing_error(where)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_unwrap(v, where, allow_numpy) for v in value)
+    if isinstance(value, dict):
+        return {k: _unwrap(v, where, allow_numpy) for k, v in value.items()}
+    return value
+
+
+def _unwrap_key(key: Any) -> Any:
+    # CuPy accepts NumPy index arrays (it copies them to the device), so keys may hold them.
+    return _unwrap(key, "index", allow_numpy=True)
+
+
+def _wrap_callable(function: Any, where: str, allow_numpy: bool = False) -> Any:
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return _wrap(function(*_unwrap(args, where, allow_numpy),
+                              **_unwrap(kwargs, where, allow_numpy)))
+
+    return wrapper
+
+
+class _StrictUfunc:
+    """A NumPy ufunc seen through ``strict_numpy`` (with ``.at``, ``.reduce`` ...)."""
+
+    def __init__(self, ufunc: np.ufunc) -> None:
+        self._ufunc = ufunc
+        self.__name__ = ufunc.__name__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        where = f"strict_numpy.{self.__name__}"
+        return _wrap(self._ufunc(*_unwrap(args, where), **_unwrap(kwargs, where)))
+
+    def at(self, target: Any, key: Any, *values: Any) -> None:
+        where = f"strict_numpy.{self.__name__}.at"
+        if not isinstance(target, StrictArray):
+            raise TypeError(f"{where}: the target must be a StrictArray, got "
+                            f"{type(target).__name__}")
+        self._ufunc.at(target._a, _unwrap_key(key), *_unwrap(values, where))
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._ufunc, name)
+        if callable(value):
+            return _wrap_callable(value, f"strict_numpy.{self.__name__}.{name}")
+        return value
+
+
+# Explicit host-to-device copies, allowed with NumPy input as ``cupy.asarray`` allows it.
+_TRANSFERS = frozenset({"asarray", "array", "asanyarray", "ascontiguousarray"})
+
+
+class _StrictNamespace(types.ModuleType):
+    """``strict_numpy`` (and its submodules): NumPy with StrictArray in and out."""
+
+    def __init__(self, name: str, source: types.ModuleType) -> None:
+        super().__init__(name)
+        self._source = source
+        self._cache: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        cached = self._cache.get(name)
+        if cached is not None:
+            return cached
+        value = getattr(self._source, name)
+        if name == "ndarray":
+            wrapped: Any = StrictArray
+        elif isinstance(value, np.ufunc):
+            wrapped = _StrictUfunc(value)
+        elif isinstance(value, types.ModuleType):
+            wrapped = _StrictNamespace(f"{self.__name__}.{name}", value)
+        elif isinstance(value, type) or not callable(value):
+            wrapped = value  # dtypes, np.errstate, constants: the same objects as NumPy's
+        else:
+            wrapped = _wrap_callable(value, f"{self.__name__}.{name}",
+                                     allow_numpy=name in _TRANSFERS)
+        with self._lock:
+            self._cache[name] = wrapped
+        return wrapped
+
+
+strict_numpy = _StrictNamespace("strict_numpy", np)
+
+
+def strict(array: Any) -> StrictArray:
+    """A StrictArray copy of ``array`` (an explicit transfer, like ``cupy.asarray``)."""
+    if isinstance(array, StrictArray):
+        return StrictArray(array._a.copy())
+    return StrictArray(np.array(array))
+
+
+def register() -> None:
+    """Teach vizgrad's backend about StrictArray (idempotent)."""
+    backend.register_array_type(StrictArray, strict_numpy)
+
+
+register()
+
+
+# -- module-level strict mode -------------------------------------------------------------
+_STRICT_MODE = {"depth": 0}
+
+
+@contextlib.contextmanager
+def strict_mode() -> Iterator[None]:
+    """While active, vizgrad may not create plain NumPy arrays on its own.
+
+    The engine makes arrays of its own while it runs backward (the root's ones, the
+    zeros for outputs nobody used); they must come from the backend of the graph's
+    arrays, never from a device name (on a GPU, ``device="cpu"``-style creation would
+    put them on the host).  Inside this context ``backend.module_for_device`` and
+    ``backend.as_array(..., like=None)`` raise, so any such creation fails loudly.
+    """
+    original_module = backend.module_for_device
+    original_as_array = backend.as_array
+
+    def module_for_device(device: str) -> Any:
+        raise TypeError(f"strict mode: vizgrad created an array from the device name "
+                        f"{device!r} instead of from the backend of its data")
+
+    def as_array(value: Any, like: Any = None, dtype: Any = None) -> Any:
+        if like is None:
+            raise TypeError("strict mode: vizgrad created a NumPy array (as_array without "
+                            "like=) instead of using the backend of its data")
+        return original_as_array(value, like=like, dtype=dtype)
+
+    _STRICT_MODE["depth"] += 1
+    backend.module_for_device = module_for_device
+    backend.as_array = as_array
+    try:
+        yield
+    finally:
+        _STRICT_MODE["depth"] -= 1
+        if _STRICT_MODE["depth"] == 0:
+            backend.module_for_device = original_module
+            backend.as_array = original_as_array
