@@ -10,7 +10,7 @@ Example
 'SumBackward0'
 """
 
-from . import autograd, ops
+from . import autograd, debug, graph, nn, ops, optim, render
 from .core import (
                    AccumulateGrad,
                    Edge,
@@ -58,6 +58,9 @@ from .core.factory import (
 )
 from .ops import *  # noqa: F403 - the op functions are vizgrad's top-level API
 from .ops import __all__ as _op_names
+from .render import make_dot, print_graph
+from .serialization import load, save
+from .watching import on_backward, unwatch, watch, watched
 
 half, double, long = float16, float64, int64
 float = float32  # noqa: A001 - PyTorch's spelling: vizgrad.float is float32
@@ -74,4 +77,7 @@ __all__ = [
     "no_grad", "ones", "ones_like", "ops", "rand", "rand_like", "randint", "randn",
     "randn_like", "scope", "set_default_dtype", "set_grad_enabled", "tensor", "zeros",
     "zeros_like", *_op_names,
+    "debug", "graph", "make_dot", "print_graph", "render",
+    "on_backward", "unwatch", "watch", "watched",
+    "load", "nn", "optim", "save",
 ]

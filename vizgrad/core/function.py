@@ -56,7 +56,7 @@ class _ForwardOnly:
 
 
 _FORWARD_ONLY = _ForwardOnly()
-_new_node = object.__new__
+_new_node = _new_tensor = object.__new__
 _NUMPY_ARRAY = np.ndarray
 
 
@@ -155,7 +155,9 @@ class Function:
             elif tensor.grad_fn is not None:
                 edges.append((tensor.grad_fn, tensor.output_nr))
             else:
-                edges.append((accumulator_of(tensor), 0))
+                ref = tensor._accumulator
+                accumulator = ref() if ref is not None else None
+                edges.append((accumulator or accumulator_of(tensor), 0))
         node = _new_node(Node)
         node.fn = cls
         node._to_save = None
@@ -184,7 +186,8 @@ class Function:
                 outs = [_as_array(o, tensors) for o in outs]
                 out = outs[0] if kind == OUT_SINGLE else outs
             node._in_meta = tuple([(o.shape, o.dtype) for o in outs])
-        node._layout = _simple_layout(mask) if simple else _layout_of(args)
+        node._layout = (_LAYOUTS.get(mask) or _simple_layout(mask)) if simple \
+            else _layout_of(args)
         node._out_kind = kind
         node._out_meta = tuple(in_meta)
         first = tensors[0].data
@@ -194,7 +197,14 @@ class Function:
         node._raw_stack = capture(depth) if depth else None
 
         if kind == OUT_SINGLE and node._non_differentiable is None:
-            result = Tensor._make(out, True, node, 0)
+            result = _new_tensor(Tensor)  # Tensor._make, inlined on the hot path
+            result.data = out
+            result._rg = True
+            result.grad = None
+            result.grad_fn = node
+            result.output_nr = 0
+            result._vc = None
+            result._base = None
             if node._to_save is not None:
                 _resolve_saved(node, tensors, (result,))
             if cls.view_of_input:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+from sys import _getframe
 from typing import NamedTuple
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -30,30 +31,37 @@ def _is_internal(filename: str) -> bool:
     return internal
 
 
-def capture(depth: int) -> tuple:
-    """Return up to ``depth`` user frames as raw ``(code, lineno)`` pairs, innermost first."""
-    frame = sys._getframe(1)
+def capture(depth: int) -> list:
+    """Up to ``depth`` user frames, innermost first, as a flat ``[code, lineno, ...]`` list.
+
+    Runs for every recorded op, so it stays minimal: no source lookup, no per-frame
+    objects; ``format_frames`` does the rest only when someone reads ``node.stack``.
+    """
+    frame = _getframe(1)
     frames = []
     internal = _INTERNAL
+    limit = 2 * depth
     while frame is not None:
         code = frame.f_code
         hidden = internal.get(code.co_filename)
         if hidden is None:
             hidden = _is_internal(code.co_filename)
         if not hidden:
-            frames.append((code, frame.f_lineno))
-            if len(frames) >= depth:
+            frames.append(code)
+            frames.append(frame.f_lineno)
+            if len(frames) >= limit:
                 break
         frame = frame.f_back
-    return tuple(frames)
+    return frames
 
 
-def format_frames(raw: tuple | None) -> tuple[StackFrame, ...]:
+def format_frames(raw: list | None) -> tuple[StackFrame, ...]:
     """Format raw frames, innermost last (the order of a Python traceback)."""
     if not raw:
         return ()
     out = []
-    for code, lineno in reversed(raw):
+    pairs = [(raw[i], raw[i + 1]) for i in range(0, len(raw), 2)]
+    for code, lineno in reversed(pairs):
         line = linecache.getline(code.co_filename, lineno).strip()
         out.append(StackFrame(code.co_filename, lineno, code.co_name, line))
     return tuple(out)

@@ -1,0 +1,104 @@
+"""MultiheadAttention and TransformerEncoderLayer against PyTorch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import vizgrad.nn as nn
+
+from .helpers import compare_module, randn
+
+
+class _Attn(torch.nn.Module):
+    def __init__(self, inner, **options):
+        super().__init__()
+        self.inner, self.options = inner, options
+
+    def forward(self, q, k, v, *masks):
+        kwargs = dict(self.options)
+        for name, mask in zip(("attn_mask", "key_padding_mask"), masks):
+            if mask is not None:
+                kwargs[name] = mask
+        return self.inner(q, k, v, **kwargs)
+
+
+class _VAttn(nn.Module):
+    def __init__(self, inner, **options):
+        super().__init__()
+        self.inner, self.options = inner, options
+
+    def forward(self, q, k, v, *masks):
+        kwargs = dict(self.options)
+        for name, mask in zip(("attn_mask", "key_padding_mask"), masks):
+            if mask is not None:
+                kwargs[name] = mask
+        return self.inner(q, k, v, **kwargs)
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("average", [True, False])
+def test_self_attention(batch_first, average):
+    x = randn(2, 5, 8) if batch_first else randn(5, 2, 8)
+    vlayer = nn.MultiheadAttention(8, 2, batch_first=batch_first)
+    tlayer = torch.nn.MultiheadAttention(8, 2, batch_first=batch_first)
+    options = {"average_attn_weights": average}
+    compare_module(_VAttn(vlayer, **options), _Attn(tlayer, **options), [x, x, x],
+                   grad_inputs=(0,))
+
+
+def test_cross_attention_with_masks():
+    q, k, v = randn(4, 3, 8), randn(6, 3, 8, seed=1), randn(6, 3, 8, seed=2)
+    causal = np.triu(np.ones((4, 6), dtype=bool), k=3)
+    padding = np.zeros((3, 6), dtype=bool)
+    padding[1, 4:] = True
+    compare_module(_VAttn(nn.MultiheadAttention(8, 4)), _Attn(torch.nn.MultiheadAttention(8, 4)),
+                   [q, k, v, causal, padding])
+    float_mask = randn(4, 6, seed=3)
+    compare_module(_VAttn(nn.MultiheadAttention(8, 4)), _Attn(torch.nn.MultiheadAttention(8, 4)),
+                   [q, k, v, float_mask], grad_inputs=(0, 1, 2))
+
+
+def test_attention_kdim_vdim_and_no_weights():
+    q, k, v = randn(4, 2, 8), randn(5, 2, 6, seed=1), randn(5, 2, 3, seed=2)
+    vlayer = nn.MultiheadAttention(8, 2, kdim=6, vdim=3)
+    tlayer = torch.nn.MultiheadAttention(8, 2, kdim=6, vdim=3)
+    compare_module(_VAttn(vlayer), _Attn(tlayer), [q, k, v])
+    out, weights = vlayer(*(nn.Identity()(t) for t in _as_vizgrad(q, k, v)),
+                          need_weights=False)
+    assert weights is None and out.shape == (4, 2, 8)
+
+
+def _as_vizgrad(*arrays):
+    import vizgrad
+
+    return [vizgrad.tensor(a) for a in arrays]
+
+
+def test_attention_unbatched():
+    x = randn(5, 8)
+    compare_module(_VAttn(nn.MultiheadAttention(8, 2)), _Attn(torch.nn.MultiheadAttention(8, 2)),
+                   [x, x, x], grad_inputs=(0,))
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_transformer_encoder_layer(norm_first, activation, batch_first):
+    options = {"dim_feedforward": 16, "dropout": 0.0, "activation": activation,
+               "norm_first": norm_first, "batch_first": batch_first}
+    vlayer = nn.TransformerEncoderLayer(8, 2, **options)
+    tlayer = torch.nn.TransformerEncoderLayer(8, 2, **options)
+    x = randn(3, 5, 8) if batch_first else randn(5, 3, 8)
+    mask = np.triu(np.ones((5, 5), dtype=bool), k=1)
+    compare_module(vlayer, tlayer, [x], kwargs={"src_mask": mask}, atol=2e-5)
+
+
+def test_transformer_dropout_eval_matches():
+    vlayer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.3).eval()
+    tlayer = torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.3).eval()
+    padding = np.zeros((3, 5), dtype=bool)
+    padding[0, 3:] = True
+    compare_module(vlayer, tlayer, [randn(5, 3, 8)], kwargs={"src_key_padding_mask": padding},
+                   atol=2e-5)

@@ -1,0 +1,50 @@
+"""Neural-network building blocks: ``Module``, ``Parameter``, layers, losses, init.
+
+Example
+-------
+>>> import vizgrad.nn as nn
+>>> model = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10))
+>>> loss = nn.CrossEntropyLoss()(model(x), y)
+"""
+
+from . import functional, init, utils
+from .activation import (
+    ELU,
+    GELU,
+    LeakyReLU,
+    LogSoftmax,
+    ReLU,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softplus,
+    Tanh,
+)
+from .container import ModuleDict, ModuleList, Sequential
+from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, ConvTranspose2d, MaxPool2d
+from .linear import Bilinear, Dropout, Embedding, Flatten, Identity, Linear
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
+from .module import Module
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from .parameter import Parameter
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .transformer import MultiheadAttention, TransformerEncoderLayer
+
+__all__ = [
+    "ELU", "GELU", "GRU", "LSTM", "RNN", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss",
+    "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Bilinear", "Conv1d", "Conv2d",
+    "ConvTranspose2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GRUCell",
+    "GroupNorm", "Identity", "L1Loss", "LSTMCell", "LayerNorm", "LeakyReLU", "Linear",
+    "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList",
+    "MultiheadAttention", "NLLLoss", "Parameter", "RNNCell", "ReLU", "Sequential", "SiLU",
+    "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh", "TransformerEncoderLayer",
+    "functional", "init", "utils",
+]

@@ -1,0 +1,159 @@
+"""Dense layers and shape utilities: Identity, Linear, Bilinear, Flatten, Dropout, Embedding."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..core.factory import empty
+from ..core.tensor import Tensor
+from . import functional as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+
+def _param(*shape: int, dtype: Any = None) -> Parameter:
+    return Parameter(empty(*shape, dtype=dtype))
+
+
+class Identity(Module):
+    """Returns its input unchanged (a placeholder that keeps module paths stable)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias`` with PyTorch's default initialisation.
+
+    Example
+    -------
+    >>> layer = vizgrad.nn.Linear(4, 2)
+    >>> layer(vizgrad.randn(3, 4)).shape
+    (3, 2)
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = _param(out_features, in_features, dtype=dtype)
+        if bias:
+            self.bias = _param(out_features, dtype=dtype)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+        if device is not None:
+            self.to(device=device)
+
+    def reset_parameters(self) -> None:
+        init.reset_linear_like(self.weight, self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Bilinear(Module):
+    """``y[n, o] = x1[n] @ weight[o] @ x2[n] + bias[o]``."""
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 bias: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features = out_features
+        self.weight = _param(out_features, in1_features, in2_features, dtype=dtype)
+        if bias:
+            self.bias = _param(out_features, dtype=dtype)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        out, in1, in2 = self.weight.shape
+        lead = input1.shape[:-1]
+        x1 = input1.reshape(-1, in1)
+        x2 = input2.reshape(-1, in2)
+        # (N, in1) @ (in1, out*in2) -> (N, out, in2), then contract in2 with x2.
+        mixed = (x1 @ self.weight.permute(1, 0, 2).reshape(in1, out * in2)).reshape(-1, out, in2)
+        result = (mixed * x2.unsqueeze(1)).sum(-1)
+        if self.bias is not None:
+            result = result + self.bias
+        return result.reshape(*lead, out)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class Flatten(Module):
+    """Flatten dims ``start_dim..end_dim`` (default: all but the batch dim)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Dropout(Module):
+    """Zero elements with probability ``p`` in training and scale the rest by ``1/(1-p)``."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability must be in [0, 1], got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout(input, self.p, self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Embedding(Module):
+    """A lookup table: ``weight[indices]``; rows start N(0, 1), ``padding_idx`` row zero."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 device: Any = None, dtype: Any = None, _weight: Tensor | None = None) -> None:
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        if padding_idx is not None and padding_idx < 0:
+            padding_idx += num_embeddings
+        self.padding_idx = padding_idx
+        if _weight is not None:
+            self.weight = Parameter(_weight)
+        else:
+            self.weight = _param(num_embeddings, embedding_dim, dtype=dtype)
+            self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            self.weight.data[self.padding_idx] = 0
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.embedding(input, self.weight, self.padding_idx)
+
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        return text + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")

@@ -1,0 +1,412 @@
+"""``Module``: the base class of layers: parameters, buffers, children, scopes, state dicts.
+
+Naming
+------
+Two names are kept up to date automatically, both from attribute names:
+
+* ``Parameter.name`` (and a buffer's ``name``) is the dotted path from the outermost
+  module it has been registered into. Assigning ``self.weight = Parameter(...)``
+  names it ``"weight"``; registering that module as ``self.encoder`` of a parent
+  renames everything below to ``"encoder.weight"``, and so on upwards. Calling
+  ``named_parameters()`` / ``state_dict()`` on a root module (one registered in
+  no parent) renames from it again, so for a parameter shared between two models
+  the root asked last decides; asking a submodule never shortens the names.
+* ``Module.scope_name`` is the module's attribute name in its parent (the root's
+  is its class name lowercased, or whatever you assign). Calling a module pushes
+  its path as the scope, so every graph node records it, e.g. ``"model.encoder.0"``.
+  The path follows registration (a weak link to the parent), not only call
+  nesting, so ``self.heads["a"](x)`` records ``"model.heads.a"``; a module that is
+  registered nowhere nests under whatever scope is active when it is called.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..core.node import RemovableHandle, add_hook
+from ..core.state import STATE, no_grad
+from ..core.tensor import Tensor
+from .parameter import Parameter
+from .state import IncompatibleKeys, cast_tensor, load_into
+
+_ACTIVE = threading.local()  # (module, scope) of every module whose forward is running
+
+
+class Module:
+    """Base class for all layers; subclasses define ``__init__`` and ``forward``.
+
+    Example
+    -------
+    >>> class Net(vizgrad.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc = vizgrad.nn.Linear(4, 2)
+    ...     def forward(self, x):
+    ...         return self.fc(x).relu()
+    >>> net = Net()
+    >>> [name for name, _ in net.named_parameters()]
+    ['fc.weight', 'fc.bias']
+    """
+
+    training: bool
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_scope_name", None)
+        object.__setattr__(self, "_parent", None)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define forward()")
+
+    # -- calling ------------------------------------------------------------------
+    @property
+    def scope_name(self) -> str:
+        """The name this module pushes as a scope when called."""
+        return self._scope_name or type(self).__name__.lower()
+
+    @scope_name.setter
+    def scope_name(self, value: str) -> None:
+        object.__setattr__(self, "_scope_name", str(value))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        for hook in list(self._forward_pre_hooks.values()):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        active = _ACTIVE.__dict__.setdefault("stack", [])
+        previous = STATE.scope
+        STATE.scope = self._call_scope(active, previous)
+        active.append((self, STATE.scope))
+        try:
+            output = self.forward(*args, **kwargs)
+        finally:
+            active.pop()
+            STATE.scope = previous
+        for hook in list(self._forward_hooks.values()):
+            result = hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
+
+    def _call_scope(self, active: list, current: str) -> str:
+        """This module's path under its nearest ancestor that is running right now.
+
+        Walking registered parents (not just the call nesting) keeps the path right
+        when a parent's forward reaches a grandchild directly, as in
+        ``self.heads["a"](x)`` -> ``"model.heads.a"``.
+        """
+        names = []
+        module = self
+        base = None
+        while base is None:
+            names.append(module._scope_name or type(module).__name__.lower())
+            ref = module._parent
+            parent = ref() if ref is not None else None
+            if parent is None:
+                break
+            for running, scope_path in reversed(active):
+                if running is parent:
+                    base = scope_path
+                    break
+            module = parent
+        if base is None:
+            base = current  # nothing above us is running: nest under the caller's scope
+        path = ".".join(reversed(names))
+        return f"{base}.{path}" if base else path
+
+    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(module, inputs, output)`` after forward; a non-None result replaces it."""
+        return add_hook(self._forward_hooks, hook)
+
+    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(module, inputs)`` before forward; a non-None result replaces the inputs."""
+        return add_hook(self._forward_pre_hooks, hook)
+
+    # -- registration -------------------------------------------------------------
+    def __setattr__(self, name: str, value: Any) -> None:
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("call super().__init__() before assigning parameters")
+            self._drop(name)
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            if params is None:
+                raise AttributeError("call super().__init__() before assigning submodules")
+            self._drop(name)
+            self.add_module(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign {type(value).__name__} to parameter '{name}' "
+                                "(use a vizgrad.nn.Parameter or None)")
+            params[name] = None
+        elif params is not None and name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign {type(value).__name__} to buffer '{name}'")
+            self._buffers[name] = value
+            if value is not None:
+                value.name = name
+        elif params is not None and name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign {type(value).__name__} to submodule '{name}'")
+            self._modules[name] = None
+        else:
+            object.__setattr__(self, name, value)
+
+    def _drop(self, name: str) -> None:
+        for table in (self._parameters, self._buffers, self._modules):
+            table.pop(name, None)
+        self.__dict__.pop(name, None)
+
+    def __getattr__(self, name: str) -> Any:
+        state = self.__dict__
+        for table in ("_parameters", "_buffers", "_modules"):
+            entries = state.get(table)
+            if entries is not None and name in entries:
+                return entries[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        for table in (self._parameters, self._buffers, self._modules):
+            if name in table:
+                del table[name]
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter (or a ``None`` placeholder, as for ``bias=False``)."""
+        if "." in name or not name:
+            raise KeyError(f"parameter name must be non-empty and contain no '.', got {name!r}")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"'{name}' must be a vizgrad.nn.Parameter or None, got "
+                            f"{type(param).__name__}")
+        self._parameters[name] = param
+        if param is not None:
+            param.name = name
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Add state that is saved in ``state_dict`` but not trained (running stats...)."""
+        if "." in name or not name:
+            raise KeyError(f"buffer name must be non-empty and contain no '.', got {name!r}")
+        self._drop(name)
+        self._buffers[name] = tensor
+        if tensor is not None:
+            tensor.name = name
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
+            self._non_persistent.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Register a child; its parameters are renamed to ``name.<path>``."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module")
+        self._modules[name] = module
+        if module is not None:
+            object.__setattr__(module, "_scope_name", str(name))
+            # A weak link up: the parent owns the child, never the other way round.
+            object.__setattr__(module, "_parent", weakref.ref(self))
+            module._rename(str(name) + ".")
+
+    register_module = add_module
+
+    def _rename(self, prefix: str = "") -> None:
+        for name, tensor in self._named_tensors("_parameters", prefix, remove_duplicate=False):
+            tensor.name = name
+        for name, tensor in self._named_tensors("_buffers", prefix, remove_duplicate=False):
+            tensor.name = name
+
+    # -- traversal (iterative: deep models must not hit the recursion limit) --------
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        memo = set() if memo is None else memo
+        stack: list[tuple[str, Module]] = [(prefix, self)]
+        while stack:
+            path, module = stack.pop()
+            if remove_duplicate:
+                if id(module) in memo:
+                    continue
+                memo.add(id(module))
+            yield path, module
+            children = [(f"{path}.{n}" if path else n, m)
+                        for n, m in module._modules.items() if m is not None]
+            stack.extend(reversed(children))
+
+    def modules(self) -> Iterator[Module]:
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in seen:
+                seen.add(id(module))
+                yield name, module
+
+    def children(self) -> Iterator[Module]:
+        for _, module in self.named_children():
+            yield module
+
+    def _named_tensors(self, table: str, prefix: str, recurse: bool = True,
+                       remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        seen: set[int] = set()
+        modules = self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix.rstrip("."), self)]
+        for path, module in modules:
+            for name, tensor in getattr(module, table).items():
+                if tensor is None or (remove_duplicate and id(tensor) in seen):
+                    continue
+                seen.add(id(tensor))
+                yield (f"{path}.{name}" if path else name), tensor
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """``(path, parameter)`` pairs; a root module also (re)names each parameter."""
+        rename = not prefix and self._parent is None
+        for name, param in self._named_tensors("_parameters", prefix, recurse, remove_duplicate):
+            if rename:
+                param.name = name
+            yield name, param
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        rename = not prefix and self._parent is None
+        for name, buffer in self._named_tensors("_buffers", prefix, recurse, remove_duplicate):
+            if rename:
+                buffer.name = name
+            yield name, buffer
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, buffer in self.named_buffers(recurse=recurse):
+            yield buffer
+
+    # -- modes and bulk operations --------------------------------------------------
+    def train(self, mode: bool = True) -> Module:
+        for module in self.modules():
+            object.__setattr__(module, "training", bool(mode))
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for param in self.parameters():
+            param.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for param in self.parameters():
+            if param.grad is None:
+                continue
+            if set_to_none:
+                param.grad = None
+            else:
+                param.grad = Tensor._make(param.grad.data * 0)
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call ``fn`` on every submodule (children first) and on self, like PyTorch."""
+        for module in reversed(list(self.modules())):
+            fn(module)
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """Move/cast parameters and buffers in place (floating ones only for a dtype)."""
+        with no_grad():
+            for table in ("_parameters", "_buffers"):
+                for module in self.modules():
+                    for tensor in getattr(module, table).values():
+                        if tensor is None:
+                            continue
+                        moved = cast_tensor(tensor, args, kwargs)
+                        if moved is not tensor:
+                            tensor.data = moved.data
+                            if tensor.grad is not None:
+                                tensor.grad = cast_tensor(tensor.grad, args, kwargs)
+        return self
+
+    def float(self) -> Module:
+        return self.to("float32")
+
+    def double(self) -> Module:
+        return self.to("float64")
+
+    def cpu(self) -> Module:
+        return self.to(device="cpu")
+
+    def cuda(self, device: int | str = 0) -> Module:
+        return self.to(device=f"cuda:{device}" if isinstance(device, int) else device)
+
+    # -- state dicts ------------------------------------------------------------------
+    def state_dict(self, prefix: str = "", keep_vars: bool = False) -> OrderedDict:
+        """Every parameter and persistent buffer by dotted path (detached, sharing memory)."""
+        state: OrderedDict = OrderedDict()
+        for path, module in self.named_modules(prefix=prefix.rstrip("."),
+                                               remove_duplicate=False):
+            base = f"{path}." if path else ""
+            for name, param in module._parameters.items():
+                if param is not None:
+                    state[base + name] = param if keep_vars else param.detach()
+            for name, buffer in module._buffers.items():
+                if buffer is not None and name not in module._non_persistent:
+                    state[base + name] = buffer if keep_vars else buffer.detach()
+        if self._parent is None:
+            self._rename()
+        return state
+
+    def load_state_dict(self, state_dict: Any, strict: bool = True) -> IncompatibleKeys:
+        """Copy values into parameters and buffers; all checks happen before any copy.
+
+        Raises ``RuntimeError`` listing missing keys, unexpected keys (when ``strict``)
+        and shape mismatches (always); nothing is modified when it raises.
+        """
+        return load_into(self, state_dict, strict)
+
+    # -- repr -----------------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        lines = []
+        extra = self.extra_repr()
+        if extra:
+            lines.extend(extra.split("\n"))
+        for name, module in self._modules.items():
+            body = repr(module).replace("\n", "\n  ")
+            lines.append(f"({name}): {body}")
+        head = type(self).__name__ + "("
+        if not lines:
+            return head + ")"
+        if not self._modules and len(lines) == 1:
+            return head + lines[0] + ")"
+        return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The weak link to a parent cannot be copied; the parent's __setstate__ relinks it.
+        state = dict(self.__dict__)
+        state["_parent"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for child in self._modules.values():
+            if child is not None:
+                object.__setattr__(child, "_parent", weakref.ref(self))
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)
+                      | set(self._modules))
+

@@ -1,0 +1,56 @@
+"""Gradient clipping: ``clip_grad_norm_`` and ``clip_grad_value_``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from ..core.backend import array_module
+from ..core.factory import tensor as make_tensor
+from ..core.tensor import Tensor
+
+
+def _with_grads(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    return [p for p in parameters if p.grad is not None]
+
+
+def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
+                    norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
+    """Scale all gradients together so their joint norm is at most ``max_norm``.
+
+    Returns the total norm before clipping (PyTorch's formula: the scale factor is
+    ``max_norm / (total + 1e-6)``, applied only when it is below 1).
+
+    Example
+    -------
+    >>> total = vizgrad.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    """
+    params = _with_grads(parameters)
+    if not params:
+        return make_tensor(0.0)
+    norm_type = float(norm_type)
+    xp = array_module(params[0].grad.data)
+    if norm_type == math.inf:
+        norms = [float(xp.abs(p.grad.data).max()) for p in params]
+        total = max(norms)
+    else:
+        total = float(sum(float((xp.abs(p.grad.data.astype("float64")) ** norm_type).sum())
+                          for p in params) ** (1.0 / norm_type))
+    if error_if_nonfinite and not math.isfinite(total):
+        raise RuntimeError(f"the total norm of order {norm_type} of the gradients is "
+                           f"{total}; pass error_if_nonfinite=False to clip anyway")
+    coefficient = max_norm / (total + 1e-6)
+    if coefficient < 1:
+        for p in params:
+            grad = p.grad.data
+            p.grad.data = (grad * coefficient).astype(grad.dtype, copy=False)
+    return make_tensor(total, dtype=params[0].grad.dtype)
+
+
+def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -> None:
+    """Clamp every gradient element into ``[-clip_value, clip_value]``."""
+    for p in _with_grads(parameters):
+        grad = p.grad.data
+        p.grad.data = array_module(grad).clip(grad, -clip_value, clip_value)

@@ -1,0 +1,15 @@
+"""Optimizers and learning-rate schedulers with PyTorch's update formulas.
+
+Example
+-------
+>>> opt = vizgrad.optim.Adam(model.parameters(), lr=1e-3)
+>>> opt.zero_grad(); loss.backward(); opt.step()
+"""
+
+from . import lr_scheduler
+from .adam import Adam, AdamW
+from .optimizer import Optimizer
+from .rmsprop import Adagrad, RMSprop
+from .sgd import SGD
+
+__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]

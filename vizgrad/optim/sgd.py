@@ -1,0 +1,47 @@
+"""Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .optimizer import Optimizer, required
+
+
+class SGD(Optimizer):
+    """PyTorch's SGD: ``d = g + wd*p``; ``buf = m*buf + (1-dampening)*d``
+    (``buf = d`` on the first step); ``d = d + m*buf`` (Nesterov) or ``buf``;
+    ``p -= lr*d``.
+
+    Example
+    -------
+    >>> opt = vizgrad.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    >>> opt.zero_grad(); loss.backward(); opt.step()
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = required, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+                 maximize: bool = False) -> None:
+        if lr is not required and lr < 0.0:
+            raise ValueError(f"invalid learning rate: {lr}")
+        if momentum < 0.0 or weight_decay < 0.0:
+            raise ValueError("momentum and weight_decay must be >= 0")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
+                                  "weight_decay": weight_decay, "nesterov": nesterov,
+                                  "maximize": maximize})
+
+    def _update(self, group: dict, param: Any, grad: Any, state: dict) -> Any:
+        if group["weight_decay"]:
+            grad = grad + group["weight_decay"] * param
+        momentum = group["momentum"]
+        if momentum:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = grad.copy()
+            else:
+                buf = buf * momentum + (1 - group["dampening"]) * grad
+            state["momentum_buffer"] = buf
+            grad = grad + momentum * buf if group["nesterov"] else buf
+        return param - group["lr"] * grad
