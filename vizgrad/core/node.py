@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from .stack import StackFrame, format_frames
 
 SEQUENCE = itertools.count()
+Tensor: Any = None  # vizgrad.core.tensor sets this (it imports this module first)
 
 # How a forward's outputs are laid out: one array, a tuple (one slot per
 # element), or a list (one slot with a rank per element, e.g. ``split``).
@@ -153,8 +154,6 @@ class SavedTensor:
         now = self.current_version()
         if now != self.version:
             raise InplaceModificationError(_inplace_message(node, self, now))
-        from .tensor import Tensor
-
         if kind == SavedTensor.OUTPUT:
             return Tensor._make(self.array, True, node, self.output_nr)
         return Tensor._make(self.array)
@@ -375,7 +374,11 @@ class Node:
 
     def _release(self) -> None:
         for item in self._saved or ():
-            item.release()
+            array = item.array
+            if item.kind != SavedTensor.SCALAR and array is not None:
+                item._meta = (array.shape, array.dtype)
+                item.array = None
+            item.tensor = None
         self._freed = True
 
 

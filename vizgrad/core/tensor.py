@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import backend
+from . import node as _node_module
 from .node import AccumulateGrad, Node, RemovableHandle, add_hook
 
 _NO_EDGE = (None, 0)
@@ -305,6 +306,9 @@ class Tensor:
         elif self._rg:
             extras.append("requires_grad=True")
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+
+_node_module.Tensor = Tensor
 
 
 def accumulator_of(tensor: Tensor) -> AccumulateGrad:

@@ -125,6 +125,9 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
                   momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise each channel of each sample over its spatial dimensions.
 
+    Given running statistics, they are updated as PyTorch does: with the
+    per-instance mean and unbiased variance, averaged over the batch.
+
     Example
     -------
     >>> instance_norm(images)          # (N, C, H, W), each (n, c) plane ~N(0, 1)
@@ -132,5 +135,11 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     if not use_input_stats:
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
     dims = tuple(range(2, input.ndim))
-    out, _ = _normalize(input, dims, eps)
+    out, variance = _normalize(input, dims, eps)
+    if running_mean is not None or running_var is not None:
+        count = input.numel() // (input.shape[0] * input.shape[1])
+        # Average the per-instance statistics over the batch, then update as batch_norm.
+        instance_var = variance.detach().reshape(input.shape[:2]).mean(dim=0, keepdim=True)
+        _update_running(input.detach().mean(dim=dims), instance_var, running_mean, running_var,
+                        momentum, count, (0,))
     return _affine(out, weight, bias, _channel_shape(input))

@@ -1,0 +1,219 @@
+"""Op-table rows for ``vizgrad.nn.functional`` (checked against ``torch.nn.functional``)."""
+
+from __future__ import annotations
+
+from vizgrad.nn import functional as F
+
+from .optable import Arg, OpCase
+
+A = Arg
+CONV = ("Conv", "ConvTranspose", "ConvWeight")
+
+
+def _tf():
+    import torch.nn.functional as tf
+
+    return tf
+
+
+def labels(shape, values):
+    """A non-differentiable int64 input with fixed values."""
+    return A(shape, requires_grad=False, dtype="int64", values=values)
+
+
+def const(shape, low=-2.0, high=2.0, dtype="float64"):
+    return A(shape, low, high, requires_grad=False, dtype=dtype)
+
+
+def row(name, fn, args, covers, torch_fn=None, node_name=None, **kw):
+    return OpCase(name, fn, args, covers, torch_fn, node_name, **kw)
+
+
+def _same(fn_name, *extra, **kwargs):
+    """The same call in vizgrad and torch: ``F.<fn_name>(*tensors, *extra, **kwargs)``."""
+    return (lambda *t: getattr(F, fn_name)(*t, *extra, **kwargs),
+            lambda *t: getattr(_tf(), fn_name)(*t, *extra, **kwargs))
+
+
+def same_row(name, fn_name, args, covers, *extra, node_name=None, row_kw=None, **kwargs):
+    ours, theirs = _same(fn_name, *extra, **kwargs)
+    return OpCase(name, ours, args, covers, theirs, node_name, **(row_kw or {}))
+
+
+LINEAR = [
+    same_row("linear", "linear", [A((3, 4)), A((5, 4)), A((5,))], ("Addmm",),
+             node_name="AddmmBackward0"),
+    same_row("linear_no_bias", "linear", [A((3, 4)), A((5, 4))], ("Matmul",),
+             node_name="MmBackward0"),
+    same_row("linear_3d", "linear", [A((2, 3, 4)), A((5, 4)), A((5,))], ("Addmm", "Reshape"),
+             node_name="ViewBackward0"),
+    same_row("linear_1d", "linear", [A((4,)), A((5, 4)), A((5,))], ("Matmul",)),
+    # padding_idx deliberately breaks the true gradient: tested against torch in tests/nn.
+    row("embedding", lambda w, i: F.embedding(i, w), [A((5, 3)), labels((2, 3), [[0, 1, 4],
+                                                                             [4, 2, 1]])],
+        ("Embedding",), lambda w, i: _tf().embedding(i, w), "EmbeddingBackward0"),
+    row("attention", lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+        [A((2, 3, 4)), A((2, 5, 4)), A((2, 5, 3))], ("Softmax",),
+        lambda q, k, v: _tf().scaled_dot_product_attention(q, k, v)),
+    row("attention_causal_scale",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3),
+        [A((1, 2, 4, 3)), A((1, 2, 4, 3)), A((1, 2, 4, 2))], ("Softmax", "Where"),
+        lambda q, k, v: _tf().scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                            scale=0.3)),
+    row("attention_gqa",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+        [A((1, 4, 2, 3)), A((1, 2, 3, 3)), A((1, 2, 3, 2))], ("Softmax", "Expand"),
+        lambda q, k, v: _tf().scaled_dot_product_attention(q, k, v, enable_gqa=True)),
+    row("attention_bool_mask",
+        lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+        [A((2, 3, 4)), A((2, 4, 4)), A((2, 4, 2)),
+         A((3, 4), requires_grad=False, dtype="bool",
+           values=[[1, 0, 1, 1], [1, 1, 0, 0], [0, 0, 0, 1]])], ("Softmax", "Where"),
+        lambda q, k, v, m: _tf().scaled_dot_product_attention(q, k, v, attn_mask=m)),
+    row("attention_float_mask",
+        lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+        [A((2, 3, 4)), A((2, 4, 4)), A((2, 4, 2)), A((2, 3, 4))], ("Softmax",),
+        lambda q, k, v, m: _tf().scaled_dot_product_attention(q, k, v, attn_mask=m)),
+]
+
+ACTIVATION = [
+    same_row("softmax", "softmax", [A((3, 4))], ("Softmax",), dim=1,
+             node_name="SoftmaxBackward0"),
+    same_row("softmax_dim0", "softmax", [A((3, 2, 2), -30.0, 30.0)], ("Softmax",), dim=0,
+             row_kw={"atol": 1e-4}),
+    same_row("log_softmax", "log_softmax", [A((2, 3, 4))], ("LogSoftmax",), dim=-1,
+             node_name="LogSoftmaxBackward0"),
+    same_row("log_softmax_large", "log_softmax", [A((2, 5), -500.0, 500.0)], ("LogSoftmax",),
+             dim=1, row_kw={"atol": 1e-4}),
+]
+
+NORM = [
+    row("layer_norm", lambda x, w, b: F.layer_norm(x, (4,), w, b), [A((3, 4)), A((4,)), A((4,))],
+        ("MeanDim",), lambda x, w, b: _tf().layer_norm(x, (4,), w, b)),
+    same_row("layer_norm_2d", "layer_norm", [A((2, 3, 4))], ("MeanDim",), (3, 4), eps=1e-3),
+    row("batch_norm_train",
+        lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+        [A((4, 3, 2, 2)), A((3,)), A((3,))], ("MeanDim",),
+        lambda x, w, b: _tf().batch_norm(x, None, None, w, b, training=True)),
+    row("batch_norm_train_1d",
+        lambda x: F.batch_norm(x, None, None, training=True, eps=1e-2),
+        [A((5, 3))], ("MeanDim",),
+        lambda x: _tf().batch_norm(x, None, None, training=True, eps=1e-2)),
+    row("batch_norm_eval",
+        lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
+        [A((2, 3, 4)), const((3,)), const((3,), 0.5, 2.0), A((3,)), A((3,))], ("Pow",),
+        lambda x, m, v, w, b: _tf().batch_norm(x, m, v, w, b, training=False)),
+    row("group_norm", lambda x, w, b: F.group_norm(x, 2, w, b), [A((2, 4, 3)), A((4,)), A((4,))],
+        ("MeanDim",), lambda x, w, b: _tf().group_norm(x, 2, w, b)),
+    same_row("group_norm_4d", "group_norm", [A((2, 6, 2, 2))], ("MeanDim",), 3),
+    same_row("instance_norm", "instance_norm", [A((2, 3, 2, 3))], ("MeanDim",)),
+]
+
+CONVOLUTION = [
+    same_row("conv1d", "conv1d", [A((2, 2, 7)), A((3, 2, 3)), A((3,))], CONV, stride=2,
+             padding=1, node_name="ConvolutionBackward0"),
+    same_row("conv1d_same", "conv1d", [A((1, 2, 6)), A((2, 2, 4))], CONV, padding="same",
+             dilation=2),
+    same_row("conv2d", "conv2d", [A((2, 2, 5, 5)), A((3, 2, 3, 3)), A((3,))], CONV, padding=1,
+             node_name="ConvolutionBackward0"),
+    same_row("conv2d_groups_stride_dilation", "conv2d",
+             [A((1, 4, 6, 7)), A((2, 2, 2, 3)), A((2,))], CONV, stride=(2, 1),
+             padding=(1, 0), dilation=(1, 2), groups=2),
+    same_row("conv2d_same_even_kernel", "conv2d", [A((1, 2, 4, 5)), A((2, 1, 2, 3))], CONV,
+             padding="same", dilation=(2, 1), groups=2),
+    same_row("conv2d_valid", "conv2d", [A((2, 1, 4, 4)), A((2, 1, 2, 2))], CONV,
+             padding="valid", stride=2),
+    same_row("conv_transpose2d", "conv_transpose2d",
+             [A((2, 2, 3, 3)), A((2, 3, 3, 3)), A((3,))], CONV, stride=2, padding=1,
+             output_padding=1, node_name="ConvolutionBackward0"),
+    same_row("conv_transpose2d_groups_dilation", "conv_transpose2d",
+             [A((1, 4, 3, 2)), A((4, 1, 2, 2))], CONV, stride=(1, 2), padding=(0, 1),
+             groups=2, dilation=2),
+    same_row("conv3d", "conv3d", [A((1, 2, 3, 4, 3)), A((2, 1, 2, 2, 2)), A((2,))], CONV,
+             stride=(1, 2, 1), padding=(0, 1, 1), groups=2),
+    same_row("conv_transpose1d", "conv_transpose1d", [A((2, 2, 4)), A((2, 3, 3)), A((3,))],
+             CONV, stride=3, output_padding=2),
+]
+
+POOL = [
+    same_row("max_pool2d", "max_pool2d", [A((2, 2, 4, 6))], ("MaxPool2d", "IndexBackward"), 2,
+             node_name="MaxPool2DWithIndicesBackward0"),
+    same_row("max_pool2d_indices_padding_dilation", "max_pool2d", [A((1, 2, 7, 6))],
+             ("MaxPool2d", "IndexBackward"), 3, 2, 1, 2, ceil_mode=True,
+             return_indices=True),
+    same_row("max_pool2d_unbatched_rect", "max_pool2d", [A((2, 5, 5))], ("MaxPool2d",),
+             (2, 3), (1, 2), (1, 0)),
+    same_row("avg_pool2d", "avg_pool2d", [A((2, 2, 4, 6))], ("AvgPool2d", "AvgPool2dBackward"),
+             2, node_name="AvgPool2DBackward0"),
+    same_row("avg_pool2d_exclude_pad_ceil", "avg_pool2d", [A((1, 2, 5, 6))],
+             ("AvgPool2d", "AvgPool2dBackward"), 3, 2, 1, ceil_mode=True,
+             count_include_pad=False),
+    same_row("avg_pool2d_include_pad_ceil", "avg_pool2d", [A((1, 1, 5, 6))],
+             ("AvgPool2d", "AvgPool2dBackward"), (3, 2), 2, (1, 1), ceil_mode=True),
+    same_row("avg_pool2d_divisor", "avg_pool2d", [A((1, 2, 4, 4))], ("AvgPool2d",), 2,
+             divisor_override=3),
+    same_row("adaptive_avg_pool2d", "adaptive_avg_pool2d", [A((2, 2, 5, 7))],
+             ("AdaptiveAvgPool2d",), (3, 4), node_name="AdaptiveAvgPool2DBackward0"),
+    same_row("adaptive_avg_pool2d_global", "adaptive_avg_pool2d", [A((2, 3, 3, 2))],
+             ("AdaptiveAvgPool2d",), 1),
+    same_row("interpolate_nearest2d", "interpolate", [A((1, 2, 3, 2))],
+             ("UpsampleNearest2d", "UpsampleNearestBackward"), scale_factor=2,
+             node_name="UpsampleNearest2DBackward0"),
+    same_row("interpolate_nearest1d_size", "interpolate", [A((2, 2, 5))],
+             ("UpsampleNearest1d",), size=7, node_name="UpsampleNearest1DBackward0"),
+    same_row("interpolate_nearest3d", "interpolate", [A((1, 1, 2, 3, 2))],
+             ("UpsampleNearest3d",), scale_factor=(1.5, 1, 2)),
+]
+
+TARGET = labels((4,), [2, 0, 1, 2])
+TARGET_IGNORE = labels((4,), [2, -1, 1, 0])
+LOSS = [
+    same_row("cross_entropy", "cross_entropy", [A((4, 3)), TARGET], ("LogSoftmax", "Index")),
+    same_row("cross_entropy_weight_ignore_smoothing", "cross_entropy",
+             [A((4, 3)), TARGET_IGNORE, const((3,), 0.5, 2.0)], ("LogSoftmax",),
+             ignore_index=-1, label_smoothing=0.2),
+    same_row("cross_entropy_smoothing_sum", "cross_entropy", [A((4, 3)), TARGET_IGNORE],
+             ("LogSoftmax",), ignore_index=-1, label_smoothing=0.1, reduction="sum"),
+    same_row("cross_entropy_smoothing_mean_ignore", "cross_entropy",
+             [A((4, 3)), TARGET_IGNORE], ("LogSoftmax",), ignore_index=-1,
+             label_smoothing=0.3),
+    same_row("cross_entropy_nd_none", "cross_entropy",
+             [A((2, 3, 4)), labels((2, 4), [[0, 1, 2, 0], [2, 2, 1, 0]])], ("LogSoftmax",),
+             reduction="none"),
+    same_row("cross_entropy_probabilities", "cross_entropy",
+             [A((3, 4)), const((3, 4), 0.0, 1.0), const((4,), 0.5, 2.0)], ("LogSoftmax",),
+             label_smoothing=0.1),
+    same_row("nll_loss", "nll_loss", [A((4, 3)), TARGET], ("Index",)),
+    same_row("nll_loss_weight_ignore", "nll_loss",
+             [A((4, 3)), TARGET_IGNORE, const((3,), 0.5, 2.0)], ("Index",), ignore_index=-1),
+    same_row("nll_loss_none", "nll_loss", [A((4, 3)), TARGET], ("Index",), reduction="none"),
+    same_row("mse_loss", "mse_loss", [A((3, 4)), A((3, 4))], ("Mul",)),
+    same_row("mse_loss_sum", "mse_loss", [A((3,)), const((3,))], ("Mul",), reduction="sum"),
+    same_row("l1_loss", "l1_loss", [A((3, 4)), const((3, 4))], ("Abs",)),
+    same_row("smooth_l1_loss", "smooth_l1_loss", [A((6,), -1.0, 1.0), const((6,), -1.0, 1.0)],
+             ("Where",), beta=0.5),
+    same_row("smooth_l1_loss_none", "smooth_l1_loss", [A((2, 3)), A((2, 3))], ("Where",),
+             reduction="none"),
+    same_row("huber_loss", "huber_loss", [A((2, 3)), const((2, 3))], ("Where",), delta=0.7),
+    same_row("binary_cross_entropy", "binary_cross_entropy",
+             [A((3, 2), 0.1, 0.9), const((3, 2), 0.0, 1.0)], ("Log",)),
+    same_row("binary_cross_entropy_weight", "binary_cross_entropy",
+             [A((3, 2), 0.1, 0.9), A((3, 2), 0.0, 1.0), const((2,), 0.5, 2.0)], ("Log",),
+             reduction="sum"),
+    same_row("bce_with_logits", "binary_cross_entropy_with_logits",
+             [A((3, 2), -5.0, 5.0), A((3, 2), 0.0, 1.0)], ("Log1p",)),
+    row("bce_with_logits_pos_weight",
+        lambda x, t, w, p: F.binary_cross_entropy_with_logits(x, t, w, pos_weight=p),
+        [A((3, 2)), const((3, 2), 0.0, 1.0), const((3, 2), 0.5, 2.0), const((2,), 0.5, 3.0)],
+        ("Log1p",),
+        lambda x, t, w, p: _tf().binary_cross_entropy_with_logits(x, t, w, pos_weight=p)),
+    same_row("kl_div", "kl_div", [A((3, 4)), const((3, 4), 0.0, 1.0)], ("Log",),
+             reduction="batchmean"),
+    same_row("kl_div_log_target", "kl_div", [A((3, 4)), A((3, 4))], ("Exp",),
+             reduction="sum", log_target=True),
+    row("kl_div_zero_target", lambda x, t: F.kl_div(x, t, reduction="none"),
+        [A((4,)), A((4,), requires_grad=False, values=[0.0, 0.5, 0.0, 0.2])], ("Where",),
+        lambda x, t: _tf().kl_div(x, t, reduction="none")),
+]
+
+CASES = LINEAR + ACTIVATION + NORM + CONVOLUTION + POOL + LOSS
