@@ -1,0 +1,46 @@
+"""render/ and debug/ read graphs only through vizgrad.graph, never vizgrad.core."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "vizgrad"
+FILES = sorted(p for folder in ("render", "debug") for p in (PACKAGE / folder).glob("*.py"))
+
+
+def _imports(path: Path) -> list[str]:
+    """Absolute module names imported by ``path`` (relative imports resolved)."""
+    package = ["vizgrad", path.parent.name]
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            names.append(module)
+            names.extend(f"{module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_there_are_files_to_check() -> None:
+    assert len(FILES) >= 5
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_no_core_imports(path: Path) -> None:
+    bad = [name for name in _imports(path)
+           if name == "vizgrad.core" or name.startswith("vizgrad.core.")]
+    assert not bad, f"{path} imports {bad}; read graphs through vizgrad.graph instead"
+
+
+def test_the_check_sees_relative_core_imports(tmp_path: Path) -> None:
+    folder = tmp_path / "render"
+    folder.mkdir()
+    sneaky = folder / "sneaky.py"
+    sneaky.write_text("from ..core.node import Node\nfrom .. import core\n")
+    assert "vizgrad.core.node" in _imports(sneaky)
+    assert "vizgrad.core" in _imports(sneaky)

@@ -1,0 +1,148 @@
+"""Values behind :mod:`vizgrad.graph`: tensors, saved tensors, dtype names.
+
+Import them from ``vizgrad.graph``; this module only keeps that file short.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+from .core.node import SavedTensor
+from .core.tensor import Tensor, accumulator_of
+
+if TYPE_CHECKING:
+    from .graph import GraphNode
+
+_KINDS = {SavedTensor.INPUT: "input", SavedTensor.OUTPUT: "output",
+          SavedTensor.CONSTANT: "constant", SavedTensor.SCALAR: "scalar"}
+
+
+class SavedInfo(NamedTuple):
+    """One tensor (or scalar) a node saved for backward; metadata survives freeing."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    freed: bool
+    kind: str  # "input", "output", "constant" or "scalar"
+    value: Any  # the scalar for kind == "scalar", else None
+
+
+def is_tensor(value: Any) -> bool:
+    """Whether ``value`` is a vizgrad tensor."""
+    return isinstance(value, Tensor)
+
+
+def to_numpy(value: Any) -> np.ndarray | None:
+    """Host copy of a tensor's (or array's) data; ``None`` stays ``None``."""
+    if value is None:
+        return None
+    data = getattr(value, "data", value)
+    getter = getattr(data, "get", None)  # CuPy arrays copy to the host with .get()
+    if getter is not None and not isinstance(data, np.ndarray):
+        data = getter()
+    return np.asarray(data)
+
+
+_DTYPE_NAMES: dict[Any, str] = {}
+# A node's raw output metadata -> its (shape, dtype-name) tuple; shapes repeat a lot.
+_OUTPUTS: dict[Any, tuple] = {}
+
+
+def to_dtype_name(dtype: Any) -> str:
+    """``"float32"`` for a NumPy dtype (or anything with a ``name``)."""
+    try:
+        return _DTYPE_NAMES[dtype]
+    except (KeyError, TypeError):
+        name = str(getattr(dtype, "name", dtype))
+        try:
+            _DTYPE_NAMES[dtype] = name
+        except TypeError:
+            pass
+        return name
+
+
+class TensorInfo:
+    """Read-only facts about one tensor: name, shape, dtype, grad and history."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: Any) -> None:
+        self.tensor = tensor
+
+    @property
+    def name(self) -> str | None:
+        return getattr(self.tensor, "name", None)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.tensor.shape)
+
+    @property
+    def dtype(self) -> str:
+        return to_dtype_name(self.tensor.dtype)
+
+    @property
+    def signature(self) -> tuple[tuple[int, ...], str]:
+        """``(shape, dtype)`` in one read (the renderer's hot path)."""
+        data = getattr(self.tensor, "data", None)
+        if data is None or not hasattr(data, "shape"):
+            return self.shape, self.dtype
+        return tuple(data.shape), to_dtype_name(data.dtype)
+
+    @property
+    def requires_grad(self) -> bool:
+        return bool(self.tensor.requires_grad)
+
+    @property
+    def grad(self) -> np.ndarray | None:
+        """The accumulated (or retained) gradient as a NumPy array, or ``None``."""
+        return to_numpy(getattr(self.tensor, "grad", None))
+
+    @property
+    def grad_fn(self) -> GraphNode | None:
+        from .graph import GraphNode
+
+        fn = getattr(self.tensor, "grad_fn", None)
+        return None if fn is None else GraphNode(fn)
+
+    @property
+    def output_nr(self) -> int:
+        return int(getattr(self.tensor, "output_nr", 0))
+
+    @property
+    def slot_rank(self) -> tuple[int, int]:
+        return tuple(getattr(self.tensor, "slot_rank", (self.output_nr, 0)))
+
+    @property
+    def base(self) -> TensorInfo | None:
+        """The tensor this one is a view of, or ``None``."""
+        base = getattr(self.tensor, "_base", None)
+        return None if base is None else TensorInfo(base)
+
+    @property
+    def node(self) -> GraphNode | None:
+        """The node a gradient for this tensor flows to (``grad_fn`` or the leaf's accumulator)."""
+        from .graph import GraphNode
+
+        if getattr(self.tensor, "grad_fn", None) is not None:
+            return GraphNode(self.tensor.grad_fn)
+        if isinstance(self.tensor, Tensor) and self.tensor.requires_grad:
+            return GraphNode(accumulator_of(self.tensor))
+        return None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TensorInfo) and other.tensor is self.tensor
+
+    def __hash__(self) -> int:
+        return id(self.tensor)
+
+    def __repr__(self) -> str:
+        return f"TensorInfo(name={self.name!r}, shape={self.shape}, dtype={self.dtype})"
+
+
+def as_tensor_info(value: Any) -> TensorInfo:
+    """Wrap a tensor (a ``TensorInfo`` passes through)."""
+    return value if isinstance(value, TensorInfo) else TensorInfo(value)

@@ -1,0 +1,381 @@
+"""The public, read-only view of a backward graph, and an iterative ``walk``.
+
+Renderers and debugging tools (``vizgrad.render``, ``vizgrad.debug``) read graphs
+through this module only.  It wraps vizgrad's nodes and tensors in small read-only
+objects (:class:`GraphNode`, :class:`TensorInfo`) and walks the graph without
+recursion, so a 100,000-op chain is as easy to read as a 3-op one.
+
+The protocol a node must speak is small -- ``name()`` and ``next_functions`` --
+and everything else (``next_edges``, ``input_meta``, ``saved``, ``seq``, ``scope``,
+``stack``, ``metadata``, ``variable``) is read when present, so the same walker
+can read other define-by-run graphs that follow PyTorch's conventions.
+
+Example
+-------
+>>> import vizgrad
+>>> from vizgrad import graph
+>>> x = vizgrad.ones(3, requires_grad=True)
+>>> loss = (x * 2).sum()
+>>> g = graph.walk(loss)
+>>> [node.name() for node in g]
+['SumBackward0', 'MulBackward0', 'AccumulateGrad']
+>>> g.edges[0].meta.shape            # the gradient SumBackward0 sends on
+(3,)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._graph_values import (
+    _KINDS,
+    _OUTPUTS,
+    SavedInfo,
+    TensorInfo,
+    as_tensor_info,
+    is_tensor,
+    to_dtype_name,
+    to_numpy,
+)
+from .core.node import OUT_LIST, AccumulateGrad, Node, SavedTensor, SlotMeta
+from .core.stack import StackFrame
+
+__all__ = [
+    "GraphEdge", "GraphNode", "GraphWalk", "Root", "SavedInfo", "SlotMeta", "StackFrame",
+    "TensorInfo", "as_tensor_info", "is_tensor", "to_dtype_name", "to_numpy", "walk",
+]
+
+
+class GraphNode:
+    """Read-only wrapper of one backward node.
+
+    Two wrappers of the same node compare equal.  ``seq`` is the node's creation
+    number (it orders the graph: inputs are always older than their consumers).
+    """
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def name(self) -> str:
+        return self.raw.name()
+
+    @property
+    def seq(self) -> int | None:
+        seq = getattr(self.raw, "seq", None)
+        if seq is None and hasattr(self.raw, "_sequence_nr"):
+            seq = self.raw._sequence_nr()
+        return seq
+
+    @property
+    def next_functions(self) -> tuple[tuple[GraphNode | None, int], ...]:
+        return tuple((None if n is None else GraphNode(n), nr)
+                     for n, nr in self.raw.next_functions)
+
+    @property
+    def next_edges(self) -> tuple[tuple[Any, ...], ...]:
+        """``[slot][rank]`` -> ``(GraphNode, slot, rank, input_nr)`` or ``None``."""
+        edges = getattr(self.raw, "next_edges", None)
+        if edges is None:  # a foreign node: every input is its own slot
+            return tuple(((None if n is None else (GraphNode(n), nr, 0, nr)),)
+                         for n, nr in self.raw.next_functions)
+        return tuple(tuple(None if e is None else (GraphNode(e.node), e.slot, e.rank,
+                                                   e.input_nr) for e in row)
+                     for row in edges)
+
+    @property
+    def input_meta(self) -> tuple[tuple[SlotMeta, ...], ...]:
+        """Gradients flowing into the node (one per forward output), ``[slot][rank]``."""
+        return getattr(self.raw, "input_meta", ())
+
+    @property
+    def output_meta(self) -> tuple[tuple[SlotMeta, ...], ...]:
+        """Gradients the node sends on (one per forward input), ``[slot][rank]``."""
+        return getattr(self.raw, "output_meta", ())
+
+    @property
+    def outputs(self) -> tuple[tuple[tuple[int, ...], str], ...]:
+        """``(shape, dtype)`` of every forward output, flat (``input_meta`` without slots)."""
+        raw = getattr(self.raw, "_in_meta", None)
+        if raw is None:
+            return tuple((tuple(m.shape), to_dtype_name(m.dtype))
+                         for row in self.input_meta for m in row)
+        found = _OUTPUTS.get(raw)
+        if found is None:
+            found = tuple((tuple(shape), to_dtype_name(dtype)) for shape, dtype in raw)
+            if len(_OUTPUTS) < 65536:
+                _OUTPUTS[raw] = found
+        return found
+
+    @property
+    def output_count(self) -> int:
+        raw = getattr(self.raw, "_in_meta", None)
+        return len(raw) if raw is not None else sum(len(row) for row in self.input_meta)
+
+    @property
+    def input_count(self) -> int:
+        """How many gradients the node sends on (flat ``next_functions`` length)."""
+        return len(self.raw.next_functions)
+
+    def facts(self) -> tuple[str, tuple, int, str, bool, TensorInfo | None]:
+        """``(name, outputs, input_count, scope, freed, variable)`` in one call (hot path)."""
+        raw = self.raw
+        if raw.__class__ is Node:
+            try:
+                outputs = _OUTPUTS.get(raw._in_meta) or self.outputs
+                return (raw.fn.backward_name, outputs, len(raw.next_functions),
+                        raw.scope or "", raw._freed, None)
+            except AttributeError:  # a node missing a field: take the general path
+                pass
+        return (self.name(), self.outputs, self.input_count, self.scope, self.freed,
+                self.variable)
+
+    def get_metadata(self, key: str, default: Any = None) -> Any:
+        """Read ``metadata[key]`` without creating the dict on nodes that have none."""
+        if isinstance(self.raw, AccumulateGrad) or hasattr(type(self.raw), "_metadata"):
+            found = self.raw._metadata
+            return default if found is None else found.get(key, default)
+        return getattr(self.raw, "metadata", {}).get(key, default)
+
+    @property
+    def saved(self) -> tuple[SavedInfo, ...]:
+        out = []
+        for item in getattr(self.raw, "saved", ()):
+            scalar = item.kind == SavedTensor.SCALAR
+            out.append(SavedInfo(item.name, tuple(item.shape), to_dtype_name(item.dtype),
+                                 bool(item.freed), _KINDS.get(item.kind, "constant"),
+                                 item.array if scalar else None))
+        return tuple(out)
+
+    @property
+    def saved_attributes(self) -> dict[str, Any]:
+        return dict(getattr(self.raw, "saved_attributes", {}) or {})
+
+    @property
+    def freed(self) -> bool:
+        return bool(getattr(self.raw, "freed", False))
+
+    @property
+    def is_accumulate(self) -> bool:
+        """True for a leaf's gradient accumulator (it has a ``variable``)."""
+        raw = self.raw
+        return isinstance(raw, AccumulateGrad) or (not isinstance(raw, Node)
+                                                   and hasattr(raw, "variable"))
+
+    @property
+    def variable(self) -> TensorInfo | None:
+        raw = self.raw
+        if isinstance(raw, Node) and not isinstance(raw, AccumulateGrad):
+            return None
+        variable = getattr(raw, "variable", None)
+        return None if variable is None else TensorInfo(variable)
+
+    @property
+    def scope(self) -> str:
+        return getattr(self.raw, "scope", "") or ""
+
+    @property
+    def stack(self) -> tuple[StackFrame, ...]:
+        return tuple(getattr(self.raw, "stack", ()) or ())
+
+    @property
+    def metadata(self) -> dict:
+        return getattr(self.raw, "metadata", {})
+
+    @property
+    def retained_grads(self) -> dict[int, np.ndarray]:
+        """``output_nr -> grad`` of this node's outputs that called ``retain_grad()``."""
+        out = {}
+        for nr, ref in (getattr(self.raw, "_retained", None) or {}).items():
+            tensor = ref()
+            if tensor is not None and tensor.grad is not None:
+                out[nr] = to_numpy(tensor.grad)
+        return out
+
+    def register_hook(self, fn: Callable) -> Any:
+        """``fn(grad_inputs, grad_outputs)`` after the node ran (for recorders)."""
+        return self.raw.register_hook(fn)
+
+    def register_prehook(self, fn: Callable) -> Any:
+        return self.raw.register_prehook(fn)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GraphNode) and other.raw is self.raw
+
+    def __hash__(self) -> int:
+        return id(self.raw)
+
+    def __repr__(self) -> str:
+        return f"GraphNode({self.name()}, seq={self.seq})"
+
+
+class GraphEdge:
+    """``node.next_edges[slot][rank]`` leads to ``next_node``'s output ``(next_slot, next_rank)``.
+
+    The gradient flows from ``node`` to ``next_node``; pictures draw the arrow the
+    forward way, from ``next_node`` (the producer) to ``node`` (the consumer).
+    ``shape``/``dtype`` (and ``meta``, a ``SlotMeta``) describe that gradient.
+    """
+
+    __slots__ = ("node", "next_node", "slot", "rank", "next_slot", "next_rank", "input_nr",
+                 "shape", "dtype")
+
+    def __init__(self, node: GraphNode, next_node: GraphNode, slot: int, rank: int,
+                 next_slot: int, next_rank: int, input_nr: int,
+                 shape: tuple[int, ...] | None, dtype: str | None) -> None:
+        self.node = node
+        self.next_node = next_node
+        self.slot = slot
+        self.rank = rank
+        self.next_slot = next_slot
+        self.next_rank = next_rank
+        self.input_nr = input_nr
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def meta(self) -> SlotMeta | None:
+        metas = self.node.output_meta
+        if self.slot < len(metas) and self.rank < len(metas[self.slot]):
+            return metas[self.slot][self.rank]
+        return None
+
+    def __repr__(self) -> str:
+        return (f"GraphEdge({self.node.name()} [{self.slot}.{self.rank}] -> "
+                f"{self.next_node.name()} [{self.next_slot}.{self.next_rank}])")
+
+
+@dataclass(frozen=True)
+class Root:
+    """One tensor the walk started from."""
+
+    label: str
+    tensor: TensorInfo
+    node: GraphNode | None
+
+
+@dataclass
+class GraphWalk:
+    """Everything reachable from some roots: each node and each edge exactly once.
+
+    ``nodes`` are ordered newest first (descending ``seq``), which is a topological
+    order from the roots toward the leaves; ``edges`` follow their ``node``.
+    Iterating a walk yields its nodes.
+    """
+
+    roots: list[Root]
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    index: dict[Any, int] = field(default_factory=dict, repr=False)
+    seqs: list[int | None] = field(default_factory=list, repr=False)  # aligned with nodes
+
+    def __iter__(self) -> Iterator[GraphNode]:
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __contains__(self, node: object) -> bool:
+        return isinstance(node, GraphNode) and node.raw in self.index
+
+    def position(self, node: GraphNode) -> int:
+        """Index of ``node`` in ``nodes``."""
+        return self.index[node.raw]
+
+
+def _roots(roots: Any) -> list[tuple[str, Any]]:
+    if isinstance(roots, Mapping):
+        return [(str(key), value) for key, value in roots.items()]
+    if isinstance(roots, Sequence) and not isinstance(roots, (str, bytes)) \
+            and not hasattr(roots, "grad_fn"):
+        items = list(roots)
+        return [(f"output[{i}]" if len(items) > 1 else "output", t)
+                for i, t in enumerate(items)]
+    return [("output", roots)]
+
+
+def walk(roots: Any) -> GraphWalk:
+    """Walk the backward graph of ``roots`` (a tensor, a sequence or a dict of tensors).
+
+    Iterative (no recursion limit), and deterministic: nodes come newest first by
+    ``seq``, edges in ``[slot][rank]`` order of their node.
+
+    Example
+    -------
+    >>> g = walk({"loss": loss, "aux": aux})
+    >>> len(g.nodes), len(g.edges)
+    (12, 14)
+    """
+    root_items = []
+    for label, value in _roots(roots):
+        if isinstance(value, GraphNode) or (not hasattr(value, "shape")
+                                            and hasattr(value, "next_functions")):
+            node = value if isinstance(value, GraphNode) else GraphNode(value)
+            root_items.append(Root(label, None, node))  # type: ignore[arg-type]
+            continue
+        info = as_tensor_info(value)
+        root_items.append(Root(label, info, info.node))
+    seen: dict[Any, GraphNode] = {}
+    order: list[Any] = []
+    stack = [r.node.raw for r in root_items if r.node is not None]
+    while stack:
+        raw = stack.pop()
+        if raw in seen:
+            continue
+        seen[raw] = GraphNode(raw)
+        order.append(raw)
+        for child, _ in raw.next_functions:
+            if child is not None and child not in seen:
+                stack.append(child)
+    nodes = [seen[raw] for raw in order]
+    seqs = [getattr(raw, "seq", None) for raw in order]
+    if None in seqs:
+        seqs = [node.seq for node in nodes]
+    if None not in seqs:
+        pairs = sorted(zip(seqs, range(len(nodes))), reverse=True)
+        nodes = [nodes[position] for _, position in pairs]
+        seqs = [seq for seq, _ in pairs]
+    index = {node.raw: i for i, node in enumerate(nodes)}
+    edges: list[GraphEdge] = []
+    for node in nodes:
+        if hasattr(node.raw, "_layout"):
+            _core_edges(node, seen, edges)
+            continue
+        metas = node.output_meta
+        for slot, row in enumerate(node.next_edges):
+            for rank, edge in enumerate(row):
+                if edge is None:
+                    continue
+                target, next_slot, next_rank, input_nr = edge
+                meta = metas[slot][rank] if slot < len(metas) and rank < len(metas[slot]) \
+                    else None
+                edges.append(GraphEdge(node, seen[target.raw], slot, rank, next_slot,
+                                       next_rank, input_nr,
+                                       None if meta is None else tuple(meta.shape),
+                                       None if meta is None else to_dtype_name(meta.dtype)))
+    return GraphWalk(root_items, nodes, edges, index, seqs)
+
+
+def _core_edges(node: GraphNode, seen: dict, edges: list) -> None:
+    """``next_edges`` of a vizgrad node, read straight from its layout (the hot path)."""
+    raw = node.raw
+    nexts = raw.next_functions
+    metas = raw._out_meta
+    flat = 0
+    for slot, (_, ranks) in enumerate(raw._layout):
+        for rank in range(1 if ranks < 0 else ranks):
+            target, nr = nexts[flat]
+            if target is not None:
+                shape, dtype = metas[flat]
+                if target._out_kind == OUT_LIST:
+                    next_slot, next_rank = 0, nr
+                else:
+                    next_slot, next_rank = nr, 0
+                edges.append(GraphEdge(node, seen[target], slot, rank, next_slot, next_rank,
+                                       nr, tuple(shape), to_dtype_name(dtype)))
+            flat += 1

@@ -1,0 +1,61 @@
+"""Pictures of the backward graph: ``make_dot``, ``save``, ``print_graph``.
+
+Pipeline: ``vizgrad.graph.walk`` -> ``GraphView`` (plain data, options applied)
+-> emitters (DOT via graphviz, SVG/PNG/PDF via Graphviz's ``dot``, JSON, HTML).
+This package reads graphs only through :mod:`vizgrad.graph`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import graphviz
+
+from .build import build_view, paused_gc
+from .dot import THEMES, to_dot
+from .html import to_html
+from .jsonout import to_dict, to_json
+from .output import (
+    GraphvizNotFoundError,
+    LayoutTimeoutError,
+    RenderError,
+    as_view,
+    dot_binary,
+    run_dot,
+    save,
+    write_atomic,
+)
+from .terminal import graph_tree, print_graph
+from .view import Cluster, GraphView, LegendEntry, RenderOptions, ViewEdge, ViewNode
+
+
+def make_dot(var: Any, params: dict | None = None, show_attrs: bool = False,
+             show_saved: bool = False, max_attr_chars: int = 50,
+             **more: Any) -> graphviz.Digraph:
+    """The backward graph of ``var`` as a ``graphviz.Digraph`` (pytorchviz's signature).
+
+    Op nodes are gray, leaves that require grad light blue, saved tensors orange,
+    outputs green and a view's base dark green (dotted edge), as in pytorchviz.
+    ``var`` may be a tensor, a sequence or a dict of tensors.  ``more`` takes the
+    options of :class:`RenderOptions` (``show_stack``, ``cluster``, ``collapse``,
+    ``depth``, ``show_grad``, ``rankdir``, ``size``, ``dpi``, ``theme``,
+    ``max_nodes``, ``focus``, ``radius``, ``edge_labels``, ``show_dtype``).
+
+    Example
+    -------
+    >>> dot = vizgrad.make_dot(loss, params={"w": w}, show_attrs=True)
+    >>> dot                                   # a notebook displays the SVG
+    >>> dot.render("graph", format="png")     # or write a file
+    """
+    options = RenderOptions.make(params=params, show_attrs=show_attrs, show_saved=show_saved,
+                                 max_attr_chars=max_attr_chars, **more)
+    with paused_gc():
+        return to_dot(build_view(var, options), max_attr_chars)
+
+
+__all__ = [
+    "THEMES", "Cluster", "GraphView", "GraphvizNotFoundError", "LayoutTimeoutError",
+    "LegendEntry", "RenderError", "RenderOptions", "ViewEdge", "ViewNode", "as_view",
+    "build_view", "dot_binary", "graph_tree", "make_dot", "print_graph", "run_dot", "save",
+    "to_dict", "to_dot", "to_html", "to_json", "write_atomic",
+]

@@ -1,0 +1,315 @@
+"""Walk -> ``GraphView``: one box per op, leaf, output, view base and saved tensor.
+
+Colours and meaning follow pytorchviz; ids come from ``seq`` (relative to the
+oldest node drawn), so the same program draws the same DOT on every run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+from .. import graph
+from . import fold, grads
+from .view import Cluster, GraphView, RenderOptions, ViewEdge, ViewNode
+
+_SHAPES: dict[tuple, str] = {}
+
+
+def shape_text(shape: Any) -> str:
+    """pytorchviz's size string: ``(4, 3)``; a 0-d shape is ``()``."""
+    key = tuple(shape)
+    text = _SHAPES.get(key)
+    if text is None:
+        text = "(" + ", ".join(str(int(d)) for d in key) + ")"
+        if len(_SHAPES) < 65536:
+            _SHAPES[key] = text
+    return text
+
+
+_TENSOR_LINES: dict[tuple, str] = {}
+
+
+def _tensor_lines(info: graph.TensorInfo, options: RenderOptions) -> list[str]:
+    key = info.signature + (options.show_dtype,)
+    line = _TENSOR_LINES.get(key)
+    if line is None:
+        line = shape_text(key[0]) + (f" {key[1]}" if options.show_dtype else "")
+        if len(_TENSOR_LINES) < 65536:
+            _TENSOR_LINES[key] = line
+    return [line]
+
+
+def _user_line(frames: tuple) -> str:
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.function}"
+
+
+def _stack_text(frames: tuple) -> str:
+    return "\n".join(f'File "{f.filename}", line {f.lineno}, in {f.function}\n  {f.line}'
+                     for f in frames)
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, (list, tuple)) and len(value) > 8:
+        text = str(type(value)(value[:8]))
+        return text[:-1] + ", ..." + text[-1]
+    return str(value)
+
+
+def _attribute_rows(node: graph.GraphNode) -> list[tuple[str, str]]:
+    rows = []
+    for key, value in node.saved_attributes.items():
+        rows.append((key, _value_text(value)))
+    for item in node.saved:
+        if item.kind == "scalar":
+            rows.append((item.name, _value_text(item.value)))
+        else:
+            state = " [freed]" if item.freed else ""
+            rows.append((item.name, f"{shape_text(item.shape)} {item.dtype}{state}"))
+    return rows
+
+
+class _Builder:
+    def __init__(self, roots: Any, options: RenderOptions) -> None:
+        self.options = options
+        self.view = GraphView()
+        self.items = self._root_items(roots)
+        self.walk = graph.walk([info.tensor for _, _, info in self.items])
+        walk_seqs = self.walk.seqs
+        known = [seq for seq in walk_seqs if seq is not None]
+        self.base = base = min(known) if known else 0
+        self.names = {id(t): str(k) for k, t in (options.params or {}).items()}
+        self.ids: dict[Any, str] = {
+            node.raw: (f"n{seq - base}" if seq is not None else f"n_{index}")
+            for index, (node, seq) in enumerate(zip(self.walk.nodes, walk_seqs))}
+        self.seqs = {node.raw: seq for node, seq in zip(self.walk.nodes, walk_seqs)}
+        self.multi_in: set = set()
+        self.multi_out: set = set()
+        self.tooltips: dict[tuple, str] = {}
+
+    @staticmethod
+    def _root_items(roots: Any) -> list[tuple[str, str, graph.TensorInfo]]:
+        if isinstance(roots, dict):
+            pairs = [(str(k), v) for k, v in roots.items()]
+        elif isinstance(roots, (list, tuple)):
+            pairs = [("", v) for v in roots]
+        else:
+            pairs = [("", roots)]
+        items, seen = [], set()
+        for label, value in pairs:
+            info = graph.as_tensor_info(value)
+            if id(info.tensor) in seen:
+                continue
+            seen.add(id(info.tensor))
+            items.append((label, "output", info))
+            base = info.base
+            if base is not None and id(base.tensor) not in seen:
+                seen.add(id(base.tensor))
+                items.append(("", "base", base))
+        return items
+
+    def node_id(self, node: graph.GraphNode) -> str:
+        return self.ids[node.raw]
+
+    def tensor_name(self, info: graph.TensorInfo, fallback: str = "") -> str:
+        return self.names.get(id(info.tensor)) or info.name or fallback
+
+    def build(self) -> GraphView:
+        options = self.options
+        keep = None
+        if options.focus is not None:
+            keep = fold.neighbourhood(self.walk, options.focus, options.radius, self.view)
+        self._add_roots(keep)
+        self._add_nodes(self.walk.nodes if keep is None
+                        else [n for n in self.walk.nodes if n.raw in keep])
+        self._add_edges(self.walk.edges if keep is None else [
+            e for e in self.walk.edges if e.node.raw in keep and e.next_node.raw in keep])
+        if options.cluster == "scope" and options.collapse is None:
+            self._clusters()
+        if options.show_grad:
+            grads.collect(self.view, self.walk, self)
+        if options.collapse == "scope":
+            fold.collapse_scopes(self.view, options.depth, options.fold_repeats)
+        if options.max_nodes is not None and len(self.view.nodes) > options.max_nodes:
+            before = len(self.view.nodes)
+            fold.fold_big(self.view, options.max_nodes)
+            warnings.warn(
+                f"the graph has {before:,} nodes, more than max_nodes={options.max_nodes:,}; "
+                f"drawing a folded graph of {len(self.view.nodes):,} nodes (the fold is stated "
+                "on the picture). Pass max_nodes=None to draw everything, or use "
+                "collapse='scope' or focus=node, radius=k.", stacklevel=4)
+        if options.show_grad:
+            grads.colour(self.view)
+        self.view.graph = {"rankdir": options.rankdir, "size": options.size,
+                           "dpi": options.dpi, "theme": options.theme}
+        return self.view
+
+    def _add_roots(self, keep: set | None) -> None:
+        for index, (label, kind, info) in enumerate(self.items):
+            node = info.node
+            if keep is not None and (node is None or node.raw not in keep):
+                continue
+            suffix = "b" if kind == "base" else ""
+            tensor_id = f"t{index}{suffix}"
+            fallback = label if kind == "output" else ""
+            title = self.tensor_name(info, fallback)
+            tooltip = f"{'view base' if kind == 'base' else 'output'} {title}".rstrip()
+            self.view.nodes.append(ViewNode(
+                tensor_id, kind, title, _tensor_lines(info, self.options),
+                tooltip=tooltip + f"\nshape {shape_text(info.shape)} {info.dtype}",
+                details={"shape": list(info.shape), "dtype": info.dtype, "name": title,
+                         "tensor": index}))
+            if info.grad_fn is not None and node is not None:
+                slot, rank = info.slot_rank
+                many = node.output_count > 1
+                self.view.edges.append(ViewEdge(
+                    self.node_id(node), tensor_id,
+                    tail_label=f"{slot}.{rank}" if many and self.options.edge_labels else ""))
+            base = info.base
+            if base is not None:
+                for other, (_, other_kind, other_info) in enumerate(self.items):
+                    if other_kind == "base" and other_info == base:
+                        self.view.edges.append(ViewEdge(f"t{other}b", tensor_id,
+                                                        style="dotted"))
+
+    def _add_nodes(self, nodes: list[graph.GraphNode]) -> None:
+        """One box per node (and one per leaf tensor): the hot loop, kept flat."""
+        options = self.options
+        extras = options.show_saved or options.show_stack or options.show_attrs
+        ids, tooltips, names = self.ids, self.tooltips, self.names
+        multi_in, multi_out = self.multi_in, self.multi_out
+        seqs = self.seqs
+        view_nodes, view_edges = self.view.nodes, self.view.edges
+        for node in nodes:
+            raw = node.raw
+            node_id = ids[raw]
+            name, metas, input_count, scope, freed, variable = node.facts()
+            if len(metas) > 1:
+                multi_out.add(raw)
+            if input_count > 1:
+                multi_in.add(raw)
+            key = (name, metas, scope)
+            tooltip = tooltips.get(key)
+            if tooltip is None:  # most nodes share name, outputs and scope with another
+                outputs = ", ".join([f"{shape_text(shape)} {dtype}" for shape, dtype in metas])
+                tooltip = f"{name}\noutputs: {outputs}" + (f"\nscope: {scope}" if scope else "")
+                tooltips[key] = tooltip
+            seq = seqs[raw]
+            view_node = ViewNode(node_id, "op", name, [], [], tooltip, seq, scope, None, None,
+                                 [], {}, node)
+            view_nodes.append(view_node)
+            if extras or freed:
+                self._extras(node, view_node)
+            if variable is not None:
+                title = names.get(id(variable.tensor)) or variable.name or ""
+                lines = _tensor_lines(variable, options)
+                leaf_id = "v" + node_id[1:]
+                view_nodes.append(ViewNode(
+                    leaf_id, "leaf", title, lines, [],
+                    f"leaf {title}\n{lines[0]}" if title else f"leaf\n{lines[0]}", seq, "",
+                    None, None, [], {}, variable))
+                view_edges.append(ViewEdge(leaf_id, node_id))
+
+    def _extras(self, node: graph.GraphNode, view_node: ViewNode) -> None:
+        """Freed marks, the stack, attributes and saved tensors of one op node."""
+        options = self.options
+        node_id, name = view_node.id, view_node.title
+        saved = node.saved
+        if node.freed and any(s.kind != "scalar" for s in saved):
+            view_node.marks.append("freed")
+            view_node.tooltip += "\nsaved tensors freed by backward()"
+        if options.show_stack:
+            frames = node.stack
+            if frames:
+                view_node.lines.append(_user_line(frames))
+                view_node.tooltip += "\n" + _stack_text(frames)
+        if options.show_attrs:
+            view_node.rows = _attribute_rows(node)
+        if options.show_saved:
+            for index, item in enumerate(saved):
+                if item.kind == "scalar":
+                    continue
+                state = " (freed)" if item.freed else ""
+                saved_id = f"{node_id}s{index}"
+                self.view.nodes.append(ViewNode(
+                    saved_id, "saved", item.name,
+                    [f"{shape_text(item.shape)} {item.dtype}{state}"],
+                    tooltip=f"saved by {name}: {item.name} ({item.kind}){state}",
+                    seq=node.seq, scope=node.scope,
+                    marks=["freed"] if item.freed else [],
+                    details={"shape": list(item.shape), "dtype": item.dtype,
+                             "freed": item.freed, "kind": item.kind}))
+                self.view.edges.append(ViewEdge(saved_id, node_id, undirected=True))
+
+    def _add_edges(self, edges: list[graph.GraphEdge]) -> None:
+        """One arrow per edge, drawn producer -> consumer (the hot loop, kept flat)."""
+        ids, multi_in, multi_out = self.ids, self.multi_in, self.multi_out
+        labels = self.options.edge_labels
+        append = self.view.edges.append
+        for edge in edges:
+            label = head = tail = ""
+            target = edge.node.raw
+            source = edge.next_node.raw
+            if labels:
+                if edge.shape is not None:
+                    label = shape_text(edge.shape)
+                if target in multi_in:
+                    head = f"{edge.slot}.{edge.rank}"
+                if source in multi_out:
+                    tail = f"{edge.next_slot}.{edge.next_rank}"
+            append(ViewEdge(ids[source], ids[target], label, tail, head, "", False, None, None,
+                            {}, edge))
+
+    def _clusters(self) -> None:
+        clusters: dict[str, Cluster] = {}
+        for view_node in self.view.nodes:
+            scope = view_node.scope
+            if not scope:
+                continue
+            parts = scope.split(".")
+            parent = None
+            for depth in range(1, len(parts) + 1):
+                path = ".".join(parts[:depth])
+                if path not in clusters:
+                    clusters[path] = Cluster(f"cluster_{len(clusters)}", parts[depth - 1],
+                                             parent)
+                parent = clusters[path].id
+            clusters[scope].nodes.append(view_node.id)
+        self.view.clusters = list(clusters.values())
+
+
+def build_view(roots: Any, options: RenderOptions | None = None, **more: Any) -> GraphView:
+    """Build the ``GraphView`` of ``roots`` (a tensor, a sequence or a dict of tensors).
+
+    Example
+    -------
+    >>> view = build_view(loss, show_attrs=True, cluster="scope")
+    >>> [n.title for n in view.nodes][:2]
+    ['', 'SumBackward0']
+    """
+    if options is None:
+        options = RenderOptions.make(**more)
+    elif more:
+        raise TypeError("pass either options= or keyword options, not both")
+    with paused_gc():
+        return _Builder(roots, options).build()
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic collector: building a picture allocates many small acyclic
+    objects, and each collection would rescan the whole (large) graph again."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()

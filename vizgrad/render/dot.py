@@ -1,0 +1,199 @@
+"""GraphView -> ``graphviz.Digraph`` (pytorchviz's look, HTML-like escaped labels).
+
+The body lines are written directly (already escaped) rather than through
+``Digraph.node``: that is several times faster on big graphs and keeps every
+user string under this module's escaping rules.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import graphviz
+
+from .escape import dot_string, html_lines, html_text
+from .view import GraphView, ViewNode
+
+#: Fill colour per node kind (pytorchviz's names in the light theme).
+THEMES = {
+    "light": {"op": "lightgray", "leaf": "lightblue", "saved": "orange",
+              "output": "darkolivegreen1", "base": "darkolivegreen3", "fold": "#ffe9a8",
+              "group": "#e3d5f2", "background": None, "font": "black", "edge": "black",
+              "cluster": "#888888"},
+    "dark": {"op": "#4d4d4d", "leaf": "#2c5f85", "saved": "#a65f00", "output": "#52702b",
+             "base": "#34501c", "fold": "#6b5a1e", "group": "#4f3b66",
+             "background": "#1e1e1e", "font": "#eeeeee", "edge": "#c0c0c0",
+             "cluster": "#9a9a9a"},
+}
+
+#: pytorchviz's node attributes.
+NODE_ATTR = {"style": "filled", "shape": "box", "align": "left", "fontsize": "10",
+             "ranksep": "0.1", "height": "0.2", "fontname": "monospace"}
+
+
+#: Small monospace edge labels (shapes, slot.rank), kept clear of each other.
+EDGE_ATTR = {"fontsize": "9", "fontname": "monospace", "labelfontsize": "8",
+             "labeldistance": "1.6"}
+
+
+def _rows_text(title: str, rows: list[tuple[str, str]], limit: int) -> list[str]:
+    """pytorchviz's attribute table: ``name: value`` under a dashed rule."""
+    def truncate(text: str) -> str:
+        return text[: max(limit - 3, 0)] + "..." if len(text) > limit else text
+
+    rows = [(key, truncate(value)) for key, value in rows]
+    left = max(len(k) for k, _ in rows)
+    right = max(len(v) for _, v in rows)
+    rule = "-" * max(left + right + 2, len(title))
+    return [rule] + [f"{key.rjust(left)}: {value.rjust(right)}" for key, value in rows]
+
+
+_LABELS: dict[Any, str] = {}
+
+
+def _plain_label(node: ViewNode) -> str:
+    """The escaped label of a node without attribute rows (cached: labels repeat)."""
+    key = (node.title, *node.lines) if node.lines else node.title
+    label = _LABELS.get(key)
+    if label is None:
+        label = html_lines(([node.title] if node.title or not node.lines else [])
+                           + node.lines)
+        if len(_LABELS) < 65536:
+            _LABELS[key] = label
+    return label
+
+
+def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
+    if not (node.rows or node.font or node.marks) and node.kind not in ("fold", "group"):
+        fill = dot_string(node.fill or palette.get(node.kind, palette["op"]))
+        tooltip = f" tooltip={dot_string(node.tooltip)}" if node.tooltip else ""
+        return (f"\t{node.id} [label=<{_plain_label(node)}> fillcolor={fill} id={node.id}"
+                f"{tooltip}]\n")
+    lines = ([node.title] if node.title or not node.lines else []) + node.lines
+    if node.rows:
+        lines += _rows_text(node.title, node.rows, limit)
+    label = html_lines(lines)
+    if node.font:
+        label = f'<FONT COLOR="{html_text(node.font)}">{label}</FONT>'
+    fill = node.fill or palette.get(node.kind, palette["op"])
+    parts = [f"label=<{label}>", f"fillcolor={dot_string(fill)}", f"id={node.id}"]
+    if node.tooltip:
+        parts.append(f"tooltip={dot_string(node.tooltip)}")
+    styles = ["filled"]
+    if "freed" in node.marks or node.kind == "fold" or "zero" in node.marks:
+        styles.append("dashed")
+    if "nan" in node.marks:
+        styles.append("bold")
+        parts.append("penwidth=3")
+    if len(styles) > 1:
+        parts.append(f'style="{",".join(styles)}"')
+    if node.kind in ("fold", "group"):
+        parts.append("shape=box3d" if node.kind == "group" else "shape=note")
+    return f"\t{node.id} [{' '.join(parts)}]\n"
+
+
+def _edge_line(edge, palette: dict) -> str:  # noqa: ANN001 - ViewEdge
+    if not (edge.tail_label or edge.head_label or edge.style or edge.undirected
+            or edge.color or edge.width):
+        if edge.label:
+            return f"\t{edge.source} -> {edge.target} [label=<{html_text(edge.label)}>]\n"
+        return f"\t{edge.source} -> {edge.target}\n"
+    parts = []
+    if edge.label:
+        parts.append(f"label=<{html_text(edge.label)}>")
+    if edge.tail_label:
+        parts.append(f"taillabel=<{html_text(edge.tail_label)}>")
+    if edge.head_label:
+        parts.append(f"headlabel=<{html_text(edge.head_label)}>")
+    if edge.style:
+        parts.append(f"style={edge.style}")
+    if edge.undirected:
+        parts.append("dir=none")
+    if edge.color:
+        parts.append(f"color={dot_string(edge.color)}")
+    if edge.width:
+        parts.append(f'penwidth="{edge.width:g}"')
+    attrs = f" [{' '.join(parts)}]" if parts else ""
+    return f"\t{edge.source} -> {edge.target}{attrs}\n"
+
+
+def _legend_lines(view: GraphView, palette: dict) -> list[str]:
+    cells = []
+    for entry in view.legend:
+        text = html_text(entry.label)
+        if entry.font:
+            text = f'<FONT COLOR="{html_text(entry.font)}">{text}</FONT>'
+        cells.append(f'<TD BGCOLOR="{html_text(entry.color)}">{text}</TD>')
+    table = ('<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="4"><TR>'
+             '<TD>gradient norm</TD>' + "".join(cells) + "</TR></TABLE>")
+    return [f"\tlegend [label=<{table}> shape=plaintext style=\"\" "
+            f"fontcolor={dot_string(palette['font'])}]\n"]
+
+
+def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
+    """The DOT of ``view`` as a ``graphviz.Digraph`` (``.source``, ``.render()``, notebooks).
+
+    Example
+    -------
+    >>> dot = to_dot(build_view(loss))
+    >>> dot.render("graph", format="svg")
+    """
+    settings = view.graph or {}
+    palette = THEMES[settings.get("theme", "light")]
+    graph_attr = {}
+    if settings.get("size"):
+        graph_attr["size"] = str(settings["size"])
+    if settings.get("rankdir", "TB") != "TB":
+        graph_attr["rankdir"] = settings["rankdir"]
+    if settings.get("dpi"):
+        graph_attr["dpi"] = str(settings["dpi"])
+    node_attr = dict(NODE_ATTR)
+    edge_attr = dict(EDGE_ATTR) if any(e.label or e.head_label or e.tail_label
+                                       for e in view.edges) else {}
+    if palette["background"]:
+        graph_attr["bgcolor"] = palette["background"]
+        node_attr["fontcolor"] = palette["font"]
+        node_attr["color"] = palette["edge"]
+        edge_attr.update({"color": palette["edge"], "fontcolor": palette["font"]})
+    dot = graphviz.Digraph(node_attr=node_attr, graph_attr=graph_attr,
+                           edge_attr=edge_attr or None)
+    body = dot.body
+    if view.notes:
+        body.append(f"\tlabel=<{html_lines(view.notes)}> labelloc=t fontsize=12 "
+                    f"fontname=monospace fontcolor={dot_string(palette['font'])}\n")
+    clustered = {}
+    children = defaultdict(list)
+    for cluster in view.clusters:
+        children[cluster.parent].append(cluster)
+        for node_id in cluster.nodes:
+            clustered[node_id] = cluster.id
+    members = defaultdict(list)
+    for node in view.nodes:
+        line = node_line(node, palette, max_attr_chars)
+        members[clustered.get(node.id)].append(line)
+    body.extend(members[None])
+    # nested clusters, emitted with an explicit stack (scopes can nest deeply)
+    stack = [(c, False) for c in reversed(children[None])]
+    while stack:
+        cluster, closing = stack.pop()
+        if closing:
+            body.append("\t}\n")
+            continue
+        body.append(f"\tsubgraph {cluster.id} {{\n\t\tlabel=<{html_text(cluster.label)}> "
+                    f"style=rounded color={dot_string(palette['cluster'])} "
+                    f"fontcolor={dot_string(palette['font'])}\n")
+        body.extend("\t" + line for line in members[cluster.id])
+        stack.append((cluster, True))
+        stack.extend((c, False) for c in reversed(children[cluster.id]))
+    for edge in view.edges:
+        if edge.tail_label or edge.head_label or edge.style or edge.undirected \
+                or edge.color or edge.width:
+            body.append(_edge_line(edge, palette))
+        elif edge.label:
+            body.append(f"\t{edge.source} -> {edge.target} [label=<{html_text(edge.label)}>]\n")
+        else:
+            body.append(f"\t{edge.source} -> {edge.target}\n")
+    if view.legend:
+        body.extend(_legend_lines(view, palette))
+    return dot

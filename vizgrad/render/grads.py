@@ -1,0 +1,112 @@
+"""Gradient colouring: nodes and edges coloured by gradient norm, with a legend.
+
+Gradients come from leaves' ``.grad``, tensors that called ``retain_grad()`` and
+the statistics ``vizgrad.debug.record_grads`` stored in ``node.metadata``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .. import graph
+from ..debug.gradstats import METADATA_KEY, combine_stats, grad_stats
+from .view import GraphView, LegendEntry
+
+#: Low -> high (log scale): viridis stops; text is white on the two dark ones.
+PALETTE = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]
+DARK_STOPS = 2
+NONFINITE = "#ff3b30"
+ZERO = "#ffffff"
+
+
+def collect(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
+    """Attach ``details["grad"]`` (norm, finite, zero) to every node that has one."""
+    by_id = {n.id: n for n in view.nodes}
+    edge_stats: dict[tuple[str, int], dict] = {}
+    for node in walk.nodes:
+        node_id = builder.node_id(node)
+        entry = None
+        recorded = node.get_metadata(METADATA_KEY)
+        if node.is_accumulate and node.variable is not None:
+            if node.variable.grad is not None:
+                entry = grad_stats(node.variable.grad)
+                leaf = by_id.get("v" + node_id[1:])
+                if leaf is not None:
+                    leaf.details["grad"] = entry
+        elif recorded is not None:
+            entry = {k: recorded[k] for k in ("norm", "finite", "zero")}
+            for nr, stats in enumerate(recorded.get("edges", ())):
+                if stats is not None:
+                    edge_stats[(node_id, nr)] = stats
+        else:
+            retained = node.retained_grads
+            if retained:
+                entry = combine_stats([grad_stats(g) for g in retained.values()])
+        if entry is not None and node_id in by_id:
+            by_id[node_id].details["grad"] = entry
+    for index, (_, _, info) in enumerate(builder.items):
+        if info.grad is not None:
+            for suffix in ("", "b"):
+                if f"t{index}{suffix}" in by_id:
+                    by_id[f"t{index}{suffix}"].details["grad"] = grad_stats(info.grad)
+    for edge in view.edges:
+        nr = getattr(edge.ref, "input_nr", None)
+        if nr is not None and (edge.target, nr) in edge_stats:
+            edge.details["grad"] = edge_stats[(edge.target, nr)]
+
+
+def _format(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def colour(view: GraphView) -> None:
+    """Fill colour by log gradient norm; red for NaN/Inf, white dashed for all-zero."""
+    stats = [n.details["grad"] for n in view.nodes if "grad" in n.details]
+    stats += [e.details["grad"] for e in view.edges if "grad" in e.details]
+    norms = [s["norm"] for s in stats if s["finite"] and not s["zero"] and s["norm"] > 0]
+    low = math.log10(min(norms)) if norms else 0.0
+    high = math.log10(max(norms)) if norms else 0.0
+
+    def pick(entry: dict) -> tuple[str, int]:
+        if not entry["finite"]:
+            return NONFINITE, -1
+        if entry["zero"] or entry["norm"] <= 0:
+            return ZERO, -2
+        span = high - low
+        where = 0.0 if span <= 0 else (math.log10(entry["norm"]) - low) / span
+        stop = min(len(PALETTE) - 1, int(where * len(PALETTE)))
+        return PALETTE[stop], stop
+
+    for node in view.nodes:
+        entry = node.details.get("grad")
+        if entry is None:
+            continue
+        fill, stop = pick(entry)
+        node.fill = fill
+        if 0 <= stop < DARK_STOPS:
+            node.font = "white"
+        if stop == -1:
+            node.marks.append("nan")
+            node.lines.append("grad NaN/Inf")
+        elif stop == -2:
+            node.marks.append("zero")
+            node.lines.append("grad all zero")
+        else:
+            node.lines.append(f"|grad| {_format(entry['norm'])}")
+        node.tooltip += f"\ngradient norm: {entry['norm']}"
+    for edge in view.edges:
+        entry = edge.details.get("grad")
+        if entry is not None:
+            edge.color, stop = pick(entry)
+            edge.width = 2.5 if stop < 0 else 1.0 + 0.5 * stop
+    legend = []
+    for stop, color in enumerate(PALETTE):
+        value = 10 ** (low + (high - low) * (stop + 0.5) / len(PALETTE))
+        legend.append(LegendEntry(f"~{_format(value)}", color,
+                                  "white" if stop < DARK_STOPS else None))
+    legend.append(LegendEntry("NaN/Inf", NONFINITE))
+    legend.append(LegendEntry("zero", ZERO))
+    view.legend = legend
+    view.notes.append("colour: gradient norm (log scale); nodes without a recorded gradient "
+                      "keep their usual colour")

@@ -1,0 +1,149 @@
+"""Writing pictures: ``save`` picks the format from the suffix and writes atomically.
+
+SVG/PNG/PDF run Graphviz's ``dot`` in a subprocess with a time limit; when ``dot``
+is missing or too slow the DOT is written beside the target and the error says
+what to do.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .build import build_view
+from .view import GraphView, RenderOptions
+
+#: Seconds ``dot`` may spend on a layout before ``save`` gives up.
+DEFAULT_LAYOUT_TIMEOUT = 60.0
+
+_FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot",
+            ".json": "json", ".html": "html", ".htm": "html"}
+
+INSTALL_HINT = ("Install Graphviz, which provides it: `apt-get install graphviz` (Debian/Ubuntu), "
+                "`brew install graphviz` (macOS), `conda install -c conda-forge graphviz`, "
+                "or see https://graphviz.org/download/ ; then make sure `dot` is on PATH.")
+
+
+class RenderError(RuntimeError):
+    """Graphviz failed to render a graph."""
+
+
+class GraphvizNotFoundError(RenderError):
+    """Graphviz's ``dot`` program is not installed (or not on PATH)."""
+
+
+class LayoutTimeoutError(RenderError):
+    """Graphviz took longer than the layout time limit."""
+
+
+def write_atomic(path: str | os.PathLike, data: bytes | str) -> Path:
+    """Write ``data`` to ``path`` through a temporary file and ``os.replace``.
+
+    A failure leaves neither a half-written ``path`` nor the temporary file.
+    """
+    path = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    handle, temporary = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.",
+                                         suffix=".tmp")
+    try:
+        # mkstemp makes the file 0600; give it the mode a plain open() would (0666 - umask).
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(payload)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+    return path
+
+
+def dot_binary() -> str | None:
+    """Path of Graphviz's ``dot``, or ``None`` when it is not installed."""
+    return shutil.which("dot")
+
+
+def run_dot(source: str, fmt: str, timeout: float | None = DEFAULT_LAYOUT_TIMEOUT,
+            dot_path: Path | None = None) -> bytes:
+    """Lay out and render DOT ``source`` to ``fmt`` bytes with a time limit.
+
+    When ``dot`` is missing or times out and ``dot_path`` is given, the DOT is
+    written there first, so the work is not lost.
+    """
+    binary = dot_binary()
+    if binary is None:
+        where = ""
+        if dot_path is not None:
+            write_atomic(dot_path, source)
+            where = f" The DOT source was written to {dot_path}."
+        raise GraphvizNotFoundError(
+            f"rendering to {fmt.upper()} needs Graphviz's `dot` program, which was not found "
+            f"on PATH.{where} {INSTALL_HINT}")
+    try:
+        done = subprocess.run([binary, f"-T{fmt}"], input=source.encode("utf-8"),
+                              capture_output=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as error:
+        where = ""
+        if dot_path is not None:
+            write_atomic(dot_path, source)
+            where = f" The DOT was saved to {dot_path}."
+        raise LayoutTimeoutError(
+            f"Graphviz did not finish laying out the graph within {timeout:g} s.{where} "
+            "Draw less (max_nodes=..., collapse='scope', focus=node, radius=k) or raise "
+            "the limit (layout_timeout=...).") from error
+    if done.returncode != 0:
+        raise RenderError(f"Graphviz `dot -T{fmt}` failed (exit {done.returncode}): "
+                          f"{done.stderr.decode('utf-8', 'replace').strip()}")
+    return done.stdout
+
+
+def as_view(view_or_tensor: Any, **options: Any) -> GraphView:
+    """A ``GraphView`` as is, or one built from a tensor / sequence / dict of tensors."""
+    if isinstance(view_or_tensor, GraphView):
+        if options:
+            raise TypeError("options apply when building a view; this is already a GraphView")
+        return view_or_tensor
+    return build_view(view_or_tensor, RenderOptions.make(**options))
+
+
+def save(view_or_tensor: Any, path: str | os.PathLike, *,
+         layout_timeout: float | None = DEFAULT_LAYOUT_TIMEOUT, **options: Any) -> Path:
+    """Write a graph picture; the format comes from the suffix.
+
+    ``.svg`` / ``.png`` / ``.pdf`` (Graphviz), ``.dot`` / ``.gv``, ``.json`` (see
+    docs/json_schema.md) or ``.html`` (self-contained page).  ``options`` are
+    ``make_dot``'s.  Returns the path written.
+
+    Example
+    -------
+    >>> vizgrad.render.save(loss, "graph.svg", show_attrs=True)
+    PosixPath('graph.svg')
+    """
+    from .dot import to_dot
+
+    path = Path(path)
+    fmt = _FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"cannot tell the format of {path.name!r} from its suffix; use one "
+                         f"of {', '.join(sorted(_FORMATS))}")
+    view = as_view(view_or_tensor, **options)
+    if fmt == "json":
+        from .jsonout import to_json
+
+        return write_atomic(path, to_json(view))
+    source = to_dot(view).source
+    if fmt == "dot":
+        return write_atomic(path, source)
+    beside = path.with_suffix(".dot")
+    if fmt == "html":
+        from .html import to_html
+
+        svg = run_dot(source, "svg", layout_timeout, beside)
+        return write_atomic(path, to_html(view, svg.decode("utf-8")))
+    return write_atomic(path, run_dot(source, fmt, layout_timeout, beside))

@@ -1,0 +1,104 @@
+"""``print_graph``: the backward graph as a rich tree in the terminal."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+from rich.tree import Tree
+
+from .. import graph
+from .build import shape_text
+
+
+def _node_text(node: graph.GraphNode, tag: str, names: dict) -> Text:
+    # Text objects (not markup strings) so user names like "[bold]" print literally.
+    text = Text(node.name(), style="bold")
+    if tag:
+        text.append(f" {tag}", style="magenta")
+    variable = node.variable
+    if variable is not None:
+        name = names.get(id(variable.tensor)) or variable.name
+        if name:
+            text.append(f" {name}", style="cyan")
+        text.append(f" {shape_text(variable.shape)} {variable.dtype}", style="green")
+    else:
+        metas = [m for row in node.input_meta for m in row]
+        text.append(" " + ", ".join(f"{shape_text(m.shape)} {graph.to_dtype_name(m.dtype)}"
+                                    for m in metas), style="green")
+    if node.scope:
+        text.append(f"  [{node.scope}]", style="yellow")
+    frames = node.stack
+    if frames:
+        frame = frames[-1]
+        text.append(f"  {os.path.basename(frame.filename)}:{frame.lineno} {frame.line}",
+                    style="dim")
+    return text
+
+
+def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None) -> Tree:
+    """The rich ``Tree`` that ``print_graph`` prints (built without recursion)."""
+    walk = graph.walk(roots)
+    names = {id(t): str(k) for k, t in (params or {}).items()}
+    uses = Counter(edge.next_node for edge in walk.edges)
+    uses.update(root.node for root in walk.roots if root.node is not None)
+    seqs = [n.seq for n in walk.nodes if n.seq is not None]
+    base = min(seqs) if seqs else 0
+    tree = Tree(Text(f"backward graph: {len(walk.nodes):,} nodes, {len(walk.edges):,} edges",
+                     style="bold"))
+    printed: set = set()
+    stack: list[tuple[graph.GraphNode, Tree, int, str]] = []
+    for root in reversed(walk.roots):
+        label = Text(root.label, style="bold cyan")
+        if root.tensor is not None:
+            label.append(f" {shape_text(root.tensor.shape)} {root.tensor.dtype}", style="green")
+        branch = tree.add(label)
+        if root.node is not None:
+            stack.append((root.node, branch, 1, ""))
+    stack.reverse()
+    while stack:
+        node, parent, depth, edge_note = stack.pop()
+        tag = f"#{node.seq - base}" if uses[node] > 1 and node.seq is not None else ""
+        if node in printed:
+            parent.add(Text(f"{edge_note}-> see {node.name()} {tag} above", style="dim"))
+            continue
+        printed.add(node)
+        text = _node_text(node, tag, names)
+        if edge_note:
+            text = Text(edge_note, style="dim") + text
+        branch = parent.add(text)
+        children = [(e[0], f"{slot}.{rank} ") for slot, row in enumerate(node.next_edges)
+                    for rank, e in enumerate(row) if e is not None]
+        if not children:
+            continue
+        if depth >= max_depth:
+            branch.add(Text(f"... {len(children)} input(s) folded (deeper than "
+                            f"max_depth={max_depth})", style="dim italic"))
+            continue
+        many = len(children) > 1
+        for child, note in reversed(children):
+            stack.append((child, branch, depth + 1, note if many else ""))
+    return tree
+
+
+def print_graph(roots: Any, max_depth: int = 12, params: dict | None = None,
+                console: Console | None = None) -> Tree:
+    """Print the backward graph of ``roots`` as a tree: name, shape, dtype, scope, user line.
+
+    Nodes used more than once are printed the first time and referenced after
+    (``-> see MulBackward0 #3 above``); branches deeper than ``max_depth`` are folded.
+
+    Example
+    -------
+    >>> vizgrad.print_graph(loss)
+    backward graph: 4 nodes, 3 edges
+    └── output () float32
+        └── SumBackward0 () float32  demo.py:7 loss = (x * w).sum()
+            ...
+    """
+    tree = graph_tree(roots, max_depth, params)
+    (console or Console()).print(tree)
+    return tree

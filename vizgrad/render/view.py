@@ -1,0 +1,163 @@
+"""``GraphView``: the picture as plain data (no graphviz), and the rendering options.
+
+Every emitter (DOT, SVG/PNG/PDF, JSON, HTML) takes a ``GraphView``; the text in it
+is raw -- emitters escape it for their own format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+#: Default ceiling on drawn nodes before the graph is folded (see ``fold.py``).
+DEFAULT_MAX_NODES = 1000
+
+
+@dataclass(slots=True)
+class ViewNode:
+    """One box of the picture.
+
+    ``kind`` is its role: ``op`` (a backward node), ``leaf`` (a tensor that requires
+    grad), ``output``, ``base`` (a view's base), ``saved``, ``fold`` (folded nodes),
+    ``group`` (a collapsed scope) or ``legend``.
+    """
+
+    id: str
+    kind: str
+    title: str
+    lines: list[str] = field(default_factory=list)
+    rows: list[tuple[str, str]] = field(default_factory=list)
+    tooltip: str = ""
+    seq: int | None = None
+    scope: str = ""
+    fill: str | None = None  # an explicit colour (gradient colouring) over the kind's colour
+    font: str | None = None
+    marks: list[str] = field(default_factory=list)  # "freed", "nan", "zero", ...
+    details: dict[str, Any] = field(default_factory=dict)
+    ref: Any = None  # the graph.GraphNode drawn (emitters describe it on demand)
+
+
+@dataclass(slots=True)
+class ViewEdge:
+    """An arrow drawn the forward way: ``source`` (producer) -> ``target`` (consumer)."""
+
+    source: str
+    target: str
+    label: str = ""
+    tail_label: str = ""
+    head_label: str = ""
+    style: str = ""  # "", "dotted", "dashed"
+    undirected: bool = False
+    color: str | None = None
+    width: float | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    ref: Any = None  # the graph.GraphEdge drawn, if any
+
+
+@dataclass
+class Cluster:
+    """A labelled box around nodes (one per module scope); ``parent`` nests clusters."""
+
+    id: str
+    label: str
+    parent: str | None
+    nodes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LegendEntry:
+    label: str
+    color: str
+    font: str | None = None
+
+
+def describe(item: ViewNode | ViewEdge) -> dict[str, Any]:
+    """Facts about a node or edge for JSON/HTML: its ``details`` plus what ``ref`` knows."""
+    ref = item.ref
+    facts: dict[str, Any] = {}
+    if ref is not None and hasattr(ref, "next_node"):  # a graph.GraphEdge
+        facts = {"slot": ref.slot, "rank": ref.rank, "next_slot": ref.next_slot,
+                 "next_rank": ref.next_rank, "input_nr": ref.input_nr,
+                 "shape": None if ref.shape is None else list(ref.shape), "dtype": ref.dtype}
+    elif ref is not None and hasattr(ref, "tensor"):  # a graph.TensorInfo
+        facts = {"name": ref.name, "shape": list(ref.shape), "dtype": ref.dtype}
+    elif ref is not None:  # a graph.GraphNode
+        facts = {"seq": ref.seq, "name": ref.name(), "scope": ref.scope, "freed": ref.freed,
+                 "outputs": [{"shape": list(shape), "dtype": dtype}
+                             for shape, dtype in ref.outputs]}
+    facts.update(item.details)
+    return facts
+
+
+@dataclass
+class GraphView:
+    """Nodes, edges, clusters, legend and notes (what was folded and why)."""
+
+    nodes: list[ViewNode] = field(default_factory=list)
+    edges: list[ViewEdge] = field(default_factory=list)
+    clusters: list[Cluster] = field(default_factory=list)
+    legend: list[LegendEntry] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    graph: dict[str, Any] = field(default_factory=dict)  # rankdir, size, dpi, theme
+
+
+@dataclass
+class RenderOptions:
+    """Options of ``make_dot`` / ``build_view`` beyond pytorchviz's four.
+
+    params : dict name -> tensor, names for leaves (as in pytorchviz)
+    show_attrs, show_saved, max_attr_chars : as in pytorchviz
+    show_dtype : dtype on tensor nodes; edge_labels : gradient shape and slot.rank on edges
+    show_stack : user line in labels, full forward stack in tooltips
+    cluster : "scope" draws a box per module scope
+    collapse : "scope" folds each scope (cut at ``depth`` dots) into one node;
+        ``fold_repeats`` merges repeated identical blocks (``layers.0`` .. ``layers.11``)
+    show_grad : colour by gradient norm after backward (with legend)
+    rankdir, size, dpi, theme ("light" | "dark") : picture settings
+    max_nodes : beyond it the graph is folded (with a warning and a note); None = never
+    focus, radius : only the neighbourhood (``radius`` hops) of one node
+    """
+
+    params: dict | None = None
+    show_attrs: bool = False
+    show_saved: bool = False
+    max_attr_chars: int = 50
+    show_dtype: bool = True
+    edge_labels: bool = True
+    show_stack: bool = False
+    cluster: str | None = None
+    collapse: str | None = None
+    depth: int = 1
+    fold_repeats: bool = True
+    show_grad: bool = False
+    rankdir: str = "TB"
+    size: str | None = "12,12"
+    dpi: float | None = None
+    theme: str = "light"
+    max_nodes: int | None = DEFAULT_MAX_NODES
+    focus: Any = None
+    radius: int = 2
+
+    def __post_init__(self) -> None:
+        if self.cluster not in (None, "scope"):
+            raise ValueError(f"cluster must be None or 'scope', got {self.cluster!r}")
+        if self.collapse not in (None, "scope"):
+            raise ValueError(f"collapse must be None or 'scope', got {self.collapse!r}")
+        if self.theme not in ("light", "dark"):
+            raise ValueError(f"theme must be 'light' or 'dark', got {self.theme!r}")
+        if self.rankdir not in ("TB", "BT", "LR", "RL"):
+            raise ValueError(f"rankdir must be one of TB, BT, LR, RL, got {self.rankdir!r}")
+        if self.depth < 1 or self.radius < 0:
+            raise ValueError("depth must be >= 1 and radius >= 0")
+        if self.max_nodes is not None and self.max_nodes < 10:
+            raise ValueError(f"max_nodes must be None or >= 10, got {self.max_nodes}")
+
+    @classmethod
+    def make(cls, **options: Any) -> RenderOptions:
+        """Build options, naming the valid ones when given an unknown one."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - names)
+        if unknown:
+            raise TypeError(f"unknown render option(s) {', '.join(unknown)}; valid options: "
+                            f"{', '.join(sorted(names))}")
+        return cls(**options)
