@@ -8,12 +8,18 @@ tensors, forward + backward + freeing the graph, timed per op for
 * PyTorch (where installed).
 
 Run: ``python benchmarks/bench_core.py`` (``--sizes 1000 20000 --repeats 5``).
-Python's cyclic GC stays on, as in a user's program.
+Python's cyclic GC stays on, as in a user's program. Each library runs in a fresh
+interpreter of its own: importing torch adds ~150,000 Python objects that every
+full GC pass would otherwise walk while vizgrad builds its graph.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -67,25 +73,32 @@ def _chain_torch(steps: int) -> tuple[float, float]:
     return middle - start, end - middle
 
 
-def measure(ops: int, repeats: int) -> dict[str, tuple[float, float]]:
+RUNNERS = {
+    "vizgrad (stack on)": lambda steps: _chain_vizgrad(steps, True),
+    "vizgrad (stack off)": lambda steps: _chain_vizgrad(steps, False),
+    "numpy (floor, fwd only)": _chain_numpy,
+    "pytorch": _chain_torch,
+}
+
+
+def _worker(name: str, ops: int, repeats: int) -> None:
+    """Measure one runner in this (fresh) interpreter and print the result as JSON."""
     steps = max(1, ops // 3)
     count = steps * 3 + 1
-    runners = {
-        "vizgrad (stack on)": lambda: _chain_vizgrad(steps, True),
-        "vizgrad (stack off)": lambda: _chain_vizgrad(steps, False),
-        "numpy (floor, fwd only)": lambda: _chain_numpy(steps),
-    }
-    try:
-        import torch  # noqa: F401
+    runner = RUNNERS[name]
+    runner(steps)  # warm up
+    best = min((runner(steps) for _ in range(repeats)), key=sum)
+    print(json.dumps([best[0] / count * 1e6, best[1] / count * 1e6]))
 
-        runners["pytorch"] = lambda: _chain_torch(steps)
-    except ImportError:
-        pass
+
+def measure(ops: int, repeats: int) -> dict[str, tuple[float, float]]:
     results = {}
-    for name, runner in runners.items():
-        runner()  # warm up
-        best = min((runner() for _ in range(repeats)), key=sum)
-        results[name] = (best[0] / count * 1e6, best[1] / count * 1e6)
+    for name in RUNNERS:
+        if name == "pytorch" and importlib.util.find_spec("torch") is None:
+            continue
+        done = subprocess.run([sys.executable, __file__, "--worker", name, str(ops),
+                               str(repeats)], capture_output=True, text=True, check=True)
+        results[name] = tuple(json.loads(done.stdout.strip().splitlines()[-1]))
     return results
 
 
@@ -93,7 +106,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 20000])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        name, ops, repeats = args.worker
+        _worker(name, int(ops), int(repeats))
+        return
     for ops in args.sizes:
         results = measure(ops, args.repeats)
         print(f"\n{ops}-op chain, 16-element float32 tensors, microseconds per op")

@@ -77,6 +77,10 @@ class Function:
     #: PyTorch, ``x * 2`` has two next_functions, the second ``(None, 0)``).
     number_slots: ClassVar[tuple[int, ...]] = ()
     _number_mask: ClassVar[int] = 0
+    #: ctx attributes with a default value: the forward sets them only when they differ,
+    #: so the common node carries no attribute dict (read back as ``ctx.alpha`` and
+    #: ``_saved_alpha`` all the same).
+    saved_defaults: ClassVar[dict[str, Any]] = {}
     arg_names: ClassVar[tuple[str, ...]] = ()
     #: Every Function defined inside vizgrad, for the op-table guard.
     registry: ClassVar[dict[str, type[Function]]] = {}
@@ -148,16 +152,23 @@ class Function:
         edges = []
         in_meta = []
         for tensor in tensors:
-            data = tensor.data
-            in_meta.append((data.shape, data.dtype))
+            # The (shape, dtype) of an input that has a node is that node's output meta:
+            # share the object rather than allocating one more that the GC must track.
             if not tensor._rg:
                 edges.append(_NO_EDGE)
+                data = tensor.data
+                in_meta.append((data.shape, data.dtype))
             elif tensor.grad_fn is not None:
-                edges.append((tensor.grad_fn, tensor.output_nr))
+                producer = tensor.grad_fn
+                edges.append((producer, tensor.output_nr))
+                in_meta.append(producer._in_meta[tensor.output_nr])
             else:
                 ref = tensor._accumulator
                 accumulator = ref() if ref is not None else None
-                edges.append((accumulator or accumulator_of(tensor), 0))
+                if accumulator is None:
+                    accumulator = accumulator_of(tensor)
+                edges.append((accumulator, 0))
+                in_meta.append(accumulator._in_meta[0])
         node = _new_node(Node)
         node.fn = cls
         node._to_save = None
@@ -173,7 +184,8 @@ class Function:
         out_class = out.__class__
         if out_class in backend.ARRAY_TYPES:
             kind = OUT_SINGLE
-            node._in_meta = ((out.shape, out.dtype),)
+            meta = (out.shape, out.dtype)
+            node._in_meta = _SINGLE_META.get(meta) or _single_meta(meta)
         else:
             if out_class is tuple:
                 kind, outs = OUT_TUPLE, out
@@ -238,6 +250,15 @@ class Function:
 
 
 _LAYOUTS: dict[int, tuple] = {}
+# ((shape, dtype),) of single-output nodes, shared between nodes (immutable).
+_SINGLE_META: dict[tuple, tuple] = {}
+
+
+def _single_meta(meta: tuple) -> tuple:
+    if len(_SINGLE_META) > 4096:  # shapes that vary without end: start over
+        _SINGLE_META.clear()
+    value = _SINGLE_META[meta] = (meta,)
+    return value
 
 
 def _with_number_slots(positions: tuple, args: tuple, tensors: list, mask: int) -> tuple:

@@ -322,7 +322,8 @@ class Node:
     @property
     def saved_attributes(self) -> dict[str, Any]:
         """Non-tensor attributes the forward stored on ctx (``_saved_dim`` and friends)."""
-        attributes = getattr(self, "__dict__", None) or {}
+        attributes = dict(getattr(self.fn, "saved_defaults", None) or {})
+        attributes.update(getattr(self, "__dict__", None) or {})
         return {k: v for k, v in attributes.items() if not k.startswith("_")}
 
     @property
@@ -343,6 +344,9 @@ class Node:
         return self._metadata
 
     def __getattr__(self, name: str) -> Any:
+        defaults = getattr(self.fn, "saved_defaults", None) or {}
+        if name in defaults:  # an attribute the forward left at its default
+            return defaults[name]
         if name.startswith("_saved_"):
             key = name[7:]
             for item in self._saved or ():
@@ -351,6 +355,8 @@ class Node:
             attributes = getattr(self, "__dict__", None) or {}
             if key in attributes:
                 return attributes[key]
+            if key in defaults:
+                return defaults[key]
         raise AttributeError(f"{type(self).__name__} {self.name()} has no attribute {name!r}")
 
     def __dir__(self) -> list[str]:

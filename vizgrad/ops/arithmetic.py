@@ -14,10 +14,12 @@ from ..core.function import Function
 
 class Add(Function):
     number_slots = (0, 1)
+    saved_defaults = {"alpha": 1}
 
     @staticmethod
     def forward(ctx, input, other, alpha=1):
-        ctx.alpha = alpha
+        if alpha != 1:
+            ctx.alpha = alpha
         return input + other if alpha == 1 else input + alpha * other
 
     @staticmethod
@@ -28,10 +30,12 @@ class Add(Function):
 
 class Sub(Function):
     number_slots = (0, 1)
+    saved_defaults = {"alpha": 1}
 
     @staticmethod
     def forward(ctx, input, other, alpha=1):
-        ctx.alpha = alpha
+        if alpha != 1:
+            ctx.alpha = alpha
         return input - other if alpha == 1 else input - alpha * other
 
     @staticmethod

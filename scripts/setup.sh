@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install everything vizgrad needs on a Debian machine, idempotently:
+# Graphviz (binary + headers for pygraphviz) from apt where missing, a virtualenv in
+# .venv, and the package with its extras. A second run that finds everything in
+# place only checks and returns.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v dot >/dev/null 2>&1 || need_apt+=(graphviz)
+[ -f /usr/include/graphviz/cgraph.h ] || need_apt+=(libgraphviz-dev)
+command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
+python3 -c "import venv, ensurepip" >/dev/null 2>&1 || need_apt+=(python3-venv)
+if [ ${#need_apt[@]} -gt 0 ]; then
+    echo "setup: installing Debian packages: ${need_apt[*]}"
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating .venv"
+    python3 -m venv .venv
+fi
+
+# Reinstall only when the project's requirements changed since the last install.
+stamp=.venv/.vizgrad-installed
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    echo "setup: installing vizgrad and its extras into .venv (first run takes a few minutes)"
+    .venv/bin/python -m pip install -q --upgrade pip
+    # torch==2.13.0 is the test oracle (CPU wheel); the exact pin avoids a CUDA download.
+    .venv/bin/python -m pip install -q -e ".[dev,layout,data,notebook]"
+    echo "$want" > "$stamp"
+fi

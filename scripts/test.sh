@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Set up (see setup.sh) and run the whole test suite, slow tests included, plus ruff.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+.venv/bin/ruff check vizgrad cli tests gallery benchmarks
+.venv/bin/python -m pytest -q "$@"
