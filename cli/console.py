@@ -1,0 +1,171 @@
+"""Printing for the CLI: progress, errors, candidate tensors and the ``inspect`` report (rich)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from vizgrad.debug.summary import tree_lines
+
+
+def consoles() -> tuple[Console, Console]:
+    """(stdout, stderr) consoles, made per command so test runners' streams are used."""
+    return Console(highlight=False, soft_wrap=True), Console(stderr=True, highlight=False,
+                                                             soft_wrap=True)
+
+
+class Steps:
+    """A spinner per phase ("running train.py", "walking the graph", ...), or nothing with -q.
+
+    The script's own prints go through while it runs: stdout is redirected above the
+    live display only when stdout is a terminal, so ``> log`` still captures them.
+    """
+
+    def __init__(self, console: Console, quiet: bool) -> None:
+        self.console = console
+        self.quiet = quiet
+        self.progress: Progress | None = None
+        self.task: Any = None
+
+    def __enter__(self) -> Steps:
+        if not self.quiet:
+            self.progress = Progress(
+                SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                console=self.console, transient=True,
+                redirect_stdout=sys.stdout.isatty(), redirect_stderr=False)
+            self.progress.__enter__()
+        return self
+
+    def step(self, description: str) -> None:
+        """Finish the current phase and start the next."""
+        if self.progress is None:
+            return
+        if self.task is not None:
+            self.progress.update(self.task, completed=1, total=1)
+        self.task = self.progress.add_task(escape(description), total=None)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.__exit__(*exc)
+            self.progress = None
+
+
+def error(console: Console, message: str, hint: str | None = None) -> None:
+    """``error: message`` in red, and an optional hint on the next line."""
+    console.print(Text("error: ", style="bold red") + Text(message))
+    if hint:
+        console.print(Text(hint, style="dim"))
+
+
+def warning(console: Console, message: str) -> None:
+    console.print(Text("warning: ", style="bold yellow") + Text(message))
+
+
+def note(console: Console, message: str) -> None:
+    console.print(Text("note: ", style="bold cyan") + Text(message))
+
+
+def print_candidates(console: Console, candidates: list) -> None:
+    """The tensors a script left, so the user can pick one with ``--target``."""
+    if not candidates:
+        console.print("The script left no tensors in its global namespace.")
+        return
+    table = Table(title="Tensors the script left (use one with --target NAME)",
+                  title_justify="left")
+    table.add_column("name")
+    table.add_column("shape")
+    table.add_column("graph nodes", justify="right")
+    for candidate in candidates:
+        table.add_row(escape(candidate.name), escape(str(tuple(candidate.shape))),
+                      str(candidate.graph_size))
+    console.print(table)
+
+
+def human_bytes(count: int) -> str:
+    """``1536 -> '1.5 KiB'``."""
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{count} B"
+
+
+def _table(title: str, *columns: str) -> Table:
+    table = Table(title=title, title_justify="left", title_style="bold")
+    for column in columns:
+        justify = "right" if column in ("count", "elements", "bytes", "nodes") else "left"
+        table.add_column(column, justify=justify)
+    return table
+
+
+def print_summary(console: Console, summary: dict, how: str, max_depth: int,
+                  max_lines: int) -> None:
+    """The ``vizgrad inspect`` report: tables, then the tree with each node's user line."""
+    roots = ", ".join(f"{r['name']} {tuple(r['shape'] or ())}" for r in summary["roots"])
+    widest = summary["widest_level"]
+    console.print(Text.assemble(
+        ("graph of ", "bold"), (roots, "bold cyan"), f" (chosen by {how}): ",
+        f"{summary['nodes']} nodes, {summary['edges']} edges, depth {summary['depth']}, "
+        f"widest level {widest['level']} ({widest['width']} nodes)"))
+    ops = _table("Nodes by op", "op", "count")
+    for name, count in summary["ops"].items():
+        ops.add_row(escape(name), str(count))
+    console.print(ops)
+    leaves = _table(f"Leaves ({summary['parameters']} parameters, "
+                    f"{summary['parameter_elements']:,} elements)",
+                    "name", "shape", "dtype", "elements", "bytes", "kind", "grad")
+    for leaf in summary["leaves"]:
+        leaves.add_row(escape(leaf["name"]), str(tuple(leaf["shape"])), leaf["dtype"],
+                       f"{leaf['size']:,}", human_bytes(leaf["bytes"]),
+                       "parameter" if leaf["parameter"] else "tensor",
+                       "yes" if leaf["has_grad"] else "")
+    console.print(leaves)
+    saved = summary["saved"]
+    by_node = _table(f"Saved tensors by node ({human_bytes(saved['total_bytes'])} saved, "
+                     f"{human_bytes(saved['held_bytes'])} still held)",
+                     "node", "scope", "bytes", "state", "line")
+    for item in saved["by_node"]:
+        by_node.add_row(escape(f"{item['name']} #{item['id']}"), escape(item["scope"]),
+                        human_bytes(item["bytes"]), "freed" if item["freed"] else "held",
+                        escape(item["line"]))
+    console.print(by_node)
+    by_scope = _table("Saved tensors by module", "scope", "nodes", "bytes")
+    for item in saved["by_scope"]:
+        by_scope.add_row(escape(item["scope"]), str(item["nodes"]),
+                         human_bytes(item["bytes"]))
+    console.print(by_scope)
+    console.print(graph_tree(summary, max_depth, max_lines))
+
+
+def graph_tree(summary: dict, max_depth: int, max_lines: int) -> Tree:
+    """A rich Tree of the graph, each node expanded once (built without recursion)."""
+    tree = Tree(Text("backward graph", style="bold"))
+    parents: list[Tree] = [tree]
+    for entry in tree_lines(summary, max_depth=max_depth, max_lines=max_lines):
+        depth = entry["depth"]
+        del parents[depth + 1:]
+        parent = parents[-1]
+        if "more" in entry:
+            parent.add(Text(f"... {entry['more']} more", style="dim"))
+            continue
+        node = entry["node"]
+        label = Text(node["label"], style="bold" if not entry["repeat"] else "dim")
+        label.append(f" #{node['id']}", style="dim")
+        if node["shape"]:
+            label.append(f" {tuple(node['shape'][0])}", style="cyan")
+        if node["scope"]:
+            label.append(f" [{node['scope']}]", style="magenta")
+        if entry["repeat"]:
+            label.append("  (shown above)", style="dim")
+        elif node["line"]:
+            label.append(f"  {node['line']}", style="green")
+        parents.append(parent.add(label))
+    return tree

@@ -1,0 +1,216 @@
+"""The gallery: which example scripts render, with which options, and the index page.
+
+``EXAMPLES`` is the manifest.  Each example is a script in ``gallery/`` rendered
+exactly as ``vizgrad render`` would with the flags of :meth:`Example.flags`
+(``Example.command()`` is the command line, as shown in gallery/README.md).
+
+Example
+-------
+>>> report = build_gallery(find_gallery(), Path("gallery/out"))
+>>> report.index
+PosixPath('gallery/out/index.html')
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import html
+import io
+import os
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import vizgrad
+from vizgrad.debug.capture import run_script
+from vizgrad.debug.selection import script_parameters, select_roots
+from vizgrad.debug.tracebacks import format_traceback
+
+from .rendering import render_options, render_roots
+
+
+@dataclass(frozen=True)
+class Example:
+    """One gallery picture: the script, a title, and the ``vizgrad render`` flags."""
+
+    name: str
+    title: str
+    options: dict[str, Any] = field(default_factory=dict)
+    step: int | None = None
+    args: tuple[str, ...] = ()
+
+    @property
+    def script(self) -> str:
+        return f"{self.name}.py"
+
+    def flags(self) -> list[str]:
+        """The command-line flags for ``options`` and ``step``."""
+        flags = [] if self.step is None else ["--step", str(self.step)]
+        for key, value in self.options.items():
+            flag = "--" + key.replace("_", "-")
+            flags += [flag] if value is True else [flag, str(value)]
+        return flags
+
+    def command(self, out_dir: str = "gallery/out") -> str:
+        """The ``vizgrad render`` command that makes this picture."""
+        parts = ["vizgrad", "render", *self.flags(), "-o", f"{out_dir}/{self.name}.svg",
+                 f"gallery/{self.script}", *self.args]
+        return " ".join(parts)
+
+
+EXAMPLES: list[Example] = [
+    Example("mlp_digits", "An MLP on the digits data (after a few SGD steps)"),
+    Example("cnn", "A small CNN, modules drawn as boxes", {"cluster": True}),
+    Example("rnn", "An RNN unrolled over a sequence (shared weights)"),
+    Example("lstm", "An LSTM over a sequence", {"cluster": True}),
+    Example("attention", "A transformer block: attention, residuals, LayerNorm",
+            {"cluster": True}),
+    Example("concat_split", "cat and split: slot.rank edges", {"show_attrs": True}),
+    Example("max_indices", "max with indices: two outputs, one gradient", {"show_attrs": True}),
+    Example("view_inplace", "A view written in place (CopySlices)"),
+    Example("custom_function", "A custom autograd Function", {"show_attrs": True}),
+    Example("second_derivative", "A second derivative (create_graph=True)"),
+    Example("grad_colours", "After backward(): colours by gradient norm", {"show_grad": True}),
+    Example("training_loop", "A long training loop, captured at step 3 with --step", step=3),
+]
+
+
+@dataclass
+class Entry:
+    """How one example went."""
+
+    example: Example
+    ok: bool
+    seconds: float
+    message: str
+    picture: Path | None = None
+
+    @property
+    def name(self) -> str:
+        return self.example.name
+
+
+@dataclass
+class GalleryReport:
+    entries: list[Entry]
+    index: Path
+
+
+def find_gallery() -> Path | None:
+    """The ``gallery/`` folder of a source checkout (beside the vizgrad package, or in cwd)."""
+    for folder in (Path(vizgrad.__file__).resolve().parent.parent / "gallery",
+                   Path.cwd() / "gallery"):
+        if all((folder / example.script).is_file() for example in EXAMPLES[:1]):
+            return folder
+    return None
+
+
+def default_out_dir(gallery: Path) -> Path:
+    """``gallery/out`` (ignored by git) in a source checkout."""
+    return gallery / "out"
+
+
+def render_example(example: Example, folder: Path, out_dir: Path) -> Entry:
+    """Run one example and write ``out_dir/<name>.svg``; never raises for the script's errors."""
+    start = time.perf_counter()
+    dtype, grad_mode = vizgrad.get_default_dtype(), vizgrad.is_grad_enabled()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # the examples' prints are noise here
+            run = run_script(folder / example.script, list(example.args), step=example.step,
+                             record_grads=bool(example.options.get("show_grad")))
+        if run.failed:
+            return Entry(example, False, time.perf_counter() - start,
+                         "the script raised:\n" + format_traceback(run.error))
+        choice = select_roots(run)
+        options = render_options(**example.options)
+        params = script_parameters(run.namespace)
+        if params:
+            options["params"] = params
+        result = render_roots(choice.roots, out_dir / f"{example.name}.svg", options)
+    except Exception as error:  # noqa: BLE001 - one broken example must not stop the gallery
+        detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+        return Entry(example, False, time.perf_counter() - start, detail)
+    finally:
+        vizgrad.set_default_dtype(dtype)
+        vizgrad.set_grad_enabled(grad_mode)
+    return Entry(example, True, time.perf_counter() - start,
+                 f"{result.nodes} nodes, {result.edges} edges", result.path)
+
+
+def build_gallery(folder: Path, out_dir: Path, only: tuple[str, ...] | list[str] = (),
+                  step: Callable[[str], None] | None = None) -> GalleryReport:
+    """Render every example (or those named in ``only``) and write ``out_dir/index.html``."""
+    step = step or (lambda description: None)
+    wanted = [e for e in EXAMPLES if not only or e.name in only or e.script in only]
+    unknown = set(only) - {e.name for e in EXAMPLES} - {e.script for e in EXAMPLES}
+    if unknown:
+        names = ", ".join(e.name for e in EXAMPLES)
+        raise ValueError(f"no gallery example called {', '.join(sorted(unknown))}; "
+                         f"the examples are: {names}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for number, example in enumerate(wanted, 1):
+        step(f"[{number}/{len(wanted)}] {example.script}")
+        entries.append(render_example(example, folder, out_dir))
+    step("writing index.html")
+    index = out_dir / "index.html"
+    shown = os.path.relpath(out_dir)
+    vizgrad.render.write_atomic(index, index_html(
+        entries, folder, str(out_dir) if shown.startswith("..") else shown))
+    return GalleryReport(entries, index)
+
+
+def _description(source: str) -> str:
+    try:
+        return ast.get_docstring(ast.parse(source)) or ""
+    except SyntaxError:
+        return ""
+
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2rem; background: #fafafa; color: #222; }
+section { background: #fff; border: 1px solid #ddd; border-radius: 8px; margin: 1.5rem 0;
+          padding: 1rem 1.5rem; }
+.pair { display: flex; gap: 1.5rem; align-items: flex-start; }
+.picture { flex: 1 1 50%; text-align: center; overflow: auto; max-height: 80vh; }
+.picture img { max-width: 100%; }
+pre { flex: 1 1 50%; background: #f4f4f4; padding: .8rem; overflow: auto; font-size: 85%;
+      max-height: 80vh; margin: 0; }
+code.command { background: #eef; padding: .2rem .4rem; }
+.failed { color: #b00; white-space: pre-wrap; }
+nav a { margin-right: .8rem; }
+"""
+
+
+def index_html(entries: list[Entry], folder: Path, out_dir: str = "gallery/out") -> str:
+    """The gallery page: each picture beside its (escaped) source and its command."""
+    escape = html.escape
+    nav = " ".join(f'<a href="#{escape(e.name)}">{escape(e.name)}</a>' for e in entries)
+    sections = []
+    for entry in entries:
+        source = (folder / entry.example.script).read_text(encoding="utf-8")
+        description = _description(source).split("\n\n")[0]
+        if entry.ok and entry.picture is not None:
+            picture = (f'<a href="{escape(entry.picture.name)}"><img src="'
+                       f'{escape(entry.picture.name)}" alt="{escape(entry.example.title)}">'
+                       "</a>")
+        else:
+            picture = f'<div class="failed">{escape(entry.message)}</div>'
+        sections.append(
+            f'<section id="{escape(entry.name)}">\n'
+            f"<h2>{escape(entry.example.title)}</h2>\n"
+            f"<p>{escape(description)}</p>\n"
+            f'<p><code class="command">{escape(entry.example.command(out_dir))}</code> '
+            f"({escape(entry.message) if entry.ok else 'failed'})</p>\n"
+            f'<div class="pair">\n<div class="picture">{picture}</div>\n'
+            f"<pre><code>{escape(source)}</code></pre>\n</div>\n</section>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            "<title>vizgrad gallery</title>\n"
+            f"<style>{_STYLE}</style>\n</head>\n<body>\n<h1>vizgrad gallery</h1>\n"
+            "<p>Each picture is the backward graph of the script beside it, drawn by the "
+            "command above it.</p>\n"
+            f"<nav>{nav}</nav>\n" + "\n".join(sections) + "\n</body>\n</html>\n")

@@ -1,0 +1,248 @@
+"""The ``vizgrad`` command: ``render``, ``inspect`` and ``gallery``.
+
+Exit codes: 0 success; 1 the script raised (its traceback is printed), no graph
+was found, or rendering failed (Graphviz missing: the DOT is still written);
+2 a bad command line: the script is missing or not Python, ``--target`` names
+nothing usable, or the output cannot be written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import time
+from pathlib import Path
+
+import click
+
+import vizgrad.render
+from vizgrad.debug.capture import NotAPythonScriptError, ScriptNotFoundError, run_script
+from vizgrad.debug.selection import NothingToRenderError, script_parameters, select_roots
+from vizgrad.debug.summary import graph_summary
+from vizgrad.debug.tracebacks import format_traceback
+
+from . import console as out
+from .rendering import (
+    OutputError,
+    check_output,
+    render_options,
+    render_roots,
+)
+
+PHASES = {"walking": "walking the graph", "layout": "layout (graphviz dot)"}
+SCRIPT_SETTINGS = {"ignore_unknown_options": True, "allow_interspersed_args": False}
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="vizgrad", prog_name="vizgrad")
+def main() -> None:
+    """See the backward graph of any vizgrad script."""
+
+
+def _capture(script: str, script_args: tuple, step: int | None, steps: out.Steps, stderr,
+             grads: bool = False):
+    """Run the script (exit 2 when it cannot be run); return the ScriptRun."""
+    ours = [arg for arg in script_args if arg.split("=")[0] in _own_options()]
+    if ours:
+        out.note(stderr, f"{' '.join(ours)} came after SCRIPT, so it went to the script; "
+                 "put vizgrad's options before SCRIPT")
+    steps.step(f"running {script}")
+    try:
+        return run_script(script, list(script_args), step=step, record_grads=grads)
+    except (ScriptNotFoundError, NotAPythonScriptError) as problem:
+        steps.__exit__(None, None, None)
+        out.error(stderr, str(problem), "usage: vizgrad render|inspect SCRIPT [SCRIPT_ARGS]...")
+        sys.exit(2)
+
+
+def _own_options() -> set[str]:
+    """Every option name of ``render`` and ``inspect`` (to spot them after SCRIPT)."""
+    names = set()
+    for command in (render, inspect):
+        for parameter in command.params:
+            names.update(getattr(parameter, "opts", ()))
+    return {name for name in names if name.startswith("-") and name not in ("-h", "-q")}
+
+
+def _report_failure(run, stderr, at_error: bool) -> None:
+    stderr.print(format_traceback(run.error), markup=False, highlight=False)
+    if at_error:
+        out.warning(stderr, "the script raised; drawing the graph as it stood then")
+    else:
+        out.error(stderr, f"{run.path} raised {type(run.error).__name__} (exit code 1)",
+                  "Rerun with --at-error to draw the graph as it stood when it raised.")
+
+
+def _choose(run, target: str | None, at_error: bool, stderr):
+    try:
+        return select_roots(run, target=target, at_error=at_error)
+    except NothingToRenderError as problem:
+        out.error(stderr, str(problem))
+        out.print_candidates(stderr, problem.candidates)
+        sys.exit(2 if target else 1)
+
+
+script_argument = [
+    click.argument("script", type=click.Path(dir_okay=True, path_type=str)),
+    click.argument("script_args", nargs=-1, type=click.UNPROCESSED),
+    click.option("--target", metavar="NAME",
+                 help="Draw this global of the script (or a dotted path like model.loss)."),
+    click.option("--step", type=click.IntRange(min=1), metavar="N",
+                 help="Capture the N-th backward() call and stop the script right after it."),
+    click.option("--at-error", is_flag=True,
+                 help="If the script raises, still draw the graph as it stood then."),
+    click.option("-q", "--quiet", is_flag=True, help="No progress display or summary line."),
+]
+
+
+def with_script(function):
+    for decorator in reversed(script_argument):
+        function = decorator(function)
+    return function
+
+
+@main.command(context_settings=SCRIPT_SETTINGS)
+@with_script
+@click.option("-o", "--output", type=click.Path(path_type=Path), metavar="PATH",
+              help="Output file; the suffix picks the format: svg, png, pdf, dot, json, html. "
+                   "[default: SCRIPT with .svg, beside the script]")
+@click.option("--show-attrs", is_flag=True, default=None, help="Show saved attributes on ops.")
+@click.option("--show-saved", is_flag=True, default=None, help="Draw saved tensors.")
+@click.option("--max-attr-chars", type=int, metavar="N", help="Truncate attribute values.")
+@click.option("--show-stack", is_flag=True, default=None,
+              help="User source line in labels, full forward stack in tooltips.")
+@click.option("--show-grad", is_flag=True, default=None,
+              help="Colour nodes and edges by gradient norm (after backward()).")
+@click.option("--cluster", is_flag=True, default=None, help="Box each module scope.")
+@click.option("--collapse", is_flag=True, default=None,
+              help="Fold each module scope into one node (see --depth).")
+@click.option("--depth", type=click.IntRange(min=1), metavar="N",
+              help="Scope depth used by --collapse.")
+@click.option("--max-nodes", type=click.IntRange(min=0), metavar="N",
+              help="Fold the graph beyond N nodes (0: never fold).")
+@click.option("--rankdir", type=click.Choice(["TB", "BT", "LR", "RL"]), help="Layout direction.")
+@click.option("--theme", type=click.Choice(["light", "dark"]), help="Colour theme.")
+@click.option("--open", "open_result", is_flag=True, help="Open the result when written.")
+def render(script, script_args, target, step, at_error, quiet, output, open_result,
+           **flags) -> None:
+    """Run SCRIPT (as `python SCRIPT SCRIPT_ARGS...` would) and draw its backward graph.
+
+    The graph is --target if given; else the N-th backward() with --step; else the
+    tensors marked with vizgrad.watch(); else the root of the first backward() call;
+    else a global called `loss`. Options go before SCRIPT; everything after it is
+    passed to the script.
+    """
+    stdout, stderr = out.consoles()
+    options = render_options(**flags)
+    path = output if output is not None else Path(script).with_suffix(".svg")
+    try:
+        check_output(path)
+    except OutputError as problem:
+        out.error(stderr, str(problem))
+        sys.exit(2)
+    destination = path.absolute()  # the script may chdir; the path means the caller's folder
+    start = time.perf_counter()
+    with out.Steps(stderr, quiet) as steps:
+        run = _capture(script, script_args, step, steps, stderr, bool(flags["show_grad"]))
+    if run.failed:
+        _report_failure(run, stderr, at_error)
+        if not at_error:
+            sys.exit(1)
+    choice = _choose(run, target, at_error and run.failed, stderr)
+    params = script_parameters(run.namespace)
+    if params:
+        options.setdefault("params", params)
+    try:
+        with out.Steps(stderr, quiet) as steps:
+            result = render_roots(choice.roots, destination, options, step=lambda phase: (
+                steps.step(PHASES.get(phase, f"writing {path.name}"))))
+    except vizgrad.render.RenderError as problem:  # Graphviz missing / too slow / failed
+        out.error(stderr, str(problem))
+        sys.exit(1)
+    except (OSError, ValueError, TypeError) as problem:
+        out.error(stderr, f"could not write {path}: {problem}")
+        sys.exit(1)
+    for note in result.notes:
+        out.note(stderr, note)
+    if not quiet:
+        stopped = f", stopped after backward call {run.step}" if run.stopped_early else ""
+        stdout.print(f"wrote {path} ({result.format}): {result.nodes} nodes, "
+                     f"{result.edges} edges, graph: {choice.how}{stopped}; "
+                     f"{time.perf_counter() - start:.2f} s", markup=False)
+    if open_result:
+        click.launch(str(path))
+    if run.failed:
+        sys.exit(1)
+
+
+@main.command(context_settings=SCRIPT_SETTINGS)
+@with_script
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--max-depth", type=click.IntRange(min=1), default=40, show_default=True,
+              help="Fold the tree below this depth.")
+@click.option("--max-lines", type=click.IntRange(min=1), default=400, show_default=True,
+              help="Stop the tree after this many lines.")
+def inspect(script, script_args, target, step, at_error, quiet, as_json, max_depth,
+            max_lines) -> None:
+    """Run SCRIPT and print its backward graph: op counts, leaves, saved memory, a tree.
+
+    The graph is chosen as for `vizgrad render`. With --json the report is the only
+    thing on stdout (the script's own output goes to stderr).
+    """
+    stdout, stderr = out.consoles()
+    # With --json, stdout is for the report only: the script's own prints go to stderr.
+    redirect = contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext()
+    with redirect, out.Steps(stderr, quiet or as_json) as steps:
+        run = _capture(script, script_args, step, steps, stderr)
+    if run.failed:
+        _report_failure(run, stderr, at_error)
+        if not at_error:
+            sys.exit(1)
+    choice = _choose(run, target, at_error and run.failed, stderr)
+    names = {id(tensor): name for name, tensor in script_parameters(run.namespace).items()}
+    summary = graph_summary(choice.roots, names=names)
+    if as_json:
+        report = {"script": str(run.path), "chosen_by": choice.how, **summary}
+        click.echo(json.dumps(report, indent=1, default=str))
+    else:
+        out.print_summary(stdout, summary, choice.how, max_depth, max_lines)
+    if run.failed:
+        sys.exit(1)
+
+
+@main.command()
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the pictures and index.html. [default: gallery/out in a "
+                   "source checkout, else ./vizgrad-gallery]")
+@click.option("--only", multiple=True, metavar="NAME",
+              help="Render only these examples (by script name, repeatable).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress display.")
+def gallery(out_dir, only, quiet) -> None:
+    """Render every gallery example to SVG, plus an index.html showing them with their source."""
+    from .gallery import build_gallery, default_out_dir, find_gallery
+
+    stdout, stderr = out.consoles()
+    folder = find_gallery()
+    if folder is None:
+        out.error(stderr, "cannot find the gallery scripts (a gallery/ folder beside vizgrad's "
+                  "source); run this from a source checkout of vizgrad")
+        sys.exit(2)
+    out_dir = out_dir or default_out_dir(folder)
+    try:
+        with out.Steps(stderr, quiet) as steps:
+            report = build_gallery(folder, out_dir, only=only, step=steps.step)
+    except ValueError as problem:
+        out.error(stderr, str(problem))
+        sys.exit(2)
+    except OSError as problem:
+        out.error(stderr, f"cannot write the gallery to {out_dir}: {problem}")
+        sys.exit(2)
+    for entry in report.entries:
+        mark = "ok " if entry.ok else "FAILED"
+        stdout.print(f"{mark} {entry.name:<28} {entry.seconds:6.2f} s  {entry.message}",
+                     markup=False)
+    stdout.print(f"wrote {len(report.entries)} pictures and {report.index}", markup=False)
+    stdout.print(f"open {report.index.resolve().as_uri()}", markup=False)
+    if not all(entry.ok for entry in report.entries):
+        sys.exit(1)

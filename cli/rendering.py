@@ -1,0 +1,111 @@
+"""From chosen roots to a file on disk, through vizgrad's renderer (no click, no printing).
+
+Example
+-------
+>>> output = check_output(Path("model.svg"))
+>>> result = render_roots({"loss": loss}, output, {"show_attrs": True})
+>>> result.nodes, result.path
+(12, PosixPath('model.svg'))
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import vizgrad.render
+
+#: Output formats, by file suffix.
+FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot",
+           ".json": "json", ".html": "html"}
+
+class OutputError(ValueError):
+    """The output path cannot be written (unknown suffix, missing or read-only folder)."""
+
+
+@dataclass
+class RenderResult:
+    """What was written: the path, node and edge counts, the time, the renderer's notes."""
+
+    path: Path
+    format: str
+    nodes: int
+    edges: int
+    seconds: float
+    notes: list[str] = field(default_factory=list)
+
+
+def check_output(path: Path) -> Path:
+    """Fail early (before the script runs) when ``path`` could never be written.
+
+    Example
+    -------
+    >>> check_output(Path("/no/such/dir/graph.svg"))
+    Traceback (most recent call last):
+    OutputError: cannot write /no/such/dir/graph.svg: the folder /no/such/dir does not exist
+    """
+    if path.is_dir():
+        raise OutputError(f"cannot write {path}: it is a folder")
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        known = ", ".join(sorted({s.lstrip(".") for s in FORMATS}))
+        raise OutputError(f"cannot tell the format of {path}: use one of these suffixes: "
+                          f"{known}")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise OutputError(f"cannot write {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write {path}: the folder {folder} is not writable")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise OutputError(f"cannot write {path}: the file is read-only")
+    return path
+
+
+def render_options(**flags: Any) -> dict[str, Any]:
+    """Keyword arguments for the renderer from the CLI's flags; ``None`` keeps the default.
+
+    ``cluster`` and ``collapse`` are booleans on the command line ("by module scope",
+    the one grouping the renderer knows); ``max_nodes=0`` means never fold.
+
+    Example
+    -------
+    >>> render_options(show_attrs=True, cluster=True, max_nodes=None)
+    {'show_attrs': True, 'cluster': 'scope'}
+    """
+    options = {key: value for key, value in flags.items() if value is not None}
+    for grouping in ("cluster", "collapse"):
+        if grouping in options:
+            options[grouping] = "scope" if options[grouping] else None
+    if options.get("max_nodes") == 0:
+        options["max_nodes"] = None
+    return options
+
+
+def render_roots(roots: Any, path: Path, options: dict[str, Any],
+                 step: Callable[[str], None] | None = None) -> RenderResult:
+    """Build the view of ``roots`` with ``options`` and write it to ``path`` (format by suffix).
+
+    ``step(name)`` is told when each phase starts ("walking", "layout", "writing")
+    for a progress display.  Errors are the renderer's: ``GraphvizNotFoundError``
+    (the DOT is written beside ``path`` first), ``LayoutTimeoutError``,
+    ``RenderError``; writing is atomic, so a failure leaves no half-written file.
+    """
+    step = step or (lambda name: None)
+    fmt = FORMATS[path.suffix.lower()]
+    start = time.perf_counter()
+    step("walking")
+    with warnings.catch_warnings(record=True) as caught:
+        # The renderer warns (for notebooks) and also states the fold in view.notes;
+        # the CLI prints the notes, so the warnings would only say it twice.
+        warnings.simplefilter("always")
+        view = vizgrad.render.build_view(roots, **options)
+    notes = list(view.notes) or [str(warning.message) for warning in caught]
+    nodes = sum(1 for node in view.nodes if node.kind != "legend")
+    step("layout" if fmt in ("svg", "png", "pdf", "html") else "writing")
+    vizgrad.render.save(view, path)
+    return RenderResult(path, fmt, nodes, len(view.edges), time.perf_counter() - start, notes)

@@ -1,0 +1,66 @@
+"""``vizgrad inspect``: the rich report and its JSON twin."""
+
+from __future__ import annotations
+
+import json
+
+from .conftest import GROWING, cli
+
+MODEL = """
+import vizgrad
+import vizgrad.nn as nn
+vizgrad.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+prediction = model(vizgrad.randn(3, 4))
+loss = (prediction ** 2).mean()
+"""
+
+
+def test_report_tables_and_tree(script) -> None:
+    result = cli("inspect", script("model.py", MODEL))
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    for heading in ("Nodes by op", "Leaves (4 parameters, 49 elements)",
+                    "Saved tensors by node", "Saved tensors by module", "backward graph"):
+        assert heading in text
+    assert "chosen by global 'loss'" in text and "depth" in text and "widest level" in text
+    assert "model.0.weight" in text and "AddmmBackward0" in text
+    assert "model.py:7" in text  # each node's user line
+    assert "(shown above)" not in text or "#" in text
+
+
+def test_json_report(script) -> None:
+    result = cli("inspect", "--json", script("model.py", MODEL))
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["chosen_by"] == "global 'loss'" and report["script"].endswith("model.py")
+    assert report["nodes"] == len(report["graph"]) and report["edges"] >= report["nodes"] - 1
+    assert report["ops"]["AccumulateGrad"] == 4 and report["parameters"] == 4
+    assert {leaf["name"] for leaf in report["leaves"]} == {
+        "model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias"}
+    assert report["saved"]["total_bytes"] > 0 and report["saved"]["by_scope"]
+    assert report["depth"] >= 4 and report["widest_level"]["width"] >= 1
+    assert all(set(node) >= {"id", "name", "scope", "line", "children"}
+               for node in report["graph"])
+
+
+def test_inspect_with_step_and_target(script) -> None:
+    path = script("grow.py", GROWING)
+    report = json.loads(cli("inspect", "--json", "--step", "3", path, "-1").stdout)
+    assert report["chosen_by"] == "backward call 3" and report["ops"]["ExpBackward0"] == 3
+    report = json.loads(cli("inspect", "--json", "--target", "y", path, "2").stdout)
+    assert report["chosen_by"] == "--target y" and report["roots"][0]["name"] == "y"
+
+
+def test_tree_limits(script) -> None:
+    path = script("deep.py", """
+        import vizgrad
+        x = vizgrad.ones(2, requires_grad=True)
+        loss = x
+        for _ in range(300):
+            loss = loss * 1.0
+    """)
+    result = cli("inspect", "--max-depth", "5", path)
+    assert result.exit_code == 0 and "... 1 more" in result.stdout
+    result = cli("inspect", "--max-lines", "10", path)
+    assert "more" in result.stdout

@@ -1,0 +1,196 @@
+"""``vizgrad render``: which graph, every output format, every renderer flag, --step, --open."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+
+import pytest
+
+from .conftest import GROWING, SIMPLE, cli, parse_svg, vizgrad_process
+
+
+def test_default_output_beside_the_script(script) -> None:
+    path = script("simple.py", SIMPLE)
+    result = cli("render", path)
+    assert result.exit_code == 0, result.output
+    svg = path.with_suffix(".svg")
+    parse_svg(svg)
+    line = result.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(rf"wrote {re.escape(str(svg))} \(svg\): \d+ nodes, \d+ edges, graph: "
+                        r"first backward call; \d+\.\d\d s", line), line
+
+
+@pytest.mark.parametrize("suffix", ["svg", "png", "pdf", "dot", "json", "html"])
+def test_formats_by_suffix(script, tmp_path, suffix) -> None:
+    out = tmp_path / f"graph.{suffix}"
+    result = cli("render", "-q", "-o", out, script("simple.py", SIMPLE))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""  # -q: nothing but the script's own output
+    data = out.read_bytes()
+    checks = {
+        "svg": lambda: parse_svg(out),
+        "png": lambda: data.startswith(b"\x89PNG"),
+        "pdf": lambda: data.startswith(b"%PDF"),
+        "dot": lambda: data.startswith(b"digraph"),
+        "json": lambda: len(json.loads(data)["nodes"]) >= 4,
+        "html": lambda: b"<svg" in data and data.lstrip().lower().startswith(b"<!doctype html"),
+    }
+    assert checks[suffix]()
+
+
+def _dot(script_path, tmp_path, *flags: str) -> str:
+    out = tmp_path / "graph.dot"
+    result = cli("render", "-q", *flags, "-o", out, script_path)
+    assert result.exit_code == 0, result.output
+    return out.read_text()
+
+
+MODEL = """
+import vizgrad
+import vizgrad.nn as nn
+vizgrad.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 1))
+loss = model(vizgrad.randn(3, 4)).pow(2).mean()
+loss.backward()
+"""
+
+
+def test_renderer_flags_reach_the_picture(script, tmp_path) -> None:
+    path = script("model.py", MODEL)
+    plain = _dot(path, tmp_path)
+    assert "model.0.weight" in plain  # parameter names from the script's globals
+    assert "rankdir=LR" in _dot(path, tmp_path, "--rankdir", "LR")
+    assert "#1e1e1e" in _dot(path, tmp_path, "--theme", "dark")
+    assert "subgraph cluster" in _dot(path, tmp_path, "--cluster")
+    assert "model.py:6" in _dot(path, tmp_path, "--show-stack")
+    assert "weight:" in _dot(path, tmp_path, "--show-attrs") and "weight:" not in plain
+    assert len(_dot(path, tmp_path, "--show-saved")) > len(plain)
+    coloured = _dot(path, tmp_path, "--show-grad")
+    assert "legend" in coloured and "MeanBackward0<BR/>|grad| " in coloured  # op nodes too
+    assert len(_dot(path, tmp_path, "--collapse", "--depth", "1")) < len(plain) / 2
+    assert _dot(path, tmp_path, "--show-attrs", "--max-attr-chars", "5")
+
+
+def test_max_nodes_folds_with_a_note(script, tmp_path) -> None:
+    out = tmp_path / "graph.svg"
+    result = cli("render", "--max-nodes", "10", "-o", out, script("model.py", MODEL))
+    assert result.exit_code == 0, result.output
+    assert "note: Folded" in result.stderr and "Warning" not in result.output
+    parse_svg(out)
+    unfolded = _dot(script("model2.py", MODEL), tmp_path, "--max-nodes", "0")
+    assert "Folded" not in unfolded
+
+
+def test_target_and_watch_and_global_loss(script, tmp_path) -> None:
+    path = script("several.py", """
+        import vizgrad
+        a = vizgrad.ones(2, requires_grad=True)
+        first = a.exp().sum()
+        first.backward()
+        class Model: pass
+        model = Model()
+        model.loss = a.sin().sum()
+    """)
+    assert "ExpBackward0" in _dot(path, tmp_path)
+    target = _dot(path, tmp_path, "--target", "model.loss")
+    assert "SinBackward0" in target and "ExpBackward0" not in target
+    watched = script("watched.py", """
+        import vizgrad
+        a = vizgrad.ones(2, requires_grad=True)
+        a.exp().sum().backward()
+        vizgrad.watch(a.cos().sum(), name="watched one")
+    """)
+    dot = _dot(watched, tmp_path)
+    assert "CosBackward0" in dot and "ExpBackward0" not in dot and "watched one" in dot
+    loss_only = script("loss_only.py", """
+        import vizgrad
+        loss = vizgrad.ones(2, requires_grad=True).tan().sum()
+    """)
+    assert "TanBackward0" in _dot(loss_only, tmp_path)
+
+
+def test_script_arguments_follow_the_script(script, tmp_path) -> None:
+    path = script("grow.py", GROWING)
+    out = tmp_path / "graph.json"
+    result = cli("render", "--step", "2", "-o", out, path, "5")
+    assert result.exit_code == 0, result.output
+    assert "done step 1" in result.stdout and "done step 2" not in result.stdout
+    assert "stopped after backward call 2" in result.stdout
+    names = [node["title"] for node in json.loads(out.read_text())["nodes"]]
+    assert names.count("ExpBackward0") == 2
+
+
+def test_vizgrad_options_after_the_script_go_to_it_with_a_note(script) -> None:
+    path = script("args.py", "import sys\nprint('ARGS', sys.argv[1:])\n" + SIMPLE)
+    result = cli("render", "-q", path, "--step", "2", "-o=x.svg")
+    assert result.exit_code == 0
+    assert "ARGS ['--step', '2', '-o=x.svg']" in result.stdout
+    assert "--step -o=x.svg came after SCRIPT" in result.stderr
+
+
+def test_step_stops_an_endless_training_loop_for_real(tmp_path) -> None:
+    path = tmp_path / "forever.py"
+    path.write_text(GROWING)
+    out = tmp_path / "step.svg"
+    start = time.perf_counter()
+    done = vizgrad_process("render", "--step", "4", "-o", out, path, "-1", timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert time.perf_counter() - start < 60
+    assert "done step 3" in done.stdout and "done step 4" not in done.stdout
+    parse_svg(out)
+
+
+def test_step_beyond_the_script(script) -> None:
+    result = cli("render", "--step", "5", script("grow.py", GROWING), "2")
+    assert result.exit_code == 1
+    assert "--step 5 needs 5 backward() calls but the script made 2" in result.stderr
+
+
+def test_nothing_to_render_lists_candidates(script) -> None:
+    path = script("plain.py", """
+        import vizgrad
+        weights = vizgrad.ones(2, 3, requires_grad=True)
+        hidden = (weights * 2).exp()
+    """)
+    result = cli("render", path)
+    assert result.exit_code == 1
+    assert "found no graph to draw" in result.stderr
+    assert "hidden" in result.stderr and "(2, 3)" in result.stderr
+    assert "--target" in result.stderr
+    assert not path.with_suffix(".svg").exists()
+
+
+def test_open_launches_the_result(script, monkeypatch) -> None:
+    opened = []
+    monkeypatch.setattr("click.launch", lambda target, **kw: opened.append(target))
+    path = script("simple.py", SIMPLE)
+    assert cli("render", "-q", "--open", path).exit_code == 0
+    assert opened == [str(path.with_suffix(".svg"))]
+
+
+def test_the_installed_command_and_python_m(tmp_path) -> None:
+    path = tmp_path / "simple.py"
+    path.write_text(SIMPLE)
+    done = vizgrad_process("render", path)
+    assert done.returncode == 0, done.stderr
+    assert "wrote" in done.stdout and parse_svg(path.with_suffix(".svg")) is not None
+    help_text = vizgrad_process("render", "--help").stdout
+    for flag in ("--target", "--step", "--at-error", "--output", "--show-attrs", "--show-saved",
+                 "--show-stack", "--show-grad", "--cluster", "--collapse", "--max-nodes",
+                 "--rankdir", "--theme", "--open", "--quiet"):
+        assert flag in help_text
+
+
+def test_progress_display_on_a_terminal_and_quiet(tmp_path) -> None:
+    path = tmp_path / "simple.py"
+    path.write_text(SIMPLE)
+    terminal = dict(os.environ, TTY_COMPATIBLE="1")  # rich: behave as on a terminal
+    done = vizgrad_process("render", path, env=terminal)
+    assert done.returncode == 0, done.stderr
+    for phase in ("running", "walking the graph", "layout (graphviz dot)"):
+        assert phase in done.stderr
+    quiet = vizgrad_process("render", "-q", path, env=terminal)
+    assert quiet.returncode == 0 and quiet.stderr == "" and quiet.stdout == ""

@@ -1,0 +1,238 @@
+"""Run a user's script as ``python SCRIPT ARGS...`` would, and capture its backward graphs.
+
+The script runs in this process with ``__name__ == "__main__"``, ``sys.argv`` set
+to ``[SCRIPT, *ARGS]``, its own directory first on ``sys.path`` and the working
+directory unchanged — the steps ``runpy.run_path`` takes for a plain ``.py`` file.
+It is executed in a namespace kept here (rather than through ``runpy``) so that
+the script's globals can still be read after it raised, for ``--at-error`` and
+``--target``.
+
+Every ``backward()`` call is seen through :func:`vizgrad.on_backward`.  With
+``step=N`` the N-th call is recorded and the script is stopped right *after* that
+``backward()`` returns, so the graph carries its gradients (``--show-grad``) and
+the user does not wait for the rest of a training run.  (If the script calls
+backward through a path other than ``Tensor.backward`` or
+``vizgrad.autograd.backward``, it is stopped at the start of its next
+``backward()`` instead; the recorded graph is the same.)
+
+Example
+-------
+>>> run = run_script("train.py", ["--epochs", "1"], step=3)
+>>> choice = vizgrad.debug.selection.select_roots(run)
+>>> choice.how, list(choice.roots)
+('backward call 3', ['loss'])
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import tokenize
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import vizgrad
+
+from . import gradstats
+
+# The exec below is where the user's code starts: node stacks stop here.
+vizgrad.watching.mark_script_runner(__file__)
+
+
+class ScriptNotFoundError(FileNotFoundError):
+    """The script path does not name a readable file."""
+
+
+class NotAPythonScriptError(ValueError):
+    """The file is not Python source (binary, wrong encoding, or a syntax error)."""
+
+
+class StopScript(BaseException):
+    """Raised inside the script to stop it once the requested step was captured.
+
+    A ``BaseException`` so that a script's own ``except Exception:`` cannot swallow it.
+    """
+
+
+@dataclass
+class ScriptRun:
+    """What running a script left behind."""
+
+    path: Path
+    argv: list[str]
+    namespace: dict[str, Any]
+    watched: dict[str, Any] = field(default_factory=dict)
+    backward_calls: int = 0
+    first_backward: list | None = None
+    last_backward: list | None = None
+    step: int | None = None
+    step_backward: list | None = None
+    stopped_early: bool = False
+    error: BaseException | None = None
+    exit_code: int = 0
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        """True when the script raised (or exited with a non-zero status)."""
+        return self.error is not None
+
+
+def _compile(path: Path) -> types.CodeType:
+    if not path.exists():
+        raise ScriptNotFoundError(f"script not found: {path}")
+    if not path.is_file():
+        raise ScriptNotFoundError(f"not a file: {path}")
+    if path.suffix.lower() == ".ipynb":
+        raise NotAPythonScriptError(f"{path} is a notebook, not a Python script: export it "
+                                    f"with `jupyter nbconvert --to script {path}` first, or "
+                                    "call vizgrad.make_dot() inside the notebook")
+    try:
+        with tokenize.open(path) as handle:  # honours PEP 263 coding lines, like python
+            source = handle.read()
+    except (UnicodeDecodeError, SyntaxError) as error:
+        raise NotAPythonScriptError(f"{path} is not a Python script: it is not text in a "
+                                    f"Python source encoding ({error})") from None
+    if "\0" in source:
+        raise NotAPythonScriptError(f"{path} is not a Python script: it holds binary data")
+    try:
+        # Absolute, as python (3.9+) makes the __main__ file's name.
+        return compile(source, str(path.absolute()), "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as error:
+        where = f" (line {error.lineno})" if getattr(error, "lineno", None) else ""
+        raise NotAPythonScriptError(f"{path} is not a Python script: {error.__class__.__name__}"
+                                    f"{where}: {getattr(error, 'msg', error)}") from None
+
+
+class _Recorder:
+    """Counts backward() calls, keeps the roots wanted, stops the script after ``step``.
+
+    With ``grads=True`` the backward calls whose graph may be drawn (the first, and
+    the step's) run under :func:`vizgrad.debug.record_grads`, so ``--show-grad``
+    can colour every node, not only the leaves.
+    """
+
+    def __init__(self, run: ScriptRun, grads: bool = False) -> None:
+        self.run = run
+        self.grads = grads
+        self.stop_pending = False
+        self.recording: gradstats.GradRecord | None = None
+
+    def __call__(self, outputs: list) -> None:
+        self.finish_recording()
+        if self.stop_pending:  # backward reached by an unpatched path: stop at the next one
+            raise StopScript
+        run = self.run
+        run.backward_calls += 1
+        outputs = list(outputs)
+        if run.first_backward is None:
+            run.first_backward = outputs
+        run.last_backward = outputs
+        wanted = run.step is None and run.backward_calls == 1
+        if run.step is not None and run.backward_calls == run.step:
+            run.step_backward = outputs
+            self.stop_pending = wanted = True
+        if wanted and self.grads:
+            self.recording = gradstats.record_grads(outputs)
+            self.recording.__enter__()
+
+    def finish_recording(self) -> None:
+        if self.recording is not None:
+            recording, self.recording = self.recording, None
+            recording.__exit__(None, None, None)
+
+    def after_backward(self) -> None:
+        self.finish_recording()
+        if self.stop_pending:
+            raise StopScript
+
+
+def _patch_backward(recorder: _Recorder) -> list[tuple[Any, str, Any]]:
+    """Wrap the public backward entry points so a step can stop right after it ran."""
+
+    def wrap(original: Any) -> Any:
+        def backward(*args: Any, **kwargs: Any) -> Any:
+            result = original(*args, **kwargs)
+            recorder.after_backward()
+            return result
+
+        backward.__wrapped__ = original
+        backward.__doc__ = original.__doc__
+        return backward
+
+    patched = []
+    for owner, attribute in ((vizgrad.Tensor, "backward"), (vizgrad.autograd, "backward")):
+        original = owner.__dict__[attribute] if isinstance(owner, type) else getattr(
+            owner, attribute)
+        setattr(owner, attribute, wrap(original))
+        patched.append((owner, attribute, original))
+    return patched
+
+
+def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), *,
+               step: int | None = None, record_grads: bool = False) -> ScriptRun:
+    """Run ``path`` as ``python path *args`` would and record its ``backward()`` calls.
+
+    Exceptions the script raises are kept in ``ScriptRun.error`` (never raised here,
+    except ``KeyboardInterrupt``); ``ScriptNotFoundError`` and ``NotAPythonScriptError``
+    are raised before anything runs.  ``record_grads=True`` records per-node gradient
+    statistics for the backward calls that may be drawn (for ``show_grad``).
+
+    Example
+    -------
+    >>> run = run_script("gallery/mlp_digits.py")
+    >>> run.backward_calls, run.failed
+    (3, False)
+    """
+    script = Path(path)
+    code = _compile(script)
+    if step is not None and step < 1:
+        raise ValueError(f"step must be 1 or more, got {step}")
+    module = types.ModuleType("__main__")
+    module.__dict__.update(__file__=str(script.absolute()), __cached__=None, __loader__=None,
+                           __package__=None, __spec__=None, __builtins__=__builtins__)
+    run = ScriptRun(path=script, argv=[str(script), *args], namespace=module.__dict__,
+                    step=step)
+    recorder = _Recorder(run, grads=record_grads)
+    saved_argv, saved_main, saved_cwd = sys.argv, sys.modules.get("__main__"), os.getcwd()
+    script_dir = str(script.resolve().parent)
+    sys.argv = list(run.argv)
+    sys.path.insert(0, script_dir)
+    sys.modules["__main__"] = module
+    vizgrad.unwatch()
+    handle = vizgrad.on_backward(recorder)
+    patched = _patch_backward(recorder)
+    start = time.perf_counter()
+    try:
+        exec(code, module.__dict__)
+    except StopScript:
+        run.stopped_early = True
+    except SystemExit as error:
+        status = error.code
+        if status not in (None, 0):
+            run.error = error
+            run.exit_code = status if isinstance(status, int) else 1
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - the script's error is reported, not ours
+        run.error = error
+        run.exit_code = 1
+    finally:
+        run.seconds = time.perf_counter() - start
+        recorder.finish_recording()
+        for owner, attribute, original in reversed(patched):
+            setattr(owner, attribute, original)
+        handle.remove()
+        run.watched = vizgrad.watched()
+        vizgrad.unwatch()
+        sys.argv = saved_argv
+        if os.getcwd() != saved_cwd:  # the script moved: later paths mean the caller's folder
+            os.chdir(saved_cwd)
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+        if script_dir in sys.path:
+            sys.path.remove(script_dir)
+    return run

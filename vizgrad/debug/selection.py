@@ -1,0 +1,240 @@
+"""Choosing which graph of a script run to draw (the rules of ``vizgrad render``).
+
+Example
+-------
+>>> run = run_script("train.py")
+>>> choice = select_roots(run, target="model.loss")
+>>> choice.how
+'--target model.loss'
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+from typing import Any
+
+from vizgrad import graph
+
+from .capture import ScriptRun
+from .tracebacks import user_frames
+
+
+@dataclass
+class RootChoice:
+    """The tensors to draw, by name, and a few words on how they were chosen."""
+
+    roots: dict[str, Any]
+    how: str
+
+
+@dataclass
+class Candidate:
+    """A tensor the script left behind (offered when no graph could be chosen)."""
+
+    name: str
+    shape: tuple[int, ...]
+    graph_size: int
+
+
+class NothingToRenderError(LookupError):
+    """No graph was found; ``candidates`` lists the tensors the script left."""
+
+    def __init__(self, message: str, candidates: list[Candidate]) -> None:
+        super().__init__(message)
+        self.candidates = candidates
+
+
+def graph_size(tensor: Any) -> int:
+    """Number of backward nodes reachable from ``tensor`` (0 for a tensor without history)."""
+    start = getattr(tensor, "grad_fn", None)
+    if start is None:
+        return 0
+    seen = {id(start)}
+    stack = [start]
+    while stack:
+        node = stack.pop()
+        for child, _ in getattr(node, "next_functions", ()):
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                stack.append(child)
+    return len(seen)
+
+
+def _is_tensor(value: Any) -> bool:
+    return graph.is_tensor(value)
+
+
+def script_parameters(namespace: dict[str, Any]) -> dict[str, Any]:
+    """``"model.fc1.weight" -> tensor`` for the modules and tensors in a script's globals.
+
+    Global tensors count under their own name; a module's parameters are prefixed
+    with the global that holds it.  The first name found for a tensor wins.
+
+    Example
+    -------
+    >>> params = script_parameters(run.namespace)
+    >>> params["model.fc1.weight"] is model.fc1.weight
+    True
+    """
+    params: dict[str, Any] = {}
+    seen: set[int] = set()
+
+    def add(name: str, tensor: Any) -> None:
+        if id(tensor) not in seen:
+            seen.add(id(tensor))
+            params[name] = tensor
+
+    for key, value in list(namespace.items()):
+        if key.startswith("_") or isinstance(value, (type, types.ModuleType)):
+            continue
+        if _is_tensor(value):
+            if value.requires_grad and getattr(value, "grad_fn", None) is None:
+                add(key, value)
+            continue
+        named = getattr(value, "named_parameters", None)
+        if callable(named):
+            try:
+                for name, parameter in named(prefix=key):
+                    add(name, parameter)
+            except TypeError:  # not vizgrad's (or PyTorch's) Module protocol
+                continue
+    return params
+
+
+def _name_in(namespace: dict, tensor: Any, fallback: str) -> str:
+    for key, value in namespace.items():
+        if value is tensor and not key.startswith("_"):
+            return key
+    return getattr(tensor, "name", None) or fallback
+
+
+def _named_roots(tensors: list, namespace: dict, fallback: str) -> dict[str, Any]:
+    roots: dict[str, Any] = {}
+    for index, tensor in enumerate(tensors):
+        name = _name_in(namespace, tensor, fallback if len(tensors) == 1 else
+                        f"{fallback}[{index}]")
+        while name in roots:
+            name += "'"
+        roots[name] = tensor
+    return roots
+
+
+def _resolve(namespace: dict, target: str) -> Any:
+    parts = target.split(".")
+    if parts[0] not in namespace:
+        raise KeyError(parts[0])
+    value = namespace[parts[0]]
+    for part in parts[1:]:
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, (list, tuple)) and part.lstrip("-").isdigit():
+            value = value[int(part)]
+        else:
+            value = getattr(value, part)
+    return value
+
+
+def _roots_from_value(name: str, value: Any) -> dict[str, Any] | None:
+    if _is_tensor(value):
+        return {name: value}
+    if isinstance(value, dict):
+        found = {f"{name}.{key}": item for key, item in value.items() if _is_tensor(item)}
+    elif isinstance(value, (list, tuple)):
+        found = {f"{name}[{i}]": item for i, item in enumerate(value) if _is_tensor(item)}
+    else:
+        return None
+    return found or None
+
+
+def candidates(run: ScriptRun, limit: int = 20) -> list[Candidate]:
+    """Tensors the script left in its globals (one level into containers and objects).
+
+    Biggest graph first.
+    """
+    found: dict[int, Candidate] = {}
+
+    def offer(name: str, value: Any) -> None:
+        if _is_tensor(value) and id(value) not in found:
+            found[id(value)] = Candidate(name, tuple(value.shape), graph_size(value))
+
+    for key, value in list(run.namespace.items()):
+        if key.startswith("__") or isinstance(value, types.ModuleType):
+            continue
+        if _is_tensor(value):
+            offer(key, value)
+        elif isinstance(value, dict):
+            for item_key, item in list(value.items())[:100]:
+                offer(f"{key}[{item_key!r}]", item)
+        elif isinstance(value, (list, tuple)):
+            for index, item in enumerate(value[:100]):
+                offer(f"{key}[{index}]", item)
+        elif not isinstance(value, type) and hasattr(value, "__dict__"):
+            for attribute, item in list(vars(value).items())[:100]:
+                offer(f"{key}.{attribute}", item)
+    for name, parameter in script_parameters(run.namespace).items():
+        offer(name, parameter)  # a module's parameters live in its own tables, not __dict__
+    ranked = sorted(found.values(), key=lambda c: (-c.graph_size, c.name))
+    return ranked[:limit]
+
+
+def select_roots(run: ScriptRun, target: str | None = None, at_error: bool = False) -> RootChoice:
+    """Choose the graph to draw: the rules of ``vizgrad render`` in one place.
+
+    Order: ``target`` (a global or dotted path such as ``model.loss``); with a step,
+    the roots of that ``backward()`` call (an error when the script made fewer calls,
+    unless ``at_error`` and it raised first); the watched tensors; with ``at_error``
+    and a failed run, the roots of the latest ``backward()``; the roots of the first
+    ``backward()``; a global called ``loss``; with ``at_error``, the biggest graph
+    held by the script's frames at the point of failure.  Raises
+    :class:`NothingToRenderError` (with the candidates) when none applies, and
+    ``LookupError`` when ``target`` does not resolve to tensors.
+
+    Example
+    -------
+    >>> select_roots(run_script("script.py"), target="model.loss").how
+    "--target model.loss"
+    """
+    namespace = run.namespace
+    if target:
+        try:
+            value = _resolve(namespace, target)
+        except (KeyError, AttributeError, IndexError) as error:
+            raise NothingToRenderError(
+                f"--target {target}: the script left no {target!r} ({error!s} not found)",
+                candidates(run)) from None
+        roots = _roots_from_value(target, value)
+        if roots is None:
+            raise NothingToRenderError(
+                f"--target {target} is a {type(value).__name__}, not a tensor (or a list or "
+                "dict of tensors)", candidates(run))
+        return RootChoice(roots, f"--target {target}")
+    if run.step is not None and run.step_backward is not None:
+        return RootChoice(_named_roots(run.step_backward, namespace, "loss"),
+                          f"backward call {run.step}")
+    if run.step is not None and not (at_error and run.failed):
+        raise NothingToRenderError(
+            f"--step {run.step} needs {run.step} backward() calls but the script made "
+            f"{run.backward_calls}", candidates(run))
+    if run.watched:
+        return RootChoice(dict(run.watched), "vizgrad.watch()")
+    if at_error and run.failed and run.last_backward is not None:
+        return RootChoice(_named_roots(run.last_backward, namespace, "loss"),
+                          f"latest backward call ({run.backward_calls})")
+    if run.first_backward is not None:
+        return RootChoice(_named_roots(run.first_backward, namespace, "loss"),
+                          "first backward call")
+    if _is_tensor(namespace.get("loss")):
+        return RootChoice({"loss": namespace["loss"]}, "global 'loss'")
+    if at_error and run.error is not None:
+        best, best_size = None, 0
+        for frame in user_frames(run.error):
+            for key, value in list(frame.f_locals.items()):
+                size = graph_size(value) if _is_tensor(value) else 0
+                if size > best_size:
+                    best, best_size = (f"{frame.f_code.co_name}:{key}", value), size
+        if best is not None:
+            return RootChoice({best[0]: best[1]}, "biggest graph at the error")
+    raise NothingToRenderError(
+        "found no graph to draw: no --target, no vizgrad.watch(), no backward() call and no "
+        "global 'loss'", candidates(run))

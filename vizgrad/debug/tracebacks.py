@@ -1,0 +1,97 @@
+"""A script's traceback as its author wants it: their frames, not vizgrad's or the runner's.
+
+Example
+-------
+>>> print(format_traceback(run.error))
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+import types
+
+import vizgrad
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(vizgrad.__file__)) + os.sep
+_RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "capture.py")
+
+
+def _chain(error: BaseException) -> list[tuple[BaseException, str | None]]:
+    """``error`` and its causes/contexts, latest first, each with the text that links it."""
+    chain: list[tuple[BaseException, str | None]] = []
+    seen: set[int] = set()
+    current: BaseException | None = error
+    link: str | None = None
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        chain.append((current, link))
+        if current.__cause__ is not None:
+            current, link = current.__cause__, ("The above exception was the direct cause "
+                                                 "of the following exception:")
+        elif current.__context__ is not None and not current.__suppress_context__:
+            current, link = current.__context__, ("During handling of the above exception, "
+                                                  "another exception occurred:")
+        else:
+            current = None
+    return chain
+
+
+def _is_user_file(filename: str) -> bool:
+    return not os.path.abspath(filename).startswith(_PACKAGE_DIR)
+
+
+def user_frames(error: BaseException) -> list[types.FrameType]:
+    """The script's own frames in the traceback and its causes', innermost first.
+
+    Example
+    -------
+    >>> [frame.f_code.co_name for frame in user_frames(run.error)]
+    ['forward', '<module>']
+    """
+    frames = []
+    for exception, _ in reversed(_chain(error)):
+        for frame, _ in traceback.walk_tb(exception.__traceback__):
+            if _is_user_file(frame.f_code.co_filename):
+                frames.append(frame)
+    return frames[::-1]
+
+
+def _filtered(stack: traceback.StackSummary) -> tuple[list, int]:
+    frames = list(stack)
+    # The runner's own frame (the exec) comes first: it is not the script's, drop it.
+    while frames and os.path.abspath(frames[0].filename) == _RUNNER:
+        frames.pop(0)
+    kept = [frame for frame in frames if _is_user_file(frame.filename)]
+    return kept, len(frames) - len(kept)
+
+
+def format_traceback(error: BaseException) -> str:
+    """The script's traceback with its own frames only (vizgrad's frames counted, not shown).
+
+    Chained exceptions (``raise ... from``) are kept, oldest first as Python prints them.
+
+    Example
+    -------
+    >>> print(format_traceback(run.error))
+    Traceback (most recent call last):
+      File "train.py", line 12, in <module>
+    ...
+    """
+    if isinstance(error, SystemExit):
+        return f"SystemExit: {error.code}"
+    blocks = []
+    for exception, link in reversed(_chain(error)):
+        kept, hidden = _filtered(traceback.extract_tb(exception.__traceback__))
+        lines = []
+        if kept or hidden:
+            lines.append("Traceback (most recent call last):\n")
+            lines.extend(traceback.StackSummary.from_list(kept).format())
+        if hidden:
+            lines.append(f"  [{hidden} frame{'s' if hidden != 1 else ''} inside vizgrad "
+                         "hidden]\n")
+        lines.extend(traceback.format_exception_only(type(exception), exception))
+        if link is not None:
+            lines.append(f"\n{link}\n\n")
+        blocks.append("".join(lines))
+    return "".join(blocks).rstrip("\n")

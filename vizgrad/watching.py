@@ -1,0 +1,124 @@
+"""Marking tensors to look at, and hearing about every ``backward()`` call.
+
+``watch`` is how a script tells ``vizgrad render`` / ``vizgrad inspect`` which
+graph it wants drawn; ``on_backward`` is the hook those commands use to find the
+root of a script's first (or N-th) ``backward()`` without changing the script.
+
+Example
+-------
+>>> loss = (x * w).sum()
+>>> vizgrad.watch(loss, name="loss")       # `vizgrad render script.py` draws this one
+>>> seen = []
+>>> with vizgrad.on_backward(seen.append):
+...     loss.backward()
+>>> seen[0][0] is loss
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .core import engine
+from .core.stack import mark_runner
+from .core.tensor import Tensor
+
+# name -> tensor.  Strong references on purpose: the CLI reads them after the
+# script finished.  One entry per name, so watching inside a loop keeps only the
+# latest tensor (and its graph) alive, never one per iteration.
+_WATCHED: dict[str, Tensor] = {}
+
+
+class BackwardHandle:
+    """Returned by :func:`on_backward`; ``remove()`` (or leaving a ``with``) unhooks."""
+
+    def __init__(self, listener: Callable) -> None:
+        self._listener = listener
+
+    def remove(self) -> None:
+        """Stop calling the listener (idempotent)."""
+        listeners = engine.BACKWARD_LISTENERS
+        if self._listener in listeners:
+            listeners.remove(self._listener)
+
+    def __enter__(self) -> BackwardHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+def on_backward(fn: Callable[[Sequence[Tensor]], Any]) -> BackwardHandle:
+    """Call ``fn(outputs)`` at the start of every ``backward()``, before any gradient flows.
+
+    ``outputs`` is the list of tensors ``backward()`` starts from (``[loss]`` for
+    ``loss.backward()``).  An exception raised by ``fn`` propagates out of that
+    ``backward()`` call before it touches the graph.
+
+    Example
+    -------
+    >>> roots = []
+    >>> handle = vizgrad.on_backward(lambda outputs: roots.append(list(outputs)))
+    >>> loss.backward()
+    >>> handle.remove()
+    """
+    engine.BACKWARD_LISTENERS.append(fn)
+    return BackwardHandle(fn)
+
+
+def watch(tensor: Tensor, name: str | None = None) -> Tensor:
+    """Mark ``tensor`` as the graph to draw; returns ``tensor`` so it can wrap an expression.
+
+    ``vizgrad render`` and ``vizgrad inspect`` draw watched tensors in preference to
+    the root of the first ``backward()``.  Watching a second tensor under the same
+    name replaces the first.
+
+    Example
+    -------
+    >>> loss = vizgrad.watch(criterion(model(x), y), name="loss")
+    """
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"vizgrad.watch() needs a Tensor, got {type(tensor).__name__}")
+    key = name or tensor.name or f"watched_{len(_WATCHED)}"
+    _WATCHED[str(key)] = tensor
+    return tensor
+
+
+def watched() -> dict[str, Tensor]:
+    """The watched tensors, by name, in the order they were first watched (a copy).
+
+    Example
+    -------
+    >>> vizgrad.watch(loss, name="loss")
+    >>> list(vizgrad.watched())
+    ['loss']
+    """
+    return dict(_WATCHED)
+
+
+def unwatch(name: str | None = None) -> None:
+    """Forget one watched tensor by name, or all of them when ``name`` is None.
+
+    Example
+    -------
+    >>> vizgrad.unwatch()
+    """
+    if name is None:
+        _WATCHED.clear()
+    else:
+        _WATCHED.pop(name, None)
+
+
+def mark_script_runner(filename: str) -> None:
+    """Declare ``filename`` a script runner: recorded forward stacks end at its frames.
+
+    ``vizgrad render`` runs a user's script from vizgrad's own code, called from
+    click and the CLI; without this, those callers would show in every node's
+    ``stack`` as if they were the user's frames.
+
+    Example
+    -------
+    >>> vizgrad.watching.mark_script_runner(__file__)
+    """
+    mark_runner(filename)
