@@ -11,8 +11,11 @@ A = Arg
 CASES = [
     OpCase("add", lambda a, b: a + b, [A((3, 4)), A((4,))], ("Add", "SumTo", "Expand"),
            lambda a, b: a + b, "AddBackward0"),
-    OpCase("add_alpha", lambda a, b: vg.add(a, b, alpha=2.5), [A((3,)), A((3,))], ("Add",),
+    OpCase("add_alpha", lambda a, b: vg.add(a, b, alpha=2.5), [A((3,)), A((3,))], ("AddScaled",),
            lambda a, b: __import__("torch").add(a, b, alpha=2.5)),
+    OpCase("sub_alpha", lambda a, b: vg.sub(a, b, alpha=0.5), [A((3,)), A((3,))],
+           ("SubScaled",), lambda a, b: __import__("torch").sub(a, b, alpha=0.5),
+           "SubBackward0"),
     OpCase("add_scalar", lambda a: 1.5 + a, [A((2, 3))], ("Add",), lambda a: 1.5 + a),
     OpCase("sub", lambda a, b: a - b, [A((2, 3)), A((2, 1))], ("Sub",), lambda a, b: a - b,
            "SubBackward0"),

@@ -198,13 +198,12 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     gc_was_enabled = gc.isenabled()
     gc.disable()
     heappop, heappush = heapq.heappop, heapq.heappush
+    plain = not captures and needed is None  # no capture, no inputs= filter
     try:
         while ready:
             node = heappop(ready)[1]
             buffer = buffers.pop(node)
-            if (node._tensor_hooks is None and node._retained is None and not captures
-                    and node._pre_hooks is None and node._post_hooks is None
-                    and needed is None and node.__class__ is not AccumulateGrad):
+            if plain and not node._hooked and node.__class__ is not AccumulateGrad:
                 # The common case, inline: no hooks, no captures, no inputs= filter.
                 for grad in buffer:
                     if grad is None:

@@ -56,7 +56,7 @@ class _ForwardOnly:
 
 
 _FORWARD_ONLY = _ForwardOnly()
-_new_node = _new_tensor = object.__new__
+_new_node = _new_tensor = _new_saved = object.__new__
 _NUMPY_ARRAY = np.ndarray
 
 
@@ -340,43 +340,40 @@ def _mark_views(cls: type[Function], args: tuple, results: list) -> None:
 def _resolve_saved(node: Any, tensors: list, results: Any) -> None:
     """Turn the arrays ``save_for_backward`` got into SavedTensor records.
 
-    An array is recognised as an input or an output of the op by identity.
+    An array is recognised as an input or an output of the op by identity.  Input
+    records are named lazily (``Node.saved``): naming is for readers, not for backward.
     """
     to_save = node._to_save
     node._to_save = None
-    layout = node._layout
     saved = []
-    for order, item in enumerate(to_save):
+    order = 0
+    for item in to_save:
         name = None
         positional = True
         if item.__class__ is tuple and len(item) == 2 and item[0].__class__ is str:
             name, item = item
             positional = False
-        for flat, tensor in enumerate(tensors):
+        flat = 0
+        for tensor in tensors:
             if tensor.data is item:
+                record = _new_saved(SavedTensor)  # SavedTensor(INPUT, ...), inlined
+                record.kind = 0
+                record.name = name
+                record.array = item
+                record.tensor = tensor
+                record.output_nr = flat
+                record.counter = None
                 counter = tensor._vc
-                saved.append(SavedTensor(
-                    SavedTensor.INPUT, name or _input_name(node, layout, flat), item, tensor,
-                    flat, None, 0 if counter is None else counter[0], positional))
+                record.version = 0 if counter is None else counter[0]
+                record.positional = positional
+                record._meta = None
+                saved.append(record)
                 break
+            flat += 1
         else:
             saved.append(_other_record(item, name, order, results, tensors, positional))
+        order += 1
     node._saved = tuple(saved)
-
-
-def _input_name(node: Any, layout: tuple, flat: int) -> str:
-    names = node.fn.arg_names
-    if len(layout) == len(node.next_functions):  # one rank per slot: flat index == slot
-        arg_index = layout[flat][0]
-        return names[arg_index] if arg_index < len(names) else f"arg{arg_index}"
-    position = 0
-    for arg_index, ranks in layout:
-        count = 1 if ranks < 0 else ranks
-        if flat < position + count:
-            base = names[arg_index] if arg_index < len(names) else f"arg{arg_index}"
-            return base if ranks < 0 else f"{base}[{flat - position}]"
-        position += count
-    return f"input{flat}"
 
 
 def _other_record(array: Any, name: str | None, order: int, results: Any, tensors: list,

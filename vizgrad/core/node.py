@@ -178,6 +178,7 @@ def _freed_message(node: Node) -> str:
 
 
 def _inplace_message(node: Node, saved: SavedTensor, now: int) -> str:
+    node._named_saved()
     return (
         f"A tensor needed for gradient computation was modified by an in-place operation: "
         f"the tensor of shape {saved.shape} and dtype {saved.dtype} saved by {node.name()} "
@@ -210,6 +211,9 @@ class Node:
     _post_hooks: dict | None = None
     _tensor_hooks: dict | None = None
     _retained: dict | None = None
+    #: True once any hook (node, tensor, retain_grad) is registered: the engine's
+    #: fast path checks this one flag.
+    _hooked = False
     _non_differentiable: tuple | None = None
 
     # -- identity -----------------------------------------------------------------
@@ -317,7 +321,15 @@ class Node:
     @property
     def saved(self) -> tuple[SavedTensor, ...]:
         """The raw ``SavedTensor`` records (metadata stays after backward frees arrays)."""
-        return tuple(self._saved or ())
+        return self._named_saved()
+
+    def _named_saved(self) -> tuple:
+        """The saved records, with the names of saved inputs filled in (done lazily)."""
+        saved = self._saved or ()
+        for item in saved:
+            if item.name is None:
+                item.name = _input_name(self, item.output_nr)
+        return saved
 
     @property
     def saved_attributes(self) -> dict[str, Any]:
@@ -349,7 +361,7 @@ class Node:
             return defaults[name]
         if name.startswith("_saved_"):
             key = name[7:]
-            for item in self._saved or ():
+            for item in self._named_saved():
                 if item.name == key:
                     return item.unpack(self)
             attributes = getattr(self, "__dict__", None) or {}
@@ -361,7 +373,7 @@ class Node:
 
     def __dir__(self) -> list[str]:
         # pytorchviz-style tools find saved values by scanning dir(node) for "_saved_".
-        names = {f"_saved_{item.name}" for item in self._saved or ()}
+        names = {f"_saved_{item.name}" for item in self._named_saved()}
         names.update(f"_saved_{key}" for key in self.saved_attributes)
         return sorted(set(super().__dir__()) | names)
 
@@ -370,12 +382,14 @@ class Node:
         """``fn(grad_inputs, grad_outputs)`` after this node ran; may return new grad_inputs."""
         if self._post_hooks is None:
             self._post_hooks = {}
+            self._hooked = True
         return add_hook(self._post_hooks, fn)
 
     def register_prehook(self, fn: Callable) -> RemovableHandle:
         """``fn(grad_outputs)`` before this node runs; may return new grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = {}
+            self._hooked = True
         return add_hook(self._pre_hooks, fn)
 
     def _release(self) -> None:
@@ -386,6 +400,19 @@ class Node:
                 item.array = None
             item.tensor = None
         self._freed = True
+
+
+def _input_name(node: Node, flat: int) -> str:
+    """The forward parameter name of flat input ``flat`` (``other``, ``tensors[1]``)."""
+    names = node.fn.arg_names
+    position = 0
+    for arg_index, ranks in node._layout:
+        count = 1 if ranks < 0 else ranks
+        if flat < position + count:
+            base = names[arg_index] if arg_index < len(names) else f"arg{arg_index}"
+            return base if ranks < 0 else f"{base}[{flat - position}]"
+        position += count
+    return f"input{flat}"
 
 
 def new_node(fn: type) -> Node:

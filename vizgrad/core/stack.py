@@ -41,16 +41,18 @@ def _is_internal(filename: str) -> bool:
 
 # The callers above an op's innermost user frame do not change while that frame runs,
 # so their part of the stack is cached, keyed by the innermost frame (and its caller).
-_TAIL_CACHE: list = [None]
+# [frame id, code, caller id, caller's last instruction, depth, tail] of the last capture.
+_TAIL_CACHE: list = [0, None, 0, -1, 0, ()]
 
 
 def capture(depth: int) -> tuple | None:
-    """The op's call site: ``(code, lineno, tail)`` for the innermost user frame.
+    """The op's call site: ``(code, lasti, tail)`` for the innermost user frame.
 
-    ``tail`` is a flat ``(code, lineno, ...)`` tuple of up to ``depth - 1`` callers,
-    shared between the ops made from the same frame.  Runs for every recorded op,
-    so it stays minimal: no source lookup, no per-frame objects; ``format_frames``
-    does the rest only when someone reads ``node.stack``.
+    ``tail`` is a flat ``(code, lasti, ...)`` tuple of up to ``depth - 1`` callers.
+    Callers do not change while the innermost frame runs, so the tail is cached and
+    shared between the ops made from one frame.  Instruction offsets, not line
+    numbers, are kept: reading ``f_lineno`` scans the line table, so lines are
+    computed only when someone reads ``node.stack``.
     """
     frame = _getframe(1)
     internal = _INTERNAL
@@ -64,17 +66,18 @@ def capture(depth: int) -> tuple | None:
         frame = frame.f_back
     else:
         return None
-    lineno = frame.f_lineno
+    lasti = frame.f_lasti
     if depth <= 1:
-        return (code, lineno, ())
+        return (code, lasti, ())
     parent = frame.f_back
-    key = (id(frame), code, id(parent), -1 if parent is None else parent.f_lineno, depth)
-    cached = _TAIL_CACHE[0]
-    if cached is not None and cached[0] == key:
-        return (code, lineno, cached[1])
+    parent_lasti = -1 if parent is None else parent.f_lasti
+    cache = _TAIL_CACHE
+    if (cache[0] == id(frame) and cache[1] is code and cache[2] == id(parent)
+            and cache[3] == parent_lasti and cache[4] == depth):
+        return (code, lasti, cache[5])
     tail = _walk(parent, depth - 1)
-    _TAIL_CACHE[0] = (key, tail)
-    return (code, lineno, tail)
+    _TAIL_CACHE[:] = [id(frame), code, id(parent), parent_lasti, depth, tail]
+    return (code, lasti, tail)
 
 
 def _walk(frame, depth: int) -> tuple:
@@ -87,21 +90,33 @@ def _walk(frame, depth: int) -> tuple:
             hidden = _is_internal(code.co_filename)
         if not hidden:
             frames.append(code)
-            frames.append(frame.f_lineno)
+            frames.append(frame.f_lasti)
         elif hidden is RUNNER:  # the script runner's callers (click, the CLI) are not user code
             break
         frame = frame.f_back
     return tuple(frames)
 
 
+def _line_of(code, lasti: int) -> int:
+    """The source line of instruction offset ``lasti`` in ``code``."""
+    line = code.co_firstlineno
+    for start, end, number in code.co_lines():
+        if start <= lasti < end:
+            return number if number is not None else line
+        if number is not None:
+            line = number
+    return line
+
+
 def format_frames(raw: tuple | None) -> tuple[StackFrame, ...]:
     """Format a captured call site, innermost frame last (a traceback's order)."""
     if not raw:
         return ()
-    code, lineno, tail = raw
-    pairs = [(code, lineno)] + [(tail[i], tail[i + 1]) for i in range(0, len(tail), 2)]
+    code, lasti, tail = raw
+    pairs = [(code, lasti)] + [(tail[i], tail[i + 1]) for i in range(0, len(tail), 2)]
     out = []
-    for code, lineno in reversed(pairs):
+    for code, lasti in reversed(pairs):
+        lineno = _line_of(code, lasti)
         line = linecache.getline(code.co_filename, lineno).strip()
         out.append(StackFrame(code.co_filename, lineno, code.co_name, line))
     return tuple(out)

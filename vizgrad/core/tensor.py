@@ -191,6 +191,7 @@ class Tensor:
         node = self.grad_fn
         if node._retained is None:
             node._retained = {}
+            node._hooked = True
         node._retained[self.output_nr] = weakref.ref(self)
         self._retains_grad = True
 
@@ -211,6 +212,7 @@ class Tensor:
         node = self.grad_fn
         if node._tensor_hooks is None:
             node._tensor_hooks = {}
+            node._hooked = True
         hooks = node._tensor_hooks.setdefault(self.output_nr, {})
         return add_hook(hooks, hook)
 

@@ -17,15 +17,28 @@ class Add(Function):
     saved_defaults = {"alpha": 1}
 
     @staticmethod
-    def forward(ctx, input, other, alpha=1):
-        if alpha != 1:
-            ctx.alpha = alpha
-        return input + other if alpha == 1 else input + alpha * other
+    def forward(ctx, input, other):
+        return input + other
 
     @staticmethod
     def backward(ctx, grad):
-        alpha = ctx.alpha
-        return grad, (grad if alpha == 1 else grad * alpha), None
+        return grad, grad
+
+
+class AddScaled(Function):
+    """``input + alpha * other`` (PyTorch's ``add`` with ``alpha``)."""
+
+    backward_name = "AddBackward0"
+    number_slots = (0, 1)
+
+    @staticmethod
+    def forward(ctx, input, other, alpha):
+        ctx.alpha = alpha
+        return input + alpha * other
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad * ctx.alpha, None
 
 
 class Sub(Function):
@@ -33,15 +46,28 @@ class Sub(Function):
     saved_defaults = {"alpha": 1}
 
     @staticmethod
-    def forward(ctx, input, other, alpha=1):
-        if alpha != 1:
-            ctx.alpha = alpha
-        return input - other if alpha == 1 else input - alpha * other
+    def forward(ctx, input, other):
+        return input - other
 
     @staticmethod
     def backward(ctx, grad):
-        alpha = ctx.alpha
-        return grad, (-grad if alpha == 1 else grad * -alpha), None
+        return grad, -grad
+
+
+class SubScaled(Function):
+    """``input - alpha * other``."""
+
+    backward_name = "SubBackward0"
+    number_slots = (0, 1)
+
+    @staticmethod
+    def forward(ctx, input, other, alpha):
+        ctx.alpha = alpha
+        return input - alpha * other
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad * -ctx.alpha, None
 
 
 class Mul(Function):
@@ -168,11 +194,11 @@ class Rdiv(Function):
 
 
 def add(input, other, alpha=1):
-    return Add.apply(input, other, alpha)
+    return Add.apply(input, other) if alpha == 1 else AddScaled.apply(input, other, alpha)
 
 
 def sub(input, other, alpha=1):
-    return Sub.apply(input, other, alpha)
+    return Sub.apply(input, other) if alpha == 1 else SubScaled.apply(input, other, alpha)
 
 
 def mul(input, other):

@@ -38,12 +38,9 @@ def _binary_operator(cls, reflected=False):
     forward, apply = cls.forward, cls.apply
 
     def operator(self, other):
-        other_is_tensor = isinstance(other, Tensor)
-        if STATE.grad_enabled and (self._rg or (other_is_tensor and other._rg)):
+        if STATE.grad_enabled or other.__class__ is list or other.__class__ is tuple:
             return apply(other, self) if reflected else apply(self, other)
-        if other.__class__ is list or other.__class__ is tuple:
-            return apply(other, self) if reflected else apply(self, other)
-        value = other.data if other_is_tensor else other
+        value = other.data if isinstance(other, Tensor) else other
         try:
             out = forward(_FORWARD_ONLY, value, self.data) if reflected else \
                 forward(_FORWARD_ONLY, self.data, value)
@@ -62,7 +59,7 @@ def _unary_operator(cls):
     forward, apply = cls.forward, cls.apply
 
     def operator(self):
-        if self._rg and STATE.grad_enabled:
+        if STATE.grad_enabled:
             return apply(self)
         out = forward(_FORWARD_ONLY, self.data)
         if out.__class__ in backend.ARRAY_TYPES:
@@ -81,11 +78,11 @@ def _inplace(fn):
 
 
 def _iadd(self, other):
-    return ar.Add.apply_(self, other, 1)
+    return ar.Add.apply_(self, other)
 
 
 def _isub(self, other):
-    return ar.Sub.apply_(self, other, 1)
+    return ar.Sub.apply_(self, other)
 
 
 def _rsub(self, other):
