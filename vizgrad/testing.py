@@ -86,9 +86,7 @@ def gradgradcheck(fn: Callable, inputs: Sequence[Tensor], eps: float = 1e-6,
                   atol: float = 1e-4, rtol: float = 1e-3, seed: int = 0) -> bool:
     """Check second derivatives: differentiate ``fn``'s gradient (built with create_graph)."""
     inputs = list(inputs)
-    differentiable = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     weights = _weights(fn, inputs, seed)
-    rng = np.random.default_rng(seed + 1)
 
     def first_order(*tensors: Tensor) -> list[Tensor]:
         loss = _weighted_sum(fn, tensors, weights)
@@ -98,5 +96,4 @@ def gradgradcheck(fn: Callable, inputs: Sequence[Tensor], eps: float = 1e-6,
 
     if not first_order(*inputs):
         return True  # gradients do not depend on the inputs: nothing of second order
-    _ = rng
     return gradcheck(first_order, inputs, eps=eps, atol=atol, rtol=rtol, seed=seed + 1)

@@ -179,7 +179,7 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
 
     buffers: dict[Node, list] = {}
     ready: list = []
-    for (node, nr), grad in zip(root_edges, root_grads):
+    for node, _ in root_edges:  # the roots hang off an implicit GraphRoot
         dependencies[node] = dependencies.get(node, 0) + 1
     for (node, nr), grad in zip(root_edges, root_grads):
         buffer = buffers.get(node)

@@ -118,7 +118,8 @@ class Function:
         tensors = []
         requires = False
         simple = True  # every tensor argument is a single tensor (no tensor lists)
-        mask = 0
+        mask = 0  # argument positions that are tensor slots
+        grad_mask = 0  # argument positions that want a gradient
         index = 0
         for arg in args:
             if arg.__class__ is Tensor or isinstance(arg, Tensor):
@@ -127,6 +128,7 @@ class Function:
                 mask |= 1 << index
                 if arg._rg:
                     requires = True
+                    grad_mask |= 1 << index
             elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
                     and isinstance(arg[0], Tensor):
                 raw[index] = [t.data for t in arg]
@@ -135,6 +137,7 @@ class Function:
                 for t in arg:
                     if t._rg:
                         requires = True
+                        grad_mask |= 1 << index
             index += 1
 
         if not requires or not STATE.grad_enabled:
@@ -174,6 +177,7 @@ class Function:
         node._to_save = None
         node._saved = None
         node._freed = False
+        node._grad_mask = grad_mask
         node.next_functions = tuple(edges)
         node.seq = next(SEQUENCE)
         try:

@@ -151,7 +151,8 @@ class SavedTensor:
             return self.array
         if self.array is None:
             raise GraphFreedError(_freed_message(node))
-        now = self.current_version()
+        counter = self.counter
+        now = self.version if counter is None else counter[0]
         if now != self.version:
             raise InplaceModificationError(_inplace_message(node, self, now))
         if kind == SavedTensor.OUTPUT:
@@ -202,7 +203,7 @@ class Node:
 
     __slots__ = (
         "seq", "fn", "next_functions", "_layout", "_out_kind", "_in_meta", "_out_meta",
-        "_device", "_saved", "_to_save", "_freed", "_raw_stack", "scope",
+        "_device", "_saved", "_to_save", "_freed", "_raw_stack", "scope", "_grad_mask",
         "__dict__", "__weakref__",
     )
     # Rarely set: class-level defaults, stored in the instance dict only when set.
@@ -245,17 +246,20 @@ class Node:
             return ()
         out = []
         for item in saved:
+            if item.kind == 0 and item.positional:  # an input, unchanged: the common case
+                tensor = item.tensor
+                if tensor is not None:
+                    counter = tensor._vc
+                    if counter is None or counter[0] == item.version:
+                        out.append(tensor)
+                        continue
             if item.positional:
                 out.append(item.unpack(self))
         return out
 
     def needs_grad(self, arg_index: int) -> bool:
         """Whether forward argument ``arg_index`` wants a gradient (cheap; for backward)."""
-        edges = self.next_functions
-        if self._layout.__class__ is ContiguousLayout:
-            return arg_index < len(edges) and edges[arg_index][0] is not None
-        return self.needs_input_grad[arg_index] if arg_index < len(
-            self.needs_input_grad) else False
+        return self._grad_mask >> arg_index & 1 == 1
 
     @property
     def needs_input_grad(self) -> tuple[bool, ...]:
@@ -422,6 +426,7 @@ def new_node(fn: type) -> Node:
     node._to_save = None
     node._saved = None
     node._freed = False
+    node._grad_mask = 0
     return node
 
 
@@ -446,6 +451,7 @@ class AccumulateGrad(Node):
         self._saved = None
         self._to_save = None
         self._freed = False
+        self._grad_mask = 0
         self._raw_stack = None
         self.scope = ""
         self.seq = next(SEQUENCE)

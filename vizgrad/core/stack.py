@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import linecache
 import os
-import sys
 from sys import _getframe
 from typing import NamedTuple
 

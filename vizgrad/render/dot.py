@@ -32,9 +32,27 @@ NODE_ATTR = {"style": "filled", "shape": "box", "align": "left", "fontsize": "10
              "ranksep": "0.1", "height": "0.2", "fontname": "monospace"}
 
 
-#: Small monospace edge labels (shapes, slot.rank), kept clear of each other.
-EDGE_ATTR = {"fontsize": "9", "fontname": "monospace", "labelfontsize": "8",
-             "labeldistance": "1.6"}
+#: Small monospace edge labels.  slot.rank goes inside the (mid-edge) label rather
+#: than in head/tail labels: dot places mid-edge labels as nodes, so they never
+#: overlap, while head labels of several edges into one node pile up on each other.
+EDGE_ATTR = {"fontsize": "9", "fontname": "monospace"}
+
+#: Written between the producer's output slot, the shape and the consumer's input slot.
+ARROW = "\u2192"
+
+
+def edge_text(edge) -> str:  # noqa: ANN001 - ViewEdge
+    """The drawn label: ``0.2 → (4, 2) → 0.0`` (output slot, shape, input slot).
+
+    The tail part names the producer's output (``split``, ``max``), the head part
+    the consumer's input (``cat``, binary ops); either is left out when it is empty.
+    """
+    text = edge.label
+    if edge.tail_label:
+        text = f"{edge.tail_label} {ARROW} {text}" if text else f"{edge.tail_label} {ARROW}"
+    if edge.head_label:
+        text = f"{text} {ARROW} {edge.head_label}" if text else f"{ARROW} {edge.head_label}"
+    return text
 
 
 def _rows_text(title: str, rows: list[tuple[str, str]], limit: int) -> list[str]:
@@ -100,12 +118,9 @@ def _edge_line(edge, palette: dict) -> str:  # noqa: ANN001 - ViewEdge
             return f"\t{edge.source} -> {edge.target} [label=<{html_text(edge.label)}>]\n"
         return f"\t{edge.source} -> {edge.target}\n"
     parts = []
-    if edge.label:
-        parts.append(f"label=<{html_text(edge.label)}>")
-    if edge.tail_label:
-        parts.append(f"taillabel=<{html_text(edge.tail_label)}>")
-    if edge.head_label:
-        parts.append(f"headlabel=<{html_text(edge.head_label)}>")
+    text = edge_text(edge)
+    if text:
+        parts.append(f"label=<{html_text(text)}>")
     if edge.style:
         parts.append(f"style={edge.style}")
     if edge.undirected:
@@ -180,8 +195,11 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
         if closing:
             body.append("\t}\n")
             continue
+        # titles at the top left, in the nodes' font: edges come in from above near
+        # the middle, where a centred title would sit under them
         body.append(f"\tsubgraph {cluster.id} {{\n\t\tlabel=<{html_text(cluster.label)}> "
-                    f"style=rounded color={dot_string(palette['cluster'])} "
+                    f"labeljust=l fontname=monospace fontsize=10 style=rounded "
+                    f"color={dot_string(palette['cluster'])} "
                     f"fontcolor={dot_string(palette['font'])}\n")
         body.extend("\t" + line for line in members[cluster.id])
         stack.append((cluster, True))

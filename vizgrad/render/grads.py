@@ -13,7 +13,8 @@ from .. import graph
 from ..debug.gradstats import METADATA_KEY, combine_stats, grad_stats
 from .view import GraphView, LegendEntry
 
-#: Low -> high (log scale): viridis stops; text is white on the two dark ones.
+#: Low -> high (log scale): viridis stops; text is white on the two dark ones and
+#: black on the rest (explicitly: the dark theme's default text is light).
 PALETTE = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]
 DARK_STOPS = 2
 NONFINITE = "#ff3b30"
@@ -84,8 +85,7 @@ def colour(view: GraphView) -> None:
             continue
         fill, stop = pick(entry)
         node.fill = fill
-        if 0 <= stop < DARK_STOPS:
-            node.font = "white"
+        node.font = "white" if 0 <= stop < DARK_STOPS else "black"
         if stop == -1:
             node.marks.append("nan")
             node.lines.append("grad NaN/Inf")
@@ -104,9 +104,9 @@ def colour(view: GraphView) -> None:
     for stop, color in enumerate(PALETTE):
         value = 10 ** (low + (high - low) * (stop + 0.5) / len(PALETTE))
         legend.append(LegendEntry(f"~{_format(value)}", color,
-                                  "white" if stop < DARK_STOPS else None))
-    legend.append(LegendEntry("NaN/Inf", NONFINITE))
-    legend.append(LegendEntry("zero", ZERO))
+                                  "white" if stop < DARK_STOPS else "black"))
+    legend.append(LegendEntry("NaN/Inf", NONFINITE, "black"))
+    legend.append(LegendEntry("zero", ZERO, "black"))
     view.legend = legend
     view.notes.append("colour: gradient norm (log scale); nodes without a recorded gradient "
                       "keep their usual colour")
