@@ -199,6 +199,7 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     gc.disable()
     heappop, heappush = heapq.heappop, heapq.heappush
     plain = not captures and needed is None  # no capture, no inputs= filter
+    owned: set = set()  # gradient sums allocated here, safe to add into in place
     try:
         while ready:
             node = heappop(ready)[1]
@@ -233,14 +234,20 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                         grad = _reduce_to(grad, shape, dtype, node, child)
                     child_buffer = buffers.get(child)
                     if child_buffer is None:
-                        child_buffer = buffers[child] = [None] * len(child._in_meta)
-                    old = child_buffer[nr]
-                    if old is None:
+                        if len(child._in_meta) == 1:
+                            buffers[child] = [grad]
+                        else:
+                            child_buffer = buffers[child] = [None] * len(child._in_meta)
+                            child_buffer[nr] = grad
+                    elif (old := child_buffer[nr]) is None:
                         child_buffer[nr] = grad
                     elif create_graph:
                         child_buffer[nr] = old + grad
+                    elif old in owned:  # a sum this loop made: nobody else holds it
+                        old.data += grad.data
                     else:
-                        child_buffer[nr] = Tensor._make(old.data + grad.data)
+                        total = child_buffer[nr] = Tensor._make(old.data + grad.data)
+                        owned.add(total)
                 remaining = dependencies[child] - 1
                 dependencies[child] = remaining
                 if remaining == 0:

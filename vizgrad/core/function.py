@@ -425,10 +425,20 @@ def once_differentiable(backward: Callable) -> Callable:
             result = backward(ctx, *[g.detach() if isinstance(g, Tensor) else g
                                      for g in grads])
         if needs_graph:
-            outputs = result if isinstance(result, tuple) else (result,)
-            return tuple(_NonDifferentiable.apply(g) if isinstance(g, Tensor) else g
-                         for g in outputs) if isinstance(result, tuple) else \
-                _NonDifferentiable.apply(outputs[0])
+            # The result was computed without a graph, so on its own it would not require
+            # grad and a double backward would silently miss this term.  As PyTorch's
+            # DelayedError does, hang it on a node whose inputs are the incoming grads:
+            # differentiating through it raises.
+            live = [g for g in grads if isinstance(g, Tensor) and g.requires_grad]
+            name = ctx.name() if hasattr(ctx, "name") else backward.__qualname__
+
+            def delay(value: Any) -> Any:
+                return _NonDifferentiable.apply(value, name, *live) \
+                    if isinstance(value, Tensor) else value
+
+            if isinstance(result, (tuple, list)):
+                return type(result)(delay(g) for g in result)
+            return delay(result)
         return result
 
     return wrapper
@@ -438,11 +448,15 @@ class _NonDifferentiable(Function):
     backward_name = "OnceDifferentiableBackward"
 
     @staticmethod
-    def forward(ctx, grad):
+    def forward(ctx, grad, op, *incoming):
+        ctx.op = op
         return grad
 
     @staticmethod
     def backward(ctx, grad):
         raise RuntimeError(
-            "this gradient came from a backward decorated with @once_differentiable, "
-            "which cannot be differentiated again (create_graph=True reached it)")
+            f"trying to differentiate twice a function that was marked with "
+            f"@once_differentiable: the backward of {ctx.op} cannot be differentiated "
+            f"again, but create_graph=True recorded it and a second backward reached it. "
+            f"Remove @once_differentiable and write that backward with Tensor ops, or do "
+            f"not differentiate through it twice.")

@@ -263,15 +263,14 @@ class Node:
 
     @property
     def needs_input_grad(self) -> tuple[bool, ...]:
-        """Per forward argument: whether a gradient for it is wanted."""
-        flags = [False] * (max((i for i, _ in self._layout), default=-1) + 1)
-        flat = 0
-        for arg_index, ranks in self._layout:
-            count = 1 if ranks < 0 else ranks
-            flags[arg_index] = any(self.next_functions[flat + k][0] is not None
-                                   for k in range(count))
-            flat += count
-        return tuple(flags)
+        """Per forward argument: whether a gradient for it is wanted.
+
+        Read from the argument mask set before ``forward`` runs, so (as in PyTorch)
+        a custom forward may read it too; one entry per forward argument.
+        """
+        mask = self._grad_mask
+        count = max(len(self.fn.arg_names), mask.bit_length())
+        return tuple(mask >> i & 1 == 1 for i in range(count))
 
     # -- inspection ---------------------------------------------------------------
     @property

@@ -52,7 +52,10 @@ class TanhBackward(Function):
     @staticmethod
     def forward(ctx, grad, result):
         ctx.save_for_backward(grad, result)
-        return grad * (1.0 - result * result)
+        out = result * result
+        array_module(out).subtract(1.0, out, out=out)
+        out *= grad
+        return out
 
     @staticmethod
     def backward(ctx, grad_grad):
