@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import backend
+from .inplace import refresh_view
 from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, SEQUENCE, ContiguousLayout, Node, SavedTensor
 from .stack import capture, user_location
 from .state import STACK, STATE
@@ -53,6 +54,14 @@ class _ForwardOnly:
 
     def mark_non_differentiable(self, *arrays: Any) -> None:
         pass
+
+
+class _ForwardCtx(_ForwardOnly):
+    """A user Function's ctx when nothing is recorded: its own attributes, and
+    ``needs_input_grad`` as PyTorch gives it (an input's ``requires_grad``)."""
+
+    def __init__(self, args: tuple) -> None:
+        self.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
 
 
 _FORWARD_ONLY = _ForwardOnly()
@@ -84,9 +93,13 @@ class Function:
     arg_names: ClassVar[tuple[str, ...]] = ()
     #: Every Function defined inside vizgrad, for the op-table guard.
     registry: ClassVar[dict[str, type[Function]]] = {}
+    #: vizgrad's own ops share one no-op ctx when nothing is recorded; user Functions
+    #: get a fresh one (they may read ``ctx.needs_input_grad`` in forward).
+    _shared_ctx: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        cls._shared_ctx = cls.__module__.startswith("vizgrad.")
         if "backward_name" not in cls.__dict__:
             internal = cls.__module__.startswith("vizgrad.")
             cls.backward_name = f"{cls.__name__}Backward" + ("0" if internal else "")
@@ -114,6 +127,8 @@ class Function:
         """Run the op on tensors (and plain values), recording a node when needed."""
         # The hot path of every op, kept flat: no helper calls, few allocations (each
         # GC-tracked object that survives an op makes Python's cyclic GC run sooner).
+        if not STATE.grad_enabled:  # inside backward, under no_grad: nothing to record
+            return _apply_unrecorded(cls, args)
         raw = list(args)
         tensors = []
         requires = False
@@ -123,6 +138,8 @@ class Function:
         index = 0
         for arg in args:
             if arg.__class__ is Tensor or isinstance(arg, Tensor):
+                if arg._base is not None and arg._view_version != arg._vc[0]:
+                    refresh_view(arg)  # its base was written since: re-derive its history
                 raw[index] = arg.data
                 tensors.append(arg)
                 mask |= 1 << index
@@ -135,6 +152,8 @@ class Function:
                 tensors.extend(arg)
                 simple = False
                 for t in arg:
+                    if t._base is not None and t._view_version != t._vc[0]:
+                        refresh_view(t)
                     if t._rg:
                         requires = True
                         grad_mask |= 1 << index
@@ -142,7 +161,7 @@ class Function:
 
         if not requires or not STATE.grad_enabled:
             try:
-                out = cls.forward(_FORWARD_ONLY, *raw)
+                out = cls.forward(_FORWARD_ONLY if cls._shared_ctx else _ForwardCtx(args), *raw)
             except (ValueError, IndexError, TypeError) as error:
                 raise _op_error(cls, tensors, error) from error
             if out.__class__ in backend.ARRAY_TYPES and not cls.view_of_input:
@@ -306,6 +325,27 @@ def _as_array(value: Any, tensors: list) -> Any:
     return backend.as_array(value, like=like)
 
 
+def _apply_unrecorded(cls: type[Function], args: tuple) -> Any:
+    """``apply`` when grad mode is off: unwrap, compute, wrap."""
+    raw = list(args)
+    index = 0
+    for arg in args:
+        if arg.__class__ is Tensor or isinstance(arg, Tensor):
+            raw[index] = arg.data
+        elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
+                and isinstance(arg[0], Tensor):
+            raw[index] = [t.data for t in arg]
+        index += 1
+    try:
+        out = cls.forward(_FORWARD_ONLY if cls._shared_ctx else _ForwardCtx(args), *raw)
+    except (ValueError, IndexError, TypeError) as error:
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        raise _op_error(cls, tensors, error) from error
+    if out.__class__ in backend.ARRAY_TYPES and not cls.view_of_input:
+        return Tensor._make(out)
+    return _wrap_plain(cls, out, args)
+
+
 def _wrap_plain(cls: type[Function], out: Any, args: tuple) -> Any:
     out_class = out.__class__
     if out_class is tuple or out_class is list:
@@ -336,6 +376,7 @@ def _mark_views(cls: type[Function], args: tuple, results: list) -> None:
             base._vc = [0]
         result._vc = base._vc
         result._base = base
+        result._view_version = base._vc[0]
         if single:
             prefix = source._view_chain if source._base is not None else ()
             result._view_chain = None if prefix is None else prefix + ((cls, args[1:]),)

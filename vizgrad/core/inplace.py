@@ -50,6 +50,8 @@ def _write(target: Tensor, array: Any) -> None:
 def apply_inplace(cls: type, target: Tensor, args: tuple) -> Tensor:
     from .function import _FORWARD_ONLY
 
+    if target._base is not None and target._view_version != target._vc[0]:
+        refresh_view(target)
     record = STATE.grad_enabled and (target._rg or _any_requires_grad(args))
     if not record:
         out = cls.forward(_FORWARD_ONLY, target.data, *[_unwrap(a) for a in args])
@@ -120,6 +122,7 @@ def _rebase(view: Tensor, base: Tensor) -> None:
     """After writing through ``view``, give ``base`` a CopySlices node and re-derive ``view``."""
     from .copy_slices import CopySlices
 
+    view._view_version = base._vc[0]  # its grad_fn is the write's node: current, not stale
     old_base = Tensor._make(base.data, base._rg, base.grad_fn, base.output_nr)
     new_base = CopySlices.apply(old_base, view, view._view_chain)
     base.grad_fn = new_base.grad_fn
@@ -129,3 +132,20 @@ def _rebase(view: Tensor, base: Tensor) -> None:
     fresh = regenerate_view(base, view._view_chain)
     view.grad_fn = fresh.grad_fn
     view.output_nr = fresh.output_nr
+    view._view_version = base._vc[0]
+
+
+def refresh_view(view: Tensor) -> None:
+    """Re-derive a view's history after its base (or another view of it) was written.
+
+    Without this, a view made before the write would still send its gradient to the
+    base's old history although its values changed (PyTorch regenerates it too).
+    """
+    base = view._base
+    version = base._vc[0]
+    if view._view_chain is not None and base._rg and STATE.grad_enabled:
+        fresh = regenerate_view(base, view._view_chain)
+        view.grad_fn = fresh.grad_fn
+        view.output_nr = fresh.output_nr
+        view._rg = True
+    view._view_version = version

@@ -40,8 +40,8 @@ def _is_internal(filename: str) -> bool:
 
 # The callers above an op's innermost user frame do not change while that frame runs,
 # so their part of the stack is cached, keyed by the innermost frame (and its caller).
-# [frame id, code, caller id, caller's last instruction, depth, tail] of the last capture.
-_TAIL_CACHE: list = [0, None, 0, -1, 0, ()]
+# [frame id, code, raw caller chain, walk ended at the top, depth, tail] of the last capture.
+_TAIL_CACHE: list = [0, None, (), False, 0, ()]
 
 
 def capture(depth: int) -> tuple | None:
@@ -69,31 +69,46 @@ def capture(depth: int) -> tuple | None:
     if depth <= 1:
         return (code, lasti, ())
     parent = frame.f_back
-    parent_lasti = -1 if parent is None else parent.f_lasti
     cache = _TAIL_CACHE
-    if (cache[0] == id(frame) and cache[1] is code and cache[2] == id(parent)
-            and cache[3] == parent_lasti and cache[4] == depth):
-        return (code, lasti, cache[5])
-    tail = _walk(parent, depth - 1)
-    _TAIL_CACHE[:] = [id(frame), code, id(parent), parent_lasti, depth, tail]
+    if cache[0] == id(frame) and cache[1] is code and cache[4] == depth:
+        # A freed frame's id is reused by the next call, so the id does not prove the
+        # callers are the same: compare the raw callers' (code, offset) chain the last
+        # walk went through (cheaper than walking again: no filename lookups).
+        chain = cache[2]
+        check = parent
+        for index in range(0, len(chain), 2):
+            if check is None or check.f_code is not chain[index] \
+                    or check.f_lasti != chain[index + 1]:
+                break
+            check = check.f_back
+        else:
+            if check is None or not cache[3]:
+                return (code, lasti, cache[5])
+    tail, chain, at_top = _walk(parent, depth - 1)
+    _TAIL_CACHE[:] = [id(frame), code, chain, at_top, depth, tail]
     return (code, lasti, tail)
 
 
 def _walk(frame, depth: int) -> tuple:
+    """``(tail, raw chain walked, reached the top)`` of the callers from ``frame`` up."""
     frames: list = []
+    chain: list = []
     internal = _INTERNAL
     while frame is not None and len(frames) < 2 * depth:
         code = frame.f_code
+        lasti = frame.f_lasti
+        chain.append(code)
+        chain.append(lasti)
         hidden = internal.get(code.co_filename)
         if hidden is None:
             hidden = _is_internal(code.co_filename)
         if not hidden:
             frames.append(code)
-            frames.append(frame.f_lasti)
+            frames.append(lasti)
         elif hidden is RUNNER:  # the script runner's callers (click, the CLI) are not user code
-            break
+            return tuple(frames), tuple(chain), False
         frame = frame.f_back
-    return tuple(frames)
+    return tuple(frames), tuple(chain), frame is None
 
 
 def _line_of(code, lasti: int) -> int:

@@ -59,6 +59,7 @@ class Tensor:
     _accumulator: Any = None
     _hooks: dict | None = None
     _retains_grad = False
+    _view_version = 0  # a view's base version when its grad_fn was last derived
     __array_priority__ = 1000
     __array_ufunc__ = None  # NumPy defers to our reflected operators
 
