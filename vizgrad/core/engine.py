@@ -200,9 +200,15 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     heappop, heappush = heapq.heappop, heapq.heappush
     plain = not captures and needed is None  # no capture, no inputs= filter
     owned: set = set()  # gradient sums allocated here, safe to add into in place
+    # When a node makes exactly one node ready and nothing else waits, that node is next
+    # whatever its seq: it skips the heap (most of a chain's nodes do).
+    following = None
     try:
-        while ready:
-            node = heappop(ready)[1]
+        while ready or following is not None:
+            if following is not None:
+                node, following = following, None
+            else:
+                node = heappop(ready)[1]
             buffer = buffers.pop(node)
             if plain and not node._hooked and node.__class__ is not AccumulateGrad:
                 # The common case, inline: no hooks, no captures, no inputs= filter.
@@ -253,7 +259,13 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                 if remaining == 0:
                     if child not in buffers:
                         buffers[child] = [None] * len(child._in_meta)
-                    heappush(ready, (-child.seq, child))
+                    if following is None and not ready:
+                        following = child
+                    else:
+                        if following is not None:
+                            heappush(ready, (-following.seq, following))
+                            following = None
+                        heappush(ready, (-child.seq, child))
     finally:
         STATE.grad_enabled = previous_mode
         if gc_was_enabled:
