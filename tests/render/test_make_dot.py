@@ -54,10 +54,11 @@ def test_show_attrs_truncates_like_pytorchviz() -> None:
 
 def test_edge_labels_shape_and_slot_rank() -> None:
     source = vg.make_dot(programs.concat_split()).source
-    assert "n1 -> n3 [label=<(4, 2)> taillabel=<0.2> headlabel=<0.0>]" in source
+    # output slot -> shape -> input slot, in one mid-edge label (head labels pile up)
+    assert "n1 -> n3 [label=<0.2 \u2192 (4, 2) \u2192 0.0>]" in source
     assert "n3 -> n4 [label=<(4, 6)>]" in source  # one input: no slot.rank
     plain = vg.make_dot(programs.concat_split(), edge_labels=False).source
-    assert "label=<(4" not in plain and "headlabel" not in plain
+    assert "label=<(4" not in plain and "\u2192" not in plain
 
 
 def test_show_stack_label_and_tooltip() -> None:

@@ -7,6 +7,7 @@ user string under this module's escaping rules.
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 from typing import Any
 
@@ -175,7 +176,9 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
                            edge_attr=edge_attr or None)
     body = dot.body
     if view.notes:
-        body.append(f"\tlabel=<{html_lines(view.notes)}> labelloc=t fontsize=12 "
+        # wrapped: one long title line would set the picture's width and shrink the rest
+        notes = [part for note in view.notes for part in textwrap.wrap(note, 100) or [""]]
+        body.append(f"\tlabel=<{html_lines(notes)}> labelloc=t fontsize=12 "
                     f"fontname=monospace fontcolor={dot_string(palette['font'])}\n")
     clustered = {}
     children = defaultdict(list)

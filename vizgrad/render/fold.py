@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import graph
 from ..debug.gradstats import combine_stats
+from .blocks import consecutive_runs, fold_repeated_blocks
 from .view import GraphView, ViewEdge, ViewNode
 
 _INDEXED = re.compile(r"^(.*?)(\d+)$")
@@ -148,12 +149,13 @@ def _merge_repeats(groups: dict[str, list[ViewNode]], owner: dict[str, str]) -> 
             signature = tuple(sorted(Counter(m.title for m in members if m.kind == "op")
                                      .items()))
             families[(match.group(1), signature)].append((int(match.group(2)), prefix))
-    for (stem, _), found in families.items():
+    runs = [(stem, run) for (stem, _), found in families.items()
+            for run in consecutive_runs(sorted(found))]  # consecutive indices only
+    for stem, found in runs:
         if len(found) < 5:
             continue
         # keep the first and last block as they are, so the picture still shows
         # how the repeated stretch is entered and left
-        found.sort()
         middle = found[1:-1]
         merged = f"{stem}[{middle[0][0]}-{middle[-1][0]}] x{len(middle)} identical blocks"
         members = []
@@ -314,12 +316,31 @@ def _collapse_to_fit(view: GraphView, max_nodes: int) -> str:
     return ""
 
 
+def _drop_empty_clusters(view: GraphView) -> None:
+    """Forget folded nodes in clusters, then clusters with nothing left inside."""
+    present = {node.id for node in view.nodes}
+    for cluster in view.clusters:
+        cluster.nodes = [node_id for node_id in cluster.nodes if node_id in present]
+    parents = {c.id: c.parent for c in view.clusters}
+    used: set[str] = set()
+    for cluster in view.clusters:
+        at = cluster.id if cluster.nodes else None
+        while at is not None and at not in used:  # mark it and its ancestors
+            used.add(at)
+            at = parents.get(at)
+    view.clusters = [c for c in view.clusters if c.id in used]
+
+
 def fold_big(view: GraphView, max_nodes: int) -> None:
     """Fold ``view`` down to at most ``max_nodes`` nodes, stating what was folded."""
     total = len(view.nodes)
     steps = []
     if any(n.scope for n in view.nodes):
-        steps.append(_collapse_to_fit(view, max_nodes))
+        # first fold only the middle of repeated blocks: one block stays readable op
+        # by op; collapsing whole scopes to boxes is the next resort
+        steps.append(fold_repeated_blocks(view))
+        if len(view.nodes) > max_nodes:
+            steps.append(_collapse_to_fit(view, max_nodes))
     folded = _fold_siblings(view) if len(view.nodes) > max_nodes else 0
     if folded:
         steps.append(f"{folded:,} nodes behind repeated inputs")
@@ -329,9 +350,7 @@ def fold_big(view: GraphView, max_nodes: int) -> None:
             steps.append(f"{folded:,} nodes inside long chains")
     if len(view.nodes) > max_nodes:
         steps.append(f"{_truncate(view, max_nodes):,} nodes farthest from the outputs")
-    present = {node.id for node in view.nodes}
-    for cluster in view.clusters:
-        cluster.nodes = [node_id for node_id in cluster.nodes if node_id in present]
+    _drop_empty_clusters(view)
     view.notes.append(f"Folded for readability: {total:,} nodes -> {len(view.nodes):,} "
                       f"shown (max_nodes={max_nodes:,}): " + "; ".join(s for s in steps if s) +
                       ". Pass max_nodes=None to draw everything.")

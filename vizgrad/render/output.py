@@ -7,6 +7,7 @@ what to do.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -19,6 +20,11 @@ from .view import GraphView, RenderOptions
 
 #: Seconds ``dot`` may spend on a layout before ``save`` gives up.
 DEFAULT_LAYOUT_TIMEOUT = 60.0
+
+#: A PNG drawn at natural size (``size=None``) is capped at this many inches a side
+#: (9,600 px at Graphviz's 96 dpi): rasterising a 1,000-node graph uncapped takes
+#: ~45 s and ~1 GB, and its text would be too small to read anyway.
+RASTER_SIZE_CAP = "100,100"
 
 _FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot",
             ".json": "json", ".html": "html", ".htm": "html"}
@@ -137,6 +143,8 @@ def save(view_or_tensor: Any, path: str | os.PathLike, *,
         from .jsonout import to_json
 
         return write_atomic(path, to_json(view))
+    if fmt == "png" and not view.graph.get("size"):
+        view = dataclasses.replace(view, graph={**view.graph, "size": RASTER_SIZE_CAP})
     source = to_dot(view).source
     if fmt == "dot":
         return write_atomic(path, source)

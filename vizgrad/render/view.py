@@ -131,7 +131,7 @@ class RenderOptions:
     fold_repeats: bool = True
     show_grad: bool = False
     rankdir: str = "TB"
-    size: str | None = "12,12"
+    size: str | None = None  # natural size (10 pt text); "12,12" caps it like pytorchviz
     dpi: float | None = None
     theme: str = "light"
     max_nodes: int | None = DEFAULT_MAX_NODES
