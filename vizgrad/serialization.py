@@ -98,12 +98,21 @@ def load(path: str | os.PathLike) -> Any:
     """
     with np.load(os.fspath(path), allow_pickle=False) as archive:
         if _MANIFEST not in archive.files:
-            return {key: Tensor._make(archive[key]) for key in archive.files}
+            return {key: Tensor._make(_array(archive, key, path)) for key in archive.files}
         try:
             manifest = json.loads(str(archive[_MANIFEST]))
         except json.JSONDecodeError as error:
             raise ValueError(f"{path}: the checkpoint's manifest is not valid JSON") from error
         if manifest.get("format") != _FORMAT:
             raise ValueError(f"{path}: unsupported checkpoint format {manifest.get('format')!r}")
-        arrays = {key: archive[key] for key in archive.files if key != _MANIFEST}
+        arrays = {key: _array(archive, key, path) for key in archive.files if key != _MANIFEST}
         return _decode(manifest["root"], arrays)
+
+
+def _array(archive: Any, key: str, path: Any) -> np.ndarray:
+    # A zip member that is not a ``.npy`` comes back from np.load as raw bytes.
+    value = archive[key]
+    if not isinstance(value, np.ndarray):
+        raise ValueError(f"{path}: entry {key!r} is not a NumPy array, so this is not a "
+                         "checkpoint vizgrad can read")
+    return value

@@ -92,8 +92,15 @@ def gradgradcheck(fn: Callable, inputs: Sequence[Tensor], eps: float = 1e-6,
         loss = _weighted_sum(fn, tensors, weights)
         wanted = [t for t in tensors if isinstance(t, Tensor) and t.requires_grad]
         grads = autograd_grad(loss, wanted, create_graph=True, allow_unused=True)
-        return [g for g in grads if g is not None and g.requires_grad]
+        # A gradient that does not require grad claims a zero second derivative: keep it
+        # (plus an exact zero that depends on the inputs) so the numeric second
+        # derivative is compared with zero, as PyTorch does, instead of skipping it.
+        anchor = None
+        for tensor in wanted:
+            term = (tensor * 0.0).sum()
+            anchor = term if anchor is None else anchor + term
+        return [g if g.requires_grad else g + anchor for g in grads if g is not None]
 
     if not first_order(*inputs):
-        return True  # gradients do not depend on the inputs: nothing of second order
+        return True  # no input reaches the output: nothing of second order
     return gradcheck(first_order, inputs, eps=eps, atol=atol, rtol=rtol, seed=seed + 1)

@@ -1,0 +1,102 @@
+"""Audit of issue 2 "Forward stack capture": depth semantics, filtering, and callers.
+
+The user's frames only (vizgrad's own filtered), innermost last, at most 8 by default,
+``capture_stack(depth=N)`` as a global setting; and the callers recorded are the real
+ones even when Python reuses a freed frame's memory for the next call.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+
+import numpy as np
+
+import vizgrad as vg
+from vizgrad import nn
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(vg.__file__)) + os.sep
+
+
+def leaf():
+    return vg.tensor(np.ones(2), requires_grad=True)
+
+
+def _deep(x, n):
+    if n == 0:
+        return x * 3.0  # the op
+    return _deep(x, n - 1)
+
+
+def _inner(x):
+    return x * 2.0
+
+
+def _helper(x):
+    return _inner(x)
+
+
+def _via_f(x):
+    return _helper(x)
+
+
+def _via_g(x):
+    return _helper(x)
+
+
+def test_default_depth_is_eight_user_frames_innermost_last():
+    node = _deep(leaf(), 12).grad_fn
+    frames = node.stack
+    assert len(frames) == 8
+    assert [f.function for f in frames] == ["_deep"] * 8
+    lines, first = inspect.getsourcelines(_deep)
+    op_line = first + next(i for i, text in enumerate(lines) if "# the op" in text)
+    assert frames[-1].lineno == op_line and frames[-1].line == "return x * 3.0  # the op"
+    assert frames[-1].filename == __file__
+
+
+def test_global_depth_setting_and_zero():
+    x = leaf()
+    vg.capture_stack(depth=3)  # a plain call is a global setting (the fixture resets it)
+    assert len(_deep(x, 12).grad_fn.stack) == 3
+    assert len(_deep(x, 12).grad_fn.stack) == 3
+    vg.capture_stack(depth=1)
+    (frame,) = _deep(x, 12).grad_fn.stack
+    assert frame.function == "_deep" and "x * 3.0" in frame.line
+    vg.capture_stack(depth=0)
+    assert _deep(x, 12).grad_fn.stack == ()
+    vg.capture_stack(True)
+    assert len(_deep(x, 12).grad_fn.stack) == 8
+
+
+def test_vizgrad_frames_are_filtered_from_module_calls():
+    model = nn.Sequential(nn.Linear(2, 3), nn.Tanh())
+    out = model(vg.ones(1, 2))
+    frames = out.grad_fn.stack
+    assert frames and frames[-1].function == "test_vizgrad_frames_are_filtered_from_module_calls"
+    assert not any(f.filename.startswith(PACKAGE_DIR) for f in frames)
+
+
+def test_callers_are_right_when_frames_are_reused():
+    # _inner's and _helper's frames are freed after each call and the next call usually
+    # gets the same memory (so the same id()): the stack must still name the real caller.
+    x = leaf()
+    nodes = []
+    for _ in range(4):
+        nodes.append((_via_f(x).grad_fn, _via_g(x).grad_fn))
+    test = "test_callers_are_right_when_frames_are_reused"
+    for from_f, from_g in nodes:
+        assert [f.function for f in from_f.stack[-4:]] == [test, "_via_f", "_helper", "_inner"]
+        assert [f.function for f in from_g.stack[-4:]] == [test, "_via_g", "_helper", "_inner"]
+
+
+def test_ops_in_one_loop_share_callers_but_keep_their_own_line():
+    x = leaf()
+    nodes = []
+    for _ in range(3):
+        nodes.append((x * 1.0).grad_fn)
+        nodes.append((x + 1.0).grad_fn)
+    lines = [n.stack[-1].lineno for n in nodes]
+    assert lines[0] == lines[2] == lines[4] and lines[1] == lines[3] == lines[5]
+    assert lines[1] == lines[0] + 1
+    assert all(n.stack[:-1] == nodes[0].stack[:-1] for n in nodes)
