@@ -74,11 +74,9 @@ def capture(depth: int) -> tuple | None:
         # A freed frame's id is reused by the next call, so the id does not prove the
         # callers are the same: compare the raw callers' (code, offset) chain the last
         # walk went through (cheaper than walking again: no filename lookups).
-        chain = cache[2]
         check = parent
-        for index in range(0, len(chain), 2):
-            if check is None or check.f_code is not chain[index] \
-                    or check.f_lasti != chain[index + 1]:
+        for code_then, lasti_then in cache[2]:
+            if check is None or check.f_code is not code_then or check.f_lasti != lasti_then:
                 break
             check = check.f_back
         else:
@@ -97,8 +95,7 @@ def _walk(frame, depth: int) -> tuple:
     while frame is not None and len(frames) < 2 * depth:
         code = frame.f_code
         lasti = frame.f_lasti
-        chain.append(code)
-        chain.append(lasti)
+        chain.append((code, lasti))
         hidden = internal.get(code.co_filename)
         if hidden is None:
             hidden = _is_internal(code.co_filename)
