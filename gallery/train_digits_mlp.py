@@ -5,36 +5,13 @@ Run: ``python gallery/train_digits_mlp.py``. Offline: the digits ship with sciki
 
 from __future__ import annotations
 
-import time
-
-import numpy as np
-from threadpoolctl import threadpool_limits
-
 import vizgrad
 import vizgrad.nn as nn
-import vizgrad.optim as optim
 
-SEED = 0
-
-
-def load_digits_split(seed: int = SEED) -> tuple[np.ndarray, ...]:
-    """A fixed, stratified 80/20 split, each pixel standardised with training statistics.
-
-    Returns ``train_x, test_x, train_y, test_y``.
-    """
-    try:
-        from sklearn.datasets import load_digits
-        from sklearn.model_selection import train_test_split
-    except ImportError as error:  # pragma: no cover - optional dependency
-        raise ImportError("the digits examples need scikit-learn: "
-                          "pip install 'vizgrad[data]'") from error
-    digits = load_digits()
-    train_x, test_x, train_y, test_y = train_test_split(
-        digits.data.astype(np.float32), digits.target.astype(np.int64), test_size=0.2,
-        random_state=seed, stratify=digits.target)
-    # Edge pixels are almost always 0; the +0.1 keeps their scale finite.
-    mean, scale = train_x.mean(0), train_x.std(0) + 0.1
-    return (train_x - mean) / scale, (test_x - mean) / scale, train_y, test_y
+try:  # run as a script (gallery/ on sys.path) or imported as gallery.train_digits_mlp
+    from digits import train
+except ImportError:  # pragma: no cover
+    from .digits import train
 
 
 def build_model() -> nn.Module:
@@ -44,48 +21,10 @@ def build_model() -> nn.Module:
     return model
 
 
-def accuracy(model: nn.Module, images: np.ndarray, labels: np.ndarray) -> float:
-    model.eval()
-    with vizgrad.no_grad():
-        logits = model(vizgrad.tensor(images)).numpy()
-    model.train()
-    return float((logits.argmax(1) == labels).mean())
-
-
 def main(epochs: int = 30, batch_size: int = 64, verbose: bool = True) -> float:
     """Train and return the test accuracy."""
-    # Small matrices: BLAS threads only fight each other (10x slower on a busy machine).
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _train(epochs, batch_size, verbose)
-
-
-def _train(epochs: int, batch_size: int, verbose: bool) -> float:
-    vizgrad.manual_seed(SEED)
-    train_x, test_x, train_y, test_y = load_digits_split()
-    model = build_model()
-    optimizer = optim.Adam(model.parameters(), lr=3e-3)
-    scheduler = optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
-    loss_fn = nn.CrossEntropyLoss()
-    order_rng = np.random.default_rng(SEED)
-    start = time.perf_counter()
-    for epoch in range(epochs):
-        order = order_rng.permutation(len(train_x))
-        total = 0.0
-        for begin in range(0, len(order), batch_size):
-            batch = order[begin:begin + batch_size]
-            optimizer.zero_grad()
-            loss = loss_fn(model(vizgrad.tensor(train_x[batch])), vizgrad.tensor(train_y[batch]))
-            loss.backward()
-            optimizer.step()
-            total += loss.item() * len(batch)
-        scheduler.step()
-        if verbose and (epoch % 5 == 4 or epoch == epochs - 1):
-            print(f"epoch {epoch + 1:3d}  loss {total / len(order):.4f}  "
-                  f"test accuracy {accuracy(model, test_x, test_y):.4f}")
-    result = accuracy(model, test_x, test_y)
-    if verbose:
-        print(f"MLP test accuracy: {result:.4f}  ({time.perf_counter() - start:.1f}s training)")
-    return result
+    return train("MLP", build_model, vizgrad.tensor, lr=3e-3, epochs=epochs,
+                 batch_size=batch_size, verbose=verbose)
 
 
 if __name__ == "__main__":
