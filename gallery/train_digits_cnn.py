@@ -12,9 +12,9 @@ import vizgrad
 import vizgrad.nn as nn
 
 try:  # run as a script (gallery/ on sys.path) or imported as gallery.train_digits_cnn
-    from digits import train
+    from train_digits_common import train
 except ImportError:  # pragma: no cover
-    from .digits import train
+    from .train_digits_common import train
 
 
 class DigitsCNN(nn.Module):

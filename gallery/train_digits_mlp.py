@@ -9,9 +9,9 @@ import vizgrad
 import vizgrad.nn as nn
 
 try:  # run as a script (gallery/ on sys.path) or imported as gallery.train_digits_mlp
-    from digits import train
+    from train_digits_common import train
 except ImportError:  # pragma: no cover
-    from .digits import train
+    from .train_digits_common import train
 
 
 def build_model() -> nn.Module:
