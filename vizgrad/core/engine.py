@@ -68,7 +68,7 @@ def _count_dependencies(roots: list[Node]) -> dict[Node, int]:
     stack = list(roots)
     while stack:
         node = stack.pop()
-        for child, _ in node.next_functions:
+        for child in node._next_nodes:
             if child is None:
                 continue
             dependencies[child] = dependencies.get(child, 0) + 1
@@ -83,7 +83,7 @@ def _needed_nodes(dependencies: dict, roots: list[Node], targets: set) -> set:
     nodes = sorted(set(dependencies) | set(roots), key=lambda n: n.seq)
     needed = set()
     for node in nodes:
-        if node in targets or any(c in needed for c, _ in node.next_functions
+        if node in targets or any(c in needed for c in node._next_nodes
                                   if c is not None):
             needed.add(node)
     return needed
@@ -230,7 +230,7 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
             else:
                 grads = _run_node(node, buffer, create_graph, retain_graph, captures, captured,
                                   needed, accumulate, inputs)
-            for (child, nr), grad in zip(node.next_functions, grads):
+            for child, nr, grad in zip(node._next_nodes, node._next_nrs, grads):
                 if child is None:
                     continue
                 if grad is not None and (needed is None or child in needed):
@@ -288,7 +288,7 @@ def _run_plain_node(node: Node, buffer: list, create_graph: bool, retain_graph: 
             grads = _call_backward(node, _materialize(node, buffer), create_graph)
             break
     else:
-        grads = [None] * len(node.next_functions)
+        grads = [None] * len(node._next_nodes)
     if not retain_graph:
         node._release()
     return grads
@@ -342,15 +342,15 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
     # With inputs=, a node runs only when a wanted gradient lies below it: a target
     # non-leaf just has its gradient captured (as in PyTorch), so its history may be freed.
     if needed is not None and (node not in needed or not any(
-            child in needed for child, _ in node.next_functions if child is not None)):
-        return [None] * len(node.next_functions)
+            child in needed for child in node._next_nodes if child is not None)):
+        return [None] * len(node._next_nodes)
     if node._pre_hooks:
         for hook in list(node._pre_hooks.values()):
             replaced = hook(tuple(buffer))
             if replaced is not None:
                 buffer = list(replaced)
     if all(grad is None for grad in buffer):
-        grads = [None] * len(node.next_functions)
+        grads = [None] * len(node._next_nodes)
     else:
         if any(grad is None for grad in buffer):
             buffer = _materialize(node, buffer)

@@ -32,7 +32,7 @@ from .inplace import refresh_view
 from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, SEQUENCE, ContiguousLayout, Node, SavedTensor
 from .stack import capture, user_location
 from .state import STACK, STATE
-from .tensor import _NO_EDGE, Tensor, accumulator_of
+from .tensor import Tensor, accumulator_of
 
 _NO_NAMES: tuple[str, ...] = ()
 
@@ -171,33 +171,35 @@ class Function:
         number_mask = cls._number_mask
         if number_mask and simple and mask & number_mask != number_mask:
             tensors, mask = _with_number_slots(cls.number_slots, args, tensors, mask)
-        edges = []
-        in_meta = []
+        # Next nodes and input numbers go in two flat tuples (``next_functions`` pairs
+        # them up when read): fewer objects per op for the cyclic GC to track.
+        next_nodes = []
+        next_nrs = []
+        own_meta = False  # some input has no node to read its (shape, dtype) from
         for tensor in tensors:
-            # The (shape, dtype) of an input that has a node is that node's output meta:
-            # share the object rather than allocating one more that the GC must track.
             if not tensor._rg:
-                edges.append(_NO_EDGE)
-                data = tensor.data
-                in_meta.append((data.shape, data.dtype))
+                next_nodes.append(None)
+                next_nrs.append(0)
+                own_meta = True
             elif tensor.grad_fn is not None:
-                producer = tensor.grad_fn
-                edges.append((producer, tensor.output_nr))
-                in_meta.append(producer._in_meta[tensor.output_nr])
+                next_nodes.append(tensor.grad_fn)
+                next_nrs.append(tensor.output_nr)
             else:
                 ref = tensor._accumulator
                 accumulator = ref() if ref is not None else None
                 if accumulator is None:
                     accumulator = accumulator_of(tensor)
-                edges.append((accumulator, 0))
-                in_meta.append(accumulator._in_meta[0])
+                next_nodes.append(accumulator)
+                next_nrs.append(0)
         node = _new_node(Node)
         node.fn = cls
         node._to_save = None
         node._saved = None
         node._freed = False
         node._grad_mask = grad_mask
-        node.next_functions = tuple(edges)
+        node._next_nodes = tuple(next_nodes)
+        nrs = tuple(next_nrs)
+        node._next_nrs = _NRS.get(nrs) or _intern_nrs(nrs)
         node.seq = next(SEQUENCE)
         try:
             out = cls.forward(node, *raw)
@@ -224,7 +226,8 @@ class Function:
         node._layout = (_LAYOUTS.get(mask) or _simple_layout(mask)) if simple \
             else _layout_of(args)
         node._out_kind = kind
-        node._out_meta = tuple(in_meta)
+        node._own_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors]) \
+            if own_meta else None
         first = tensors[0].data
         node._device = "cpu" if first.__class__ is _NUMPY_ARRAY else backend.device_of(first)
         node.scope = STATE.scope
@@ -273,6 +276,14 @@ class Function:
 
 
 _LAYOUTS: dict[int, tuple] = {}
+_NRS: dict[tuple, tuple] = {}  # shared input-number tuples, nearly always (0,) or (0, 0)
+
+
+def _intern_nrs(nrs: tuple) -> tuple:
+    if len(_NRS) > 4096:
+        _NRS.clear()
+    _NRS[nrs] = nrs
+    return nrs
 # ((shape, dtype),) of single-output nodes, shared between nodes (immutable).
 _SINGLE_META: dict[tuple, tuple] = {}
 

@@ -202,7 +202,8 @@ class Node:
     """
 
     __slots__ = (
-        "seq", "fn", "next_functions", "_layout", "_out_kind", "_in_meta", "_out_meta",
+        "seq", "fn", "_next_nodes", "_next_nrs", "_layout", "_out_kind", "_in_meta",
+        "_own_meta",
         "_device", "_saved", "_to_save", "_freed", "_raw_stack", "scope", "_grad_mask",
         "__dict__", "__weakref__",
     )
@@ -273,6 +274,18 @@ class Node:
         return tuple(mask >> i & 1 == 1 for i in range(count))
 
     # -- inspection ---------------------------------------------------------------
+    @property
+    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
+        """``((node or None, input_nr), ...)``, one per input tensor (PyTorch's shape)."""
+        return tuple(zip(self._next_nodes, self._next_nrs))
+
+    @property
+    def _out_meta(self) -> tuple:
+        """``(shape, dtype)`` of each input, read from the nodes they came from."""
+        if self._own_meta is not None:
+            return self._own_meta
+        return tuple([node._in_meta[nr] for node, nr in zip(self._next_nodes, self._next_nrs)])
+
     @property
     def next_edges(self) -> tuple[tuple[Edge | None, ...], ...]:
         """``next_edges[slot][rank]``: the Edge that input slot/rank's gradient takes."""
@@ -441,11 +454,12 @@ class AccumulateGrad(Node):
     def __init__(self, variable: Any) -> None:
         self.fn = _AccumulateGradFn
         self.variable = variable
-        self.next_functions = ()
+        self._next_nodes = ()
+        self._next_nrs = ()
         self._layout = ()
         self._out_kind = OUT_SINGLE
         self._in_meta = ((variable.data.shape, variable.data.dtype),)
-        self._out_meta = ()
+        self._own_meta = ()
         self._device = variable.device
         self._saved = None
         self._to_save = None
