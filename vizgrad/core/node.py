@@ -125,12 +125,8 @@ class SavedTensor:
     def freed(self) -> bool:
         return self.array is None and self.kind != SavedTensor.SCALAR
 
-    def current_version(self) -> int:
-        if self.kind == SavedTensor.INPUT:
-            return self.tensor._version
-        return self.counter[0] if self.counter is not None else self.version
-
     def release(self) -> None:
+        """Drop the array (keeping its shape and dtype): the node has run."""
         array = self.array
         if self.kind != SavedTensor.SCALAR and array is not None:
             self._meta = (array.shape, array.dtype)
@@ -410,11 +406,7 @@ class Node:
 
     def _release(self) -> None:
         for item in self._saved or ():
-            array = item.array
-            if item.kind != SavedTensor.SCALAR and array is not None:
-                item._meta = (array.shape, array.dtype)
-                item.array = None
-            item.tensor = None
+            item.release()
         self._freed = True
 
 
@@ -429,17 +421,6 @@ def _input_name(node: Node, flat: int) -> str:
             return base if ranks < 0 else f"{base}[{flat - position}]"
         position += count
     return f"input{flat}"
-
-
-def new_node(fn: type) -> Node:
-    """A blank node for Function ``fn`` (every slot initialised, cheaply)."""
-    node = Node.__new__(Node)
-    node.fn = fn
-    node._to_save = None
-    node._saved = None
-    node._freed = False
-    node._grad_mask = 0
-    return node
 
 
 class _AccumulateGradFn:
