@@ -34,8 +34,6 @@ from .stack import capture, user_location
 from .state import STACK, STATE
 from .tensor import Tensor, accumulator_of
 
-_NO_NAMES: tuple[str, ...] = ()
-
 
 class _ForwardOnly:
     """The ctx of a forward that records nothing: saving is a no-op.
