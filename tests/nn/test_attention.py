@@ -102,3 +102,13 @@ def test_transformer_dropout_eval_matches():
     padding[0, 3:] = True
     compare_module(vlayer, tlayer, [randn(5, 3, 8)], kwargs={"src_key_padding_mask": padding},
                    atol=2e-5)
+
+
+def test_is_causal_without_a_mask_is_refused_as_in_pytorch():
+    import vizgrad as vg
+    from vizgrad import nn
+
+    attention = nn.MultiheadAttention(4, 2, batch_first=True)
+    x = vg.randn(1, 3, 4)
+    with pytest.raises(RuntimeError, match="attn_mask"):
+        attention(x, x, x, is_causal=True)

@@ -97,6 +97,9 @@ class MultiheadAttention(Module):
                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
                 attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+        if is_causal and attn_mask is None:  # PyTorch: is_causal is only a hint about attn_mask
+            raise RuntimeError("Need attn_mask if specifying the is_causal hint; build a causal "
+                               "mask (True above the diagonal) and pass it as attn_mask")
         unbatched = query.ndim == 2
         if unbatched:
             query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
