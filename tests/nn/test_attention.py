@@ -112,3 +112,12 @@ def test_is_causal_without_a_mask_is_refused_as_in_pytorch():
     x = vg.randn(1, 3, 4)
     with pytest.raises(RuntimeError, match="attn_mask"):
         attention(x, x, x, is_causal=True)
+
+
+def test_encoder_layer_is_causal_without_a_mask_is_refused_as_in_pytorch():
+    import vizgrad as vg
+    from vizgrad import nn
+
+    layer = nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True)
+    with pytest.raises(RuntimeError, match="is_causal"):
+        layer(vg.randn(1, 3, 4), is_causal=True)

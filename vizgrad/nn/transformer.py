@@ -180,6 +180,9 @@ class TransformerEncoderLayer(Module):
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
+        if is_causal and src_mask is None:  # the same hint rule as MultiheadAttention
+            raise RuntimeError("Need attn_mask if specifying the is_causal hint; pass the "
+                               "causal mask as src_mask")
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask)
