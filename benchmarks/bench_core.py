@@ -27,24 +27,27 @@ import time
 import numpy as np
 
 
-def _chain_vizgrad(steps: int, stack: bool) -> tuple[float, float]:
-    import vizgrad as vg
-
-    with vg.capture_stack(stack):
-        vg.manual_seed(0)
-        x = vg.randn(16, requires_grad=True)
-        w = vg.randn(16, requires_grad=True)
-        b = vg.randn(16, requires_grad=True)
-        start = time.perf_counter()
-        y = x
-        for _ in range(steps):
-            y = (y * w + b).tanh()
-        loss = y.sum()
-        middle = time.perf_counter()
-        loss.backward()
-        del loss, y
-        end = time.perf_counter()
+def _chain_torchlike(library, steps: int) -> tuple[float, float]:
+    """The chain in a library with PyTorch's API (vizgrad or torch)."""
+    library.manual_seed(0)
+    x, w, b = (library.randn(16, requires_grad=True) for _ in range(3))
+    start = time.perf_counter()
+    y = x
+    for _ in range(steps):
+        y = (y * w + b).tanh()
+    loss = y.sum()
+    middle = time.perf_counter()
+    loss.backward()
+    del loss, y
+    end = time.perf_counter()
     return middle - start, end - middle
+
+
+def _chain_vizgrad(steps: int, stack: bool) -> tuple[float, float]:
+    import vizgrad
+
+    with vizgrad.capture_stack(stack):
+        return _chain_torchlike(vizgrad, steps)
 
 
 def _chain_numpy(steps: int) -> tuple[float, float]:
@@ -61,18 +64,7 @@ def _chain_numpy(steps: int) -> tuple[float, float]:
 def _chain_torch(steps: int) -> tuple[float, float]:
     import torch
 
-    torch.manual_seed(0)
-    x, w, b = (torch.randn(16, requires_grad=True) for _ in range(3))
-    start = time.perf_counter()
-    y = x
-    for _ in range(steps):
-        y = (y * w + b).tanh()
-    loss = y.sum()
-    middle = time.perf_counter()
-    loss.backward()
-    del loss, y
-    end = time.perf_counter()
-    return middle - start, end - middle
+    return _chain_torchlike(torch, steps)
 
 
 def _chain_hips_autograd(steps: int) -> tuple[float, float]:

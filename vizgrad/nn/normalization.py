@@ -12,6 +12,14 @@ from .module import Module
 from .parameter import Parameter
 
 
+def _affine_parameters(module: Module, shape: tuple[int, ...], affine: bool, bias: bool,
+                       dtype: Any) -> None:
+    """``weight`` (ones) and ``bias`` (zeros) of ``shape``, or ``None`` where switched off."""
+    module.register_parameter("weight", Parameter(ones(*shape, dtype=dtype)) if affine else None)
+    module.register_parameter("bias", Parameter(zeros(*shape, dtype=dtype))
+                              if affine and bias else None)
+
+
 class _BatchNorm(Module):
     _input_dims: tuple[int, ...] = (2, 3)
 
@@ -21,15 +29,7 @@ class _BatchNorm(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(ones(num_features, dtype=dtype))
-            if bias:
-                self.bias = Parameter(zeros(num_features, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_features,), affine, bias, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", ones(num_features, dtype=dtype))
@@ -98,15 +98,7 @@ class LayerNorm(Module):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ones(*self.normalized_shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(zeros(*self.normalized_shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -128,15 +120,7 @@ class GroupNorm(Module):
                              f"({num_groups})")
         self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine = eps, affine
-        if affine:
-            self.weight = Parameter(ones(num_channels, dtype=dtype))
-            if bias:
-                self.bias = Parameter(zeros(num_channels, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_channels,), affine, bias, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
