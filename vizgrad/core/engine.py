@@ -63,18 +63,19 @@ def _check_roots(outputs: list[Tensor]) -> None:
 
 
 def _count_dependencies(roots: list[Node]) -> dict[Node, int]:
-    dependencies: dict[Node, int] = {}
-    seen = set(roots)
-    stack = list(roots)
+    """How many edges lead into each node reachable from ``roots`` (roots start at 0)."""
+    dependencies = dict.fromkeys(roots, 0)
+    stack = list(dependencies)
+    count_of = dependencies.get
     while stack:
-        node = stack.pop()
-        for child in node._next_nodes:
-            if child is None:
-                continue
-            dependencies[child] = dependencies.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
+        for child in stack.pop()._next_nodes:
+            if child is not None:
+                count = count_of(child)
+                if count is None:  # first visit
+                    dependencies[child] = 1
+                    stack.append(child)
+                else:
+                    dependencies[child] = count + 1
     return dependencies
 
 
@@ -204,11 +205,14 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     # whatever its seq: it skips the heap (most of a chain's nodes do).
     following = None
     try:
-        while ready or following is not None:
+        while True:
             if following is not None:
-                node, following = following, None
-            else:
+                node = following
+                following = None
+            elif ready:
                 node = heappop(ready)[1]
+            else:
+                break
             buffer = buffers.pop(node)
             if plain and not node._hooked and node.__class__ is not AccumulateGrad:
                 # The common case, inline: no hooks, no captures, no inputs= filter.
@@ -217,23 +221,24 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                         grads = _run_plain_node(node, buffer, create_graph, retain_graph)
                         break
                 else:
-                    result = node.fn.backward(node, *buffer)
-                    if result.__class__ is not tuple:
-                        result = (result,)
+                    grads = node.fn.backward(node, *buffer)
+                    if grads.__class__ is not tuple:
+                        grads = (grads,)
                     layout = node._layout
-                    if layout.__class__ is ContiguousLayout and len(result) == len(layout):
-                        grads = result
-                    else:
-                        grads = _flatten_grads(layout, result)
+                    if layout.__class__ is not ContiguousLayout or len(grads) != len(layout):
+                        grads = _flatten_grads(layout, grads)
                     if not retain_graph:
-                        node._release()
+                        store = node._store  # Node._release, inline
+                        if store is not None:
+                            store.clear()
+                        node._freed = True
             else:
                 grads = _run_node(node, buffer, create_graph, retain_graph, captures, captured,
                                   needed, accumulate, inputs)
             for child, nr, grad in zip(node._next_nodes, node._next_nrs, grads):
                 if child is None:
                     continue
-                if grad is not None and (needed is None or child in needed):
+                if grad is not None:
                     shape, dtype = child._in_meta[nr]
                     data = grad.data
                     if data.shape != shape or data.dtype != dtype:
@@ -254,11 +259,11 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                     else:
                         total = child_buffer[nr] = Tensor._make(old.data + grad.data)
                         owned.add(total)
+                elif child not in buffers:  # it may get no gradient at all
+                    buffers[child] = [None] * len(child._in_meta)
                 remaining = dependencies[child] - 1
                 dependencies[child] = remaining
                 if remaining == 0:
-                    if child not in buffers:
-                        buffers[child] = [None] * len(child._in_meta)
                     if following is None and not ready:
                         following = child
                     else:
@@ -362,6 +367,9 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
                 grads = list(replaced)
     if not retain_graph:
         node._release()
+    if needed is not None:  # gradients go only where a wanted input lies below
+        grads = [grad if child in needed else None
+                 for child, grad in zip(node._next_nodes, grads)]
     return grads
 
 

@@ -63,7 +63,7 @@ class _ForwardCtx(_ForwardOnly):
 
 
 _FORWARD_ONLY = _ForwardOnly()
-_new_node = _new_tensor = _new_saved = object.__new__
+_new_node = _new_tensor = object.__new__
 _NUMPY_ARRAY = np.ndarray
 
 
@@ -193,6 +193,7 @@ class Function:
         node.fn = cls
         node._to_save = None
         node._saved = None
+        node._store = None
         node._freed = False
         node._grad_mask = grad_mask
         node._next_nodes = tuple(next_nodes)
@@ -391,61 +392,103 @@ def _mark_views(cls: type[Function], args: tuple, results: list) -> None:
             result._view_chain = None if prefix is None else prefix + ((cls, args[1:]),)
 
 
-def _resolve_saved(node: Any, tensors: list, results: Any) -> None:
-    """Turn the arrays ``save_for_backward`` got into SavedTensor records.
+# Spec tuples (see node.py) of what ops saved, keyed by a compact code: per item the
+# flat input number, ``(number, version)`` for an input written in place before, or
+# ``~output number``.  Almost every node finds its specs here and allocates none.
+_SPECS: dict[tuple, tuple] = {}
 
-    An array is recognised as an input or an output of the op by identity.  Input
-    records are named lazily (``Node.saved``): naming is for readers, not for backward.
+
+def _resolve_saved(node: Any, tensors: list, results: Any) -> None:
+    """Put the arrays ``save_for_backward`` got into the node's store, with their specs.
+
+    An array is recognised as an input or an output of the op by identity; anything
+    else (named saves, intermediate arrays, scalars) takes the general path.
     """
     to_save = node._to_save
     node._to_save = None
-    saved = []
-    order = 0
+    store: list = []
+    key = []
     for item in to_save:
+        flat = 0
+        for tensor in tensors:
+            if tensor.data is item:
+                store.append(tensor)
+                counter = tensor._vc
+                key.append(flat if counter is None or counter[0] == 0 else (flat, counter[0]))
+                break
+            flat += 1
+        else:
+            for nr, result in enumerate(results):
+                if result.data is item:
+                    if result._vc is None:
+                        result._vc = [0]
+                    store.append(item)
+                    store.append(result._vc)
+                    key.append(~nr if result._vc[0] == 0 else (~nr, result._vc[0]))
+                    break
+            else:
+                _resolve_saved_general(node, to_save, tensors, results)
+                return
+    key = tuple(key)
+    node._saved = _SPECS.get(key) or _specs_of(key)
+    node._store = store
+
+
+def _specs_of(key: tuple) -> tuple:
+    if len(_SPECS) > 4096:
+        _SPECS.clear()
+    specs = []
+    index = 0
+    for code in key:
+        number, version = code if code.__class__ is tuple else (code, 0)
+        if number >= 0:
+            specs.append((SavedTensor.INPUT, index, number, version, True, None, None))
+            index += 1
+        else:
+            specs.append((SavedTensor.OUTPUT, index, ~number, version, True, None, None))
+            index += 2  # the array, then its version counter
+    value = _SPECS[key] = tuple(specs)
+    return value
+
+
+def _resolve_saved_general(node: Any, to_save: tuple, tensors: list, results: Any) -> None:
+    """Every kind of saved item: named saves, intermediate arrays, scalars."""
+    store: list = []
+    specs = []
+    for order, item in enumerate(to_save):
         name = None
         positional = True
         if item.__class__ is tuple and len(item) == 2 and item[0].__class__ is str:
             name, item = item
             positional = False
-        flat = 0
-        for tensor in tensors:
-            if tensor.data is item:
-                record = _new_saved(SavedTensor)  # SavedTensor(INPUT, ...), inlined
-                record.kind = 0
-                record.name = name
-                record.array = item
-                record.tensor = tensor
-                record.output_nr = flat
-                record.counter = None
-                counter = tensor._vc
-                record.version = 0 if counter is None else counter[0]
-                record.positional = positional
-                record._meta = None
-                saved.append(record)
-                break
-            flat += 1
-        else:
-            saved.append(_other_record(item, name, order, results, tensors, positional))
-        order += 1
-    node._saved = tuple(saved)
+        specs.append(_spec_of(item, name, order, positional, tensors, results, store))
+    node._saved = tuple(specs)
+    node._store = store if store else None
 
 
-def _other_record(array: Any, name: str | None, order: int, results: Any, tensors: list,
-                  positional: bool) -> SavedTensor:
+def _spec_of(item: Any, name: str | None, order: int, positional: bool, tensors: list,
+             results: Any, store: list) -> tuple:
+    for flat, tensor in enumerate(tensors):
+        if tensor.data is item:
+            counter = tensor._vc
+            store.append(tensor)
+            return (SavedTensor.INPUT, len(store) - 1, flat,
+                    0 if counter is None else counter[0], positional, name, None)
     for nr, result in enumerate(results):
-        if result.data is array:
+        if result.data is item:
             if result._vc is None:
                 result._vc = [0]
-            label = name or ("result" if len(results) == 1 else f"result{nr}")
-            return SavedTensor(SavedTensor.OUTPUT, label, array, None, nr, result._vc,
-                               result._vc[0], positional)
-    if not backend.is_array(array):
-        if array is None or isinstance(array, (bool, int, float, complex, np.number)):
-            return SavedTensor(SavedTensor.SCALAR, name or f"saved{order}", array,
-                               positional=positional)
-        array = backend.as_array(array, like=tensors[0].data if tensors else None)
-    return SavedTensor(SavedTensor.CONSTANT, name or f"saved{order}", array,
-                       positional=positional)
+            store.append(item)
+            store.append(result._vc)
+            return (SavedTensor.OUTPUT, len(store) - 2, nr, result._vc[0], positional, name,
+                    None)
+    if not backend.is_array(item):
+        if item is None or isinstance(item, (bool, int, float, complex, np.number)):
+            return (SavedTensor.SCALAR, -1, 0, 0, positional, name or f"saved{order}", item)
+        item = backend.as_array(item, like=tensors[0].data if tensors else None)
+    store.append(item)
+    return (SavedTensor.CONSTANT, len(store) - 1, 0, 0, positional, name or f"saved{order}",
+            (item.shape, item.dtype))
 
 
 def _op_error(cls: type[Function], tensors: list, error: Exception) -> Exception:

@@ -82,18 +82,12 @@ def apply_inplace(cls: type, target: Tensor, args: tuple) -> Tensor:
     if node is None:  # nothing to record after all (e.g. non-differentiable op)
         _write(target, result.data)
         return target
-    for item in node._saved or ():
-        if item.kind == SavedTensor.INPUT and item.tensor is old:
-            old.data = old.data.copy()  # keep the pre-write value the op needs
-            item.array = old.data
+    if any(item.kind == SavedTensor.INPUT and item.tensor is old for item in node.saved):
+        old.data = old.data.copy()  # keep the pre-write value the op needs
     _write(target, result.data)
     if target._vc is None:
         target._vc = [0]
-    for item in node._saved or ():
-        if item.kind == SavedTensor.OUTPUT:
-            item.array = target.data
-            item.counter = target._vc
-            item.version = target._vc[0]
+    node._saved_outputs_written(target.data, target._vc)
     target.grad_fn = node
     target.output_nr = result.output_nr
     target._rg = True

@@ -82,78 +82,99 @@ def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
     return handle
 
 
+# What a node saved is described by one immutable *spec* per item, shared between the
+# nodes that save alike (a Mul saves its inputs 0 and 1 like every other Mul), while the
+# values sit in one list per node, ``Node._store``:
+#   (kind, index of the value in the store, input or output number, version at save
+#    time, positional?, name or None, scalar value / (shape, dtype) of a constant)
+# So saving allocates no record per item, and freeing a node is one ``list.clear()``.
+# An output's version counter sits in the store right after its array.
+KIND, INDEX, NUMBER, VERSION, POSITIONAL, NAME, EXTRA = range(7)
+
+
 class SavedTensor:
-    """A tensor saved for backward (Paddle's TensorWrapper).
+    """A tensor (or scalar) a node saved for backward, as readers see it (Paddle's
+    TensorWrapper); ``node.saved`` lists them.
 
     ``kind`` says where it came from: an input of the node (held as the input
     tensor, so double backward sees its history), an output of the node (held as
     the array only; the tensor is rebuilt around the node when unpacked, which
-    avoids the cycle node -> output -> node), or a plain intermediate array.
+    avoids the cycle node -> output -> node), a plain intermediate array, or a
+    Python scalar.  Name, shape and dtype stay readable after backward freed it.
     """
 
-    __slots__ = ("kind", "name", "tensor", "array", "output_nr", "counter", "version",
-                 "positional", "_meta")
+    __slots__ = ("_node", "_spec")
 
     INPUT, OUTPUT, CONSTANT, SCALAR = 0, 1, 2, 3
 
-    def __init__(self, kind: int, name: str, array: Any, tensor: Any = None,
-                 output_nr: int = 0, counter: list | None = None, version: int = 0,
-                 positional: bool = True) -> None:
-        self.kind = kind
-        self.positional = positional
-        self.name = name
-        self.array = array
-        self.tensor = tensor
-        self.output_nr = output_nr
-        self.counter = counter
-        self.version = version
-        self._meta = None  # (shape, dtype) kept when the array is released
+    def __init__(self, node: Node, spec: tuple) -> None:
+        self._node = node
+        self._spec = spec
+
+    kind = property(lambda self: self._spec[KIND], doc="INPUT, OUTPUT, CONSTANT or SCALAR")
+    version = property(lambda self: self._spec[VERSION], doc="version counter when saved")
+    positional = property(lambda self: self._spec[POSITIONAL],
+                          doc="part of ``saved_tensors`` (not only a named save)")
+    output_nr = property(lambda self: self._spec[NUMBER],
+                         doc="flat input number (an input) or output number (an output)")
+
+    @property
+    def name(self) -> str:
+        spec, node = self._spec, self._node
+        if spec[NAME] is not None:
+            return spec[NAME]
+        if spec[KIND] == SavedTensor.INPUT:
+            return _input_name(node, spec[NUMBER])
+        return "result" if len(node._in_meta) == 1 else f"result{spec[NUMBER]}"
+
+    def _value(self) -> Any:
+        store = self._node._store
+        return store[self._spec[INDEX]] if store else None
+
+    @property
+    def tensor(self) -> Any:
+        """The saved input tensor (``None`` for other kinds, or once freed)."""
+        return self._value() if self.kind == SavedTensor.INPUT else None
+
+    @property
+    def array(self) -> Any:
+        """The saved array (the value itself for a scalar); ``None`` once freed."""
+        kind = self.kind
+        if kind == SavedTensor.SCALAR:
+            return self._spec[EXTRA]
+        value = self._value()
+        return value.data if kind == SavedTensor.INPUT and value is not None else value
+
+    def _meta(self) -> tuple:
+        kind, node = self.kind, self._node
+        if kind == SavedTensor.INPUT:  # the edge's metadata, which outlives the values
+            return node._out_meta[self.output_nr]
+        if kind == SavedTensor.OUTPUT:
+            return node._in_meta[self.output_nr]
+        if kind == SavedTensor.CONSTANT:
+            return self._spec[EXTRA]
+        value = self._spec[EXTRA]
+        return tuple(getattr(value, "shape", ())), getattr(value, "dtype",
+                                                            type(value).__name__)
 
     @property
     def shape(self) -> tuple[int, ...]:
-        if self._meta is not None:
-            return self._meta[0]
-        return tuple(getattr(self.array, "shape", ()))
+        return tuple(self._meta()[0])
 
     @property
     def dtype(self) -> Any:
-        if self._meta is not None:
-            return self._meta[1]
-        return getattr(self.array, "dtype", type(self.array).__name__)
+        return self._meta()[1]
 
     @property
     def freed(self) -> bool:
-        return self.array is None and self.kind != SavedTensor.SCALAR
+        return self.kind != SavedTensor.SCALAR and not self._node._store
 
-    def release(self) -> None:
-        """Drop the array (keeping its shape and dtype): the node has run."""
-        array = self.array
-        if self.kind != SavedTensor.SCALAR and array is not None:
-            self._meta = (array.shape, array.dtype)
-            self.array = None
-        self.tensor = None
+    def unpack(self) -> Any:
+        """The value for backward: version-checked, an output rebuilt around its node."""
+        return self._node._unpack(self._spec)
 
-    def unpack(self, node: Node) -> Any:
-        kind = self.kind
-        if kind == 0:  # an input: the fast, common case
-            tensor = self.tensor
-            if tensor is None:
-                raise GraphFreedError(_freed_message(node))
-            counter = tensor._vc
-            if counter is not None and counter[0] != self.version:
-                raise InplaceModificationError(_inplace_message(node, self, counter[0]))
-            return tensor
-        if kind == SavedTensor.SCALAR:
-            return self.array
-        if self.array is None:
-            raise GraphFreedError(_freed_message(node))
-        counter = self.counter
-        now = self.version if counter is None else counter[0]
-        if now != self.version:
-            raise InplaceModificationError(_inplace_message(node, self, now))
-        if kind == SavedTensor.OUTPUT:
-            return Tensor._make(self.array, True, node, self.output_nr)
-        return Tensor._make(self.array)
+    def __repr__(self) -> str:
+        return f"<SavedTensor {self.name} {self.shape} of {self._node.name()}>"
 
 
 def _where(node: Node) -> str:
@@ -175,7 +196,6 @@ def _freed_message(node: Node) -> str:
 
 
 def _inplace_message(node: Node, saved: SavedTensor, now: int) -> str:
-    node._named_saved()
     return (
         f"A tensor needed for gradient computation was modified by an in-place operation: "
         f"the tensor of shape {saved.shape} and dtype {saved.dtype} saved by {node.name()} "
@@ -200,7 +220,8 @@ class Node:
     __slots__ = (
         "seq", "fn", "_next_nodes", "_next_nrs", "_layout", "_out_kind", "_in_meta",
         "_own_meta",
-        "_device", "_saved", "_to_save", "_freed", "_raw_stack", "scope", "_grad_mask",
+        "_device", "_saved", "_store", "_to_save", "_freed", "_raw_stack", "scope",
+        "_grad_mask",
         "__dict__", "__weakref__",
     )
     # Rarely set: class-level defaults, stored in the instance dict only when set.
@@ -241,18 +262,53 @@ class Node:
         saved = self._saved
         if saved is None:
             return ()
+        store = self._store
         out = []
-        for item in saved:
-            if item.kind == 0 and item.positional:  # an input, unchanged: the common case
-                tensor = item.tensor
-                if tensor is not None:
+        for spec in saved:
+            if spec[4]:  # positional
+                if spec[0] == 0 and store:  # an input, unchanged: the common case
+                    tensor = store[spec[1]]
                     counter = tensor._vc
-                    if counter is None or counter[0] == item.version:
+                    if counter is None or counter[0] == spec[3]:
                         out.append(tensor)
                         continue
-            if item.positional:
-                out.append(item.unpack(self))
+                out.append(self._unpack(spec))
         return out
+
+    def _unpack(self, spec: tuple) -> Any:
+        """One saved value for backward (see ``SavedTensor``), version-checked."""
+        kind = spec[KIND]
+        if kind == SavedTensor.SCALAR:
+            return spec[EXTRA]
+        store = self._store
+        if not store:
+            raise GraphFreedError(_freed_message(self))
+        value = store[spec[INDEX]]
+        if kind == SavedTensor.INPUT:
+            counter = value._vc
+        elif kind == SavedTensor.OUTPUT:
+            counter = store[spec[INDEX] + 1]
+        else:
+            return Tensor._make(value)
+        now = 0 if counter is None else counter[0]
+        if now != spec[VERSION]:
+            raise InplaceModificationError(_inplace_message(self, SavedTensor(self, spec), now))
+        if kind == SavedTensor.INPUT:
+            return value
+        return Tensor._make(value, True, self, spec[NUMBER])
+
+    def _saved_outputs_written(self, array: Any, counter: list) -> None:
+        """An in-place op wrote its result into ``array``: point saved outputs at it."""
+        store = self._store
+        specs = []
+        for spec in self._saved or ():
+            if spec[KIND] == SavedTensor.OUTPUT:
+                store[spec[INDEX]] = array
+                store[spec[INDEX] + 1] = counter
+                spec = spec[:VERSION] + (counter[0],) + spec[VERSION + 1:]
+            specs.append(spec)
+        if specs:
+            self._saved = tuple(specs)
 
     def needs_grad(self, arg_index: int) -> bool:
         """Whether forward argument ``arg_index`` wants a gradient (cheap; for backward)."""
@@ -332,16 +388,8 @@ class Node:
 
     @property
     def saved(self) -> tuple[SavedTensor, ...]:
-        """The raw ``SavedTensor`` records (metadata stays after backward frees arrays)."""
-        return self._named_saved()
-
-    def _named_saved(self) -> tuple:
-        """The saved records, with the names of saved inputs filled in (done lazily)."""
-        saved = self._saved or ()
-        for item in saved:
-            if item.name is None:
-                item.name = _input_name(self, item.output_nr)
-        return saved
+        """What forward saved (metadata stays readable after backward frees the values)."""
+        return tuple(SavedTensor(self, spec) for spec in self._saved or ())
 
     @property
     def saved_attributes(self) -> dict[str, Any]:
@@ -373,9 +421,9 @@ class Node:
             return defaults[name]
         if name.startswith("_saved_"):
             key = name[7:]
-            for item in self._named_saved():
+            for item in self.saved:
                 if item.name == key:
-                    return item.unpack(self)
+                    return item.unpack()
             attributes = getattr(self, "__dict__", None) or {}
             if key in attributes:
                 return attributes[key]
@@ -385,7 +433,7 @@ class Node:
 
     def __dir__(self) -> list[str]:
         # pytorchviz-style tools find saved values by scanning dir(node) for "_saved_".
-        names = {f"_saved_{item.name}" for item in self._named_saved()}
+        names = {f"_saved_{item.name}" for item in self.saved}
         names.update(f"_saved_{key}" for key in self.saved_attributes)
         return sorted(set(super().__dir__()) | names)
 
@@ -405,8 +453,9 @@ class Node:
         return add_hook(self._pre_hooks, fn)
 
     def _release(self) -> None:
-        for item in self._saved or ():
-            item.release()
+        store = self._store
+        if store is not None:
+            store.clear()  # the records keep the metadata (see SavedTensor)
         self._freed = True
 
 
@@ -443,6 +492,7 @@ class AccumulateGrad(Node):
         self._own_meta = ()
         self._device = variable.device
         self._saved = None
+        self._store = None
         self._to_save = None
         self._freed = False
         self._grad_mask = 0
