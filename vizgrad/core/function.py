@@ -125,8 +125,33 @@ class Function:
         """Run the op on tensors (and plain values), recording a node when needed."""
         # The hot path of every op, kept flat: no helper calls, few allocations (each
         # GC-tracked object that survives an op makes Python's cyclic GC run sooner).
-        if not STATE.grad_enabled:  # inside backward, under no_grad: nothing to record
-            return _apply_unrecorded(cls, args)
+        if not STATE.grad_enabled:
+            # Nothing to record (inside a backward, under no_grad): unwrap, compute, wrap.
+            raw = []
+            for arg in args:
+                if arg.__class__ is Tensor or isinstance(arg, Tensor):
+                    raw.append(arg.data)
+                elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
+                        and isinstance(arg[0], Tensor):
+                    raw.append([t.data for t in arg])
+                else:
+                    raw.append(arg)
+            try:
+                out = cls.forward(_FORWARD_ONLY if cls._shared_ctx else _ForwardCtx(args), *raw)
+            except (ValueError, IndexError, TypeError) as error:
+                raise _op_error(cls, [a for a in args if isinstance(a, Tensor)], error) \
+                    from error
+            if out.__class__ in backend.ARRAY_TYPES and not cls.view_of_input:
+                result = _new_tensor(Tensor)  # Tensor._make, inlined
+                result.data = out
+                result._rg = False
+                result.grad = None
+                result.grad_fn = None
+                result.output_nr = 0
+                result._vc = None
+                result._base = None
+                return result
+            return _wrap_plain(cls, out, args)
         raw = list(args)
         tensors = []
         requires = False
@@ -157,7 +182,7 @@ class Function:
                         grad_mask |= 1 << index
             index += 1
 
-        if not requires or not STATE.grad_enabled:
+        if not requires:
             try:
                 out = cls.forward(_FORWARD_ONLY if cls._shared_ctx else _ForwardCtx(args), *raw)
             except (ValueError, IndexError, TypeError) as error:
@@ -208,8 +233,10 @@ class Function:
         out_class = out.__class__
         if out_class in backend.ARRAY_TYPES:
             kind = OUT_SINGLE
-            meta = (out.shape, out.dtype)
-            node._in_meta = _SINGLE_META.get(meta) or _single_meta(meta)
+            meta = _SINGLE_META.get(out.shape)  # keyed by shape: cheaper than (shape, dtype)
+            if meta is None or meta[0][1] is not out.dtype:
+                meta = _single_meta(out.shape, out.dtype)
+            node._in_meta = meta
         else:
             if out_class is tuple:
                 kind, outs = OUT_TUPLE, out
@@ -231,7 +258,7 @@ class Function:
         node._device = "cpu" if first.__class__ is _NUMPY_ARRAY else backend.device_of(first)
         node.scope = STATE.scope
         depth = STACK["depth"]
-        node._raw_stack = capture(depth) if depth else None
+        node._raw_stack = capture(depth, 2) if depth else None  # 2: apply's caller
 
         if kind == OUT_SINGLE and node._non_differentiable is None:
             result = _new_tensor(Tensor)  # Tensor._make, inlined on the hot path
@@ -283,14 +310,21 @@ def _intern_nrs(nrs: tuple) -> tuple:
         _NRS.clear()
     _NRS[nrs] = nrs
     return nrs
-# ((shape, dtype),) of single-output nodes, shared between nodes (immutable).
+# ((shape, dtype),) of single-output nodes, shared between nodes (immutable): by shape
+# (the dtype checked by identity), and by (shape, dtype) behind it.
 _SINGLE_META: dict[tuple, tuple] = {}
+_SINGLE_META_BY_DTYPE: dict[tuple, tuple] = {}
 
 
-def _single_meta(meta: tuple) -> tuple:
-    if len(_SINGLE_META) > 4096:  # shapes that vary without end: start over
+def _single_meta(shape: tuple, dtype: Any) -> tuple:
+    if len(_SINGLE_META_BY_DTYPE) > 4096:  # shapes that vary without end: start over
         _SINGLE_META.clear()
-    value = _SINGLE_META[meta] = (meta,)
+        _SINGLE_META_BY_DTYPE.clear()
+    key = (shape, dtype)
+    value = _SINGLE_META_BY_DTYPE.get(key)
+    if value is None:
+        value = _SINGLE_META_BY_DTYPE[key] = (key,)
+    _SINGLE_META[shape] = value
     return value
 
 
@@ -333,27 +367,6 @@ def _layout_of(args: tuple) -> tuple:
 def _as_array(value: Any, tensors: list) -> Any:
     like = tensors[0].data if tensors else None
     return backend.as_array(value, like=like)
-
-
-def _apply_unrecorded(cls: type[Function], args: tuple) -> Any:
-    """``apply`` when grad mode is off: unwrap, compute, wrap."""
-    raw = list(args)
-    index = 0
-    for arg in args:
-        if arg.__class__ is Tensor or isinstance(arg, Tensor):
-            raw[index] = arg.data
-        elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
-                and isinstance(arg[0], Tensor):
-            raw[index] = [t.data for t in arg]
-        index += 1
-    try:
-        out = cls.forward(_FORWARD_ONLY if cls._shared_ctx else _ForwardCtx(args), *raw)
-    except (ValueError, IndexError, TypeError) as error:
-        tensors = [a for a in args if isinstance(a, Tensor)]
-        raise _op_error(cls, tensors, error) from error
-    if out.__class__ in backend.ARRAY_TYPES and not cls.view_of_input:
-        return Tensor._make(out)
-    return _wrap_plain(cls, out, args)
 
 
 def _wrap_plain(cls: type[Function], out: Any, args: tuple) -> Any:

@@ -44,16 +44,17 @@ def _is_internal(filename: str) -> bool:
 _TAIL_CACHE: list = [0, None, (), False, 0, ()]
 
 
-def capture(depth: int) -> tuple | None:
+def capture(depth: int, skip: int = 1) -> tuple | None:
     """The op's call site: ``(code, lasti, tail)`` for the innermost user frame.
 
     ``tail`` is a flat ``(code, lasti, ...)`` tuple of up to ``depth - 1`` callers.
     Callers do not change while the innermost frame runs, so the tail is cached and
     shared between the ops made from one frame.  Instruction offsets, not line
     numbers, are kept: reading ``f_lineno`` scans the line table, so lines are
-    computed only when someone reads ``node.stack``.
+    computed only when someone reads ``node.stack``.  The walk starts ``skip`` frames
+    up (``Function.apply`` passes 2: itself is never user code).
     """
-    frame = _getframe(1)
+    frame = _getframe(skip)
     internal = _INTERNAL
     while frame is not None:
         code = frame.f_code
