@@ -188,8 +188,8 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
             buffer = buffers[node] = [None] * len(node._in_meta)
         buffer[nr] = grad if buffer[nr] is None else buffer[nr] + grad
         dependencies[node] -= 1
-        if dependencies[node] == 0:
-            heapq.heappush(ready, (-node.seq, node))
+        if dependencies[node] == 0:  # ready: it leaves ``buffers`` with its buffer
+            heapq.heappush(ready, (-node.seq, node, buffers.pop(node)))
 
     previous_mode = STATE.grad_enabled
     STATE.grad_enabled = create_graph
@@ -202,18 +202,18 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     plain = not captures and needed is None  # no capture, no inputs= filter
     owned: set = set()  # gradient sums allocated here, safe to add into in place
     # When a node makes exactly one node ready and nothing else waits, that node is next
-    # whatever its seq: it skips the heap (most of a chain's nodes do).
-    following = None
+    # whatever its seq: it skips the heap (most of a chain's nodes do).  A ready node
+    # carries its gradient buffer along; ``buffers`` holds only those still waiting.
+    following = following_buffer = None
     try:
         while True:
             if following is not None:
-                node = following
+                node, buffer = following, following_buffer
                 following = None
             elif ready:
-                node = heappop(ready)[1]
+                _, node, buffer = heappop(ready)
             else:
                 break
-            buffer = buffers.pop(node)
             if plain and not node._hooked and node.__class__ is not AccumulateGrad:
                 # The common case, inline: no hooks, no captures, no inputs= filter.
                 for grad in buffer:
@@ -238,18 +238,22 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
             for child, nr, grad in zip(node._next_nodes, node._next_nrs, grads):
                 if child is None:
                     continue
+                remaining = dependencies[child] - 1
+                dependencies[child] = remaining
+                child_buffer = buffers.get(child) if remaining else buffers.pop(child, None)
                 if grad is not None:
                     shape, dtype = child._in_meta[nr]
                     data = grad.data
-                    if data.shape != shape or data.dtype != dtype:
+                    if data.shape != shape or data.dtype is not dtype and data.dtype != dtype:
                         grad = _reduce_to(grad, shape, dtype, node, child)
-                    child_buffer = buffers.get(child)
                     if child_buffer is None:
                         if len(child._in_meta) == 1:
-                            buffers[child] = [grad]
+                            child_buffer = [grad]
                         else:
-                            child_buffer = buffers[child] = [None] * len(child._in_meta)
+                            child_buffer = [None] * len(child._in_meta)
                             child_buffer[nr] = grad
+                        if remaining:
+                            buffers[child] = child_buffer
                     elif (old := child_buffer[nr]) is None:
                         child_buffer[nr] = grad
                     elif create_graph:
@@ -259,18 +263,18 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                     else:
                         total = child_buffer[nr] = Tensor._make(old.data + grad.data)
                         owned.add(total)
-                elif child not in buffers:  # it may get no gradient at all
-                    buffers[child] = [None] * len(child._in_meta)
-                remaining = dependencies[child] - 1
-                dependencies[child] = remaining
+                elif child_buffer is None:  # it may get no gradient at all
+                    child_buffer = [None] * len(child._in_meta)
+                    if remaining:
+                        buffers[child] = child_buffer
                 if remaining == 0:
                     if following is None and not ready:
-                        following = child
+                        following, following_buffer = child, child_buffer
                     else:
                         if following is not None:
-                            heappush(ready, (-following.seq, following))
+                            heappush(ready, (-following.seq, following, following_buffer))
                             following = None
-                        heappush(ready, (-child.seq, child))
+                        heappush(ready, (-child.seq, child, child_buffer))
     finally:
         STATE.grad_enabled = previous_mode
         if gc_was_enabled:

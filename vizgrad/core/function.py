@@ -197,23 +197,22 @@ class Function:
         # Next nodes and input numbers go in two flat tuples (``next_functions`` pairs
         # them up when read): fewer objects per op for the cyclic GC to track.
         next_nodes = []
-        next_nrs = []
+        numbered = False  # some input is output 1+ of a multi-output op
         own_meta = False  # some input has no node to read its (shape, dtype) from
         for tensor in tensors:
             if not tensor._rg:
                 next_nodes.append(None)
-                next_nrs.append(0)
                 own_meta = True
             elif tensor.grad_fn is not None:
                 next_nodes.append(tensor.grad_fn)
-                next_nrs.append(tensor.output_nr)
+                if tensor.output_nr:
+                    numbered = True
             else:
                 ref = tensor._accumulator
                 accumulator = ref() if ref is not None else None
                 if accumulator is None:
                     accumulator = accumulator_of(tensor)
                 next_nodes.append(accumulator)
-                next_nrs.append(0)
         node = _new_node(Node)
         node.fn = cls
         node._to_save = None
@@ -222,8 +221,8 @@ class Function:
         node._freed = False
         node._grad_mask = grad_mask
         node._next_nodes = tuple(next_nodes)
-        nrs = tuple(next_nrs)
-        node._next_nrs = _NRS.get(nrs) or _intern_nrs(nrs)
+        node._next_nrs = _numbers_of(tensors) if numbered or len(tensors) >= len(_ZEROS) \
+            else _ZEROS[len(tensors)]
         node.seq = next(SEQUENCE)
         try:
             out = cls.forward(node, *raw)
@@ -302,14 +301,22 @@ class Function:
 
 
 _LAYOUTS: dict[int, tuple] = {}
-_NRS: dict[tuple, tuple] = {}  # shared input-number tuples, nearly always (0,) or (0, 0)
+# The input numbers of nodes whose inputs are all first outputs (nearly every node).
+_ZEROS = tuple((0,) * count for count in range(16))
+_NRS: dict[tuple, tuple] = {}  # the others, shared
 
 
-def _intern_nrs(nrs: tuple) -> tuple:
-    if len(_NRS) > 4096:
-        _NRS.clear()
-    _NRS[nrs] = nrs
-    return nrs
+def _numbers_of(tensors: list) -> tuple:
+    """``output_nr`` of each input (0 for one that wants no gradient), as a shared tuple."""
+    numbers = tuple(t.output_nr if t._rg and t.grad_fn is not None else 0 for t in tensors)
+    found = _NRS.get(numbers)
+    if found is None:
+        if len(_NRS) > 4096:
+            _NRS.clear()
+        found = _NRS[numbers] = numbers
+    return found
+
+
 # ((shape, dtype),) of single-output nodes, shared between nodes (immutable): by shape
 # (the dtype checked by identity), and by (shape, dtype) behind it.
 _SINGLE_META: dict[tuple, tuple] = {}
@@ -405,60 +412,68 @@ def _mark_views(cls: type[Function], args: tuple, results: list) -> None:
             result._view_chain = None if prefix is None else prefix + ((cls, args[1:]),)
 
 
-# Spec tuples (see node.py) of what ops saved, keyed by a compact code: per item the
-# flat input number, ``(number, version)`` for an input written in place before, or
-# ``~output number``.  Almost every node finds its specs here and allocates none.
-_SPECS: dict[tuple, tuple] = {}
+# Spec tuples (see node.py) of what ops saved, keyed by an int with one base-64 digit per
+# saved item: ``1 + input number`` for an input, ``32 + output number`` for an output.
+# Almost every node finds its specs here and allocates none.
+_SPECS: dict[int, tuple] = {}
 
 
 def _resolve_saved(node: Any, tensors: list, results: Any) -> None:
     """Put the arrays ``save_for_backward`` got into the node's store, with their specs.
 
-    An array is recognised as an input or an output of the op by identity; anything
-    else (named saves, intermediate arrays, scalars) takes the general path.
+    An array is recognised as an input or an output of the op by identity.  The common
+    case (inputs and fresh outputs) is done here; anything else (named saves, arrays
+    that are neither, scalars, inputs written in place before) takes the general path.
     """
     to_save = node._to_save
     node._to_save = None
     store: list = []
-    key = []
+    key = 0
     for item in to_save:
-        flat = 0
+        digit = 1
         for tensor in tensors:
             if tensor.data is item:
+                if tensor._vc is not None and tensor._vc[0] or digit > 31:
+                    return _resolve_saved_general(node, to_save, tensors, results)
                 store.append(tensor)
-                counter = tensor._vc
-                key.append(flat if counter is None or counter[0] == 0 else (flat, counter[0]))
                 break
-            flat += 1
+            digit += 1
         else:
-            for nr, result in enumerate(results):
+            digit = 32
+            for result in results:
                 if result.data is item:
-                    if result._vc is None:
-                        result._vc = [0]
+                    counter = result._vc
+                    if counter is None:
+                        counter = result._vc = [0]
+                    elif counter[0] or digit > 63:
+                        return _resolve_saved_general(node, to_save, tensors, results)
                     store.append(item)
-                    store.append(result._vc)
-                    key.append(~nr if result._vc[0] == 0 else (~nr, result._vc[0]))
+                    store.append(counter)
                     break
+                digit += 1
             else:
-                _resolve_saved_general(node, to_save, tensors, results)
-                return
-    key = tuple(key)
+                return _resolve_saved_general(node, to_save, tensors, results)
+        key = key << 6 | digit
     node._saved = _SPECS.get(key) or _specs_of(key)
     node._store = store
 
 
-def _specs_of(key: tuple) -> tuple:
+def _specs_of(key: int) -> tuple:
     if len(_SPECS) > 4096:
         _SPECS.clear()
+    digits = []
+    code = key
+    while code:
+        digits.append(code & 63)
+        code >>= 6
     specs = []
     index = 0
-    for code in key:
-        number, version = code if code.__class__ is tuple else (code, 0)
-        if number >= 0:
-            specs.append((SavedTensor.INPUT, index, number, version, True, None, None))
+    for digit in reversed(digits):
+        if digit < 32:
+            specs.append((SavedTensor.INPUT, index, digit - 1, 0, True, None, None))
             index += 1
         else:
-            specs.append((SavedTensor.OUTPUT, index, ~number, version, True, None, None))
+            specs.append((SavedTensor.OUTPUT, index, digit - 32, 0, True, None, None))
             index += 2  # the array, then its version counter
     value = _SPECS[key] = tuple(specs)
     return value
