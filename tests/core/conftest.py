@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from vizgrad.core.state import STACK, STATE
+from vizgrad.core.state import STACK, set_grad_mode, set_scope
 
 
 @pytest.fixture(autouse=True)
 def _default_state():
-    STATE.grad_enabled, STATE.scope, STACK["depth"] = True, "", 8
+    set_grad_mode(True), set_scope(""), STACK.update(depth=8)
     yield
-    STATE.grad_enabled, STATE.scope, STACK["depth"] = True, "", 8
+    set_grad_mode(True), set_scope(""), STACK.update(depth=8)

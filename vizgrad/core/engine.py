@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .node import AccumulateGrad, ContiguousLayout, Node
-from .state import STATE
+from .state import grad_enabled, set_grad_mode
 from .tensor import Tensor, accumulator_of, edge_of
 
 
@@ -191,8 +191,8 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
         if dependencies[node] == 0:  # ready: it leaves ``buffers`` with its buffer
             heapq.heappush(ready, (-node.seq, node, buffers.pop(node)))
 
-    previous_mode = STATE.grad_enabled
-    STATE.grad_enabled = create_graph
+    previous_mode = grad_enabled()
+    set_grad_mode(create_graph)
     # The engine allocates no reference cycles (nodes are freed by reference counting),
     # so the cyclic GC has nothing to find here; pausing it avoids repeated full scans
     # of a large live graph while gradients are allocated.
@@ -276,7 +276,7 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                             following = None
                         heappush(ready, (-child.seq, child, child_buffer))
     finally:
-        STATE.grad_enabled = previous_mode
+        set_grad_mode(previous_mode)
         if gc_was_enabled:
             gc.enable()
     return captured

@@ -31,7 +31,7 @@ from . import backend
 from .inplace import refresh_view
 from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, SEQUENCE, ContiguousLayout, Node, SavedTensor
 from .stack import capture, user_location
-from .state import STACK, STATE
+from .state import STACK, current_scope, grad_enabled
 from .tensor import Tensor, accumulator_of
 
 
@@ -125,7 +125,7 @@ class Function:
         """Run the op on tensors (and plain values), recording a node when needed."""
         # The hot path of every op, kept flat: no helper calls, few allocations (each
         # GC-tracked object that survives an op makes Python's cyclic GC run sooner).
-        if not STATE.grad_enabled:
+        if not grad_enabled():
             # Nothing to record (inside a backward, under no_grad): unwrap, compute, wrap.
             raw = []
             for arg in args:
@@ -255,9 +255,13 @@ class Function:
             if own_meta else None
         first = tensors[0].data
         node._device = "cpu" if first.__class__ is _NUMPY_ARRAY else backend.device_of(first)
-        node.scope = STATE.scope
+        node.scope = current_scope()
         depth = STACK["depth"]
-        node._raw_stack = capture(depth, 2) if depth else None  # 2: apply's caller
+        if depth:  # three slots rather than a tuple: one object fewer per op for the GC
+            node._stack_code, node._stack_lasti, node._stack_tail = \
+                capture(depth, 2) or _NO_STACK  # 2: apply's caller
+        else:
+            node._stack_code = None
 
         if kind == OUT_SINGLE and node._non_differentiable is None:
             result = _new_tensor(Tensor)  # Tensor._make, inlined on the hot path
@@ -300,6 +304,7 @@ class Function:
         return apply_inplace(cls, target, args)
 
 
+_NO_STACK = (None, 0, ())
 _LAYOUTS: dict[int, tuple] = {}
 # The input numbers of nodes whose inputs are all first outputs (nearly every node).
 _ZEROS = tuple((0,) * count for count in range(16))
@@ -455,7 +460,14 @@ def _resolve_saved(node: Any, tensors: list, results: Any) -> None:
                 return _resolve_saved_general(node, to_save, tensors, results)
         key = key << 6 | digit
     node._saved = _SPECS.get(key) or _specs_of(key)
-    node._store = store
+    # Saving exactly its inputs, in order (mul, div, matmul ...): the inputs list itself
+    # is the store (one list fewer per op for the GC).
+    in_order = len(store) == len(tensors) and key == _IN_ORDER.get(len(store))
+    node._store = tensors if in_order else store
+
+
+_IN_ORDER = {count: sum((digit + 1) << 6 * (count - 1 - digit) for digit in range(count))
+             for count in range(1, 8)}
 
 
 def _specs_of(key: int) -> tuple:
@@ -540,7 +552,7 @@ def once_differentiable(backward: Callable) -> Callable:
     def wrapper(ctx: Any, *grads: Any) -> Any:
         from .state import no_grad
 
-        needs_graph = STATE.grad_enabled and any(
+        needs_graph = grad_enabled() and any(
             isinstance(g, Tensor) and g.requires_grad for g in grads)
         with no_grad():
             result = backward(ctx, *[g.detach() if isinstance(g, Tensor) else g

@@ -12,7 +12,7 @@ from typing import Any
 
 from .node import SavedTensor
 from .stack import user_location
-from .state import STATE
+from .state import grad_enabled
 from .tensor import Tensor
 
 
@@ -52,7 +52,7 @@ def apply_inplace(cls: type, target: Tensor, args: tuple) -> Tensor:
 
     if target._base is not None and target._view_version != target._vc[0]:
         refresh_view(target)
-    record = STATE.grad_enabled and (target._rg or _any_requires_grad(args))
+    record = grad_enabled() and (target._rg or _any_requires_grad(args))
     if not record:
         out = cls.forward(_FORWARD_ONLY, target.data, *[_unwrap(a) for a in args])
         _write(target, out)
@@ -137,7 +137,7 @@ def refresh_view(view: Tensor) -> None:
     """
     base = view._base
     version = base._vc[0]
-    if view._view_chain is not None and base._rg and STATE.grad_enabled:
+    if view._view_chain is not None and base._rg and grad_enabled():
         fresh = regenerate_view(base, view._view_chain)
         view.grad_fn = fresh.grad_fn
         view.output_nr = fresh.output_nr

@@ -220,7 +220,8 @@ class Node:
     __slots__ = (
         "seq", "fn", "_next_nodes", "_next_nrs", "_layout", "_out_kind", "_in_meta",
         "_own_meta",
-        "_device", "_saved", "_store", "_to_save", "_freed", "_raw_stack", "scope",
+        "_device", "_saved", "_store", "_to_save", "_freed", "_stack_code", "_stack_lasti",
+        "_stack_tail", "scope",
         "_grad_mask",
         "__dict__", "__weakref__",
     )
@@ -409,6 +410,13 @@ class Node:
         return format_frames(self._raw_stack)
 
     @property
+    def _raw_stack(self) -> tuple | None:
+        """``(code, offset, tail)`` as ``stack.capture`` gave it, or None."""
+        if self._stack_code is None:
+            return None
+        return (self._stack_code, self._stack_lasti, self._stack_tail)
+
+    @property
     def metadata(self) -> dict:
         """A free dict for users and tools."""
         if self._metadata is None:
@@ -496,7 +504,7 @@ class AccumulateGrad(Node):
         self._to_save = None
         self._freed = False
         self._grad_mask = 0
-        self._raw_stack = None
+        self._stack_code = None
         self.scope = ""
         self.seq = next(SEQUENCE)
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..core.node import RemovableHandle, add_hook
-from ..core.state import STATE, no_grad
+from ..core.state import current_scope, no_grad, set_scope
 from ..core.tensor import Tensor
 from .parameter import Parameter
 from .state import IncompatibleKeys, cast_tensor, load_into
@@ -84,14 +84,15 @@ class Module:
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
         active = _ACTIVE.__dict__.setdefault("stack", [])
-        previous = STATE.scope
-        STATE.scope = self._call_scope(active, previous)
-        active.append((self, STATE.scope))
+        previous = current_scope()
+        path = self._call_scope(active, previous)
+        set_scope(path)
+        active.append((self, path))
         try:
             output = self.forward(*args, **kwargs)
         finally:
             active.pop()
-            STATE.scope = previous
+            set_scope(previous)
         for hook in list(self._forward_hooks.values()):
             result = hook(self, args, output)
             if result is not None:

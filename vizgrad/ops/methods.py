@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..core import backend
 from ..core.factory import as_dtype
 from ..core.function import _FORWARD_ONLY
-from ..core.state import STATE
+from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from . import arithmetic as ar
 from . import comparison as cmp
@@ -38,7 +38,7 @@ def _binary_operator(cls, reflected=False):
     forward, apply = cls.forward, cls.apply
 
     def operator(self, other):
-        if STATE.grad_enabled or other.__class__ is list or other.__class__ is tuple:
+        if grad_enabled() or other.__class__ is list or other.__class__ is tuple:
             return apply(other, self) if reflected else apply(self, other)
         value = other.data if isinstance(other, Tensor) else other
         try:
@@ -59,7 +59,7 @@ def _unary_operator(cls):
     forward, apply = cls.forward, cls.apply
 
     def operator(self):
-        if STATE.grad_enabled:
+        if grad_enabled():
             return apply(self)
         out = forward(_FORWARD_ONLY, self.data)
         if out.__class__ in backend.ARRAY_TYPES:
