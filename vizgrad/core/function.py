@@ -154,6 +154,12 @@ class Function:
             return _wrap_plain(cls, out, args)
         raw = list(args)
         tensors = []
+        # Next nodes (and whether input numbers are all 0) are gathered in the same pass.
+        # They go in flat tuples (``next_functions`` pairs them up when read): fewer
+        # objects per op for the cyclic GC to track.
+        next_nodes = []
+        numbered = False  # some input is output 1+ of a multi-output op
+        own_meta = False  # some input has no node to read its (shape, dtype) from
         requires = False
         simple = True  # every tensor argument is a single tensor (no tensor lists)
         mask = 0  # argument positions that are tensor slots
@@ -169,6 +175,18 @@ class Function:
                 if arg._rg:
                     requires = True
                     grad_mask |= 1 << index
+                    if arg.grad_fn is not None:
+                        next_nodes.append(arg.grad_fn)
+                        if arg.output_nr:
+                            numbered = True
+                    else:
+                        ref = arg._accumulator
+                        accumulator = ref() if ref is not None else None
+                        next_nodes.append(accumulator if accumulator is not None
+                                          else accumulator_of(arg))
+                else:
+                    next_nodes.append(None)
+                    own_meta = True
             elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
                     and isinstance(arg[0], Tensor):
                 raw[index] = [t.data for t in arg]
@@ -180,6 +198,11 @@ class Function:
                     if t._rg:
                         requires = True
                         grad_mask |= 1 << index
+                    next_nodes.append(_next_node_of(t))
+                    if t._rg and t.grad_fn is not None and t.output_nr:
+                        numbered = True
+                    elif not t._rg:
+                        own_meta = True
             index += 1
 
         if not requires:
@@ -194,25 +217,8 @@ class Function:
         number_mask = cls._number_mask
         if number_mask and simple and mask & number_mask != number_mask:
             tensors, mask = _with_number_slots(cls.number_slots, args, tensors, mask)
-        # Next nodes and input numbers go in two flat tuples (``next_functions`` pairs
-        # them up when read): fewer objects per op for the cyclic GC to track.
-        next_nodes = []
-        numbered = False  # some input is output 1+ of a multi-output op
-        own_meta = False  # some input has no node to read its (shape, dtype) from
-        for tensor in tensors:
-            if not tensor._rg:
-                next_nodes.append(None)
-                own_meta = True
-            elif tensor.grad_fn is not None:
-                next_nodes.append(tensor.grad_fn)
-                if tensor.output_nr:
-                    numbered = True
-            else:
-                ref = tensor._accumulator
-                accumulator = ref() if ref is not None else None
-                if accumulator is None:
-                    accumulator = accumulator_of(tensor)
-                next_nodes.append(accumulator)
+            next_nodes = [_next_node_of(t) for t in tensors]  # a number got a slot
+            own_meta = True
         node = _new_node(Node)
         node.fn = cls
         node._to_save = None
@@ -309,6 +315,17 @@ _LAYOUTS: dict[int, tuple] = {}
 # The input numbers of nodes whose inputs are all first outputs (nearly every node).
 _ZEROS = tuple((0,) * count for count in range(16))
 _NRS: dict[tuple, tuple] = {}  # the others, shared
+
+
+def _next_node_of(tensor: Tensor) -> Node | None:
+    """The node an input's gradient goes to (None when it wants none)."""
+    if not tensor._rg:
+        return None
+    if tensor.grad_fn is not None:
+        return tensor.grad_fn
+    ref = tensor._accumulator
+    accumulator = ref() if ref is not None else None
+    return accumulator if accumulator is not None else accumulator_of(tensor)
 
 
 def _numbers_of(tensors: list) -> tuple:

@@ -38,25 +38,28 @@ def _is_internal(filename: str) -> bool:
     return internal
 
 
-# The callers above an op's innermost user frame do not change while that frame runs,
-# so their part of the stack is cached, keyed by the innermost frame (and its caller).
-# [frame id, code, raw caller chain, walk ended at the top, depth, tail] of the last capture.
-_TAIL_CACHE: list = [0, None, (), False, 0, ()]
+# The callers' part of a stack (the tail) depends only on the raw chain of (code, offset)
+# pairs above the innermost user frame, and that chain rarely changes between ops, so
+# the last walk is kept: (depth, chain walked, walk reached the outermost frame, tail).
+# One tuple, replaced whole, so threads never see a half-updated cache.  Frame ids are
+# not used: a finished frame's id is reused by the next call.
+_LAST_WALK: tuple = (0, (), False, ())
 
 
 def capture(depth: int, skip: int = 1) -> tuple | None:
     """The op's call site: ``(code, lasti, tail)`` for the innermost user frame.
 
-    ``tail`` is a flat ``(code, lasti, ...)`` tuple of up to ``depth - 1`` callers.
-    Callers do not change while the innermost frame runs, so the tail is cached and
-    shared between the ops made from one frame.  Instruction offsets, not line
-    numbers, are kept: reading ``f_lineno`` scans the line table, so lines are
+    ``tail`` is a flat ``(code, lasti, ...)`` tuple of up to ``depth - 1`` callers,
+    shared between ops whose callers are the same (checked by comparing the callers'
+    raw chain: cheaper than walking again, no filename lookups).  Instruction offsets,
+    not line numbers, are kept: reading ``f_lineno`` scans the line table, so lines are
     computed only when someone reads ``node.stack``.  The walk starts ``skip`` frames
     up (``Function.apply`` passes 2: itself is never user code).
     """
+    global _LAST_WALK
     frame = _getframe(skip)
     internal = _INTERNAL
-    while frame is not None:
+    while True:
         code = frame.f_code
         hidden = internal.get(code.co_filename)
         if hidden is None:
@@ -64,27 +67,27 @@ def capture(depth: int, skip: int = 1) -> tuple | None:
         if not hidden:
             break
         frame = frame.f_back
-    else:
-        return None
+        if frame is None:
+            return None
     lasti = frame.f_lasti
     if depth <= 1:
         return (code, lasti, ())
     parent = frame.f_back
-    cache = _TAIL_CACHE
-    if cache[0] == id(frame) and cache[1] is code and cache[4] == depth:
-        # A freed frame's id is reused by the next call, so the id does not prove the
-        # callers are the same: compare the raw callers' (code, offset) chain the last
-        # walk went through (cheaper than walking again: no filename lookups).
+    walk_depth, chain, at_top, tail = _LAST_WALK
+    if walk_depth == depth:
         check = parent
-        for code_then, lasti_then in cache[2]:
-            if check is None or check.f_code is not code_then or check.f_lasti != lasti_then:
-                break
-            check = check.f_back
-        else:
-            if check is None or not cache[3]:
-                return (code, lasti, cache[5])
+        try:
+            for code_then, lasti_then in chain:
+                if check.f_lasti != lasti_then or check.f_code is not code_then:
+                    break
+                check = check.f_back
+            else:
+                if check is None or not at_top:
+                    return (code, lasti, tail)
+        except AttributeError:  # the stack ends below where the chain did: walk again
+            pass
     tail, chain, at_top = _walk(parent, depth - 1)
-    _TAIL_CACHE[:] = [id(frame), code, chain, at_top, depth, tail]
+    _LAST_WALK = (depth, chain, at_top, tail)
     return (code, lasti, tail)
 
 
