@@ -29,7 +29,16 @@ import numpy as np
 
 from . import backend
 from .inplace import refresh_view
-from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, SEQUENCE, ContiguousLayout, Node, SavedTensor
+from .node import (
+    INPUTS_IN_ORDER,
+    OUT_LIST,
+    OUT_SINGLE,
+    OUT_TUPLE,
+    SEQUENCE,
+    ContiguousLayout,
+    Node,
+    SavedTensor,
+)
 from .stack import capture, user_location
 from .state import STACK, current_scope, grad_enabled
 from .tensor import Tensor, accumulator_of
@@ -485,11 +494,14 @@ def _resolve_saved(node: Any, tensors: list, results: Any) -> None:
 
 _IN_ORDER = {count: sum((digit + 1) << 6 * (count - 1 - digit) for digit in range(count))
              for count in range(1, 8)}
+# Saving exactly the inputs gets node.INPUTS_IN_ORDER's specs: saved_tensors knows them.
+_SPECS.update((_IN_ORDER[count], specs) for count, specs in INPUTS_IN_ORDER.items())
 
 
 def _specs_of(key: int) -> tuple:
     if len(_SPECS) > 4096:
         _SPECS.clear()
+        _SPECS.update((_IN_ORDER[count], specs) for count, specs in INPUTS_IN_ORDER.items())
     digits = []
     code = key
     while code:

@@ -90,6 +90,9 @@ def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
 # So saving allocates no record per item, and freeing a node is one ``list.clear()``.
 # An output's version counter sits in the store right after its array.
 KIND, INDEX, NUMBER, VERSION, POSITIONAL, NAME, EXTRA = range(7)
+#: The specs of a node that saved exactly its inputs, in order (by input count).
+INPUTS_IN_ORDER = {count: tuple((0, i, i, 0, True, None, None) for i in range(count))
+                   for count in range(1, 8)}
 
 
 class SavedTensor:
@@ -264,17 +267,29 @@ class Node:
         if saved is None:
             return ()
         store = self._store
+        if store is not None and saved is INPUTS_IN_ORDER.get(len(store)):
+            # Exactly its inputs (mul, div, matmul ...): the store is the answer, unless
+            # one was written in place since.
+            for tensor in store:
+                if tensor._vc is not None and tensor._vc[0]:
+                    break
+            else:
+                return tuple(store)
         out = []
         for spec in saved:
             if spec[4]:  # positional
-                if spec[0] == 0 and store:  # an input, unchanged: the common case
+                kind = spec[0]
+                if kind == 0 and store:  # an input, unchanged: the common case
                     tensor = store[spec[1]]
                     counter = tensor._vc
                     if counter is None or counter[0] == spec[3]:
                         out.append(tensor)
                         continue
+                elif kind == 1 and store and store[spec[1] + 1][0] == spec[3]:  # an output
+                    out.append(Tensor._make(store[spec[1]], True, self, spec[2]))
+                    continue
                 out.append(self._unpack(spec))
-        return out
+        return tuple(out)
 
     def _unpack(self, spec: tuple) -> Any:
         """One saved value for backward (see ``SavedTensor``), version-checked."""
