@@ -458,6 +458,27 @@ def _resolve_saved(node: Any, tensors: list, results: Any) -> None:
     """
     to_save = node._to_save
     node._to_save = None
+    count = len(to_save)
+    if count == len(tensors) and count < 8:  # every input, in order? (mul, div, matmul)
+        for item, tensor in zip(to_save, tensors):
+            if item is not tensor.data or tensor._vc is not None and tensor._vc[0]:
+                break
+        else:
+            node._saved = INPUTS_IN_ORDER[count]
+            node._store = tensors  # the inputs list itself: one list fewer for the GC
+            return
+    if count == 1 and len(results) == 1:  # only the output? (tanh, exp, sigmoid, relu)
+        item = to_save[0]
+        result = results[0]
+        if item is result.data and result._vc is None:
+            for tensor in tensors:
+                if tensor.data is item:  # the output is an input too: an input it is
+                    break
+            else:
+                result._vc = counter = [0]
+                node._saved = _OUTPUT_ONLY
+                node._store = [item, counter]
+                return
     store: list = []
     key = 0
     for item in to_save:
@@ -486,22 +507,15 @@ def _resolve_saved(node: Any, tensors: list, results: Any) -> None:
                 return _resolve_saved_general(node, to_save, tensors, results)
         key = key << 6 | digit
     node._saved = _SPECS.get(key) or _specs_of(key)
-    # Saving exactly its inputs, in order (mul, div, matmul ...): the inputs list itself
-    # is the store (one list fewer per op for the GC).
-    in_order = len(store) == len(tensors) and key == _IN_ORDER.get(len(store))
-    node._store = tensors if in_order else store
+    node._store = store
 
 
-_IN_ORDER = {count: sum((digit + 1) << 6 * (count - 1 - digit) for digit in range(count))
-             for count in range(1, 8)}
-# Saving exactly the inputs gets node.INPUTS_IN_ORDER's specs: saved_tensors knows them.
-_SPECS.update((_IN_ORDER[count], specs) for count, specs in INPUTS_IN_ORDER.items())
+_OUTPUT_ONLY = ((SavedTensor.OUTPUT, 0, 0, 0, True, None, None),)
 
 
 def _specs_of(key: int) -> tuple:
     if len(_SPECS) > 4096:
         _SPECS.clear()
-        _SPECS.update((_IN_ORDER[count], specs) for count, specs in INPUTS_IN_ORDER.items())
     digits = []
     code = key
     while code:
