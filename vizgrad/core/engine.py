@@ -1,8 +1,11 @@
-"""The backward engine: dependency counting and a ready queue ordered by ``seq``.
+"""The backward engine: nodes run in decreasing ``seq`` order, each exactly once.
 
-Everything is iterative, so a 100,000-op chain backpropagates without touching
-Python's recursion limit.  One gradient buffer per node sums contributions per
-output (slot/rank); a node runs once all the nodes that feed it have run.
+A node is always created after the nodes it feeds gradients to, so ``seq`` is a
+topological order of every graph: when the newest waiting node runs, every node that
+sends it a gradient has already run.  So no dependency counts are needed; a node waits
+in a heap (keyed by ``seq``) from its first incoming gradient until it runs, summing
+contributions per output (slot/rank) in one buffer.  Everything is iterative, so a
+100,000-op chain backpropagates without touching Python's recursion limit.
 """
 
 from __future__ import annotations
@@ -62,26 +65,21 @@ def _check_roots(outputs: list[Tensor]) -> None:
                 "requires_grad=True, and make sure the computation is not inside no_grad().")
 
 
-def _count_dependencies(roots: list[Node]) -> dict[Node, int]:
-    """How many edges lead into each node reachable from ``roots`` (roots start at 0)."""
-    dependencies = dict.fromkeys(roots, 0)
-    stack = list(dependencies)
-    count_of = dependencies.get
+def _reachable(roots: list[Node]) -> set:
+    """Every node reachable from ``roots`` (for ``inputs=``, which prunes the work)."""
+    seen = set(roots)
+    stack = list(seen)
     while stack:
         for child in stack.pop()._next_nodes:
-            if child is not None:
-                count = count_of(child)
-                if count is None:  # first visit
-                    dependencies[child] = 1
-                    stack.append(child)
-                else:
-                    dependencies[child] = count + 1
-    return dependencies
+            if child is not None and child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return seen
 
 
-def _needed_nodes(dependencies: dict, roots: list[Node], targets: set) -> set:
+def _needed_nodes(roots: list[Node], targets: set) -> set:
     """Nodes from which some target is reachable (children are older: seq is topological)."""
-    nodes = sorted(set(dependencies) | set(roots), key=lambda n: n.seq)
+    nodes = sorted(_reachable(roots), key=lambda n: n.seq)
     needed = set()
     for node in nodes:
         if node in targets or any(c in needed for c in node._next_nodes
@@ -160,7 +158,6 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     root_grads = _root_gradients(outputs, gradients)
     root_edges = [edge_of(t) for t in outputs]
     roots = [node for node, _ in root_edges]
-    dependencies = _count_dependencies(roots)
 
     captures: dict[tuple, list[int]] = {}
     input_edges = []
@@ -176,20 +173,16 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     captured: list[Tensor | None] = [None] * len(input_edges)
     needed = None
     if inputs is not None:
-        needed = _needed_nodes(dependencies, roots, {node for node, _ in input_edges})
+        needed = _needed_nodes(roots, {node for node, _ in input_edges})
 
-    buffers: dict[Node, list] = {}
-    ready: list = []
-    for node, _ in root_edges:  # the roots hang off an implicit GraphRoot
-        dependencies[node] = dependencies.get(node, 0) + 1
+    buffers: dict[Node, list] = {}  # the gradients of every node waiting to run
+    ready: list = []  # the waiting nodes, as (-seq, node): a heap, newest first
     for (node, nr), grad in zip(root_edges, root_grads):
         buffer = buffers.get(node)
         if buffer is None:
             buffer = buffers[node] = [None] * len(node._in_meta)
+            heapq.heappush(ready, (-node.seq, node))
         buffer[nr] = grad if buffer[nr] is None else buffer[nr] + grad
-        dependencies[node] -= 1
-        if dependencies[node] == 0:  # ready: it leaves ``buffers`` with its buffer
-            heapq.heappush(ready, (-node.seq, node, buffers.pop(node)))
 
     previous_mode = grad_enabled()
     set_grad_mode(create_graph)
@@ -201,19 +194,20 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     heappop, heappush = heapq.heappop, heapq.heappush
     plain = not captures and needed is None  # no capture, no inputs= filter
     owned: set = set()  # gradient sums allocated here, safe to add into in place
-    # When a node makes exactly one node ready and nothing else waits, that node is next
-    # whatever its seq: it skips the heap (most of a chain's nodes do).  A ready node
-    # carries its gradient buffer along; ``buffers`` holds only those still waiting.
-    following = following_buffer = None
+    # The newest waiting node runs next.  A node just reached that is newer than all
+    # the others waiting is kept aside as ``following`` and skips the heap (most of a
+    # chain's nodes do).
+    following = None
     try:
         while True:
             if following is not None:
-                node, buffer = following, following_buffer
+                node = following
                 following = None
             elif ready:
-                _, node, buffer = heappop(ready)
+                node = heappop(ready)[1]
             else:
                 break
+            buffer = buffers.pop(node)
             if plain and not node._hooked and node.__class__ is not AccumulateGrad:
                 # The common case, inline: no hooks, no captures, no inputs= filter.
                 for grad in buffer:
@@ -238,43 +232,35 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
             for child, nr, grad in zip(node._next_nodes, node._next_nrs, grads):
                 if child is None:
                     continue
-                remaining = dependencies[child] - 1
-                dependencies[child] = remaining
-                child_buffer = buffers.get(child) if remaining else buffers.pop(child, None)
-                if grad is not None:
-                    shape, dtype = child._in_meta[nr]
-                    data = grad.data
-                    if data.shape != shape or data.dtype is not dtype and data.dtype != dtype:
-                        grad = _reduce_to(grad, shape, dtype, node, child)
-                    if child_buffer is None:
-                        if len(child._in_meta) == 1:
-                            child_buffer = [grad]
+                child_buffer = buffers.get(child)
+                if child_buffer is None:  # its first gradient: it now waits to run
+                    child_buffer = buffers[child] = [None] * len(child._in_meta)
+                    if following is None:
+                        if ready and child.seq < -ready[0][0]:
+                            heappush(ready, (-child.seq, child))
                         else:
-                            child_buffer = [None] * len(child._in_meta)
-                            child_buffer[nr] = grad
-                        if remaining:
-                            buffers[child] = child_buffer
-                    elif (old := child_buffer[nr]) is None:
-                        child_buffer[nr] = grad
-                    elif create_graph:
-                        child_buffer[nr] = old + grad
-                    elif old in owned:  # a sum this loop made: nobody else holds it
-                        old.data += grad.data
+                            following = child
+                    elif child.seq > following.seq:
+                        heappush(ready, (-following.seq, following))
+                        following = child
                     else:
-                        total = child_buffer[nr] = Tensor._make(old.data + grad.data)
-                        owned.add(total)
-                elif child_buffer is None:  # it may get no gradient at all
-                    child_buffer = [None] * len(child._in_meta)
-                    if remaining:
-                        buffers[child] = child_buffer
-                if remaining == 0:
-                    if following is None and not ready:
-                        following, following_buffer = child, child_buffer
-                    else:
-                        if following is not None:
-                            heappush(ready, (-following.seq, following, following_buffer))
-                            following = None
-                        heappush(ready, (-child.seq, child, child_buffer))
+                        heappush(ready, (-child.seq, child))
+                if grad is None:
+                    continue
+                shape, dtype = child._in_meta[nr]
+                data = grad.data
+                if data.shape != shape or data.dtype is not dtype and data.dtype != dtype:
+                    grad = _reduce_to(grad, shape, dtype, node, child)
+                old = child_buffer[nr]
+                if old is None:
+                    child_buffer[nr] = grad
+                elif create_graph:
+                    child_buffer[nr] = old + grad
+                elif old in owned:  # a sum this loop made: nobody else holds it
+                    old.data += grad.data
+                else:
+                    total = child_buffer[nr] = Tensor._make(old.data + grad.data)
+                    owned.add(total)
     finally:
         set_grad_mode(previous_mode)
         if gc_was_enabled:
