@@ -265,11 +265,12 @@ class Function:
             node._in_meta = tuple([(o.shape, o.dtype) for o in outs])
         node._layout = (_LAYOUTS.get(mask) or _simple_layout(mask)) if simple \
             else _layout_of(args)
-        node._out_kind = kind
-        node._own_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors]) \
-            if own_meta else None
-        first = tensors[0].data
-        node._device = "cpu" if first.__class__ is _NUMPY_ARRAY else backend.device_of(first)
+        if kind != OUT_SINGLE:
+            node._out_kind = kind
+        if own_meta:
+            node._own_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
+        if tensors[0].data.__class__ is not _NUMPY_ARRAY:
+            node._device = backend.device_of(tensors[0].data)
         node.scope = current_scope()
         depth = STACK["depth"]
         if depth:  # three slots rather than a tuple: one object fewer per op for the GC

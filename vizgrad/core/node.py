@@ -221,9 +221,8 @@ class Node:
     """
 
     __slots__ = (
-        "seq", "fn", "_next_nodes", "_next_nrs", "_layout", "_out_kind", "_in_meta",
-        "_own_meta",
-        "_device", "_saved", "_store", "_to_save", "_freed", "_stack_code", "_stack_lasti",
+        "seq", "fn", "_next_nodes", "_next_nrs", "_layout", "_in_meta",
+        "_saved", "_store", "_to_save", "_freed", "_stack_code", "_stack_lasti",
         "_stack_tail", "scope",
         "_grad_mask",
         "__dict__", "__weakref__",
@@ -238,6 +237,11 @@ class Node:
     #: fast path checks this one flag.
     _hooked = False
     _non_differentiable: tuple | None = None
+    # Set only when they differ (outputs in a tuple or list, an input with no edge to
+    # read its metadata from, a device other than the CPU): one store fewer per op each.
+    _out_kind = OUT_SINGLE
+    _own_meta: tuple | None = None
+    _device = "cpu"
 
     # -- identity -----------------------------------------------------------------
     def name(self) -> str:
@@ -510,10 +514,9 @@ class AccumulateGrad(Node):
         self._next_nodes = ()
         self._next_nrs = ()
         self._layout = ()
-        self._out_kind = OUT_SINGLE
         self._in_meta = ((variable.data.shape, variable.data.dtype),)
-        self._own_meta = ()
-        self._device = variable.device
+        if variable.device != "cpu":
+            self._device = variable.device
         self._saved = None
         self._store = None
         self._to_save = None

@@ -81,8 +81,9 @@ class Mul(Function):
     @staticmethod
     def backward(ctx, grad):
         input, other = ctx.saved_tensors
-        return (grad * other if ctx.needs_grad(0) else None,
-                grad * input if ctx.needs_grad(1) else None)
+        wanted = ctx._grad_mask  # bit i: argument i wants a gradient (needs_grad, inline)
+        return (grad * other if wanted & 1 else None,
+                grad * input if wanted & 2 else None)
 
 
 class Div(Function):
