@@ -49,7 +49,7 @@ def _load_cupy() -> ModuleType | None:
 
 def array_module(array: Any) -> Any:
     """Return the array module (``numpy``, ``cupy`` or a test backend) that owns ``array``."""
-    module = _ARRAY_MODULES.get(type(array))
+    module = _ARRAY_MODULES.get(array.__class__)
     if module is not None:
         return module
     for array_type, module in _ARRAY_MODULES.items():
