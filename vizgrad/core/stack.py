@@ -17,7 +17,9 @@ RUNNER = "runner"
 
 def mark_runner(filename: str) -> None:
     """Frames of ``filename`` end user stacks: whatever called that file is not user code."""
+    global _LAST_WALK
     _INTERNAL[filename] = RUNNER
+    _LAST_WALK = (0, (), False, ())  # a cached walk may have gone past that file
 
 
 class StackFrame(NamedTuple):
