@@ -9,6 +9,12 @@ from vizgrad.core.state import STACK, set_grad_mode, set_scope
 
 @pytest.fixture(autouse=True)
 def _default_state():
-    set_grad_mode(True), set_scope(""), STACK.update(depth=8)
+    _reset()
     yield
-    set_grad_mode(True), set_scope(""), STACK.update(depth=8)
+    _reset()
+
+
+def _reset() -> None:
+    set_grad_mode(True)
+    set_scope("")
+    STACK["depth"] = 8

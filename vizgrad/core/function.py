@@ -151,15 +151,7 @@ class Function:
                 raise _op_error(cls, [a for a in args if isinstance(a, Tensor)], error) \
                     from error
             if out.__class__ in backend.ARRAY_TYPES and not cls.view_of_input:
-                result = _new_tensor(Tensor)  # Tensor._make, inlined
-                result.data = out
-                result._rg = False
-                result.grad = None
-                result.grad_fn = None
-                result.output_nr = 0
-                result._vc = None
-                result._base = None
-                return result
+                return Tensor._make(out)
             return _wrap_plain(cls, out, args)
         raw = list(args)
         tensors = []
@@ -496,10 +488,10 @@ def _resolve_saved(node: Any, tensors: list, results: Any) -> None:
             for result in results:
                 if result.data is item:
                     counter = result._vc
+                    if digit > 63 or counter is not None and counter[0]:
+                        return _resolve_saved_general(node, to_save, tensors, results)
                     if counter is None:
                         counter = result._vc = [0]
-                    elif counter[0] or digit > 63:
-                        return _resolve_saved_general(node, to_save, tensors, results)
                     store.append(item)
                     store.append(counter)
                     break

@@ -221,11 +221,9 @@ class Node:
     """
 
     __slots__ = (
-        "seq", "fn", "_next_nodes", "_next_nrs", "_layout", "_in_meta",
-        "_saved", "_store", "_to_save", "_freed", "_stack_code", "_stack_lasti",
-        "_stack_tail", "scope",
-        "_grad_mask",
-        "__dict__", "__weakref__",
+        "seq", "fn", "_next_nodes", "_next_nrs", "_layout", "_in_meta", "_saved", "_store",
+        "_to_save", "_freed", "_stack_code", "_stack_lasti", "_stack_tail", "scope",
+        "_grad_mask", "__dict__", "__weakref__",
     )
     # Rarely set: class-level defaults, stored in the instance dict only when set.
     _metadata: dict | None = None
@@ -319,16 +317,17 @@ class Node:
 
     def _saved_outputs_written(self, array: Any, counter: list) -> None:
         """An in-place op wrote its result into ``array``: point saved outputs at it."""
+        if not any(spec[KIND] == SavedTensor.OUTPUT for spec in self._saved or ()):
+            return
         store = self._store
         specs = []
-        for spec in self._saved or ():
+        for spec in self._saved:
             if spec[KIND] == SavedTensor.OUTPUT:
                 store[spec[INDEX]] = array
                 store[spec[INDEX] + 1] = counter
                 spec = spec[:VERSION] + (counter[0],) + spec[VERSION + 1:]
             specs.append(spec)
-        if specs:
-            self._saved = tuple(specs)
+        self._saved = tuple(specs)
 
     def needs_grad(self, arg_index: int) -> bool:
         """Whether forward argument ``arg_index`` wants a gradient (cheap; for backward)."""
