@@ -1,4 +1,5 @@
-"""The notebook path: a cell ending in make_dot(...) displays an SVG."""
+"""The notebook path: a cell ending in make_dot(...) displays an SVG; grad mode set in
+one cell holds in the next."""
 
 from __future__ import annotations
 
@@ -31,6 +32,11 @@ vizgrad.make_dot(loss, show_attrs=True)
 def test_notebook_cell_shows_svg(tmp_path: Path) -> None:
     notebook = nbformat.v4.new_notebook()
     notebook.cells.append(nbformat.v4.new_code_cell(CELL.format(root=str(ROOT))))
+    # Grad mode is a context variable: a plain set_grad_enabled(False) in one cell must
+    # still hold in the next (the kernel may run each cell in a task of its own).
+    notebook.cells.append(nbformat.v4.new_code_cell("vizgrad.set_grad_enabled(False)"))
+    notebook.cells.append(nbformat.v4.new_code_cell(
+        "print(vizgrad.is_grad_enabled(), (x * 2).grad_fn)"))
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                        "language": "python"}
     path = tmp_path / "graph.ipynb"
@@ -45,4 +51,5 @@ def test_notebook_cell_shows_svg(tmp_path: Path) -> None:
     assert outputs and outputs[-1]["output_type"] == "execute_result", outputs
     svg = outputs[-1]["data"]["image/svg+xml"]
     assert "<svg" in svg and "TanhBackward0" in svg
+    assert executed.cells[2].outputs[0]["text"].strip() == "False None"
     assert sys.executable  # the kernel is the test interpreter's python3
