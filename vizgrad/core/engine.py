@@ -232,9 +232,18 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
             for child, nr, grad in zip(node._next_nodes, node._next_nrs, grads):
                 if child is None:
                     continue
+                if grad is not None:
+                    shape, dtype = child._in_meta[nr]
+                    data = grad.data
+                    if data.shape != shape or data.dtype is not dtype and data.dtype != dtype:
+                        grad = _reduce_to(grad, shape, dtype, node, child)
                 child_buffer = buffers.get(child)
                 if child_buffer is None:  # its first gradient: it now waits to run
-                    child_buffer = buffers[child] = [None] * len(child._in_meta)
+                    if len(child._in_meta) == 1:
+                        buffers[child] = [grad]
+                    else:
+                        child_buffer = buffers[child] = [None] * len(child._in_meta)
+                        child_buffer[nr] = grad
                     if following is None:
                         if ready and child.seq < -ready[0][0]:
                             heappush(ready, (-child.seq, child))
@@ -245,14 +254,9 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                         following = child
                     else:
                         heappush(ready, (-child.seq, child))
-                if grad is None:
+                elif grad is None:
                     continue
-                shape, dtype = child._in_meta[nr]
-                data = grad.data
-                if data.shape != shape or data.dtype is not dtype and data.dtype != dtype:
-                    grad = _reduce_to(grad, shape, dtype, node, child)
-                old = child_buffer[nr]
-                if old is None:
+                elif (old := child_buffer[nr]) is None:
                     child_buffer[nr] = grad
                 elif create_graph:
                     child_buffer[nr] = old + grad
