@@ -100,3 +100,26 @@ def test_ops_in_one_loop_share_callers_but_keep_their_own_line():
     assert lines[0] == lines[2] == lines[4] and lines[1] == lines[3] == lines[5]
     assert lines[1] == lines[0] + 1
     assert all(n.stack[:-1] == nodes[0].stack[:-1] for n in nodes)
+
+
+def _ops_from_a_generator(x):
+    while True:
+        yield (x * 2.0).grad_fn
+
+
+def _resume_here(gen):
+    return next(gen)
+
+
+def _resume_there(gen):
+    return next(gen)
+
+
+def test_a_generator_resumed_by_different_callers_records_each_caller():
+    # The generator's frame stays the same while its callers change between resumptions:
+    # the cached callers must follow the chain, not the frame.
+    gen = _ops_from_a_generator(leaf())
+    here, there, here_again = _resume_here(gen), _resume_there(gen), _resume_here(gen)
+    assert [f.function for f in here.stack[-2:]] == ["_resume_here", "_ops_from_a_generator"]
+    assert [f.function for f in there.stack[-2:]] == ["_resume_there", "_ops_from_a_generator"]
+    assert here_again.stack == here.stack
