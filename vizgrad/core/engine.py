@@ -238,7 +238,7 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                     if data.shape != shape or data.dtype is not dtype and data.dtype != dtype:
                         grad = _reduce_to(grad, shape, dtype, node, child)
                 child_buffer = buffers.get(child)
-                if child_buffer is None:  # its first gradient: it now waits to run
+                if child_buffer is None:  # reached for the first time: it now waits to run
                     if len(child._in_meta) == 1:
                         buffers[child] = [grad]
                     else:
