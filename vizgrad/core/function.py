@@ -29,16 +29,8 @@ import numpy as np
 
 from . import backend
 from .inplace import refresh_view
-from .node import (
-    INPUTS_IN_ORDER,
-    OUT_LIST,
-    OUT_SINGLE,
-    OUT_TUPLE,
-    SEQUENCE,
-    ContiguousLayout,
-    Node,
-    SavedTensor,
-)
+from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, SEQUENCE, ContiguousLayout, Node
+from .saving import resolve_saved
 from .stack import capture, user_location
 from .state import STACK, current_scope, grad_enabled
 from .tensor import Tensor, accumulator_of
@@ -281,7 +273,7 @@ class Function:
             result._vc = None
             result._base = None
             if node._to_save is not None:
-                _resolve_saved(node, tensors, (result,))
+                resolve_saved(node, tensors, (result,))
             if cls.view_of_input:
                 _mark_views(cls, args, (result,))
             return result
@@ -292,7 +284,7 @@ class Function:
         if nondiff:  # ids -> output numbers, which is what Node.input_meta reads
             node._non_differentiable = tuple(nr for nr, r in enumerate(results) if not r._rg)
         if node._to_save is not None:
-            _resolve_saved(node, tensors, results)
+            resolve_saved(node, tensors, results)
         if cls.view_of_input:
             _mark_views(cls, args, results)
         if kind == OUT_SINGLE:
@@ -434,137 +426,6 @@ def _mark_views(cls: type[Function], args: tuple, results: list) -> None:
         if single:
             prefix = source._view_chain if source._base is not None else ()
             result._view_chain = None if prefix is None else prefix + ((cls, args[1:]),)
-
-
-# Spec tuples (see node.py) of what ops saved, keyed by an int with one base-64 digit per
-# saved item: ``1 + input number`` for an input, ``32 + output number`` for an output.
-# Almost every node finds its specs here and allocates none.
-_SPECS: dict[int, tuple] = {}
-
-
-def _resolve_saved(node: Any, tensors: list, results: Any) -> None:
-    """Put the arrays ``save_for_backward`` got into the node's store, with their specs.
-
-    An array is recognised as an input or an output of the op by identity.  The common
-    case (inputs and fresh outputs) is done here; anything else (named saves, arrays
-    that are neither, scalars, inputs written in place before) takes the general path.
-    """
-    to_save = node._to_save
-    node._to_save = None
-    count = len(to_save)
-    if count == len(tensors) and count < 8:  # every input, in order? (mul, div, matmul)
-        for item, tensor in zip(to_save, tensors):
-            if item is not tensor.data or tensor._vc is not None and tensor._vc[0]:
-                break
-        else:
-            node._saved = INPUTS_IN_ORDER[count]
-            node._store = tensors  # the inputs list itself: one list fewer for the GC
-            return
-    if count == 1 and len(results) == 1:  # only the output? (tanh, exp, sigmoid, relu)
-        item = to_save[0]
-        result = results[0]
-        if item is result.data and result._vc is None:
-            for tensor in tensors:
-                if tensor.data is item:  # the output is an input too: an input it is
-                    break
-            else:
-                result._vc = counter = [0]
-                node._saved = _OUTPUT_ONLY
-                node._store = [item, counter]
-                return
-    store: list = []
-    key = 0
-    for item in to_save:
-        digit = 1
-        for tensor in tensors:
-            if tensor.data is item:
-                if tensor._vc is not None and tensor._vc[0] or digit > 31:
-                    return _resolve_saved_general(node, to_save, tensors, results)
-                store.append(tensor)
-                break
-            digit += 1
-        else:
-            digit = 32
-            for result in results:
-                if result.data is item:
-                    counter = result._vc
-                    if digit > 63 or counter is not None and counter[0]:
-                        return _resolve_saved_general(node, to_save, tensors, results)
-                    if counter is None:
-                        counter = result._vc = [0]
-                    store.append(item)
-                    store.append(counter)
-                    break
-                digit += 1
-            else:
-                return _resolve_saved_general(node, to_save, tensors, results)
-        key = key << 6 | digit
-    node._saved = _SPECS.get(key) or _specs_of(key)
-    node._store = store
-
-
-_OUTPUT_ONLY = ((SavedTensor.OUTPUT, 0, 0, 0, True, None, None),)
-
-
-def _specs_of(key: int) -> tuple:
-    if len(_SPECS) > 4096:
-        _SPECS.clear()
-    digits = []
-    code = key
-    while code:
-        digits.append(code & 63)
-        code >>= 6
-    specs = []
-    index = 0
-    for digit in reversed(digits):
-        if digit < 32:
-            specs.append((SavedTensor.INPUT, index, digit - 1, 0, True, None, None))
-            index += 1
-        else:
-            specs.append((SavedTensor.OUTPUT, index, digit - 32, 0, True, None, None))
-            index += 2  # the array, then its version counter
-    value = _SPECS[key] = tuple(specs)
-    return value
-
-
-def _resolve_saved_general(node: Any, to_save: tuple, tensors: list, results: Any) -> None:
-    """Every kind of saved item: named saves, intermediate arrays, scalars."""
-    store: list = []
-    specs = []
-    for order, item in enumerate(to_save):
-        name = None
-        positional = True
-        if item.__class__ is tuple and len(item) == 2 and item[0].__class__ is str:
-            name, item = item
-            positional = False
-        specs.append(_spec_of(item, name, order, positional, tensors, results, store))
-    node._saved = tuple(specs)
-    node._store = store if store else None
-
-
-def _spec_of(item: Any, name: str | None, order: int, positional: bool, tensors: list,
-             results: Any, store: list) -> tuple:
-    for flat, tensor in enumerate(tensors):
-        if tensor.data is item:
-            counter = tensor._vc
-            store.append(tensor)
-            return (SavedTensor.INPUT, len(store) - 1, flat,
-                    0 if counter is None else counter[0], positional, name, None)
-    for nr, result in enumerate(results):
-        if result.data is item:
-            if result._vc is None:
-                result._vc = [0]
-            store.append(item)
-            store.append(result._vc)
-            return (SavedTensor.OUTPUT, len(store) - 2, nr, result._vc[0], positional, name,
-                    None)
-    if not backend.is_array(item):
-        if item is None or isinstance(item, (bool, int, float, complex, np.number)):
-            return (SavedTensor.SCALAR, -1, 0, 0, positional, name or f"saved{order}", item)
-        item = backend.as_array(item, like=tensors[0].data if tensors else None)
-    store.append(item)
-    return (SavedTensor.CONSTANT, len(store) - 1, 0, 0, positional, name or f"saved{order}",
-            (item.shape, item.dtype))
 
 
 def _op_error(cls: type[Function], tensors: list, error: Exception) -> Exception:
