@@ -59,7 +59,7 @@ from .core.factory import (
 from .ops import *  # noqa: F403 - the op functions are vizgrad's top-level API
 from .ops import __all__ as _op_names
 from .render import make_dot, print_graph
-from .serialization import load, save
+from .serialization import CheckpointError, load, save
 from .watching import on_backward, unwatch, watch, watched
 
 half, double, long = float16, float64, int64
@@ -79,5 +79,5 @@ __all__ = [
     "zeros_like", *_op_names,
     "debug", "graph", "make_dot", "print_graph", "render",
     "on_backward", "unwatch", "watch", "watched",
-    "load", "nn", "optim", "save",
+    "CheckpointError", "load", "nn", "optim", "save",
 ]

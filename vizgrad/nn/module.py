@@ -406,6 +406,10 @@ class Module:
         for child in self._modules.values():
             if child is not None:
                 object.__setattr__(child, "_parent", weakref.ref(self))
+        # Copied parameters come back unnamed (Parameter pickles as data + requires_grad);
+        # children are restored before their parent, so the outermost copy names last and
+        # every parameter and buffer ends up with its full dotted path, as in the original.
+        self._rename()
 
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)

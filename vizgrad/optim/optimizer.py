@@ -124,27 +124,50 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore ``state`` and hyperparameters saved by ``state_dict()``.
+
+        Everything is converted and checked before anything is assigned, so when it
+        raises (``ValueError``) the optimizer is unchanged.
+
+        Example
+        -------
+        >>> opt.load_state_dict(vizgrad.load("ckpt.npz")["optim"])
+        """
+        if not isinstance(state_dict, dict) or not isinstance(
+                state_dict.get("param_groups"), (list, tuple)) or not isinstance(
+                state_dict.get("state"), dict):
+            raise ValueError("cannot load the optimizer state dict: expected a dict with "
+                             "'state' (a dict) and 'param_groups' (a list), as returned by "
+                             "Optimizer.state_dict(); nothing was loaded")
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups) or any(
-                len(g["params"]) != len(own["params"])
+                not isinstance(g, dict) or not isinstance(g.get("params"), (list, tuple))
+                or len(g["params"]) != len(own["params"])
                 for g, own in zip(groups, self.param_groups)):
             raise ValueError("the loaded state dict has a different number of parameter "
                              "groups or parameters than this optimizer")
         by_index = {}
         for saved, own in zip(groups, self.param_groups):
             by_index.update(zip(saved["params"], own["params"]))
-        self.state = {}
+        new_state = {}
         for key, values in state_dict["state"].items():
-            param = by_index[int(key)]
-            xp = array_module(param.data)
-            self.state[param] = {
-                k: xp.asarray(v.data if isinstance(v, Tensor) else v).astype(
-                    param.data.dtype) if hasattr(v, "shape") and len(v.shape) > 0
-                else (v.item() if hasattr(v, "item") else v) for k, v in values.items()}
-        for saved, own in zip(groups, self.param_groups):
-            for key, value in saved.items():
-                if key != "params":
-                    own[key] = copy.deepcopy(value)
+            try:
+                param = by_index[int(key)]
+            except (KeyError, TypeError, ValueError):
+                raise ValueError(f"cannot load the optimizer state dict: state entry {key!r} "
+                                 "names no parameter of this optimizer; nothing was "
+                                 "loaded") from None
+            if not isinstance(values, dict):
+                raise ValueError(f"cannot load the optimizer state dict: state entry {key!r} "
+                                 f"is a {type(values).__name__}, not a dict; nothing was "
+                                 "loaded")
+            new_state[param] = {k: _state_value(param, key, k, v) for k, v in values.items()}
+        hyper = [[(k, copy.deepcopy(v)) for k, v in saved.items() if k != "params"]
+                 for saved in groups]
+        # Every check passed: assign.
+        self.state = new_state
+        for own, pairs in zip(self.param_groups, hyper):
+            own.update(pairs)
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -153,3 +176,21 @@ class Optimizer:
             for key in sorted(k for k in group if k != "params"):
                 lines.append(f"    {key}: {group[key]}")
         return "\n".join(lines) + "\n)"
+
+
+def _state_value(param: Tensor, index: Any, name: str, value: Any) -> Any:
+    """One saved optimizer state value converted like the live state (arrays on the
+    parameter's device and dtype, 0-d values as Python numbers); ValueError if it can't."""
+    where = f"cannot load the optimizer state dict: state[{index!r}][{name!r}]"
+    if not hasattr(value, "shape"):
+        if value is None or isinstance(value, (bool, int, float)):
+            return value
+        raise ValueError(f"{where} is a {type(value).__name__}, not a number or an array; "
+                         "nothing was loaded")
+    data = value.data if isinstance(value, Tensor) else value
+    dtype = getattr(data, "dtype", None)
+    if dtype is None or dtype.kind not in "biufc":
+        raise ValueError(f"{where} holds {dtype} values, not numbers; nothing was loaded")
+    if len(data.shape) == 0:
+        return data.item()
+    return array_module(param.data).asarray(data).astype(param.data.dtype)
