@@ -25,7 +25,7 @@ import numpy as np
 # failing disk is not a malformed file).
 _MALFORMED = (zipfile.BadZipFile, zlib.error, ValueError, EOFError, struct.error,
               OverflowError, NotImplementedError, RuntimeError)
-_CHUNK = 1 << 24  # read members 16 MiB at a time, into the final buffer
+_CHUNK = 1 << 20  # read members 1 MiB at a time, straight into the array's buffer
 
 
 @contextmanager

@@ -48,7 +48,7 @@ from .core.tensor import Tensor
 _MANIFEST = "__vizgrad__"
 _FORMAT = 1
 DEFAULT_MAX_BYTES = 4 * 2**30
-MAX_DEPTH = 100  # levels of dicts/lists; the JSON manifest nests 4 deep per level
+MAX_DEPTH = 100  # dicts/lists/tuples inside each other; the JSON nests 4 deep per level
 _KINDS = ("tensor", "ndarray", "dict", "list", "tuple", "value")
 
 
@@ -62,7 +62,7 @@ def _encode(root: Any, arrays: dict[str, np.ndarray]) -> Any:
     work: list[tuple[Any, list, int, int]] = [(root, holder, 0, 0)]
     while work:
         value, parent, slot, depth = work.pop()
-        if depth > MAX_DEPTH:
+        if depth >= MAX_DEPTH and isinstance(value, (dict, list, tuple)):
             raise ValueError(f"vizgrad.save: the object is nested deeper than {MAX_DEPTH} "
                              "levels (or contains itself)")
         if isinstance(value, Tensor) or backend.is_array(value):
@@ -100,12 +100,12 @@ def _check_manifest(root: Any, where: str) -> list[str]:
     work = [(root, 0)]
     while work:
         node, depth = work.pop()
-        if depth > MAX_DEPTH:
-            raise CheckpointError(f"{where}: the manifest nests deeper than {MAX_DEPTH} levels")
         kind = node.get("t") if isinstance(node, dict) else None
         if kind not in _KINDS:
             raise CheckpointError(f"{where}: the manifest has an entry that is not a "
                                   f"known kind ({_short(node)})")
+        if depth >= MAX_DEPTH and kind in ("dict", "list", "tuple"):
+            raise CheckpointError(f"{where}: the manifest nests deeper than {MAX_DEPTH} levels")
         if kind in ("tensor", "ndarray"):
             if not isinstance(node.get("ref"), str):
                 raise CheckpointError(f"{where}: a manifest array entry has no name "
