@@ -371,8 +371,15 @@ class Module:
     def load_state_dict(self, state_dict: Any, strict: bool = True) -> IncompatibleKeys:
         """Copy values into parameters and buffers; all checks happen before any copy.
 
-        Raises ``RuntimeError`` listing missing keys, unexpected keys (when ``strict``)
-        and shape mismatches (always); nothing is modified when it raises.
+        Raises ``RuntimeError`` listing missing keys, unexpected keys (when ``strict``),
+        shape mismatches and values that cannot be converted to the tensor's dtype
+        (strings, objects, complex into real); every value is converted before any is
+        copied, so nothing is modified when it raises.
+
+        Example
+        -------
+        >>> model.load_state_dict(vizgrad.load("ckpt.npz")["model"])
+        IncompatibleKeys(missing_keys=[], unexpected_keys=[])
         """
         return load_into(self, state_dict, strict)
 
