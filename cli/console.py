@@ -13,6 +13,31 @@ from rich.text import Text
 from rich.tree import Tree
 
 from vizgrad.debug.summary import tree_lines
+from vizgrad.render.escape import clean, terminal_text
+
+
+def terminal_safe(value: Any) -> Any:
+    """A copy of nested dicts/lists with every string through ``terminal_text``
+    (names from a script may hold ESC, BEL or lone surrogates); built without recursion."""
+    if isinstance(value, str):
+        return terminal_text(value)
+    top: list = [value]
+    stack: list[tuple[Any, Any, Any]] = [(value, top, 0)]  # (source, container, key)
+    while stack:
+        source, container, key = stack.pop()
+        if isinstance(source, dict):
+            copy: Any = {}
+            for name, item in source.items():
+                stack.append((item, copy, terminal_text(name) if isinstance(name, str) else name))
+        elif isinstance(source, (list, tuple)):
+            copy = [None] * len(source)
+            stack.extend((item, copy, index) for index, item in enumerate(source))
+        elif isinstance(source, str):
+            copy = terminal_text(source)
+        else:
+            copy = source
+        container[key] = copy
+    return top[0]
 
 
 def consoles() -> tuple[Console, Console]:
@@ -59,17 +84,17 @@ class Steps:
 
 def error(console: Console, message: str, hint: str | None = None) -> None:
     """``error: message`` in red, and an optional hint on the next line."""
-    console.print(Text("error: ", style="bold red") + Text(message))
+    console.print(Text("error: ", style="bold red") + Text(clean(message)))
     if hint:
-        console.print(Text(hint, style="dim"))
+        console.print(Text(clean(hint), style="dim"))
 
 
 def warning(console: Console, message: str) -> None:
-    console.print(Text("warning: ", style="bold yellow") + Text(message))
+    console.print(Text("warning: ", style="bold yellow") + Text(clean(message)))
 
 
 def note(console: Console, message: str) -> None:
-    console.print(Text("note: ", style="bold cyan") + Text(message))
+    console.print(Text("note: ", style="bold cyan") + Text(clean(message)))
 
 
 def print_candidates(console: Console, candidates: list) -> None:
@@ -83,7 +108,7 @@ def print_candidates(console: Console, candidates: list) -> None:
     table.add_column("shape")
     table.add_column("graph nodes", justify="right")
     for candidate in candidates:
-        table.add_row(escape(candidate.name), escape(str(tuple(candidate.shape))),
+        table.add_row(escape(terminal_text(candidate.name)), escape(str(tuple(candidate.shape))),
                       str(candidate.graph_size))
     console.print(table)
 
@@ -109,6 +134,7 @@ def _table(title: str, *columns: str) -> Table:
 def print_summary(console: Console, summary: dict, how: str, max_depth: int,
                   max_lines: int) -> None:
     """The ``vizgrad inspect`` report: tables, then the tree with each node's user line."""
+    summary = terminal_safe(summary)
     roots = ", ".join(f"{r['name']} {tuple(r['shape'] or ())}" for r in summary["roots"])
     widest = summary["widest_level"]
     console.print(Text.assemble(

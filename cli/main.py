@@ -1,23 +1,33 @@
 """The ``vizgrad`` command: ``render``, ``inspect`` and ``gallery``.
 
-Exit codes: 0 success; 1 the script raised (its traceback is printed), no graph
-was found, or rendering failed (Graphviz missing: the DOT is still written);
-2 a bad command line: the script is missing or not Python, ``--target`` names
-nothing usable, or the output cannot be written.
+Exit codes: 0 success; 1 the script raised (its traceback is printed), exited
+through ``os._exit``, ran past ``--timeout``, no graph was found, or rendering
+failed (Graphviz missing: the DOT is still written); 2 a bad command line: the
+script is missing or not Python, an option value is invalid, ``--target`` names
+nothing usable, or the output cannot be written (or is the script itself).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 
 import vizgrad.render
-from vizgrad.debug.capture import NotAPythonScriptError, ScriptNotFoundError, run_script
+from vizgrad.debug.capture import (
+    REAL_EXIT,
+    NotAPythonScriptError,
+    ScriptNotFoundError,
+    check_script,
+    run_script,
+)
 from vizgrad.debug.selection import NothingToRenderError, script_parameters, select_roots
 from vizgrad.debug.summary import graph_summary
 from vizgrad.debug.tracebacks import format_traceback
@@ -32,6 +42,11 @@ from .rendering import (
 
 PHASES = {"walking": "walking the graph", "layout": "layout (graphviz dot)"}
 SCRIPT_SETTINGS = {"ignore_unknown_options": True, "allow_interspersed_args": False}
+USAGE = "usage: vizgrad render|inspect SCRIPT [SCRIPT_ARGS]..."
+
+#: Seconds past ``--timeout`` a script stuck outside Python (a C loop) is given before
+#: vizgrad ends the whole process.
+HARD_STOP_GRACE = 10.0
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -40,8 +55,41 @@ def main() -> None:
     """See the backward graph of any vizgrad script."""
 
 
+def _check_script(script: str, stderr) -> Path:
+    """The script's path, or exit 2 (before anything else is done) when it names no file."""
+    try:
+        return check_script(script)
+    except ScriptNotFoundError as problem:
+        out.error(stderr, str(problem), USAGE)
+        sys.exit(2)
+
+
+@contextlib.contextmanager
+def _hard_stop(seconds: float | None, script: str, stderr) -> Iterator[None]:
+    """End the process if the script is still running ``HARD_STOP_GRACE`` s after
+    ``--timeout`` (the in-script stop needs Python code to run; a C loop never does)."""
+    if seconds is None:
+        yield
+        return
+    finished = threading.Event()
+
+    def watch() -> None:
+        if not finished.wait(seconds + HARD_STOP_GRACE):
+            out.error(stderr, f"{script} did not stop within {seconds:g} s (--timeout) and "
+                      f"did not respond for {HARD_STOP_GRACE:g} s more; vizgrad ended it "
+                      "(exit code 1); no graph was drawn")
+            sys.stderr.flush()
+            REAL_EXIT(1)
+
+    threading.Thread(target=watch, name="vizgrad-timeout", daemon=True).start()
+    try:
+        yield
+    finally:
+        finished.set()
+
+
 def _capture(script: str, script_args: tuple, step: int | None, steps: out.Steps, stderr,
-             grads: bool = False):
+             grads: bool = False, timeout: float | None = None):
     """Run the script (exit 2 when it cannot be run); return the ScriptRun."""
     ours = [arg for arg in script_args if arg.split("=")[0] in _own_options()]
     if ours:
@@ -49,11 +97,32 @@ def _capture(script: str, script_args: tuple, step: int | None, steps: out.Steps
                  "put vizgrad's options before SCRIPT")
     steps.step(f"running {script}")
     try:
-        return run_script(script, list(script_args), step=step, record_grads=grads)
+        with _hard_stop(timeout, script, stderr):
+            return run_script(script, list(script_args), step=step, record_grads=grads,
+                              timeout=timeout)
     except (ScriptNotFoundError, NotAPythonScriptError) as problem:
         steps.__exit__(None, None, None)
-        out.error(stderr, str(problem), "usage: vizgrad render|inspect SCRIPT [SCRIPT_ARGS]...")
+        out.error(stderr, str(problem), USAGE)
         sys.exit(2)
+
+
+@contextlib.contextmanager
+def _terminate_as_exit() -> Iterator[None]:
+    """SIGTERM raises ``SystemExit(143)`` meanwhile, so ``finally`` blocks run: the
+    ``dot`` child of a layout is killed (``subprocess.run`` kills its child when
+    interrupted by an exception) and temporary files are removed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _own_options() -> set[str]:
@@ -66,12 +135,25 @@ def _own_options() -> set[str]:
 
 
 def _report_failure(run, stderr, at_error: bool) -> None:
-    stderr.print(format_traceback(run.error), markup=False, highlight=False)
-    if at_error:
-        out.warning(stderr, "the script raised; drawing the graph as it stood then")
+    stderr.print(out.clean(format_traceback(run.error)), markup=False, highlight=False)
+    if run.exited is not None:
+        what = (f"{run.path} called os._exit({run.exited}), which ends the process at once; "
+                "vizgrad stopped the script there")
+        hint = ("Rerun with --at-error to draw the graph as it stood then, or let the script "
+                "end normally (or with sys.exit()).")
+    elif run.timed_out:
+        what = (f"{run.path} did not finish within {run.error.seconds:g} s (--timeout); "
+                "vizgrad stopped it")
+        hint = ("Rerun with --at-error to draw the graph as it stood then, with --step N to "
+                "stop after the N-th backward(), or with a larger --timeout.")
     else:
-        out.error(stderr, f"{run.path} raised {type(run.error).__name__} (exit code 1)",
-                  "Rerun with --at-error to draw the graph as it stood when it raised.")
+        what = f"{run.path} raised {type(run.error).__name__}"
+        hint = "Rerun with --at-error to draw the graph as it stood when it raised."
+    if at_error:
+        out.warning(stderr, f"{what}; drawing the graph as it stood then")
+    else:
+        out.error(stderr, f"{what}, before a graph was drawn (exit code 1)"
+                  if run.exited is not None or run.timed_out else f"{what} (exit code 1)", hint)
 
 
 def _choose(run, target: str | None, at_error: bool, stderr):
@@ -92,8 +174,19 @@ script_argument = [
                  help="Capture the N-th backward() call and stop the script right after it."),
     click.option("--at-error", is_flag=True,
                  help="If the script raises, still draw the graph as it stood then."),
+    click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+                 help="Stop the script after this long (exit code 1; with --at-error the "
+                      "graph is drawn as it stood)."),
     click.option("-q", "--quiet", is_flag=True, help="No progress display or summary line."),
 ]
+
+
+def _max_nodes(context: click.Context, parameter: click.Parameter, value: int | None):
+    """--max-nodes is 0 (never fold) or 10 or more: checked before the script runs."""
+    if value is not None and 0 < value < 10:
+        raise click.BadParameter(f"{value} is too small: use 0 (never fold) or 10 or more "
+                                 "(a fold needs room to show what it folded)")
+    return value
 
 
 def with_script(function):
@@ -119,13 +212,16 @@ def with_script(function):
               help="Fold each module scope into one node (see --depth).")
 @click.option("--depth", type=click.IntRange(min=1), metavar="N",
               help="Scope depth used by --collapse.")
-@click.option("--max-nodes", type=click.IntRange(min=0), metavar="N",
-              help="Fold the graph beyond N nodes (0: never fold).")
+@click.option("--max-nodes", type=click.IntRange(min=0), metavar="N", callback=_max_nodes,
+              help="Fold the graph beyond N nodes (0: never fold; else 10 or more).")
 @click.option("--rankdir", type=click.Choice(["TB", "BT", "LR", "RL"]), help="Layout direction.")
 @click.option("--theme", type=click.Choice(["light", "dark"]), help="Colour theme.")
+@click.option("--layout-timeout", type=click.FloatRange(min=0, min_open=True),
+              default=vizgrad.render.output.DEFAULT_LAYOUT_TIMEOUT, show_default=True,
+              metavar="SECONDS", help="Time limit for Graphviz's layout.")
 @click.option("--open", "open_result", is_flag=True, help="Open the result when written.")
-def render(script, script_args, target, step, at_error, quiet, output, open_result,
-           **flags) -> None:
+def render(script, script_args, target, step, at_error, timeout, quiet, output, open_result,
+           layout_timeout, **flags) -> None:
     """Run SCRIPT (as `python SCRIPT SCRIPT_ARGS...` would) and draw its backward graph.
 
     The graph is --target if given; else the N-th backward() with --step; else the
@@ -134,17 +230,25 @@ def render(script, script_args, target, step, at_error, quiet, output, open_resu
     passed to the script.
     """
     stdout, stderr = out.consoles()
+    # Everything about the command line is checked before the script runs.
+    script_path = _check_script(script, stderr)
     options = render_options(**flags)
-    path = output if output is not None else Path(script).with_suffix(".svg")
     try:
-        check_output(path)
+        vizgrad.render.RenderOptions.make(**options)
+    except (TypeError, ValueError) as problem:
+        out.error(stderr, f"bad picture option: {problem}")
+        sys.exit(2)
+    path = output if output is not None else script_path.with_suffix(".svg")
+    try:
+        check_output(path, script=script_path)
     except OutputError as problem:
         out.error(stderr, str(problem))
         sys.exit(2)
     destination = path.absolute()  # the script may chdir; the path means the caller's folder
     start = time.perf_counter()
     with out.Steps(stderr, quiet) as steps:
-        run = _capture(script, script_args, step, steps, stderr, bool(flags["show_grad"]))
+        run = _capture(script, script_args, step, steps, stderr, bool(flags["show_grad"]),
+                       timeout)
     if run.failed:
         _report_failure(run, stderr, at_error)
         if not at_error:
@@ -154,10 +258,18 @@ def render(script, script_args, target, step, at_error, quiet, output, open_resu
     if params:
         options.setdefault("params", params)
     try:
-        with out.Steps(stderr, quiet) as steps:
+        with _terminate_as_exit(), out.Steps(stderr, quiet) as steps:
             result = render_roots(choice.roots, destination, options, step=lambda phase: (
-                steps.step(PHASES.get(phase, f"writing {path.name}"))))
-    except vizgrad.render.RenderError as problem:  # Graphviz missing / too slow / failed
+                steps.step(PHASES.get(phase, f"writing {path.name}"))),
+                layout_timeout=layout_timeout)
+    except vizgrad.render.LayoutTimeoutError as problem:
+        saved = f" The DOT was saved to {problem.dot_path}." if problem.dot_path else ""
+        out.error(stderr, f"Graphviz did not finish laying out the graph within "
+                  f"{layout_timeout:g} s.{saved}",
+                  "Draw less (--max-nodes N, --collapse [--depth N], --target a smaller "
+                  "tensor, or -o graph.dot) or raise the limit (--layout-timeout SECONDS).")
+        sys.exit(1)
+    except vizgrad.render.RenderError as problem:  # Graphviz missing / failed
         out.error(stderr, str(problem))
         sys.exit(1)
     except (OSError, ValueError, TypeError) as problem:
@@ -183,7 +295,7 @@ def render(script, script_args, target, step, at_error, quiet, output, open_resu
               help="Fold the tree below this depth.")
 @click.option("--max-lines", type=click.IntRange(min=1), default=400, show_default=True,
               help="Stop the tree after this many lines.")
-def inspect(script, script_args, target, step, at_error, quiet, as_json, max_depth,
+def inspect(script, script_args, target, step, at_error, timeout, quiet, as_json, max_depth,
             max_lines) -> None:
     """Run SCRIPT and print its backward graph: op counts, leaves, saved memory, a tree.
 
@@ -191,10 +303,11 @@ def inspect(script, script_args, target, step, at_error, quiet, as_json, max_dep
     thing on stdout (the script's own output goes to stderr).
     """
     stdout, stderr = out.consoles()
+    _check_script(script, stderr)
     # With --json, stdout is for the report only: the script's own prints go to stderr.
     redirect = contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext()
     with redirect, out.Steps(stderr, quiet or as_json) as steps:
-        run = _capture(script, script_args, step, steps, stderr)
+        run = _capture(script, script_args, step, steps, stderr, timeout=timeout)
     if run.failed:
         _report_failure(run, stderr, at_error)
         if not at_error:

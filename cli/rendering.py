@@ -40,8 +40,18 @@ class RenderResult:
     notes: list[str] = field(default_factory=list)
 
 
-def check_output(path: Path) -> Path:
-    """Fail early (before the script runs) when ``path`` could never be written.
+def _same_file(one: Path, other: Path) -> bool:
+    """Whether two paths name the same file (after symlinks; hard links too)."""
+    try:
+        return os.path.samefile(one, other)
+    except OSError:  # one of them does not exist (yet)
+        return one.resolve() == other.resolve()
+
+
+def check_output(path: Path, script: Path | None = None) -> Path:
+    """Fail early (before the script runs) when ``path`` could never be written, or
+    when it is the ``script`` itself (``vizgrad render model.svg``, ``-o x.py x.py``):
+    the user's script is never written over.
 
     Example
     -------
@@ -51,6 +61,10 @@ def check_output(path: Path) -> Path:
     """
     if path.is_dir():
         raise OutputError(f"cannot write {path}: it is a folder")
+    if script is not None and _same_file(path, script):
+        raise OutputError(f"will not write the picture to {path}: that is the script itself "
+                          "(vizgrad never writes over the script); name another output "
+                          "with -o PATH")
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
         known = ", ".join(sorted({s.lstrip(".") for s in FORMATS}))
@@ -87,11 +101,14 @@ def render_options(**flags: Any) -> dict[str, Any]:
 
 
 def render_roots(roots: Any, path: Path, options: dict[str, Any],
-                 step: Callable[[str], None] | None = None) -> RenderResult:
+                 step: Callable[[str], None] | None = None,
+                 layout_timeout: float | None = vizgrad.render.output.DEFAULT_LAYOUT_TIMEOUT
+                 ) -> RenderResult:
     """Build the view of ``roots`` with ``options`` and write it to ``path`` (format by suffix).
 
     ``step(name)`` is told when each phase starts ("walking", "layout", "writing")
-    for a progress display.  Errors are the renderer's: ``GraphvizNotFoundError``
+    for a progress display; ``layout_timeout`` limits Graphviz's layout (seconds).
+    Errors are the renderer's: ``GraphvizNotFoundError``
     (the DOT is written beside ``path`` first), ``LayoutTimeoutError``,
     ``RenderError``; writing is atomic, so a failure leaves no half-written file.
     """
@@ -106,6 +123,10 @@ def render_roots(roots: Any, path: Path, options: dict[str, Any],
         view = vizgrad.render.build_view(roots, **options)
     notes = list(view.notes) or [str(warning.message) for warning in caught]
     nodes = sum(1 for node in view.nodes if node.kind != "legend")
-    step("layout" if fmt in ("svg", "png", "pdf", "html") else "writing")
-    vizgrad.render.save(view, path)
+    step("layout" if fmt in ("svg", "png", "pdf", "html", "json") else "writing")
+    skipped = vizgrad.render.jsonout.LayoutSkippedWarning  # JSON without node positions
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", skipped)
+        vizgrad.render.save(view, path, layout_timeout=layout_timeout)
+    notes += [str(w.message) for w in caught if issubclass(w.category, skipped)]
     return RenderResult(path, fmt, nodes, len(view.edges), time.perf_counter() - start, notes)

@@ -18,6 +18,7 @@ from vizgrad.render import (
     LayoutTimeoutError,
     RenderError,
     build_view,
+    dot_binary,
     save,
     to_dict,
 )
@@ -126,17 +127,19 @@ def test_json_schema(tmp_path: Path, loss) -> None:
     assert all(e["source"] in ids and e["target"] in ids for e in document["edges"])
 
 
-def test_json_positions_from_pygraphviz(loss) -> None:
-    pytest.importorskip("pygraphviz")
+def test_json_positions_from_dot(loss) -> None:
+    if dot_binary() is None:
+        pytest.skip("Graphviz `dot` not installed")
     document = to_dict(build_view(loss), positions=True)
     assert all(n["position"] and n["position"]["width"] > 0 for n in document["nodes"])
+    ys = {n["id"]: n["position"]["y"] for n in document["nodes"]}
+    output = next(n["id"] for n in document["nodes"] if n["kind"] == "output")
+    assert ys[output] == min(ys.values())  # y up: the output is drawn at the bottom
 
 
-def test_json_positions_need_pygraphviz(loss, monkeypatch) -> None:
-    import sys
-
-    monkeypatch.setitem(sys.modules, "pygraphviz", None)
-    with pytest.raises(ImportError, match="pip install pygraphviz"):
+def test_json_positions_need_dot(loss, monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` here
+    with pytest.raises(GraphvizNotFoundError, match="Install Graphviz"):
         to_dict(build_view(loss), positions=True)
     assert to_dict(build_view(loss))["nodes"][0]["position"] is None  # "auto" degrades
 

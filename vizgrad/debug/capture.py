@@ -15,6 +15,22 @@ backward through a path other than ``Tensor.backward`` or
 ``vizgrad.autograd.backward``, it is stopped at the start of its next
 ``backward()`` instead; the recorded graph is the same.)
 
+Two ways out of the script are caught so that vizgrad can still speak:
+
+* ``os._exit()`` -- it ends the process at once, so, run in this process, it would
+  end vizgrad too with no file and no word.  While the script runs, ``os._exit``
+  is replaced: called from the script's (main) thread it raises
+  :class:`ScriptExited`, a ``BaseException`` the caller reports; called from
+  another thread of the script it cannot stop the script in place, so it prints
+  why and exits with a non-zero status; in a forked child it is the real one.
+  (Running the script in a child process instead would also catch exits from C
+  code, but the graph -- live tensors -- could not come back to be drawn.)
+* ``timeout=`` -- a ``SIGALRM`` timer (or, off the main thread or without
+  ``setitimer``, an asynchronous exception) raises :class:`ScriptTimeout` inside
+  the script; it fires again every second while the script swallows it.  Code
+  that never returns to Python (a C loop) cannot be stopped this way: the CLI
+  adds a hard stop for that.
+
 Example
 -------
 >>> run = run_script("train.py", ["--epochs", "1"], step=3)
@@ -25,11 +41,16 @@ Example
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
+import signal
 import sys
+import threading
 import time
 import tokenize
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +78,28 @@ class StopScript(BaseException):
     """
 
 
+class ScriptExited(BaseException):
+    """The script called ``os._exit(status)``; it was stopped there (see the module doc)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"the script called os._exit({status})")
+        self.status = status
+
+
+class ScriptTimeout(BaseException):
+    """The script ran past ``timeout`` seconds and was stopped."""
+
+    def __init__(self, seconds: float | None = None) -> None:
+        # no argument when raised asynchronously (PyThreadState_SetAsyncExc)
+        super().__init__("the script did not finish within "
+                         + ("its time limit" if seconds is None else f"{seconds:g} s"))
+        self.seconds = seconds
+
+
+#: The process's real ``os._exit`` (the script sees a stand-in while it runs).
+REAL_EXIT = os._exit
+
+
 @dataclass
 class ScriptRun:
     """What running a script left behind."""
@@ -74,6 +117,8 @@ class ScriptRun:
     error: BaseException | None = None
     exit_code: int = 0
     seconds: float = 0.0
+    timed_out: bool = False
+    exited: int | None = None  # the status the script gave os._exit, if it called it
 
     @property
     def failed(self) -> bool:
@@ -81,11 +126,28 @@ class ScriptRun:
         return self.error is not None
 
 
+def check_script(path: str | os.PathLike) -> Path:
+    """``path`` as a ``Path`` if it names an existing file, else ``ScriptNotFoundError``.
+
+    Example
+    -------
+    >>> check_script("")
+    Traceback (most recent call last):
+    ScriptNotFoundError: no script given (the script path is empty)
+    """
+    if not str(path).strip():
+        raise ScriptNotFoundError("no script given (the script path is empty)")
+    script = Path(path)
+    if not script.exists():
+        raise ScriptNotFoundError(f"script not found: {script}")
+    if not script.is_file():
+        kind = "a folder" if script.is_dir() else "not a regular file"
+        raise ScriptNotFoundError(f"{path} is {kind}, not a Python script")
+    return script
+
+
 def _compile(path: Path) -> types.CodeType:
-    if not path.exists():
-        raise ScriptNotFoundError(f"script not found: {path}")
-    if not path.is_file():
-        raise ScriptNotFoundError(f"not a file: {path}")
+    check_script(path)
     if path.suffix.lower() == ".ipynb":
         raise NotAPythonScriptError(f"{path} is a notebook, not a Python script: export it "
                                     f"with `jupyter nbconvert --to script {path}` first, or "
@@ -172,14 +234,86 @@ def _patch_backward(recorder: _Recorder) -> list[tuple[Any, str, Any]]:
     return patched
 
 
+def _in_script(frame: types.FrameType | None, code: types.CodeType) -> bool:
+    """Whether ``frame`` is inside the script (its module code is on the stack)."""
+    while frame is not None:
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back
+    return False
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float | None, code: types.CodeType) -> Iterator[None]:
+    """Raise ``ScriptTimeout`` in the script after ``seconds``, then every second."""
+    if seconds is None:
+        yield
+        return
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+        def expire(signum: int, frame: types.FrameType | None) -> None:
+            if _in_script(frame, code):  # never in vizgrad's own clean-up after the script
+                raise ScriptTimeout(seconds)
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        return
+    thread, done = threading.get_ident(), threading.Event()
+
+    def interrupt() -> None:
+        while not done.wait(0 if interrupt.first else 1.0):
+            interrupt.first = False
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread),
+                                                       ctypes.py_object(ScriptTimeout))
+
+    interrupt.first = True
+    timer = threading.Timer(seconds, interrupt)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        done.set()
+        timer.cancel()
+
+
+@contextlib.contextmanager
+def _exit_stand_in() -> Iterator[None]:
+    """Replace ``os._exit`` while the script runs (see the module doc)."""
+    pid, thread = os.getpid(), threading.get_ident()
+
+    def _exit(status: int) -> None:
+        if os.getpid() != pid:  # a forked child (multiprocessing): really exit
+            REAL_EXIT(status)
+        if threading.get_ident() == thread:
+            raise ScriptExited(status)
+        sys.stderr.write(f"vizgrad: the script called os._exit({status}) from a thread, "
+                         "which ends the process at once: no graph was drawn\n")
+        sys.stderr.flush()
+        REAL_EXIT(status or 1)
+
+    os._exit = _exit
+    try:
+        yield
+    finally:
+        os._exit = REAL_EXIT
+
+
 def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), *,
-               step: int | None = None, record_grads: bool = False) -> ScriptRun:
+               step: int | None = None, record_grads: bool = False,
+               timeout: float | None = None) -> ScriptRun:
     """Run ``path`` as ``python path *args`` would and record its ``backward()`` calls.
 
     Exceptions the script raises are kept in ``ScriptRun.error`` (never raised here,
     except ``KeyboardInterrupt``); ``ScriptNotFoundError`` and ``NotAPythonScriptError``
     are raised before anything runs.  ``record_grads=True`` records per-node gradient
     statistics for the backward calls that may be drawn (for ``show_grad``).
+    ``timeout`` (seconds) stops the script with ``ScriptTimeout`` (``run.timed_out``);
+    ``os._exit()`` in the script stops it with ``ScriptExited`` (``run.exited``).
 
     Example
     -------
@@ -191,6 +325,8 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
     code = _compile(script)
     if step is not None and step < 1:
         raise ValueError(f"step must be 1 or more, got {step}")
+    if timeout is not None and not timeout > 0:
+        raise ValueError(f"timeout must be more than 0 seconds, got {timeout}")
     module = types.ModuleType("__main__")
     module.__dict__.update(__file__=str(script.absolute()), __cached__=None, __loader__=None,
                            __package__=None, __spec__=None, __builtins__=__builtins__)
@@ -207,9 +343,14 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
     patched = _patch_backward(recorder)
     start = time.perf_counter()
     try:
-        exec(code, module.__dict__)
+        with _exit_stand_in(), _time_limit(timeout, code):
+            exec(code, module.__dict__)
     except StopScript:
         run.stopped_early = True
+    except ScriptExited as error:
+        run.error, run.exited, run.exit_code = error, error.status, 1
+    except ScriptTimeout as error:
+        run.error, run.timed_out, run.exit_code = error, True, 1
     except SystemExit as error:
         status = error.code
         if status not in (None, 0):

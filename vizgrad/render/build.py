@@ -15,9 +15,10 @@ from typing import Any
 
 from .. import graph
 from . import fold, grads
+from .escape import sized_cache
 from .view import Cluster, GraphView, RenderOptions, ViewEdge, ViewNode
 
-_SHAPES: dict[tuple, str] = {}
+_SHAPES = sized_cache(1 << 20)
 
 
 def shape_text(shape: Any) -> str:
@@ -26,12 +27,11 @@ def shape_text(shape: Any) -> str:
     text = _SHAPES.get(key)
     if text is None:
         text = "(" + ", ".join(str(int(d)) for d in key) + ")"
-        if len(_SHAPES) < 65536:
-            _SHAPES[key] = text
+        _SHAPES.put(key, text)
     return text
 
 
-_TENSOR_LINES: dict[tuple, str] = {}
+_TENSOR_LINES = sized_cache(1 << 20)
 
 
 def _tensor_lines(info: graph.TensorInfo, options: RenderOptions) -> list[str]:
@@ -39,8 +39,7 @@ def _tensor_lines(info: graph.TensorInfo, options: RenderOptions) -> list[str]:
     line = _TENSOR_LINES.get(key)
     if line is None:
         line = shape_text(key[0]) + (f" {key[1]}" if options.show_dtype else "")
-        if len(_TENSOR_LINES) < 65536:
-            _TENSOR_LINES[key] = line
+        _TENSOR_LINES.put(key, line)
     return [line]
 
 
@@ -76,6 +75,11 @@ def _attribute_rows(node: graph.GraphNode) -> list[tuple[str, str]]:
     return rows
 
 
+def _short_repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 class _Builder:
     def __init__(self, roots: Any, options: RenderOptions) -> None:
         self.options = options
@@ -104,6 +108,10 @@ class _Builder:
             pairs = [("", roots)]
         items, seen = [], set()
         for label, value in pairs:
+            if not (graph.is_tensor(value) or isinstance(value, graph.TensorInfo)):
+                raise TypeError(
+                    "make_dot draws a vizgrad Tensor, a list or tuple of Tensors, or a dict "
+                    f"name -> Tensor; got {type(value).__name__}: {_short_repr(value)}")
             info = graph.as_tensor_info(value)
             if id(info.tensor) in seen:
                 continue

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import textwrap
 from collections import defaultdict
-from typing import Any
 
 import graphviz
 
-from .escape import dot_string, html_lines, html_text
+from .escape import dot_string, label_lines, label_text, sized_cache
 from .view import GraphView, ViewNode
 
 #: Fill colour per node kind (pytorchviz's names in the light theme).
@@ -68,7 +67,7 @@ def _rows_text(title: str, rows: list[tuple[str, str]], limit: int) -> list[str]
     return [rule] + [f"{key.rjust(left)}: {value.rjust(right)}" for key, value in rows]
 
 
-_LABELS: dict[Any, str] = {}
+_LABELS = sized_cache()
 
 
 def _plain_label(node: ViewNode) -> str:
@@ -76,10 +75,9 @@ def _plain_label(node: ViewNode) -> str:
     key = (node.title, *node.lines) if node.lines else node.title
     label = _LABELS.get(key)
     if label is None:
-        label = html_lines(([node.title] if node.title or not node.lines else [])
+        label = label_lines(([node.title] if node.title or not node.lines else [])
                            + node.lines)
-        if len(_LABELS) < 65536:
-            _LABELS[key] = label
+        _LABELS.put(key, label)
     return label
 
 
@@ -92,9 +90,9 @@ def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
     lines = ([node.title] if node.title or not node.lines else []) + node.lines
     if node.rows:
         lines += _rows_text(node.title, node.rows, limit)
-    label = html_lines(lines)
+    label = label_lines(lines)
     if node.font:
-        label = f'<FONT COLOR="{html_text(node.font)}">{label}</FONT>'
+        label = f'<FONT COLOR="{label_text(node.font)}">{label}</FONT>'
     fill = node.fill or palette.get(node.kind, palette["op"])
     parts = [f"label=<{label}>", f"fillcolor={dot_string(fill)}", f"id={node.id}"]
     if node.tooltip:
@@ -116,12 +114,12 @@ def _edge_line(edge, palette: dict) -> str:  # noqa: ANN001 - ViewEdge
     if not (edge.tail_label or edge.head_label or edge.style or edge.undirected
             or edge.color or edge.width):
         if edge.label:
-            return f"\t{edge.source} -> {edge.target} [label=<{html_text(edge.label)}>]\n"
+            return f"\t{edge.source} -> {edge.target} [label=<{label_text(edge.label)}>]\n"
         return f"\t{edge.source} -> {edge.target}\n"
     parts = []
     text = edge_text(edge)
     if text:
-        parts.append(f"label=<{html_text(text)}>")
+        parts.append(f"label=<{label_text(text)}>")
     if edge.style:
         parts.append(f"style={edge.style}")
     if edge.undirected:
@@ -137,10 +135,10 @@ def _edge_line(edge, palette: dict) -> str:  # noqa: ANN001 - ViewEdge
 def _legend_lines(view: GraphView, palette: dict) -> list[str]:
     cells = []
     for entry in view.legend:
-        text = html_text(entry.label)
+        text = label_text(entry.label)
         if entry.font:
-            text = f'<FONT COLOR="{html_text(entry.font)}">{text}</FONT>'
-        cells.append(f'<TD BGCOLOR="{html_text(entry.color)}">{text}</TD>')
+            text = f'<FONT COLOR="{label_text(entry.font)}">{text}</FONT>'
+        cells.append(f'<TD BGCOLOR="{label_text(entry.color)}">{text}</TD>')
     table = ('<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="4"><TR>'
              '<TD>gradient norm</TD>' + "".join(cells) + "</TR></TABLE>")
     return [f"\tlegend [label=<{table}> shape=plaintext style=\"\" "
@@ -178,7 +176,7 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
     if view.notes:
         # wrapped: one long title line would set the picture's width and shrink the rest
         notes = [part for note in view.notes for part in textwrap.wrap(note, 100) or [""]]
-        body.append(f"\tlabel=<{html_lines(notes)}> labelloc=t fontsize=12 "
+        body.append(f"\tlabel=<{label_lines(notes)}> labelloc=t fontsize=12 "
                     f"fontname=monospace fontcolor={dot_string(palette['font'])}\n")
     clustered = {}
     children = defaultdict(list)
@@ -200,7 +198,7 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
             continue
         # titles at the top left, in the nodes' font: edges come in from above near
         # the middle, where a centred title would sit under them
-        body.append(f"\tsubgraph {cluster.id} {{\n\t\tlabel=<{html_text(cluster.label)}> "
+        body.append(f"\tsubgraph {cluster.id} {{\n\t\tlabel=<{label_text(cluster.label)}> "
                     f"labeljust=l fontname=monospace fontsize=10 style=rounded "
                     f"color={dot_string(palette['cluster'])} "
                     f"fontcolor={dot_string(palette['font'])}\n")
@@ -212,7 +210,7 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
                 or edge.color or edge.width:
             body.append(_edge_line(edge, palette))
         elif edge.label:
-            body.append(f"\t{edge.source} -> {edge.target} [label=<{html_text(edge.label)}>]\n")
+            body.append(f"\t{edge.source} -> {edge.target} [label=<{label_text(edge.label)}>]\n")
         else:
             body.append(f"\t{edge.source} -> {edge.target}\n")
     if view.legend:

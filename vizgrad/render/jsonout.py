@@ -4,65 +4,84 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from dataclasses import asdict
 from typing import Any
 
+from .escape import clean
+from .output import DEFAULT_LAYOUT_TIMEOUT, GraphvizNotFoundError, LayoutTimeoutError, run_dot
 from .view import GraphView, describe
 
 SCHEMA = "vizgrad-graph"
 VERSION = 1
-#: Above this many nodes ``positions="auto"`` skips the (in-process, untimed) layout.
+#: Above this many nodes ``positions="auto"`` skips the layout.
 AUTO_LAYOUT_LIMIT = 2000
 
-PYGRAPHVIZ_HINT = ("node positions need pygraphviz: pip install pygraphviz (it builds against "
-                   "Graphviz's headers: apt-get install graphviz libgraphviz-dev)")
+
+class LayoutSkippedWarning(UserWarning):
+    """``positions="auto"`` gave up on node positions (``dot`` missing or too slow)."""
 
 
 def _plain(value: Any) -> Any:
-    """JSON-safe copy: NaN/Inf become strings, unknown objects their ``str``."""
+    """JSON-safe copy: NaN/Inf become strings, text is cleaned (``escape.clean``: lone
+    surrogates and control characters shown as escapes), unknown objects their ``str``."""
+    if isinstance(value, str):
+        return clean(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {clean(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
-    if value is None or isinstance(value, (bool, int, str)):
+    if value is None or isinstance(value, (bool, int)):
         return value
-    return str(value)
+    return clean(value)
 
 
-def layout_positions(view: GraphView) -> dict[str, dict[str, float]]:
-    """``id -> {"x", "y", "width", "height"}`` (points, y up) laid out by pygraphviz."""
-    try:
-        import pygraphviz
-    except ImportError as error:
-        raise ImportError(PYGRAPHVIZ_HINT) from error
+def layout_positions(view: GraphView, timeout: float | None = DEFAULT_LAYOUT_TIMEOUT
+                     ) -> dict[str, dict[str, float]]:
+    """``id -> {"x", "y", "width", "height"}`` (points, y up) from Graphviz's ``dot``.
+
+    ``dot`` runs in a subprocess under ``timeout`` seconds, as for SVG (the same
+    binary, so the positions are those of the SVG); raises
+    ``GraphvizNotFoundError`` or ``LayoutTimeoutError``.
+    """
     from .dot import to_dot
 
-    agraph = pygraphviz.AGraph(string=to_dot(view).source)
-    agraph.layout(prog="dot")
+    layout = json.loads(run_dot(to_dot(view).source, "json0", timeout))
     out = {}
-    for node in view.nodes:
-        attributes = agraph.get_node(node.id).attr
-        if attributes.get("pos"):
-            x, y = (float(v) for v in attributes["pos"].split(",")[:2])
-            out[node.id] = {"x": x, "y": y,
-                            "width": float(attributes.get("width") or 0) * 72,
-                            "height": float(attributes.get("height") or 0) * 72}
+    for item in layout.get("objects", ()):
+        if "pos" not in item or "nodes" in item:  # clusters have no "pos" of their own
+            continue
+        x, y = (float(v) for v in item["pos"].split(",")[:2])
+        out[item["name"]] = {"x": x, "y": y, "width": float(item.get("width") or 0) * 72,
+                             "height": float(item.get("height") or 0) * 72}
     return out
 
 
-def to_dict(view: GraphView, positions: bool | str = "auto") -> dict[str, Any]:
-    """The JSON document as a dict.  ``positions``: True, False or "auto" (when
-    pygraphviz is installed and the view is small enough)."""
+def to_dict(view: GraphView, positions: bool | str = "auto",
+            layout_timeout: float | None = DEFAULT_LAYOUT_TIMEOUT) -> dict[str, Any]:
+    """The JSON document as a dict.
+
+    ``positions``: True (lay out with ``dot``; its errors are raised), False, or
+    "auto": positions when ``dot`` is installed, the view has at most
+    :data:`AUTO_LAYOUT_LIMIT` nodes and the layout ends within ``layout_timeout``
+    seconds; otherwise none, with a note in ``notes`` and a ``LayoutSkippedWarning``.
+    """
     places: dict[str, dict[str, float]] = {}
+    notes = list(view.notes)
     if positions is True:
-        places = layout_positions(view)
+        places = layout_positions(view, layout_timeout)
     elif positions == "auto" and len(view.nodes) <= AUTO_LAYOUT_LIMIT:
         try:
-            places = layout_positions(view)
-        except ImportError:
-            places = {}
+            places = layout_positions(view, layout_timeout)
+        except GraphvizNotFoundError:
+            places = {}  # positions are optional; the document says "null" for each node
+        except LayoutTimeoutError:
+            note = (f"node positions left out: Graphviz did not finish the layout within "
+                    f"{layout_timeout:g} s")
+            notes.append(note)
+            warnings.warn(note, LayoutSkippedWarning, stacklevel=3)
     nodes = []
     for node in view.nodes:
         nodes.append({"id": node.id, "kind": node.kind, "title": node.title,
@@ -76,13 +95,14 @@ def to_dict(view: GraphView, positions: bool | str = "auto") -> dict[str, Any]:
              for e in view.edges]
     return _plain({
         "schema": SCHEMA, "version": VERSION, "graph": dict(view.graph),
-        "notes": list(view.notes), "nodes": nodes, "edges": edges,
+        "notes": notes, "nodes": nodes, "edges": edges,
         "clusters": [asdict(cluster) for cluster in view.clusters],
         "legend": [asdict(entry) for entry in view.legend],
     })
 
 
-def to_json(view: GraphView, positions: bool | str = "auto", indent: int | None = 1) -> str:
-    """The JSON text of ``view`` (UTF-8, strict JSON: no NaN)."""
-    return json.dumps(to_dict(view, positions), indent=indent, ensure_ascii=False,
+def to_json(view: GraphView, positions: bool | str = "auto", indent: int | None = 1,
+            layout_timeout: float | None = DEFAULT_LAYOUT_TIMEOUT) -> str:
+    """The JSON text of ``view`` (UTF-8, strict JSON: no NaN; see :func:`to_dict`)."""
+    return json.dumps(to_dict(view, positions, layout_timeout), indent=indent, ensure_ascii=False,
                       allow_nan=False) + "\n"

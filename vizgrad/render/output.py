@@ -43,15 +43,40 @@ class GraphvizNotFoundError(RenderError):
 
 
 class LayoutTimeoutError(RenderError):
-    """Graphviz took longer than the layout time limit."""
+    """Graphviz took longer than the layout time limit.
 
-
-def write_atomic(path: str | os.PathLike, data: bytes | str) -> Path:
-    """Write ``data`` to ``path`` through a temporary file and ``os.replace``.
-
-    A failure leaves neither a half-written ``path`` nor the temporary file.
+    ``timeout`` is the limit in seconds, ``dot_path`` where the DOT was saved (or None).
     """
-    path = Path(path)
+
+    def __init__(self, message: str, timeout: float | None = None,
+                 dot_path: Path | None = None) -> None:
+        super().__init__(message)
+        self.timeout = timeout
+        self.dot_path = dot_path
+
+
+def check_layout_timeout(value: Any) -> float | None:
+    """``layout_timeout`` checked up front: ``None`` (no limit) or a number of seconds > 0.
+
+    Example
+    -------
+    >>> check_layout_timeout("abc")
+    Traceback (most recent call last):
+    TypeError: layout_timeout must be a number of seconds or None, got 'abc' (str)
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"layout_timeout must be a number of seconds or None, got {value!r} "
+                        f"({type(value).__name__})")
+    if not value > 0:  # also refuses NaN
+        raise ValueError(f"layout_timeout must be more than 0 seconds (or None for no "
+                         f"limit), got {value!r}")
+    return float(value)
+
+
+def _temporary_copy(path: Path, data: bytes | str) -> str:
+    """A complete hidden copy of ``data`` beside ``path`` (a fresh name), mode 0666 - umask."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
     handle, temporary = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.",
                                          suffix=".tmp")
@@ -62,12 +87,70 @@ def write_atomic(path: str | os.PathLike, data: bytes | str) -> Path:
         os.chmod(temporary, 0o666 & ~umask)
         with os.fdopen(handle, "wb") as stream:
             stream.write(payload)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    return temporary
+
+
+def write_atomic(path: str | os.PathLike, data: bytes | str) -> Path:
+    """Write ``data`` to ``path`` through a temporary file and ``os.replace``.
+
+    A failure leaves neither a half-written ``path`` nor the temporary file.
+    """
+    path = Path(path)
+    temporary = _temporary_copy(path, data)
+    try:
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
     return path
+
+
+def free_path(path: Path) -> Path:
+    """``path`` if no file is there, else the first free ``stem.1.suffix``, ``stem.2.suffix``...
+
+    Used for files the user did not name (the DOT saved beside a failed SVG): an
+    unrelated file already there is never overwritten.
+    """
+    candidate, number = path, 0
+    while os.path.lexists(candidate):
+        number += 1
+        candidate = path.with_name(f"{path.stem}.{number}{path.suffix}")
+    return candidate
+
+
+def write_new(path: str | os.PathLike, data: bytes | str) -> Path:
+    """Write ``data`` atomically to ``path`` or, when a file is already there, to the
+    first free name beside it (see :func:`free_path`); return the path written.
+
+    The complete file is hard-linked into place, which fails rather than replace a
+    file created meanwhile; where links are not supported the name is claimed with
+    an exclusive create first, then replaced by the complete file.
+    """
+    path = Path(path)
+    temporary = _temporary_copy(path, data)
+    try:
+        for _ in range(1000):
+            target = free_path(path)
+            try:
+                os.link(temporary, target)
+                return target
+            except FileExistsError:
+                continue
+            except OSError:  # no hard links here (some network/FAT file systems)
+                try:
+                    os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+                except FileExistsError:
+                    continue
+                os.replace(temporary, target)
+                return target
+        raise FileExistsError(f"no free file name beside {path}")
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
 
 
 def dot_binary() -> str | None:
@@ -80,14 +163,16 @@ def run_dot(source: str, fmt: str, timeout: float | None = DEFAULT_LAYOUT_TIMEOU
     """Lay out and render DOT ``source`` to ``fmt`` bytes with a time limit.
 
     When ``dot`` is missing or times out and ``dot_path`` is given, the DOT is
-    written there first, so the work is not lost.
+    written there first (or beside it under a free name: an existing file is never
+    overwritten), so the work is not lost.  ``dot`` is killed if this is
+    interrupted (an exception, or a signal turned into one).
     """
     binary = dot_binary()
     if binary is None:
         where = ""
         if dot_path is not None:
-            write_atomic(dot_path, source)
-            where = f" The DOT source was written to {dot_path}."
+            written = write_new(dot_path, source)
+            where = f" The DOT source was written to {_named(written, dot_path)}."
         raise GraphvizNotFoundError(
             f"rendering to {fmt.upper()} needs Graphviz's `dot` program, which was not found "
             f"on PATH.{where} {INSTALL_HINT}")
@@ -95,18 +180,25 @@ def run_dot(source: str, fmt: str, timeout: float | None = DEFAULT_LAYOUT_TIMEOU
         done = subprocess.run([binary, f"-T{fmt}"], input=source.encode("utf-8"),
                               capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired as error:
-        where = ""
+        where, written = "", None
         if dot_path is not None:
-            write_atomic(dot_path, source)
-            where = f" The DOT was saved to {dot_path}."
+            written = write_new(dot_path, source)
+            where = f" The DOT was saved to {_named(written, dot_path)}."
         raise LayoutTimeoutError(
             f"Graphviz did not finish laying out the graph within {timeout:g} s.{where} "
             "Draw less (max_nodes=..., collapse='scope', focus=node, radius=k) or raise "
-            "the limit (layout_timeout=...).") from error
+            "the limit (layout_timeout=... seconds, or None for no limit).",
+            timeout, written) from error
     if done.returncode != 0:
         raise RenderError(f"Graphviz `dot -T{fmt}` failed (exit {done.returncode}): "
                           f"{done.stderr.decode('utf-8', 'replace').strip()}")
     return done.stdout
+
+
+def _named(written: Path, wanted: Path) -> str:
+    if written == wanted:
+        return str(written)
+    return f"{written} ({wanted.name} already exists and was left as it was)"
 
 
 def as_view(view_or_tensor: Any, **options: Any) -> GraphView:
@@ -124,7 +216,9 @@ def save(view_or_tensor: Any, path: str | os.PathLike, *,
 
     ``.svg`` / ``.png`` / ``.pdf`` (Graphviz), ``.dot`` / ``.gv``, ``.json`` (see
     docs/json_schema.md) or ``.html`` (self-contained page).  ``options`` are
-    ``make_dot``'s.  Returns the path written.
+    ``make_dot``'s.  Returns the path written.  ``layout_timeout`` (seconds, or
+    None) limits Graphviz's layout for every format; for JSON a layout that times
+    out leaves the node positions out (with a note and a warning).
 
     Example
     -------
@@ -133,6 +227,7 @@ def save(view_or_tensor: Any, path: str | os.PathLike, *,
     """
     from .dot import to_dot
 
+    layout_timeout = check_layout_timeout(layout_timeout)
     path = Path(path)
     fmt = _FORMATS.get(path.suffix.lower())
     if fmt is None:
@@ -142,7 +237,7 @@ def save(view_or_tensor: Any, path: str | os.PathLike, *,
     if fmt == "json":
         from .jsonout import to_json
 
-        return write_atomic(path, to_json(view))
+        return write_atomic(path, to_json(view, layout_timeout=layout_timeout))
     if fmt == "png" and not view.graph.get("size"):
         view = dataclasses.replace(view, graph={**view.graph, "size": RASTER_SIZE_CAP})
     source = to_dot(view).source

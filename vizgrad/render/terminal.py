@@ -12,29 +12,32 @@ from rich.tree import Tree
 
 from .. import graph
 from .build import shape_text
+from .escape import terminal_text as _t
 
 
 def _node_text(node: graph.GraphNode, tag: str, names: dict) -> Text:
-    # Text objects (not markup strings) so user names like "[bold]" print literally.
-    text = Text(node.name(), style="bold")
+    # Text objects (not markup strings) so user names like "[bold]" print literally;
+    # every user string through escape.terminal_text, so no escape sequence reaches
+    # the terminal raw and no lone surrogate stops the printing.
+    text = Text(_t(node.name()), style="bold")
     if tag:
         text.append(f" {tag}", style="magenta")
     variable = node.variable
     if variable is not None:
         name = names.get(id(variable.tensor)) or variable.name
         if name:
-            text.append(f" {name}", style="cyan")
+            text.append(f" {_t(name)}", style="cyan")
         text.append(f" {shape_text(variable.shape)} {variable.dtype}", style="green")
     else:
         metas = [m for row in node.input_meta for m in row]
         text.append(" " + ", ".join(f"{shape_text(m.shape)} {graph.to_dtype_name(m.dtype)}"
                                     for m in metas), style="green")
     if node.scope:
-        text.append(f"  [{node.scope}]", style="yellow")
+        text.append(f"  [{_t(node.scope)}]", style="yellow")
     frames = node.stack
     if frames:
         frame = frames[-1]
-        text.append(f"  {os.path.basename(frame.filename)}:{frame.lineno} {frame.line}",
+        text.append(_t(f"  {os.path.basename(frame.filename)}:{frame.lineno} {frame.line}"),
                     style="dim")
     return text
 
@@ -52,7 +55,7 @@ def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None) -> T
     printed: set = set()
     stack: list[tuple[graph.GraphNode, Tree, int, str]] = []
     for root in reversed(walk.roots):
-        label = Text(root.label, style="bold cyan")
+        label = Text(_t(root.label), style="bold cyan")
         if root.tensor is not None:
             label.append(f" {shape_text(root.tensor.shape)} {root.tensor.dtype}", style="green")
         branch = tree.add(label)
@@ -63,7 +66,7 @@ def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None) -> T
         node, parent, depth, edge_note = stack.pop()
         tag = f"#{node.seq - base}" if uses[node] > 1 and node.seq is not None else ""
         if node in printed:
-            parent.add(Text(f"{edge_note}-> see {node.name()} {tag} above", style="dim"))
+            parent.add(Text(f"{edge_note}-> see {_t(node.name())} {tag} above", style="dim"))
             continue
         printed.add(node)
         text = _node_text(node, tag, names)

@@ -139,6 +139,24 @@ class RenderOptions:
     radius: int = 2
 
     def __post_init__(self) -> None:
+        # Types first, so a wrong one is named here rather than failing deep in a walk.
+        for name in ("max_attr_chars", "depth", "radius", "max_nodes"):
+            value = getattr(self, name)
+            if (value is not None or name != "max_nodes") and (
+                    isinstance(value, bool) or not isinstance(value, int)):
+                allowed = "an int or None" if name == "max_nodes" else "an int"
+                raise TypeError(f"{name} must be {allowed}, got {value!r} "
+                                f"({type(value).__name__})")
+        if self.dpi is not None and (isinstance(self.dpi, bool)
+                                     or not isinstance(self.dpi, (int, float))):
+            raise TypeError(f"dpi must be a number or None, got {self.dpi!r}")
+        if self.size is not None and not isinstance(self.size, str):
+            raise TypeError(f"size must be a string like '12,12' or None, got {self.size!r}")
+        if self.params is not None and not isinstance(self.params, dict):
+            raise TypeError(f"params must be a dict name -> tensor, got "
+                            f"{type(self.params).__name__}")
+        if self.max_attr_chars < 0:
+            raise ValueError(f"max_attr_chars must be >= 0, got {self.max_attr_chars}")
         if self.cluster not in (None, "scope"):
             raise ValueError(f"cluster must be None or 'scope', got {self.cluster!r}")
         if self.collapse not in (None, "scope"):
