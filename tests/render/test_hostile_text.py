@@ -22,12 +22,12 @@ from vizgrad.render import (
     LayoutTimeoutError,
     build_view,
     dot_binary,
+    escape,
     print_graph,
     run_dot,
     save,
     to_dict,
 )
-from vizgrad.render import escape
 from vizgrad.render.jsonout import LayoutSkippedWarning
 
 needs_dot = pytest.mark.skipif(dot_binary() is None, reason="Graphviz `dot` not installed")
