@@ -124,6 +124,10 @@ def test_print_graph_shows_escapes_not_raw_control_sequences() -> None:
     printed = buffer.getvalue()
     assert "\x1b" not in printed and "\x07" not in printed
     assert "x\\x1b[31m" in printed
+    stream = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")  # a real, encoding stream
+    print_graph(loss, console=Console(file=stream, width=200, color_system=None))
+    stream.flush()
+    assert "\\ud800" in stream.buffer.getvalue().decode()  # UnicodeEncodeError before
 
 
 # -- 15: memo caches bounded by bytes ------------------------------------------------
