@@ -78,7 +78,8 @@ def _hard_stop(seconds: float | None, script: str, stderr) -> Iterator[None]:
             out.error(stderr, f"{script} did not stop within {seconds:g} s (--timeout) and "
                       f"did not respond for {HARD_STOP_GRACE:g} s more; vizgrad ended it "
                       "(exit code 1); no graph was drawn")
-            sys.stderr.flush()
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
             REAL_EXIT(1)
 
     threading.Thread(target=watch, name="vizgrad-timeout", daemon=True).start()

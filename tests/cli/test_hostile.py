@@ -9,6 +9,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -179,6 +180,16 @@ def test_timeout_stops_the_script(script, tmp_path) -> None:
     assert drawn.exit_code == 1 and out.read_text().startswith("digraph")
     inspected = cli("inspect", "--timeout", "0.5", path)
     assert inspected.exit_code == 1 and "--timeout" in inspected.stderr
+
+
+def test_timeout_off_the_main_thread(script) -> None:
+    from vizgrad.debug.capture import run_script
+
+    path, runs = script("forever.py", FOREVER), []
+    thread = threading.Thread(target=lambda: runs.append(run_script(path, timeout=0.3)))
+    thread.start()
+    thread.join(30)
+    assert runs and runs[0].timed_out and runs[0].error.seconds == 0.3
 
 
 def test_timeout_leaves_nothing_armed(script) -> None:

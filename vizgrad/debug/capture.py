@@ -259,6 +259,7 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
     except ScriptExited as error:
         run.error, run.exited, run.exit_code = error, error.status, 1
     except ScriptTimeout as error:
+        error.seconds = timeout  # unset when it was raised asynchronously
         run.error, run.timed_out, run.exit_code = error, True, 1
     except SystemExit as error:
         status = error.code
