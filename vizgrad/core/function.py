@@ -233,7 +233,11 @@ class Function:
             kind = OUT_SINGLE
             meta = _SINGLE_META.get(out.shape)  # keyed by shape: cheaper than (shape, dtype)
             if meta is None or meta[0][1] is not out.dtype:
+                # Only floating dtypes are cached by shape, so an integer, bool or complex
+                # output always comes here: the dtype rules cost the common case nothing.
                 meta = _single_meta(out.shape, out.dtype)
+                if out.dtype.kind != "f":
+                    _check_output_dtype(cls, node, (out,))
             node._in_meta = meta
         else:
             if out_class is tuple:
@@ -247,6 +251,8 @@ class Function:
                 outs = [_as_array(o, tensors) for o in outs]
                 out = outs[0] if kind == OUT_SINGLE else outs
             node._in_meta = tuple([(o.shape, o.dtype) for o in outs])
+            if not all(o.dtype.kind == "f" for o in outs):
+                _check_output_dtype(cls, node, outs)
         node._layout = (_LAYOUTS.get(mask) or _simple_layout(mask)) if simple \
             else _layout_of(args)
         if kind != OUT_SINGLE:
@@ -347,8 +353,27 @@ def _single_meta(shape: tuple, dtype: Any) -> tuple:
     value = _SINGLE_META_BY_DTYPE.get(key)
     if value is None:
         value = _SINGLE_META_BY_DTYPE[key] = (key,)
-    _SINGLE_META[shape] = value
+    if dtype.kind == "f":
+        _SINGLE_META[shape] = value
     return value
+
+
+def _check_output_dtype(cls: type, node: Node, outs: Any) -> None:
+    """Outputs of a recorded op that are not floating point (PyTorch's rules).
+
+    An integer or bool output ends the graph: it does not require grad (a cast to
+    ``int64``, argmax indices).  A complex output would need complex autograd, which
+    vizgrad does not implement, so it is refused rather than silently wrong.
+    """
+    kinds = [o.dtype.kind for o in outs]
+    if "c" in kinds:
+        from .tensor import COMPLEX_AUTOGRAD
+
+        raise RuntimeError(
+            f"{cls.__name__.lower()} at {user_location()} would give a complex result that "
+            f"requires grad (an input requires grad): {COMPLEX_AUTOGRAD}")
+    ids = tuple(id(o) for o, kind in zip(outs, kinds) if kind != "f")
+    node._non_differentiable = ids + (node._non_differentiable or ())
 
 
 def _with_number_slots(positions: tuple, args: tuple, tensors: list, mask: int) -> tuple:

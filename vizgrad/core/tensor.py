@@ -38,6 +38,23 @@ def is_float_dtype(dtype: Any) -> bool:
     return np.dtype(dtype).kind in "fc"
 
 
+#: Why complex tensors may not require grad: vizgrad implements no complex
+#: (conjugate Wirtinger) derivatives, and a half-right gradient would be silently wrong.
+COMPLEX_AUTOGRAD = (
+    "complex autograd is not supported: vizgrad computes no gradients for complex tensors "
+    "(PyTorch's conjugate Wirtinger derivatives are not implemented), so a complex tensor "
+    "cannot require grad. Compute with complex numbers outside the graph (under "
+    "vizgrad.no_grad(), or on .detach()ed tensors), or keep the real and imaginary parts "
+    "as two real tensors.")
+
+
+def _no_grad_dtype_message(dtype: Any) -> str:
+    if np.dtype(dtype).kind == "c":
+        return f"this tensor is {dtype}: {COMPLEX_AUTOGRAD}"
+    return (f"only floating-point tensors can require gradients; this tensor is {dtype}. "
+            "Convert it first: t = t.float() (or .double())")
+
+
 class Tensor:
     """An n-dimensional array that records the ops applied to it.
 
@@ -133,10 +150,8 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         value = bool(value)
-        if value and not is_float_dtype(self.data.dtype):
-            raise RuntimeError(
-                f"only floating-point tensors can require gradients; this tensor is "
-                f"{self.data.dtype}. Convert it first: t = t.float() (or .double())")
+        if value and self.data.dtype.kind != "f":
+            raise RuntimeError(_no_grad_dtype_message(self.data.dtype))
         if not value and self.grad_fn is not None:
             raise RuntimeError(
                 "requires_grad can only be turned off on a leaf tensor; this one was made "
