@@ -99,6 +99,17 @@ class Function:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._shared_ctx = cls.__module__.startswith("vizgrad.")
+        if not cls._shared_ctx:  # a user Function: PyTorch's Tensor contract, checked
+            from .custom_function import apply_user, checked_backward
+
+            if "apply" not in cls.__dict__:
+                cls.apply = classmethod(apply_user)
+            backward = cls.__dict__.get("backward")
+            if backward is not None:
+                function = backward.__func__ if isinstance(backward, staticmethod) \
+                    else backward
+                if not getattr(function, "_vizgrad_checked", False):
+                    cls.backward = staticmethod(checked_backward(function))
         if "backward_name" not in cls.__dict__:
             internal = cls.__module__.startswith("vizgrad.")
             cls.backward_name = f"{cls.__name__}Backward" + ("0" if internal else "")

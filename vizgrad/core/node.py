@@ -259,8 +259,10 @@ class Node:
         self._to_save = (self._to_save or ()) + ((name, array),)
 
     def mark_non_differentiable(self, *arrays: Any) -> None:
-        """Outputs (by identity) that carry no gradient, such as argmax indices."""
-        self._non_differentiable = tuple(id(a) for a in arrays)
+        """Outputs (by identity: arrays, or Tensors in a user Function) that carry no
+        gradient, such as argmax indices."""
+        self._non_differentiable = tuple(id(a.data) if isinstance(a, Tensor) else id(a)
+                                         for a in arrays)
 
     @property
     def saved_tensors(self) -> tuple:

@@ -1,0 +1,236 @@
+"""User-defined ``Function`` subclasses: PyTorch's contract, checked.
+
+vizgrad's own ops compute ``forward`` on backend arrays (the fast path, in
+``Function.apply``).  A Function defined outside vizgrad gets PyTorch's contract
+instead, from ``apply_user`` (installed as its ``apply`` when the class is made):
+
+- ``forward(ctx, *args)`` receives the Tensors themselves (and plain values), with
+  grad mode off, so tutorial code such as ``input.clamp(min=0)`` works;
+- ``ctx.save_for_backward`` takes Tensors; ``ctx.saved_tensors`` gives back inputs
+  with their history and outputs attached to this node, so a backward written in
+  Tensor ops is differentiable again under ``create_graph=True``;
+- integer and bool outputs and those given to ``ctx.mark_non_differentiable`` carry
+  no gradient;
+- ``backward`` must return one gradient (or None) per forward argument, each a Tensor
+  whose shape the input broadcasts to: anything else raises PyTorch's error.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from . import backend
+from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, SEQUENCE, Node
+from .saving import resolve_saved
+from .stack import capture
+from .state import STACK, current_scope, grad_enabled, set_grad_mode
+from .tensor import Tensor
+
+
+def _is_tensor_list(arg: Any) -> bool:
+    return (arg.__class__ is list or arg.__class__ is tuple) and bool(arg) \
+        and isinstance(arg[0], Tensor)
+
+
+def apply_user(cls: type, *args: Any) -> Any:
+    """``apply`` of a user Function: forward on Tensors under no_grad, then record."""
+    from .function import (
+        _NO_STACK,
+        _NUMPY_ARRAY,
+        _check_output_dtype,
+        _ForwardCtx,
+        _layout_of,
+        _next_node_of,
+        _numbers_of,
+    )
+    from .inplace import refresh_view
+
+    tensors: list[Tensor] = []
+    grad_mask = 0
+    for index, arg in enumerate(args):
+        for t in (arg if _is_tensor_list(arg) else (arg,) if isinstance(arg, Tensor) else ()):
+            if t._base is not None and t._view_version != t._vc[0]:
+                refresh_view(t)  # its base was written since: re-derive its history
+            tensors.append(t)
+            if t._rg:
+                grad_mask |= 1 << index
+    previous = grad_enabled()
+    if not (previous and grad_mask):
+        set_grad_mode(False)
+        try:
+            out = cls.forward(_ForwardCtx(args), *args)
+        finally:
+            set_grad_mode(previous)
+        if out.__class__ is tuple or out.__class__ is list:
+            return out.__class__(_as_tensor(o, tensors) for o in out)
+        return _as_tensor(out, tensors)
+
+    node = Node.__new__(Node)
+    node.fn = cls
+    node._to_save = None
+    node._saved = None
+    node._store = None
+    node._freed = False
+    node._grad_mask = grad_mask
+    node._next_nodes = tuple(_next_node_of(t) for t in tensors)
+    node._next_nrs = _numbers_of(tensors)
+    node._layout = _layout_of(args)
+    node._arg_count = len(args)
+    node.seq = next(SEQUENCE)
+    set_grad_mode(False)
+    try:
+        out = cls.forward(node, *args)
+    finally:
+        set_grad_mode(previous)
+
+    kind = OUT_TUPLE if out.__class__ is tuple else OUT_LIST if out.__class__ is list \
+        else OUT_SINGLE
+    outs = [_as_tensor(o, tensors) for o in (out if kind != OUT_SINGLE else (out,))]
+    arrays = [o.data for o in outs]
+    node._in_meta = tuple([(a.shape, a.dtype) for a in arrays])
+    if not all(a.dtype.kind == "f" for a in arrays):
+        _check_output_dtype(cls, node, arrays)  # ints end the graph; complex is refused
+    if kind != OUT_SINGLE:
+        node._out_kind = kind
+    if any(not t._rg for t in tensors):
+        node._own_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
+    if tensors and tensors[0].data.__class__ is not _NUMPY_ARRAY:
+        node._device = backend.device_of(tensors[0].data)
+    node.scope = current_scope()
+    depth = STACK["depth"]
+    if depth:
+        node._stack_code, node._stack_lasti, node._stack_tail = \
+            capture(depth, 2) or _NO_STACK  # 2: apply's caller
+    else:
+        node._stack_code = None
+
+    nondiff = node._non_differentiable or ()
+    inputs = {id(t) for t in tensors}
+    results = []
+    for nr, (o, array) in enumerate(zip(outs, arrays)):
+        if id(array) in nondiff:
+            # PyTorch returns such an output as it is; one that is an input stays one.
+            results.append(o if id(o) in inputs or not o._rg else o.detach())
+            continue
+        if id(o) in inputs or o._rg or o._base is not None:
+            # An input returned as is, a tensor with its own history, or a view: the
+            # output is a new tensor on the same data, so the original keeps its place.
+            fresh = Tensor._make(array, True, node, nr)
+            if o._vc is None:
+                o._vc = [0]
+            fresh._vc = o._vc
+            results.append(fresh)
+        else:  # made in forward: becomes the output itself, as in PyTorch
+            o._rg = True
+            o.grad_fn = node
+            o.output_nr = nr
+            results.append(o)
+    if nondiff:  # ids -> output numbers, which is what Node.input_meta reads
+        node._non_differentiable = tuple(nr for nr, r in enumerate(results)
+                                         if id(arrays[nr]) in nondiff)
+    if node._to_save is not None:
+        node._to_save = tuple(_saved_array(item) for item in node._to_save)
+        resolve_saved(node, tensors, results)
+    if kind == OUT_SINGLE:
+        return results[0]
+    return tuple(results) if kind == OUT_TUPLE else results
+
+
+def _as_tensor(value: Any, tensors: list) -> Any:
+    """A forward output as a Tensor (arrays and numbers are wrapped)."""
+    if isinstance(value, Tensor):
+        return value
+    like = tensors[0].data if tensors else None
+    return Tensor._make(value if value.__class__ in backend.ARRAY_TYPES
+                        else backend.as_array(value, like=like))
+
+
+def _saved_array(item: Any) -> Any:
+    """What a user forward saved, as ``resolve_saved`` recognises it (by array)."""
+    if isinstance(item, Tensor):
+        return item.data
+    if item.__class__ is tuple and len(item) == 2 and item[0].__class__ is str \
+            and isinstance(item[1], Tensor):  # save_named
+        return (item[0], item[1].data)
+    return item
+
+
+# -- backward results --------------------------------------------------------------------
+
+def checked_backward(backward: Callable) -> Callable:
+    """Wrap a user ``backward`` so that what it returns is checked as PyTorch does."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx: Any, *grads: Any) -> Any:
+        result = backward(ctx, *grads)
+        if isinstance(ctx, Node) and hasattr(ctx, "_arg_count"):
+            return _check_gradients(ctx, result)
+        return result
+
+    wrapper._vizgrad_checked = True
+    return wrapper
+
+
+def _check_gradients(node: Node, result: Any) -> tuple:
+    name = node.name()
+    if result.__class__ is not tuple:
+        result = (result,)
+    expected = node._arg_count
+    if len(result) < expected or any(g is not None for g in result[expected:]):
+        raise RuntimeError(
+            f"function {name} returned an incorrect number of gradients (expected "
+            f"{expected}, got {len(result)}): backward must return one gradient per forward "
+            "argument, None for an argument that needs none (such as a Python number).")
+    positions = {arg_index: ranks for arg_index, ranks in node._layout}
+    meta = node._out_meta
+    flat = 0
+    checked = list(result[:expected])
+    for arg_index, grad in enumerate(checked):
+        ranks = positions.get(arg_index)
+        if ranks is None:
+            if grad is not None:
+                raise RuntimeError(
+                    f"function {name} returned a gradient different than None at position "
+                    f"{arg_index + 1}, but the corresponding forward input was not a Tensor")
+            continue
+        if ranks < 0:
+            checked[arg_index] = _check_one(name, arg_index, grad, meta[flat])
+            flat += 1
+            continue
+        if grad is not None:
+            if not isinstance(grad, (list, tuple)) or len(grad) != ranks:
+                raise RuntimeError(
+                    f"function {name} returned an invalid gradient at index {arg_index} - "
+                    f"expected a list of {ranks} Tensors or None for a list argument "
+                    f"(got {type(grad).__name__})")
+            checked[arg_index] = type(grad)(_check_one(name, arg_index, g, meta[flat + i])
+                                            for i, g in enumerate(grad))
+        flat += ranks
+    return tuple(checked)
+
+
+def _check_one(name: str, index: int, grad: Any, meta: tuple) -> Any:
+    if grad is None:
+        return None
+    if not isinstance(grad, Tensor):
+        if grad.__class__ not in backend.ARRAY_TYPES:
+            raise RuntimeError(
+                f"function {name} returned an invalid gradient at index {index} - expected "
+                f"Tensor or None (got {type(grad).__name__})")
+        grad = Tensor._make(grad)
+    shape = tuple(meta[0])
+    got = tuple(grad.data.shape)
+    if got != shape and not _expandable(shape, got):
+        raise RuntimeError(
+            f"Function {name} returned an invalid gradient at index {index} - got "
+            f"{list(got)} but expected shape compatible with {list(shape)}")
+    return grad
+
+
+def _expandable(shape: tuple, target: tuple) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` (so a ``target`` gradient reduces to it)."""
+    if len(shape) > len(target):
+        return False
+    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target)))
