@@ -15,6 +15,7 @@ import heapq
 from collections.abc import Sequence
 from typing import Any
 
+from .hooks import describe_leaf, describe_output, run_tensor_hook
 from .node import AccumulateGrad, ContiguousLayout, Node
 from .state import grad_enabled, set_grad_mode
 from .tensor import Tensor, accumulator_of, edge_of
@@ -301,9 +302,8 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
         for nr, hooks in node._tensor_hooks.items():
             if buffer[nr] is not None:
                 for hook in list(hooks.values()):
-                    replaced = hook(buffer[nr])
-                    if replaced is not None:
-                        buffer[nr] = replaced
+                    buffer[nr] = run_tensor_hook(hook, buffer[nr], describe_output(node, nr),
+                                                 node._in_meta[nr])
     if node._retained:
         for nr, ref in node._retained.items():
             tensor = ref()
@@ -320,9 +320,7 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
         grad = buffer[0]
         if grad is not None and variable._hooks:
             for hook in list(variable._hooks.values()):
-                replaced = hook(grad)
-                if replaced is not None:
-                    grad = replaced
+                grad = run_tensor_hook(hook, grad, describe_leaf(variable), node._in_meta[0])
             if captures:
                 for index in captures.get((node, 0), ()):
                     captured[index] = grad

@@ -1,0 +1,60 @@
+"""What a tensor hook returns, checked as PyTorch checks it.
+
+``t.register_hook(fn)``: ``fn(grad)`` may return a replacement gradient, which must be a
+Tensor of the same shape and dtype.  A wrong one would otherwise surface later as an
+error blaming the next op (or be accumulated silently), so it is caught here and the
+error names the hook and the tensor.  Runs only for hooked tensors, off the fast path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .tensor import Tensor
+
+
+def run_tensor_hook(hook: Callable, grad: Tensor, tensor: str, meta: tuple) -> Tensor:
+    """``hook(grad)``, or ``grad`` when it returns None; ``tensor`` describes whose hook
+    and ``meta`` is its ``(shape, dtype)`` (also accepted: a root gradient may differ)."""
+    replaced = hook(grad)
+    if replaced is None:
+        return grad
+    if not isinstance(replaced, Tensor):
+        raise TypeError(
+            f"expected Tensor, but hook returned '{type(replaced).__name__}': hook "
+            f"{_describe(hook)} registered on {tensor} must return a Tensor or None")
+    if replaced.data.shape != grad.data.shape and replaced.data.shape != meta[0]:
+        raise RuntimeError(
+            f"hook '{_name(hook)}' has changed the size of value: it returned a gradient of "
+            f"shape {tuple(replaced.data.shape)} for {tensor}, whose gradient has shape "
+            f"{tuple(grad.data.shape)}. The hook ({_describe(hook)}) must return a gradient "
+            "of the same shape and dtype, or None.")
+    if replaced.data.dtype != grad.data.dtype and replaced.data.dtype != meta[1]:
+        raise RuntimeError(
+            f"hook '{_name(hook)}' has changed the type of value (was {grad.data.dtype} got "
+            f"{replaced.data.dtype}): hook {_describe(hook)} registered on {tensor} must "
+            "return a gradient of the same dtype; cast it with .to(grad.dtype).")
+    return replaced
+
+
+def _name(hook: Callable) -> str:
+    return getattr(hook, "__name__", None) or type(hook).__name__
+
+
+def _describe(hook: Callable) -> str:
+    qualname = getattr(hook, "__qualname__", None) or type(hook).__qualname__
+    module = getattr(hook, "__module__", None)
+    code = getattr(hook, "__code__", None)
+    where = f" at {code.co_filename}:{code.co_firstlineno}" if code is not None else ""
+    return f"{module}.{qualname}{where}" if module else f"{qualname}{where}"
+
+
+def describe_leaf(tensor: Tensor) -> str:
+    name = f" '{tensor.name}'" if tensor.name else ""
+    return f"the leaf tensor{name} of shape {tuple(tensor.data.shape)} ({tensor.data.dtype})"
+
+
+def describe_output(node: Any, nr: int) -> str:
+    shape, dtype = node._in_meta[nr]
+    return f"output {nr} of {node.name()} (shape {tuple(shape)}, {dtype})"
