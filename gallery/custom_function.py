@@ -1,4 +1,4 @@
-"""A custom autograd Function: forward on arrays, backward in differentiable tensor ops.
+"""A custom autograd Function: forward and backward on tensors, as in PyTorch.
 
     vizgrad render --show-attrs gallery/custom_function.py
 """

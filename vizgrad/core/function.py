@@ -1,21 +1,32 @@
 """``Function``: one differentiable op, forward and backward side by side.
 
-``forward(ctx, *arrays)`` computes on backend arrays; ``backward(ctx, *grads)``
-receives and returns Tensors, so it is itself recorded when ``create_graph=True``
-and every op gets higher-order gradients for free.  ``ctx`` is the graph node.
+A user-defined Function follows PyTorch's contract: ``forward(ctx, *args)`` receives
+the Tensors (and plain values) it was given, with grad mode off, and returns Tensors;
+``ctx.save_for_backward`` keeps inputs or outputs, which ``ctx.saved_tensors`` gives
+back attached to the graph.  ``backward(ctx, *grads)`` receives and returns Tensors, one
+gradient (or None) per forward argument; it is itself recorded when
+``create_graph=True``, so a backward written in Tensor ops has higher derivatives.
+``ctx`` is the graph node.  (vizgrad's own ops, defined in its modules, compute forward
+on backend arrays: their fast path in ``Function.apply``; see custom_function.py for
+the user path.)
 
-Example
+Example (PyTorch's tutorial ``Exp``, which saves its output)
 -------
->>> class Cube(vizgrad.autograd.Function):
+>>> class Exp(vizgrad.autograd.Function):
 ...     @staticmethod
-...     def forward(ctx, x):
-...         ctx.save_for_backward(x)
-...         return x ** 3
+...     def forward(ctx, i):              # i is a Tensor; no graph is recorded here
+...         result = i.exp()
+...         ctx.save_for_backward(result)
+...         return result
 ...     @staticmethod
-...     def backward(ctx, grad):
-...         (x,) = ctx.saved_tensors
-...         return grad * 3 * x ** 2
->>> y = Cube.apply(x)          # y.grad_fn.name() == "CubeBackward"
+...     def backward(ctx, grad_output):
+...         (result,) = ctx.saved_tensors  # the output, attached to this node
+...         return grad_output * result
+>>> x = vizgrad.tensor(0.7, requires_grad=True)
+>>> (dx,) = vizgrad.autograd.grad(Exp.apply(x), [x], create_graph=True)
+>>> (ddx,) = vizgrad.autograd.grad(dx, [x])   # 2.0138, as PyTorch gives
+>>> Exp.apply(x).grad_fn.name()
+'ExpBackward'
 """
 
 from __future__ import annotations
@@ -71,11 +82,13 @@ _NUMPY_ARRAY = np.ndarray
 class Function:
     """Base class of every differentiable op, and the public API for custom ops.
 
-    Subclasses define ``forward(ctx, ...)`` on arrays and ``backward(ctx, *grads)``
-    on Tensors, and are called with ``MyOp.apply(...)``.  ``backward`` returns one
-    gradient per forward argument (``None`` for non-tensor arguments, a list for
-    a list of tensors).  Broadcast gradients are reduced to each input's shape by
-    the engine, so ops never handle broadcasting themselves.
+    Subclasses define ``forward(ctx, ...)`` and ``backward(ctx, *grads)`` and are
+    called with ``MyOp.apply(...)``.  A user subclass's forward gets Tensors (grad off,
+    as in PyTorch); vizgrad's own ops get backend arrays.  ``backward`` works on
+    Tensors and returns one gradient per forward argument (``None`` for non-tensor
+    arguments, a list for a list of tensors); a user backward's result is checked as
+    PyTorch checks it.  Broadcast gradients are reduced to each input's shape by the
+    engine, so ops never handle broadcasting themselves.
     """
 
     backward_name: ClassVar[str] = "FunctionBackward"
