@@ -424,3 +424,100 @@ def test_a_hook_returning_a_good_gradient_still_replaces_it():
     (x * 2).sum().backward()
     (tx * 2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+# -- point 4: the rest of ctx, against PyTorch ----------------------------------------------
+
+def test_needs_input_grad_and_a_detached_save_match_pytorch():
+    seen = {}
+
+    def make(lib):
+        class Star(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, *rest):
+                seen[lib.__name__] = ctx.needs_input_grad
+                ctx.save_for_backward(x.detach())  # shares x's data, but has no history
+                return x * x
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                seen[lib.__name__ + "_saved"] = x.requires_grad
+                return grad * 2 * x, None, None
+
+        return Star
+
+    for lib in (torch, vg):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        (d,) = lib.autograd.grad(make(lib).apply(x, lib.ones(2), 3).sum(), [x],
+                                 create_graph=True)
+        seen[lib.__name__ + "_d"] = d.requires_grad
+    assert seen["vizgrad"] == seen["torch"] == (True, False, False)
+    assert seen["vizgrad_saved"] == seen["torch_saved"] is False
+    assert seen["vizgrad_d"] == seen["torch_d"] is False
+
+
+def _increment(lib, returned=True):
+    class Inc(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            ctx.save_for_backward(x)
+            return x if returned else x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * x
+
+    return Inc
+
+
+def test_mark_dirty_makes_the_modified_input_the_output_like_pytorch():
+    x, tx = _both([1.0, 2.0])
+    b, tb = x * 1, tx * 1
+    y, ty = _increment(vg).apply(b), _increment(torch).apply(tb)
+    assert y is b and ty is tb
+    assert b.grad_fn.name() == "IncBackward" and tb.grad_fn is not None
+    np.testing.assert_array_equal(b.detach().numpy(), tb.detach().numpy())
+    (y * y).sum().backward()
+    (ty * ty).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_mark_dirty_errors_like_pytorch():
+    for lib in (torch, vg):
+        leaf = lib.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match="leaf .* that requires grad has been used in "
+                                               "an in-place operation"):
+            _increment(lib).apply(leaf)
+        with pytest.raises(RuntimeError, match="Some elements marked as dirty during the "
+                                               "forward method were not returned as output"):
+            _increment(lib, returned=False).apply(leaf * 1)
+
+
+def test_set_materialize_grads_false_gives_none_like_pytorch():
+    received = {}
+
+    def make(lib, materialize):
+        class Two(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.set_materialize_grads(materialize)
+                return x * 2, x * 3
+
+            @staticmethod
+            def backward(ctx, grad_a, grad_b):
+                received[(lib.__name__, materialize)] = grad_b
+                return grad_a * 2
+
+        return Two
+
+    for lib in (torch, vg):
+        for materialize in (True, False):
+            a, _ = make(lib, materialize).apply(lib.ones(2, requires_grad=True))
+            a.sum().backward()
+    assert received[("torch", False)] is None and received[("vizgrad", False)] is None
+    for lib in ("torch", "vizgrad"):
+        np.testing.assert_array_equal(np.asarray(received[(lib, True)].tolist()), [0.0, 0.0])

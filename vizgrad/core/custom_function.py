@@ -108,8 +108,16 @@ def apply_user(cls: type, *args: Any) -> Any:
 
     nondiff = node._non_differentiable or ()
     inputs = {id(t) for t in tensors}
+    dirty = _dirty_outputs(node, outs)
     results = []
     for nr, (o, array) in enumerate(zip(outs, arrays)):
+        if id(o) in dirty:  # an input modified in place: it takes this node as history
+            o._bump_version()
+            o._rg = True
+            o.grad_fn = node
+            o.output_nr = nr
+            results.append(o)
+            continue
         if id(array) in nondiff:
             # PyTorch returns such an output as it is; one that is an input stays one.
             results.append(o if id(o) in inputs or not o._rg else o.detach())
@@ -131,11 +139,39 @@ def apply_user(cls: type, *args: Any) -> Any:
         node._non_differentiable = tuple(nr for nr, r in enumerate(results)
                                          if id(arrays[nr]) in nondiff)
     if node._to_save is not None:
-        node._to_save = tuple(_saved_array(item) for item in node._to_save)
+        known = {id(t): t for t in (*tensors, *outs)}
+        node._to_save = tuple(_saved_array(item, known) for item in node._to_save)
+        if dirty:  # a dirty input is saved as the output it became (no node cycle)
+            tensors = [Tensor._make(t.data[...]) if id(t) in dirty else t for t in tensors]
         resolve_saved(node, tensors, results)
     if kind == OUT_SINGLE:
         return results[0]
     return tuple(results) if kind == OUT_TUPLE else results
+
+
+def _dirty_outputs(node: Node, outs: list) -> set:
+    """Ids of the tensors ``ctx.mark_dirty`` got, checked as PyTorch checks them."""
+    dirty = node._dirty
+    if not dirty:
+        return set()
+    del node._dirty  # held only during forward
+    returned = {id(o) for o in outs}
+    if not all(id(t) in returned for t in dirty):
+        raise RuntimeError(
+            "Some elements marked as dirty during the forward method were not returned as "
+            f"output. The inputs that are modified inplace must all be outputs of the "
+            f"Function ({node.name()}).")
+    for t in dirty:
+        if t._rg and t.grad_fn is None:
+            raise RuntimeError(
+                f"a leaf Tensor that requires grad has been used in an in-place operation "
+                f"(the forward of {node.name()} marked it dirty). Pass a clone, or modify it "
+                "under vizgrad.no_grad() outside the graph.")
+        if t._base is not None:
+            raise RuntimeError(
+                f"the forward of {node.name()} marked a view dirty; vizgrad supports "
+                "mark_dirty on tensors that are not views only. Pass a clone of the view.")
+    return {id(t) for t in dirty}
 
 
 def _as_tensor(value: Any, tensors: list) -> Any:
@@ -147,14 +183,23 @@ def _as_tensor(value: Any, tensors: list) -> Any:
                         else backend.as_array(value, like=like))
 
 
-def _saved_array(item: Any) -> Any:
-    """What a user forward saved, as ``resolve_saved`` recognises it (by array)."""
+def _saved_array(item: Any, known: dict) -> Any:
+    """What a user forward saved, as ``resolve_saved`` recognises it (by array).
+
+    ``resolve_saved`` tells inputs and outputs by array identity; a user saves Tensors,
+    so a tensor that merely shares an input's or output's array (``x.detach()``) is
+    handed over as a new view of it: saved as a constant, without the history, as
+    PyTorch keeps it.
+    """
+    name = None
+    if item.__class__ is tuple and len(item) == 2 and item[0].__class__ is str:
+        name, item = item  # save_named
     if isinstance(item, Tensor):
-        return item.data
-    if item.__class__ is tuple and len(item) == 2 and item[0].__class__ is str \
-            and isinstance(item[1], Tensor):  # save_named
-        return (item[0], item[1].data)
-    return item
+        array = item.data
+        if known.get(id(item)) is not item and any(t.data is array for t in known.values()):
+            array = array[...]
+        item = array
+    return item if name is None else (name, item)
 
 
 # -- backward results --------------------------------------------------------------------

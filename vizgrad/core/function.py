@@ -65,6 +65,12 @@ class _ForwardOnly:
     def mark_non_differentiable(self, *arrays: Any) -> None:
         pass
 
+    def mark_dirty(self, *tensors: Any) -> None:
+        pass
+
+    def set_materialize_grads(self, value: bool) -> None:
+        pass
+
 
 class _ForwardCtx(_ForwardOnly):
     """A user Function's ctx when nothing is recorded: its own attributes, and
@@ -275,8 +281,10 @@ class Function:
                 outs = [_as_array(o, tensors) for o in outs]
                 out = outs[0] if kind == OUT_SINGLE else outs
             node._in_meta = tuple([(o.shape, o.dtype) for o in outs])
-            if not all(o.dtype.kind == "f" for o in outs):
-                _check_output_dtype(cls, node, outs)
+            for o in outs:
+                if o.dtype.kind != "f":  # an integer, bool or complex output: rare
+                    _check_output_dtype(cls, node, outs)
+                    break
         node._layout = (_LAYOUTS.get(mask) or _simple_layout(mask)) if simple \
             else _layout_of(args)
         if kind != OUT_SINGLE:

@@ -235,6 +235,10 @@ class Node:
     #: fast path checks this one flag.
     _hooked = False
     _non_differentiable: tuple | None = None
+    #: ``ctx.set_materialize_grads``: give backward zeros (True) or None for outputs
+    #: that got no gradient.  ``_dirty``: ``ctx.mark_dirty``'s tensors, during forward.
+    _materialize_grads = True
+    _dirty: tuple | None = None
     # Set only when they differ (outputs in a tuple or list, an input with no edge to
     # read its metadata from, a device other than the CPU): one store fewer per op each.
     _out_kind = OUT_SINGLE
@@ -263,6 +267,14 @@ class Node:
         gradient, such as argmax indices."""
         self._non_differentiable = tuple(id(a.data) if isinstance(a, Tensor) else id(a)
                                          for a in arrays)
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        """Inputs a user forward modified in place (and returns): they become outputs."""
+        self._dirty = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether backward gets zeros (default) or None for outputs without a gradient."""
+        self._materialize_grads = bool(value)
 
     @property
     def saved_tensors(self) -> tuple:
@@ -343,7 +355,8 @@ class Node:
         a custom forward may read it too; one entry per forward argument.
         """
         mask = self._grad_mask
-        count = max(len(self.fn.arg_names), mask.bit_length())
+        count = max(len(self.fn.arg_names), mask.bit_length(),
+                    self.__dict__.get("_arg_count", 0))  # a user Function's argument count
         return tuple(mask >> i & 1 == 1 for i in range(count))
 
     # -- inspection ---------------------------------------------------------------
