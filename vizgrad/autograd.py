@@ -7,8 +7,9 @@ Example
 >>> (d2y,) = vizgrad.autograd.grad(dy, [x])                        # 6 x = 12
 """
 
+from .core.custom_function import once_differentiable
 from .core.engine import backward, grad
-from .core.function import Function, once_differentiable
+from .core.function import Function
 from .core.state import enable_grad, no_grad, set_grad_enabled
 
 __all__ = ["Function", "backward", "enable_grad", "grad", "no_grad", "once_differentiable",

@@ -22,6 +22,17 @@ from collections.abc import Callable
 from typing import Any
 
 from . import backend
+from .function import (
+    _NO_STACK,
+    _NUMPY_ARRAY,
+    Function,
+    _check_output_dtype,
+    _ForwardCtx,
+    _layout_of,
+    _next_node_of,
+    _numbers_of,
+)
+from .inplace import refresh_view
 from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, SEQUENCE, Node
 from .saving import resolve_saved
 from .stack import capture
@@ -36,17 +47,6 @@ def _is_tensor_list(arg: Any) -> bool:
 
 def apply_user(cls: type, *args: Any) -> Any:
     """``apply`` of a user Function: forward on Tensors under no_grad, then record."""
-    from .function import (
-        _NO_STACK,
-        _NUMPY_ARRAY,
-        _check_output_dtype,
-        _ForwardCtx,
-        _layout_of,
-        _next_node_of,
-        _numbers_of,
-    )
-    from .inplace import refresh_view
-
     tensors: list[Tensor] = []
     grad_mask = 0
     for index, arg in enumerate(args):
@@ -279,3 +279,59 @@ def _expandable(shape: tuple, target: tuple) -> bool:
     if len(shape) > len(target):
         return False
     return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target)))
+
+
+# -- once_differentiable ---------------------------------------------------------------
+
+def once_differentiable(backward: Callable) -> Callable:
+    """Decorate a ``backward`` that is not itself differentiable (runs on detached grads).
+
+    Double backward through such an op raises a clear error instead of silently
+    returning wrong second derivatives.
+    """
+
+    @functools.wraps(backward)
+    def wrapper(ctx: Any, *grads: Any) -> Any:
+        from .state import no_grad
+
+        needs_graph = grad_enabled() and any(
+            isinstance(g, Tensor) and g.requires_grad for g in grads)
+        with no_grad():
+            result = backward(ctx, *[g.detach() if isinstance(g, Tensor) else g
+                                     for g in grads])
+        if needs_graph:
+            # The result was computed without a graph, so on its own it would not require
+            # grad and a double backward would silently miss this term.  As PyTorch's
+            # DelayedError does, hang it on a node whose inputs are the incoming grads:
+            # differentiating through it raises.
+            live = [g for g in grads if isinstance(g, Tensor) and g.requires_grad]
+            name = ctx.name() if hasattr(ctx, "name") else backward.__qualname__
+
+            def delay(value: Any) -> Any:
+                return _NonDifferentiable.apply(value, name, *live) \
+                    if isinstance(value, Tensor) else value
+
+            if isinstance(result, (tuple, list)):
+                return type(result)(delay(g) for g in result)
+            return delay(result)
+        return result
+
+    return wrapper
+
+
+class _NonDifferentiable(Function):
+    backward_name = "OnceDifferentiableBackward"
+
+    @staticmethod
+    def forward(ctx, grad, op, *incoming):
+        ctx.op = op
+        return grad
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(
+            f"trying to differentiate twice a function that was marked with "
+            f"@once_differentiable: the backward of {ctx.op} cannot be differentiated "
+            f"again, but create_graph=True recorded it and a second backward reached it. "
+            f"Remove @once_differentiable and write that backward with Tensor ops, or do "
+            f"not differentiate through it twice.")
