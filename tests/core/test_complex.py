@@ -122,3 +122,15 @@ def test_the_error_says_what_to_do():
         vg.tensor([1j], requires_grad=True)
     message = str(error.value)
     assert "complex128" in message and "no_grad" in message and "detach" in message
+
+
+@pytest.mark.parametrize("write", [lambda c, x: c.add_(x), lambda c, x: c.mul_(x),
+                                   lambda c, x: c.__setitem__(0, x[0])],
+                         ids=["add_", "mul_", "setitem"])
+def test_writing_a_grad_tensor_into_a_complex_one_raises_and_loses_nothing(write):
+    x = _real()
+    c = vg.tensor([1j, 2j])
+    with pytest.raises(RuntimeError, match=REFUSED):
+        write(c, x)
+    np.testing.assert_array_equal(c.numpy(), [1j, 2j])
+    assert not c.requires_grad and c.grad_fn is None
