@@ -29,33 +29,44 @@ from .function import (
     _check_output_dtype,
     _ForwardCtx,
     _layout_of,
+    _new_node,
     _next_node_of,
     _numbers_of,
+    _simple_layout,
 )
 from .inplace import refresh_view
-from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, SEQUENCE, Node
+from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, SEQUENCE, ContiguousLayout, Node
 from .saving import resolve_saved
 from .stack import capture
 from .state import STACK, current_scope, grad_enabled, set_grad_mode
 from .tensor import Tensor
 
 
-def _is_tensor_list(arg: Any) -> bool:
-    return (arg.__class__ is list or arg.__class__ is tuple) and bool(arg) \
-        and isinstance(arg[0], Tensor)
-
-
 def apply_user(cls: type, *args: Any) -> Any:
     """``apply`` of a user Function: forward on Tensors under no_grad, then record."""
     tensors: list[Tensor] = []
     grad_mask = 0
-    for index, arg in enumerate(args):
-        for t in (arg if _is_tensor_list(arg) else (arg,) if isinstance(arg, Tensor) else ()):
+    mask = 0  # argument positions that are single tensors
+    simple = True  # no tensor lists among the arguments
+    index = 0
+    for arg in args:
+        if isinstance(arg, Tensor):
+            items = (arg,)
+            mask |= 1 << index
+        elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
+                and isinstance(arg[0], Tensor):
+            items = arg
+            simple = False
+        else:
+            index += 1
+            continue
+        for t in items:
             if t._base is not None and t._view_version != t._vc[0]:
                 refresh_view(t)  # its base was written since: re-derive its history
             tensors.append(t)
             if t._rg:
                 grad_mask |= 1 << index
+        index += 1
     previous = grad_enabled()
     if not (previous and grad_mask):
         set_grad_mode(False)
@@ -64,19 +75,19 @@ def apply_user(cls: type, *args: Any) -> Any:
         finally:
             set_grad_mode(previous)
         if out.__class__ is tuple or out.__class__ is list:
-            return out.__class__(_as_tensor(o, tensors) for o in out)
+            return out.__class__([_as_tensor(o, tensors) for o in out])
         return _as_tensor(out, tensors)
 
-    node = Node.__new__(Node)
+    node = _new_node(Node)
     node.fn = cls
     node._to_save = None
     node._saved = None
     node._store = None
     node._freed = False
     node._grad_mask = grad_mask
-    node._next_nodes = tuple(_next_node_of(t) for t in tensors)
+    node._next_nodes = tuple([_next_node_of(t) for t in tensors])
     node._next_nrs = _numbers_of(tensors)
-    node._layout = _layout_of(args)
+    node._layout = _simple_layout(mask) if simple else _layout_of(args)
     node._arg_count = len(args)
     node.seq = next(SEQUENCE)
     set_grad_mode(False)
@@ -85,18 +96,27 @@ def apply_user(cls: type, *args: Any) -> Any:
     finally:
         set_grad_mode(previous)
 
-    kind = OUT_TUPLE if out.__class__ is tuple else OUT_LIST if out.__class__ is list \
-        else OUT_SINGLE
-    outs = [_as_tensor(o, tensors) for o in (out if kind != OUT_SINGLE else (out,))]
+    if out.__class__ is tuple:
+        kind, outs = OUT_TUPLE, out
+    elif out.__class__ is list:
+        kind, outs = OUT_LIST, out
+    else:
+        kind, outs = OUT_SINGLE, (out,)
+    for o in outs:
+        if o.__class__ is not Tensor:
+            outs = [_as_tensor(o, tensors) for o in outs]
+            break
     arrays = [o.data for o in outs]
     node._in_meta = tuple([(a.shape, a.dtype) for a in arrays])
-    if not all(a.dtype.kind == "f" for a in arrays):
-        _check_output_dtype(cls, node, arrays)  # ints end the graph; complex is refused
+    for a in arrays:
+        if a.dtype.kind != "f":  # ints end the graph; complex is refused
+            _check_output_dtype(cls, node, arrays)
+            break
     if kind != OUT_SINGLE:
         node._out_kind = kind
-    if any(not t._rg for t in tensors):
+    if grad_mask != mask or not simple:  # some input without an edge to read meta from
         node._own_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
-    if tensors and tensors[0].data.__class__ is not _NUMPY_ARRAY:
+    if tensors[0].data.__class__ is not _NUMPY_ARRAY:
         node._device = backend.device_of(tensors[0].data)
     node.scope = current_scope()
     depth = STACK["depth"]
@@ -107,22 +127,21 @@ def apply_user(cls: type, *args: Any) -> Any:
         node._stack_code = None
 
     nondiff = node._non_differentiable or ()
-    inputs = {id(t) for t in tensors}
-    dirty = _dirty_outputs(node, outs)
+    dirty = _dirty_outputs(node, outs) if node._dirty else ()
     results = []
-    for nr, (o, array) in enumerate(zip(outs, arrays)):
-        if id(o) in dirty:  # an input modified in place: it takes this node as history
+    nr = 0
+    for o in outs:
+        array = o.data
+        if dirty and id(o) in dirty:  # an input modified in place: it takes this node
             o._bump_version()
             o._rg = True
             o.grad_fn = node
             o.output_nr = nr
             results.append(o)
-            continue
-        if id(array) in nondiff:
+        elif nondiff and id(array) in nondiff:
             # PyTorch returns such an output as it is; one that is an input stays one.
-            results.append(o if id(o) in inputs or not o._rg else o.detach())
-            continue
-        if id(o) in inputs or o._rg or o._base is not None:
+            results.append(o.detach() if o._rg and not _is_input(o, tensors) else o)
+        elif o._rg or o._base is not None or _is_input(o, tensors):
             # An input returned as is, a tensor with its own history, or a view: the
             # output is a new tensor on the same data, so the original keeps its place.
             fresh = Tensor._make(array, True, node, nr)
@@ -135,12 +154,12 @@ def apply_user(cls: type, *args: Any) -> Any:
             o.grad_fn = node
             o.output_nr = nr
             results.append(o)
+        nr += 1
     if nondiff:  # ids -> output numbers, which is what Node.input_meta reads
-        node._non_differentiable = tuple(nr for nr, r in enumerate(results)
-                                         if id(arrays[nr]) in nondiff)
+        node._non_differentiable = tuple(nr for nr, a in enumerate(arrays) if id(a) in nondiff)
     if node._to_save is not None:
         known = {id(t): t for t in (*tensors, *outs)}
-        node._to_save = tuple(_saved_array(item, known) for item in node._to_save)
+        node._to_save = tuple([_saved_array(item, known) for item in node._to_save])
         if dirty:  # a dirty input is saved as the output it became (no node cycle)
             tensors = [Tensor._make(t.data[...]) if id(t) in dirty else t for t in tensors]
         resolve_saved(node, tensors, results)
@@ -149,11 +168,16 @@ def apply_user(cls: type, *args: Any) -> Any:
     return tuple(results) if kind == OUT_TUPLE else results
 
 
+def _is_input(tensor: Tensor, tensors: list) -> bool:
+    for t in tensors:
+        if t is tensor:
+            return True
+    return False
+
+
 def _dirty_outputs(node: Node, outs: list) -> set:
     """Ids of the tensors ``ctx.mark_dirty`` got, checked as PyTorch checks them."""
     dirty = node._dirty
-    if not dirty:
-        return set()
     del node._dirty  # held only during forward
     returned = {id(o) for o in outs}
     if not all(id(t) in returned for t in dirty):
@@ -210,9 +234,21 @@ def checked_backward(backward: Callable) -> Callable:
     @functools.wraps(backward)
     def wrapper(ctx: Any, *grads: Any) -> Any:
         result = backward(ctx, *grads)
-        if isinstance(ctx, Node) and hasattr(ctx, "_arg_count"):
-            return _check_gradients(ctx, result)
-        return result
+        if ctx.__class__ is not Node or "_arg_count" not in ctx.__dict__:
+            return result  # called by hand, not by the engine
+        # The common case, checked cheaply: one Tensor of the input's shape per argument.
+        if result.__class__ is not tuple:
+            result = (result,)
+        layout = ctx._layout
+        if layout.__class__ is ContiguousLayout and len(result) == len(layout) \
+                == ctx._arg_count:
+            for grad, meta in zip(result, ctx._out_meta):
+                if grad is not None and (grad.__class__ is not Tensor
+                                         or grad.data.shape != meta[0]):
+                    break
+            else:
+                return result
+        return _check_gradients(ctx, result)
 
     wrapper._vizgrad_checked = True
     return wrapper
