@@ -521,3 +521,12 @@ def test_set_materialize_grads_false_gives_none_like_pytorch():
     assert received[("torch", False)] is None and received[("vizgrad", False)] is None
     for lib in ("torch", "vizgrad"):
         np.testing.assert_array_equal(np.asarray(received[(lib, True)].tolist()), [0.0, 0.0])
+
+
+def test_apply_in_place_of_a_user_function_points_to_mark_dirty():
+    # apply_ is vizgrad's in-place runner for its own (arrays-in) ops; a user Function
+    # would get arrays there, against its Tensor contract.
+    x = vg.ones(2, requires_grad=True) * 1
+    with pytest.raises(TypeError, match="mark_dirty"):
+        _increment(vg).apply_(x)
+    np.testing.assert_array_equal(x.detach().numpy(), [1.0, 1.0])

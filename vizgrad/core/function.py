@@ -337,6 +337,11 @@ class Function:
         """
         from .inplace import apply_inplace
 
+        if not cls._shared_ctx:
+            raise TypeError(
+                f"{cls.__name__}.apply_ runs vizgrad's own ops in place; a user Function "
+                "modifies its input in forward and marks it with ctx.mark_dirty(input), "
+                f"then is called as {cls.__name__}.apply(...), as in PyTorch.")
         return apply_inplace(cls, target, args)
 
 
