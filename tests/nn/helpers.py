@@ -9,6 +9,8 @@ import torch
 
 import vizgrad
 
+from ..tolerance import assert_close
+
 
 def copy_weights(vmodule: Any, tmodule: torch.nn.Module) -> None:
     """Copy every torch parameter and buffer into the vizgrad module of the same path."""
@@ -39,11 +41,16 @@ def to_numpy(value: Any) -> np.ndarray:
 
 def compare_module(vmodule: Any, tmodule: torch.nn.Module, inputs: list, *,
                    grad_inputs: tuple[int, ...] | None = None, kwargs: dict | None = None,
-                   atol: float = 1e-5, rtol: float = 1e-4, seed: int = 0) -> tuple:
+                   steps: int = 4, seed: int = 0) -> tuple:
     """Run both modules on the same inputs and compare outputs, input and parameter grads.
 
     ``inputs`` are NumPy arrays; float ones require grad unless ``grad_inputs`` says
     which ones do. Returns ``(vizgrad outputs, torch outputs)``.
+
+    Tolerances follow ``tests.tolerance``: ``steps`` dependent stages (a layer is a few:
+    matmul, bias, activation, a reduction; a transformer block more) on values the size
+    of the largest input, weight, upstream gradient or result, since the gradients of
+    normalising layers cancel to far below the terms they are summed from.
     """
     kwargs = kwargs or {}
     copy_weights(vmodule, tmodule)
@@ -64,12 +71,19 @@ def compare_module(vmodule: Any, tmodule: torch.nn.Module, inputs: list, *,
     assert len(vflat) == len(tflat)
     rng = np.random.default_rng(seed)
     vloss, tloss = None, None
+    magnitudes = [np.abs(a).max() for a in inputs if isinstance(a, np.ndarray)
+                  and a.dtype.kind == "f" and a.size]
+    magnitudes += [np.abs(p.detach().numpy()).max() for p in tmodule.parameters() if p.numel()]
     for v, t in zip(vflat, tflat):
         assert v.shape == tuple(t.shape), (v.shape, tuple(t.shape))
-        np.testing.assert_allclose(to_numpy(v), to_numpy(t), atol=atol, rtol=rtol)
+        expected = to_numpy(t)
+        if expected.size and expected.dtype.kind == "f":
+            magnitudes.append(np.abs(expected).max())
+        assert_close(to_numpy(v), expected, steps=steps, scale=max(magnitudes, default=1.0))
         if not (t.requires_grad and v.requires_grad):
             continue
         upstream = rng.standard_normal(v.shape).astype(np.float32)
+        magnitudes.append(np.abs(upstream).max() if upstream.size else 0.0)
         vterm = (v * vizgrad.tensor(upstream)).sum()
         tterm = (t * torch.tensor(upstream)).sum()
         vloss = vterm if vloss is None else vloss + vterm
@@ -77,16 +91,19 @@ def compare_module(vmodule: Any, tmodule: torch.nn.Module, inputs: list, *,
     if tloss is not None:
         vloss.backward()
         tloss.backward()
+
+        def check_grad(mine: np.ndarray, reference: np.ndarray, what: str) -> None:
+            scale = max(magnitudes + [np.abs(reference).max() if reference.size else 0.0])
+            assert_close(mine, reference, steps=steps, scale=scale, err_msg=what)
+
         for i in grad_inputs:
-            np.testing.assert_allclose(vin[i].grad.numpy(), tin[i].grad.numpy(),
-                                       atol=atol, rtol=rtol, err_msg=f"input {i} grad")
+            check_grad(vin[i].grad.numpy(), tin[i].grad.numpy(), f"input {i} grad")
         vparams = dict(vmodule.named_parameters())
         for name, tparam in tmodule.named_parameters():
             if tparam.grad is None:
                 assert vparams[name].grad is None, name
                 continue
-            np.testing.assert_allclose(vparams[name].grad.numpy(), tparam.grad.numpy(),
-                                       atol=atol, rtol=rtol, err_msg=f"grad of {name}")
+            check_grad(vparams[name].grad.numpy(), tparam.grad.numpy(), f"grad of {name}")
     return vout, tout
 
 

@@ -10,6 +10,7 @@ import vizgrad
 import vizgrad.nn as nn
 import vizgrad.optim as optim
 
+from ..tolerance import assert_close
 from .helpers import randn
 
 OPTIMIZERS = [
@@ -47,17 +48,17 @@ def test_optimizer_trajectory_matches_torch(name, options):
     vopt = getattr(optim, name)([vw, vb], **options)
     topt = getattr(torch.optim, name)([tw, tb], **options)
     vx, vy, tx, ty = vizgrad.tensor(x), vizgrad.tensor(y), torch.tensor(x), torch.tensor(y)
-    for _ in range(20):
+    for step in range(1, 21):
         vopt.zero_grad()
         topt.zero_grad()
         _loss(vizgrad, vw, vb, vx, vy).backward()
         _loss(torch, tw, tb, tx, ty).backward()
         vopt.step()
         topt.step()
-        np.testing.assert_allclose(vw.detach().numpy(), tw.detach().numpy(), rtol=1e-5,
-                                   atol=1e-6)
-        np.testing.assert_allclose(vb.detach().numpy(), tb.detach().numpy(), rtol=1e-5,
-                                   atol=1e-6)
+        # float32 rounding differs between the two (and between CPUs) by a few eps of
+        # the weights' size per step, accumulating over the steps taken.
+        assert_close(vw.detach().numpy(), tw.detach().numpy(), steps=step, err_msg="w")
+        assert_close(vb.detach().numpy(), tb.detach().numpy(), steps=step, err_msg="b")
 
 
 def test_param_groups_and_zero_grad():
@@ -73,7 +74,7 @@ def test_param_groups_and_zero_grad():
         _loss(torch, tw, tb, torch.tensor(x), torch.tensor(y)).backward()
         vopt.step()
         topt.step()
-    np.testing.assert_allclose(vb.detach().numpy(), tb.detach().numpy(), rtol=1e-5)
+    assert_close(vb.detach().numpy(), tb.detach().numpy(), steps=5)
     vopt.zero_grad()
     assert vw.grad is None
     with pytest.raises(ValueError, match="more than one parameter group"):
@@ -122,7 +123,7 @@ def test_scheduler_matches_torch(name, options):
     vsched = getattr(optim.lr_scheduler, name)(vopt, **options)
     tsched = getattr(torch.optim.lr_scheduler, name)(topt, **options)
     vb, tb = vizgrad.tensor(b0), torch.tensor(b0)
-    for _ in range(20):
+    for step in range(1, 21):
         vopt.zero_grad()
         topt.zero_grad()
         _loss(vizgrad, vw, vb, vizgrad.tensor(x), vizgrad.tensor(y)).backward()
@@ -131,9 +132,9 @@ def test_scheduler_matches_torch(name, options):
         topt.step()
         vsched.step()
         tsched.step()
-        assert vsched.get_last_lr() == pytest.approx(tsched.get_last_lr(), rel=1e-9)
-        np.testing.assert_allclose(vw.detach().numpy(), tw.detach().numpy(), rtol=1e-5,
-                                   atol=1e-6)
+        # learning rates are Python floats (float64) updated once per step
+        assert_close(vsched.get_last_lr(), tsched.get_last_lr(), steps=step)
+        assert_close(vw.detach().numpy(), tw.detach().numpy(), steps=step)
 
 
 @pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
@@ -147,9 +148,10 @@ def test_clip_grad_norm_matches_torch(norm_type):
         t.grad = torch.tensor(grad)
     vtotal = nn.utils.clip_grad_norm_(vparams, 1.5, norm_type)
     ttotal = torch.nn.utils.clip_grad_norm_(tparams, 1.5, norm_type)
-    assert float(vtotal) == pytest.approx(float(ttotal), rel=1e-5)
+    # a norm is one reduction over 15 terms; scaling by it is one more step
+    assert_close(vtotal.numpy(), ttotal.numpy(), steps=2)
     for v, t in zip(vparams, tparams):
-        np.testing.assert_allclose(v.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-7)
+        assert_close(v.grad.numpy(), t.grad.numpy(), steps=3)
 
 
 def test_clip_grad_value():
