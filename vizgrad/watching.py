@@ -63,6 +63,8 @@ def on_backward(fn: Callable[[Sequence[Tensor]], Any]) -> BackwardHandle:
     >>> loss.backward()
     >>> handle.remove()
     """
+    if not callable(fn):  # checked here: a bad listener would break every later backward
+        raise TypeError(f"on_backward() needs a callable, got {type(fn).__name__}")
     engine.BACKWARD_LISTENERS.append(fn)
     return BackwardHandle(fn)
 

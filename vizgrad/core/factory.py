@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -61,21 +63,52 @@ def generator() -> np.random.Generator:
     return _GENERATOR["rng"]
 
 
+# Array kinds a tensor can hold: bool, signed and unsigned ints, floats, complex.
+_NUMERIC_KINDS = "biufc"
+_KIND_NAMES = {"U": "str", "S": "bytes", "O": "object", "V": "void", "M": "datetime64",
+               "m": "timedelta64"}
+
+
+def _refuse_non_numeric(array: Any, data: Any) -> None:
+    """Strings, bytes and objects are not tensor data (PyTorch refuses them too)."""
+    kind = array.dtype.kind
+    if kind in _NUMERIC_KINDS:
+        return
+    if backend.is_array(data):
+        raise TypeError(
+            f"can't convert an array of type {array.dtype} to a tensor; the supported types "
+            "are floats, complex, signed and unsigned ints and bool")
+    found = _KIND_NAMES.get(kind, str(array.dtype))
+    if kind == "O":  # name the first element that is not a number
+        found = next((type(v).__name__ for v in array.flat
+                      if not isinstance(v, (numbers.Number, np.bool_))), "object")
+    raise TypeError(f"invalid data type '{found}' for a tensor: a tensor holds numbers or "
+                    f"bools, got {type(data).__name__} {_short(data)}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _to_array(data: Any, dtype: Any, device: str | None) -> Any:
     dtype = as_dtype(dtype)
     if isinstance(data, Tensor):
         data = data.data
+    if isinstance(data, (str, bytes)):  # np.asarray would make a 0-d string array
+        raise TypeError(f"invalid data type '{type(data).__name__}' for a tensor: a tensor "
+                        f"holds numbers or bools, got {_short(data)}")
     if backend.is_array(data):
+        _refuse_non_numeric(data, data)
         array = data if dtype is None else data.astype(dtype)
         if device is not None and backend.device_of(array) != backend.normalize_device(device):
             array = backend.to_device(array, backend.normalize_device(device))
         return array.copy() if array is data else array
     array = np.asarray(data)
+    _refuse_non_numeric(array, data)
     if dtype is None:
         if array.dtype.kind == "f" and not isinstance(data, np.ndarray):
             array = array.astype(_DEFAULT["dtype"])
-        elif array.dtype.kind == "O":
-            raise TypeError(f"cannot make a tensor from {type(data).__name__}")
     else:
         array = array.astype(dtype)
     if array is data:
@@ -106,10 +139,52 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(array)
 
 
-def _shape(size: Sequence) -> tuple[int, ...]:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+def _as_int(value: Any) -> int | None:
+    """``value`` as an int if it is an integer (Python, NumPy or a 0-d integer tensor)."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def _shape(size: Sequence, name: str) -> tuple[int, ...]:
+    """``(2, 3)``, ``((2, 3),)`` or ``([2, 3],)`` as a shape; refuse anything but ints,
+    as PyTorch does (``zeros(2.5)`` or ``zeros('3')`` must not make a tensor)."""
+    if len(size) == 1 and _as_int(size[0]) is None:
         size = size[0]
-    return tuple(int(s) for s in size)
+        if not isinstance(size, (tuple, list)):
+            raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not "
+                            f"{type(size).__name__}")
+    shape = []
+    for position, extent in enumerate(size):
+        value = _as_int(extent)
+        if value is None:
+            raise TypeError(f"{name}(): argument 'size' must be tuple of ints, but found "
+                            f"element of type {type(extent).__name__} at pos {position}")
+        if value < 0:
+            raise RuntimeError(f"{name}(): dimension sizes must be non-negative, got size "
+                               f"{tuple(size)}")
+        shape.append(value)
+    return tuple(shape)
+
+
+def _int_argument(value: Any, name: str, argument: str) -> int:
+    result = _as_int(value)
+    if result is None:
+        raise TypeError(f"{name}(): argument '{argument}' must be int, not "
+                        f"{type(value).__name__}")
+    return result
+
+
+def _number_argument(value: Any, name: str, argument: str) -> Any:
+    if isinstance(value, Tensor) and value.ndim == 0:
+        value = value.item()
+    if not isinstance(value, (numbers.Number, np.bool_)):
+        raise TypeError(f"{name}(): argument '{argument}' must be Number, not "
+                        f"{type(value).__name__}")
+    return value
 
 
 def _make(fill: str, shape: tuple, dtype: Any, device: Any, requires_grad: bool,
@@ -128,26 +203,27 @@ def _make(fill: str, shape: tuple, dtype: Any, device: Any, requires_grad: bool,
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
-    return _make("zeros", _shape(size), dtype, device, requires_grad)
+    return _make("zeros", _shape(size, "zeros"), dtype, device, requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
-    return _make("ones", _shape(size), dtype, device, requires_grad)
+    return _make("ones", _shape(size, "ones"), dtype, device, requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
-    return _make("empty", _shape(size), dtype, device, requires_grad)
+    return _make("empty", _shape(size, "empty"), dtype, device, requires_grad)
 
 
 def full(size: Sequence[int], fill_value: Any, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
+    fill_value = _number_argument(fill_value, "full", "fill_value")
     if dtype is None and isinstance(fill_value, (bool, np.bool_)):
         dtype = bool_
     elif dtype is None and isinstance(fill_value, (int, np.integer)):
         dtype = int64
-    return _make("full", _shape((size,)), dtype, device, requires_grad, fill_value)
+    return _make("full", _shape((size,), "full"), dtype, device, requires_grad, fill_value)
 
 
 def _like(fill: str, other: Tensor, dtype: Any, device: Any, requires_grad: bool,
@@ -188,6 +264,10 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, device
            requires_grad: bool = False) -> Tensor:
     if end is None:
         start, end = 0, start
+    start, end, step = (_number_argument(v, "arange", a)
+                        for v, a in ((start, "start"), (end, "end"), (step, "step")))
+    if step == 0:
+        raise RuntimeError("arange(): step must be nonzero")
     xp = backend.module_for_device(backend.normalize_device(device))
     integral = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     dtype = as_dtype(dtype) or (int64 if integral else _DEFAULT["dtype"])
@@ -199,6 +279,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, device
 
 def linspace(start: float, end: float, steps: int, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
+    steps = _int_argument(steps, "linspace", "steps")
     xp = backend.module_for_device(backend.normalize_device(device))
     out = Tensor._make(xp.linspace(start, end, steps).astype(as_dtype(dtype) or _DEFAULT["dtype"]))
     if requires_grad:
@@ -208,6 +289,10 @@ def linspace(start: float, end: float, steps: int, dtype: Any = None, device: An
 
 def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
+    n = _int_argument(n, "eye", "n")
+    m = None if m is None else _int_argument(m, "eye", "m")
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"eye(): n and m must be non-negative, got n={n}, m={m}")
     xp = backend.module_for_device(backend.normalize_device(device))
     out = Tensor._make(xp.eye(n, m, dtype=as_dtype(dtype) or _DEFAULT["dtype"]))
     if requires_grad:
@@ -229,20 +314,21 @@ def _random(values: np.ndarray, dtype: Any, device: Any, requires_grad: bool) ->
 def randn(*size: Any, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples from the generator seeded by ``manual_seed``."""
-    return _random(generator().standard_normal(_shape(size)), dtype, device, requires_grad)
+    return _random(generator().standard_normal(_shape(size, "randn")), dtype, device, requires_grad)
 
 
 def rand(*size: Any, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1) from the generator seeded by ``manual_seed``."""
-    return _random(generator().random(_shape(size)), dtype, device, requires_grad)
+    return _random(generator().random(_shape(size, "rand")), dtype, device, requires_grad)
 
 
 def randint(low: int, high: int | None = None, size: Sequence[int] = (), dtype: Any = None,
             device: Any = None) -> Tensor:
     if high is None:
         low, high = 0, low
-    values = generator().integers(low, high, size=tuple(size))
+    low, high = _int_argument(low, "randint", "low"), _int_argument(high, "randint", "high")
+    values = generator().integers(low, high, size=_shape((size,), "randint"))
     return _random(values, dtype or int64, device, False)
 
 

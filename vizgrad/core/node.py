@@ -251,7 +251,16 @@ class Node:
         return self.fn.backward_name
 
     def __repr__(self) -> str:
+        if not hasattr(self, "fn"):  # a bare Node() that no op has filled in
+            return f"<{type(self).__name__} (empty)>"
         return f"<{self.name()} seq={self.seq}>"
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # A node holds its inputs' nodes and saved arrays: copying one would copy (or,
+        # by pickling, lose) the graph behind it. PyTorch refuses the same way.
+        name = self.name() if hasattr(self, "fn") else type(self).__name__
+        raise TypeError(f"cannot pickle or copy '{name}' object: backward-graph nodes are "
+                        "not copyable; copy the leaf tensors (t.detach().clone()) instead")
 
     # -- forward-time ctx API -----------------------------------------------------
     def save_for_backward(self, *arrays: Any) -> None:
@@ -457,6 +466,10 @@ class Node:
         return self._metadata
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in _SLOTS:
+            # an unset slot or a protocol lookup: looking further would read self.fn,
+            # itself unset on a bare Node(), and recurse
+            raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
         defaults = getattr(self.fn, "saved_defaults", None) or {}
         if name in defaults:  # an attribute the forward left at its default
             return defaults[name]
@@ -498,6 +511,9 @@ class Node:
         if store is not None:
             store.clear()  # the records keep the metadata (see SavedTensor)
         self._freed = True
+
+
+_SLOTS = frozenset(Node.__slots__) | {"variable"}
 
 
 def _input_name(node: Node, flat: int) -> str:

@@ -6,6 +6,7 @@ holds the state and the graph-facing API only.
 
 from __future__ import annotations
 
+import copy
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -69,7 +70,7 @@ class Tensor:
 
     # Hot attributes are slots; rarely set ones live in the instance dict (created
     # only when first set) with these class-level defaults, so making a tensor is cheap.
-    __slots__ = ("data", "_rg", "grad", "grad_fn", "output_nr", "_vc", "_base", "__dict__",
+    __slots__ = ("data", "_rg", "_grad", "grad_fn", "output_nr", "_vc", "_base", "__dict__",
                  "__weakref__")
     name: str | None = None
     _view_chain: tuple | None = None
@@ -91,7 +92,7 @@ class Tensor:
 
     def _init_state(self, requires_grad: bool, grad_fn: Node | None, output_nr: int) -> None:
         self._rg = requires_grad
-        self.grad = None
+        self._grad = None
         self.grad_fn = grad_fn
         self.output_nr = output_nr
         self._vc = None
@@ -104,7 +105,7 @@ class Tensor:
         tensor = Tensor.__new__(Tensor)
         tensor.data = data
         tensor._rg = requires_grad
-        tensor.grad = None
+        tensor._grad = None
         tensor.grad_fn = grad_fn
         tensor.output_nr = output_nr
         tensor._vc = None
@@ -143,6 +144,25 @@ class Tensor:
         return self.device.startswith("cuda")
 
     # -- autograd state ---------------------------------------------------------
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient (``None`` until a backward reaches this tensor).
+
+        Assigning checks what PyTorch checks: a Tensor (or None) of this tensor's
+        shape, dtype and device.
+
+        Example
+        -------
+        >>> w.grad = vizgrad.zeros_like(w)
+        """
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            _check_grad(self, value)
+        self._grad = value
+
     @property
     def requires_grad(self) -> bool:
         return self._rg
@@ -309,6 +329,31 @@ class Tensor:
 
     __hash__ = object.__hash__
 
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """Copy a leaf: data, ``requires_grad``, name and ``.grad`` (as PyTorch does)."""
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                f"deepcopy protocol at the moment. This tensor was made by "
+                f"{self.grad_fn.name()}. Copy its values without the history with "
+                "t.detach().clone(), or deepcopy t.detach().")
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.data = copy.deepcopy(self.data, memo)
+        new._init_state(self._rg, None, 0)
+        if self._grad is not None:
+            new._grad = copy.deepcopy(self._grad, memo)
+        for key, value in getattr(self, "__dict__", {}).items():
+            if key not in _NOT_COPIED:
+                setattr(new, key, copy.deepcopy(value, memo))
+        return new
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # As torch.save/pickle do: the values, requires_grad and name, no history and no
+        # .grad; a non-leaf comes back as a leaf.
+        return (_rebuild_tensor, (backend.to_numpy(self.data), self._rg, self.name,
+                                  self.device))
+
     def __repr__(self) -> str:
         body = np.array2string(backend.to_numpy(self.data), separator=", ", precision=4,
                                prefix="tensor(")
@@ -327,6 +372,51 @@ class Tensor:
 
 
 _node_module.Tensor = Tensor
+
+# Graph bookkeeping a copy must not share: the original's AccumulateGrad node (backward
+# through the copy would fill the original's .grad), its hooks, its view history.
+_NOT_COPIED = frozenset({"_accumulator", "_hooks", "_view_chain", "_view_version",
+                         "_retains_grad"})
+
+
+def _rebuild_tensor(array: np.ndarray, requires_grad: bool, name: str | None,
+                    device: str) -> Tensor:
+    """Unpickle a tensor (see ``Tensor.__reduce_ex__``)."""
+    if device != "cpu":
+        array = backend.to_device(array, device)
+    out = Tensor._make(array)
+    out.name = name
+    if requires_grad:
+        out.requires_grad = True
+    return out
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return kind.__qualname__ if kind.__module__ == "builtins" else \
+        f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _check_grad(tensor: Tensor, grad: Any) -> None:
+    """Refuse a ``.grad`` that the optimizers and backward could not use (PyTorch's checks)."""
+    if not isinstance(grad, Tensor):
+        raise TypeError("assigned grad expected to be a Tensor or None but got grad of type "
+                        f"{_type_name(grad)}")
+    if grad.shape != tensor.shape:
+        raise RuntimeError(
+            f"attempting to assign a gradient of size '{list(grad.shape)}' to a tensor of "
+            f"size '{list(tensor.shape)}'. Please ensure that the gradient and the tensor "
+            "are the same size")
+    if grad.dtype != tensor.dtype:
+        raise RuntimeError(
+            f"attempting to assign a gradient with dtype '{grad.dtype}' to a tensor with "
+            f"dtype '{tensor.dtype}'. The gradient must match the tensor's dtype; cast it "
+            "first: t.grad = g.to(t.dtype)")
+    if grad.device != tensor.device:
+        raise RuntimeError(
+            f"attempting to assign a gradient located on device '{grad.device}' to a tensor "
+            f"located on device '{tensor.device}'. Please ensure that the gradient and the "
+            "tensor are on the same device")
 
 
 def accumulator_of(tensor: Tensor) -> AccumulateGrad:
