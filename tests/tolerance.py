@@ -47,6 +47,19 @@ def tol(dtype: Any, *, steps: int = 1, scale: float = 1.0) -> float:
     return float(ROUNDINGS * np.finfo(dtype).eps * steps * scale)
 
 
+def finite_difference_tol(dtype: Any, *, h: float, scale: float = 1.0) -> float:
+    """Tolerance for a central difference ``(f(x+h) - f(x-h)) / 2h`` against the exact
+    derivative: the rounding of the two evaluations, ``ROUNDINGS * eps * |f| / h``, plus
+    the truncation, ``h**2 * |f3| / 6`` (``f3`` the third derivative), with ``|f|`` and
+    ``|f3|`` bounded by ``scale``.
+
+    Example
+    -------
+    >>> finite_difference_tol(np.float64, h=1e-6, scale=3.0)  # about 2.7e-9
+    """
+    return float(ROUNDINGS * np.finfo(dtype).eps * scale / h + h * h * scale)
+
+
 def coarsest_dtype(*arrays: Any) -> np.dtype:
     """The least precise floating dtype among ``arrays`` (float32 against a float64
     reference is a float32 comparison); float64 when none is floating."""

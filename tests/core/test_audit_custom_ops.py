@@ -17,6 +17,8 @@ import vizgrad as vg
 from vizgrad.autograd import Function, once_differentiable
 from vizgrad.testing import GradcheckError, gradcheck, gradgradcheck
 
+from ..tolerance import assert_close
+
 VALUES = [0.5, -1.5, 2.0]
 
 
@@ -73,8 +75,8 @@ def test_custom_op_gradients_match_pytorch_first_and_second_order():
     x = leaf()
     (d1,) = vg.autograd.grad(Cube.apply(x).sum(), [x], create_graph=True)
     (d2,) = vg.autograd.grad(d1.sum(), [x])
-    np.testing.assert_allclose(d1.detach().numpy(), 3 * np.asarray(VALUES) ** 2)
-    np.testing.assert_allclose(d2.numpy(), 6 * np.asarray(VALUES))
+    assert_close(d1.detach().numpy(), 3 * np.asarray(VALUES) ** 2)
+    assert_close(d2.numpy(), 6 * np.asarray(VALUES))
     assert gradcheck(lambda t: Cube.apply(t), [leaf()])
     assert gradgradcheck(lambda t: Cube.apply(t), [leaf()])
 
@@ -142,14 +144,14 @@ def test_mark_non_differentiable_outputs_carry_no_grad_and_get_zero_grads():
     assert not order.requires_grad and order.grad_fn is None
     np.testing.assert_array_equal(order.numpy(), [1, 2, 0])
     (values * vg.tensor([1.0, 2.0, 3.0], dtype="float64")).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [3.0, 1.0, 2.0])  # as PyTorch gives
+    assert_close(x.grad.numpy(), [3.0, 1.0, 2.0])  # as PyTorch gives
     assert received["order"] is None or not np.any(received["order"].numpy())
 
 
 def test_once_differentiable_first_order_and_create_graph_without_grad_inputs():
     x = leaf()
     OnceCube.apply(x).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), 3 * np.asarray(VALUES) ** 2)
+    assert_close(x.grad.numpy(), 3 * np.asarray(VALUES) ** 2)
     # The incoming gradient (from sum) needs no grad: as in PyTorch, the result is a
     # plain tensor and nothing raises.
     x = leaf()
@@ -157,7 +159,7 @@ def test_once_differentiable_first_order_and_create_graph_without_grad_inputs():
     tx = torch.tensor(VALUES, dtype=torch.float64, requires_grad=True)
     (t1,) = torch.autograd.grad(TorchOnceCube.apply(tx).sum(), [tx], create_graph=True)
     assert d1.requires_grad == t1.requires_grad
-    np.testing.assert_allclose(d1.detach().numpy(), t1.detach().numpy())
+    assert_close(d1.detach().numpy(), t1.detach().numpy())
 
 
 def test_once_differentiable_double_backward_raises_like_pytorch():
@@ -171,7 +173,7 @@ def test_once_differentiable_double_backward_raises_like_pytorch():
 
     x = leaf()
     (d1,) = vg.autograd.grad((OnceCube.apply(x) * x).sum(), [x], create_graph=True)
-    np.testing.assert_allclose(d1.detach().numpy(), t1.detach().numpy())
+    assert_close(d1.detach().numpy(), t1.detach().numpy())
     assert d1.requires_grad
     with pytest.raises(RuntimeError, match="once_differentiable") as error:
         d1.sum().backward()

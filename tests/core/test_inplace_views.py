@@ -11,6 +11,8 @@ import pytest
 import vizgrad as vg
 from vizgrad.core import InplaceModificationError
 
+from ..tolerance import assert_close
+
 
 def test_every_inplace_op_bumps_the_version():
     t = vg.zeros(4)
@@ -52,9 +54,9 @@ def test_inplace_results_and_gradients_match_pytorch():
     loss, t_loss = program(vg, x, w), program(torch, tx, tw)
     loss.backward()
     t_loss.backward()
-    np.testing.assert_allclose(loss.item(), t_loss.item())
-    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
-    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy())
+    assert_close(loss.item(), t_loss.item())
+    assert_close(x.grad.numpy(), tx.grad.numpy())
+    assert_close(w.grad.numpy(), tw.grad.numpy())
 
 
 def test_modified_saved_tensor_raises_with_shape_dtype_node_versions_and_stack():
@@ -156,11 +158,11 @@ def test_gradients_through_inplace_writes_to_views_match_pytorch(name):
     x, w = vg.tensor(xs, requires_grad=True), vg.tensor(ws, requires_grad=True)
     tx, tw = torch.tensor(xs, requires_grad=True), torch.tensor(ws, requires_grad=True)
     out, t_out = program(vg, x, w), program(torch, tx, tw)
-    np.testing.assert_allclose(out.detach().numpy(), t_out.detach().numpy(), rtol=1e-12)
+    assert_close(out.detach().numpy(), t_out.detach().numpy())
     (out * vg.tensor(weight)).sum().backward()
     (t_out * torch.tensor(weight)).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-10, atol=1e-12)
+    assert_close(x.grad.numpy(), tx.grad.numpy())
+    assert_close(w.grad.numpy(), tw.grad.numpy())
 
 
 def test_base_gets_copy_slices_after_a_write_through_a_view():
@@ -207,8 +209,8 @@ def test_setitem_of_tensors_that_require_grad_matches_pytorch():
     assert out.requires_grad and out.grad_fn.name() == "CopySlices"
     (out * out).sum().backward()
     (t_out * t_out).sum().backward()
-    np.testing.assert_allclose(out.detach().numpy(), t_out.detach().numpy())
-    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+    assert_close(out.detach().numpy(), t_out.detach().numpy())
+    assert_close(x.grad.numpy(), tx.grad.numpy())
 
 
 def test_view_refuses_incompatible_layout():
@@ -235,4 +237,4 @@ def test_double_backward_through_writes_to_views_matches_pytorch():
         ((gx * gx).sum() + (gw ** 3).sum()).backward()
         results.append([t.detach().numpy() for t in (gx, gw, x.grad, w.grad)])
     for mine, reference in zip(*results):
-        np.testing.assert_allclose(mine, reference, rtol=1e-10, atol=1e-10)
+        assert_close(mine, reference)

@@ -7,6 +7,8 @@ import pytest
 
 import vizgrad as vg
 
+from ..tolerance import assert_close
+
 
 # -- dtypes and promotion ----------------------------------------------------------------
 def test_float32_times_python_float_stays_float32():
@@ -28,8 +30,8 @@ def test_mixed_float_dtypes_promote_and_grads_keep_each_inputs_dtype():
     (y * b + a * h).sum().backward()
     assert a.grad.dtype == np.float32 and b.grad.dtype == np.float64
     assert h.grad.dtype == np.float16
-    np.testing.assert_allclose(a.grad.numpy(), [3.5, 4.25])
-    np.testing.assert_allclose(b.grad.numpy(), [7.0, 10.0])
+    assert_close(a.grad.numpy(), [3.5, 4.25])
+    assert_close(b.grad.numpy(), [7.0, 10.0])
 
 
 def test_dtype_names_and_aliases():
@@ -153,7 +155,7 @@ def test_detach_detach_clone():
     c = y.clone()
     assert c.grad_fn.name() == "CloneBackward0" and not np.shares_memory(c.data, y.data)
     c.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+    assert_close(x.grad.numpy(), [2.0, 2.0])
 
 
 def test_item_to_numpy_tolist():
@@ -199,15 +201,15 @@ def test_register_hook_on_tensor_without_grad_refuses():
 def test_operators():
     a = vg.tensor([4.0, 9.0], requires_grad=True)
     b = vg.tensor([2.0, 3.0])
-    np.testing.assert_allclose((a + b).detach().numpy(), [6.0, 12.0])
-    np.testing.assert_allclose((a - b).detach().numpy(), [2.0, 6.0])
-    np.testing.assert_allclose((a * b).detach().numpy(), [8.0, 27.0])
-    np.testing.assert_allclose((a / b).detach().numpy(), [2.0, 3.0])
-    np.testing.assert_allclose((a ** 0.5).detach().numpy(), [2.0, 3.0])
-    np.testing.assert_allclose((-a).detach().numpy(), [-4.0, -9.0])
-    np.testing.assert_allclose((1.0 - a).detach().numpy(), [-3.0, -8.0])
-    np.testing.assert_allclose((36.0 / a).detach().numpy(), [9.0, 4.0])
-    np.testing.assert_allclose((a @ b).detach().numpy(), 35.0)
+    assert_close((a + b).detach().numpy(), [6.0, 12.0])
+    assert_close((a - b).detach().numpy(), [2.0, 6.0])
+    assert_close((a * b).detach().numpy(), [8.0, 27.0])
+    assert_close((a / b).detach().numpy(), [2.0, 3.0])
+    assert_close((a ** 0.5).detach().numpy(), [2.0, 3.0])
+    assert_close((-a).detach().numpy(), [-4.0, -9.0])
+    assert_close((1.0 - a).detach().numpy(), [-3.0, -8.0])
+    assert_close((36.0 / a).detach().numpy(), [9.0, 4.0])
+    assert_close((a @ b).detach().numpy(), 35.0)
     for compared in (a > b, a >= b, a < b, a <= b, a == b, a != b):
         assert compared.dtype == np.bool_ and not compared.requires_grad
         assert compared.grad_fn is None

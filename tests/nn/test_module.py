@@ -9,6 +9,8 @@ import torch
 import vizgrad
 import vizgrad.nn as nn
 
+from ..tolerance import assert_close
+
 
 class Block(nn.Module):
     def __init__(self):
@@ -129,8 +131,7 @@ def test_forward_hooks():
     pre = layer.register_forward_pre_hook(lambda m, inputs: (inputs[0] * 0,))
     post = layer.register_forward_hook(lambda m, inputs, out: calls.append(out.shape) or out * 2)
     out = layer(vizgrad.randn(4, 3))
-    np.testing.assert_allclose(out.detach().numpy(),
-                               2 * np.broadcast_to(layer.bias.detach().numpy(), (4, 2)))
+    assert_close(out.detach().numpy(), 2 * np.broadcast_to(layer.bias.detach().numpy(), (4, 2)))
     assert calls == [(4, 2)]
     pre.remove()
     post.remove()
