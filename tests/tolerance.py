@@ -70,12 +70,26 @@ def coarsest_dtype(*arrays: Any) -> np.dtype:
     return max(floats, key=lambda d: np.finfo(d).eps)
 
 
+def magnitude(*arrays: Any) -> float:
+    """The largest finite ``|value|`` among ``arrays`` (0 when there is none): the scale of
+    a comparison. Infinities and NaNs must match exactly and do not widen the bound."""
+    largest = 0.0
+    for array in arrays:
+        values = np.asarray(array)
+        if values.dtype.kind not in "biufc":
+            continue
+        values = np.abs(values[np.isfinite(values)])
+        if values.size:
+            largest = max(largest, float(values.max()))
+    return largest
+
+
 def assert_close(actual: Any, expected: Any, *, steps: int = 1, scale: float | None = None,
                  dtype: Any = None, err_msg: str = "") -> None:
     """Assert ``|actual - expected| <= tol(dtype, steps=steps, scale=scale)`` everywhere.
 
     ``dtype`` defaults to the coarser of the two arrays' floating dtypes, ``scale`` to
-    ``max |expected|`` (1 when ``expected`` is all zeros).
+    ``magnitude(expected)`` (1 when ``expected`` is all zeros).
 
     Example
     -------
@@ -85,8 +99,7 @@ def assert_close(actual: Any, expected: Any, *, steps: int = 1, scale: float | N
     if dtype is None:
         dtype = coarsest_dtype(actual_array, expected_array)
     if scale is None:
-        magnitude = float(np.max(np.abs(expected_array))) if expected_array.size else 0.0
-        scale = magnitude if magnitude > 0 else 1.0
+        scale = magnitude(expected_array) or 1.0
     bound = tol(dtype, steps=steps, scale=scale)
     np.testing.assert_allclose(actual_array, expected_array, rtol=0, atol=bound,
                                err_msg=f"{err_msg} (tolerance {bound:.3g} = {ROUNDINGS} * eps"

@@ -8,7 +8,11 @@ import pytest
 import vizgrad
 from vizgrad.testing import gradcheck, gradgradcheck
 
+from ..tolerance import assert_close, magnitude
 from .optable import all_cases
+
+# A row is one op (or a few): the dependent rounding stages per element reduced.
+STEPS_PER_OP = 1
 
 CASES = all_cases()
 IDS = [case.name for case in CASES]
@@ -45,12 +49,17 @@ def test_against_pytorch(case):
     assert len(ours) == len(theirs)
     rng = np.random.default_rng(case.seed + 7)
     loss_ours, loss_theirs = None, None
+    # Rounding tolerances (tests.tolerance): values the size of the largest input, weight
+    # or result; as many steps as the longest reduction an op can do (its input size).
+    steps = STEPS_PER_OP * max([1] + [a.size for a in arrays])
+    scale = max(1.0, magnitude(*arrays))
     for mine, reference in zip(ours, theirs):
-        np.testing.assert_allclose(mine.numpy() if not mine.requires_grad else
-                                   mine.detach().numpy(), reference.detach().numpy(),
-                                   atol=case.atol, rtol=case.rtol)
+        expected = reference.detach().numpy()
+        scale = max(scale, magnitude(expected))
+        assert_close(mine.detach().numpy(), expected, steps=steps, scale=scale)
         if mine.requires_grad:
             weight = rng.standard_normal(mine.shape)
+            scale = max(scale, magnitude(weight))
             term = (mine * vizgrad.tensor(weight, dtype=mine.dtype)).sum()
             other = (reference * torch.tensor(weight, dtype=reference.dtype)).sum()
             loss_ours = term if loss_ours is None else loss_ours + term
@@ -64,7 +73,8 @@ def test_against_pytorch(case):
             continue
         expected = reference.grad.numpy() if reference.grad is not None else np.zeros(arg.shape)
         got = mine.grad.numpy() if mine.grad is not None else np.zeros(arg.shape)
-        np.testing.assert_allclose(got, expected, atol=case.atol, rtol=case.rtol)
+        assert_close(got, expected, steps=2 * steps,  # forward and backward
+                     scale=max(scale, magnitude(expected)))
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.node_name],
