@@ -16,6 +16,7 @@ import numpy as np
 from . import backend
 from . import node as _node_module
 from .node import AccumulateGrad, Node, RemovableHandle, add_hook
+from .tensor_checks import NOT_COPIED, check_grad, rebuild_tensor
 
 _NO_EDGE = (None, 0)
 
@@ -159,8 +160,13 @@ class Tensor:
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
-        if value is not None:
-            _check_grad(self, value)
+        # backward assigns every leaf's gradient through here: the common case (same
+        # shape and dtype, both NumPy) costs three comparisons, the rest is checked in full
+        if value is not None and not (
+                isinstance(value, Tensor) and type(value.data) is np.ndarray
+                and type(self.data) is np.ndarray and value.data.shape == self.data.shape
+                and value.data.dtype == self.data.dtype):
+            check_grad(self, value)
         self._grad = value
 
     @property
@@ -344,14 +350,14 @@ class Tensor:
         if self._grad is not None:
             new._grad = copy.deepcopy(self._grad, memo)
         for key, value in getattr(self, "__dict__", {}).items():
-            if key not in _NOT_COPIED:
+            if key not in NOT_COPIED:
                 setattr(new, key, copy.deepcopy(value, memo))
         return new
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         # As torch.save/pickle do: the values, requires_grad and name, no history and no
         # .grad; a non-leaf comes back as a leaf.
-        return (_rebuild_tensor, (backend.to_numpy(self.data), self._rg, self.name,
+        return (rebuild_tensor, (backend.to_numpy(self.data), self._rg, self.name,
                                   self.device))
 
     def __repr__(self) -> str:
@@ -372,52 +378,6 @@ class Tensor:
 
 
 _node_module.Tensor = Tensor
-
-# Graph bookkeeping a copy must not share: the original's AccumulateGrad node (backward
-# through the copy would fill the original's .grad), its hooks, its view history.
-_NOT_COPIED = frozenset({"_accumulator", "_hooks", "_view_chain", "_view_version",
-                         "_retains_grad"})
-
-
-def _rebuild_tensor(array: np.ndarray, requires_grad: bool, name: str | None,
-                    device: str) -> Tensor:
-    """Unpickle a tensor (see ``Tensor.__reduce_ex__``)."""
-    if device != "cpu":
-        array = backend.to_device(array, device)
-    out = Tensor._make(array)
-    out.name = name
-    if requires_grad:
-        out.requires_grad = True
-    return out
-
-
-def _type_name(value: Any) -> str:
-    kind = type(value)
-    return kind.__qualname__ if kind.__module__ == "builtins" else \
-        f"{kind.__module__}.{kind.__qualname__}"
-
-
-def _check_grad(tensor: Tensor, grad: Any) -> None:
-    """Refuse a ``.grad`` that the optimizers and backward could not use (PyTorch's checks)."""
-    if not isinstance(grad, Tensor):
-        raise TypeError("assigned grad expected to be a Tensor or None but got grad of type "
-                        f"{_type_name(grad)}")
-    if grad.shape != tensor.shape:
-        raise RuntimeError(
-            f"attempting to assign a gradient of size '{list(grad.shape)}' to a tensor of "
-            f"size '{list(tensor.shape)}'. Please ensure that the gradient and the tensor "
-            "are the same size")
-    if grad.dtype != tensor.dtype:
-        raise RuntimeError(
-            f"attempting to assign a gradient with dtype '{grad.dtype}' to a tensor with "
-            f"dtype '{tensor.dtype}'. The gradient must match the tensor's dtype; cast it "
-            "first: t.grad = g.to(t.dtype)")
-    if grad.device != tensor.device:
-        raise RuntimeError(
-            f"attempting to assign a gradient located on device '{grad.device}' to a tensor "
-            f"located on device '{tensor.device}'. Please ensure that the gradient and the "
-            "tensor are on the same device")
-
 
 def accumulator_of(tensor: Tensor) -> AccumulateGrad:
     """The (cached, weakly held) AccumulateGrad node of a leaf that requires grad."""
