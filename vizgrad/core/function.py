@@ -53,6 +53,7 @@ class _ForwardOnly:
     """
 
     needs_input_grad = ()
+    _grad_mask = 0  # no argument wants a gradient: ops that save by need save nothing
 
     def save_for_backward(self, *arrays: Any) -> None:
         pass
@@ -107,6 +108,9 @@ class Function:
     #: ``_saved_alpha`` all the same).
     saved_defaults: ClassVar[dict[str, Any]] = {}
     arg_names: ClassVar[tuple[str, ...]] = ()
+    #: Inputs saved only when a wanted gradient needs them (``a * b`` keeps ``b`` for
+    #: ``a``'s gradient only); ``_saved_<name>`` reads None when not saved, as in PyTorch.
+    saved_if_needed: ClassVar[tuple[str, ...]] = ()
     #: Every Function defined inside vizgrad, for the op-table guard.
     registry: ClassVar[dict[str, type[Function]]] = {}
     #: vizgrad's own ops share one no-op ctx when nothing is recorded; user Functions
@@ -276,7 +280,12 @@ class Function:
                 kind, outs = OUT_SINGLE, (out,)
             array_types = backend.ARRAY_TYPES
             if not all(o.__class__ in array_types for o in outs):
-                outs = [_as_array(o, tensors) for o in outs]
+                # NumPy gives 0-d results as NumPy scalars: outputs must be arrays, and
+                # what forward saved of them must be those same arrays.
+                arrays = [_as_array(o, tensors) for o in outs]
+                if node._to_save is not None:
+                    node._to_save = _resaved(node._to_save, outs, arrays)
+                outs = arrays
                 out = outs[0] if kind == OUT_SINGLE else outs
             node._in_meta = tuple([(o.shape, o.dtype) for o in outs])
             for o in outs:
@@ -445,6 +454,18 @@ def _layout_of(args: tuple) -> tuple:
                 and isinstance(arg[0], Tensor):
             layout.append((index, len(arg)))
     return tuple(layout)
+
+
+def _resaved(to_save: tuple, before: Any, after: list) -> tuple:
+    """``to_save`` with each output ``before[i]`` (a NumPy scalar) replaced by ``after[i]``."""
+    swap = {id(old): new for old, new in zip(before, after) if old is not new}
+
+    def new(item: Any) -> Any:
+        if item.__class__ is tuple and len(item) == 2 and item[0].__class__ is str:
+            return item[0], swap.get(id(item[1]), item[1])  # a named save
+        return swap.get(id(item), item)
+
+    return tuple(new(item) for item in to_save)
 
 
 def _as_array(value: Any, tensors: list) -> Any:

@@ -483,6 +483,8 @@ class Node:
                 return attributes[key]
             if key in defaults:
                 return defaults[key]
+            if key in getattr(self.fn, "saved_if_needed", ()):
+                return None  # not needed by the gradients wanted, so not saved: as PyTorch
         raise AttributeError(f"{type(self).__name__} {self.name()} has no attribute {name!r}")
 
     def __dir__(self) -> list[str]:

@@ -1,7 +1,8 @@
 """Elementwise arithmetic: ``+ - * / ** neg``, with broadcasting and Python scalars.
 
-Python scalars stay weak under NumPy 2's promotion rules (a float32 tensor times
-2.5 stays float32); they are saved as plain values, not as tensors.
+Operands are promoted as PyTorch does (``operands.binary``): a float32 tensor times
+2.5 stays float32, an int64 tensor times a float32 tensor is float32.  Python scalars
+are saved as plain values, not as tensors.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import math
 
 from ..core.backend import array_module
 from ..core.function import Function
+from .operands import binary, save_crossed, saved_crossed, true_divide
 
 
 class Add(Function):
@@ -18,6 +20,7 @@ class Add(Function):
 
     @staticmethod
     def forward(ctx, input, other):
+        input, other = binary(input, other)
         return input + other
 
     @staticmethod
@@ -34,6 +37,7 @@ class AddScaled(Function):
     @staticmethod
     def forward(ctx, input, other, alpha):
         ctx.alpha = alpha
+        input, other = binary(input, other)
         return input + alpha * other
 
     @staticmethod
@@ -47,6 +51,7 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, input, other):
+        input, other = binary(input, other)
         return input - other
 
     @staticmethod
@@ -63,6 +68,7 @@ class SubScaled(Function):
     @staticmethod
     def forward(ctx, input, other, alpha):
         ctx.alpha = alpha
+        input, other = binary(input, other)
         return input - alpha * other
 
     @staticmethod
@@ -72,35 +78,43 @@ class SubScaled(Function):
 
 class Mul(Function):
     number_slots = (0, 1)
+    saved_if_needed = ("input", "other")
 
     @staticmethod
     def forward(ctx, input, other):
-        ctx.save_for_backward(input, other)
+        save_crossed(ctx, 0, input, other)  # as PyTorch: each only for the other's gradient
+        input, other = binary(input, other)
         return input * other
 
     @staticmethod
     def backward(ctx, grad):
-        input, other = ctx.saved_tensors
-        wanted = ctx._grad_mask  # bit i: argument i wants a gradient (needs_grad, inline)
-        return (grad * other if wanted & 1 else None,
-                grad * input if wanted & 2 else None)
+        input, other = saved_crossed(ctx, 0)
+        return (None if other is None else grad * other,
+                None if input is None else grad * input)
 
 
 class Div(Function):
     number_slots = (0, 1)
+    saved_if_needed = ("input",)
 
     @staticmethod
     def forward(ctx, input, other):
-        ctx.save_for_backward(input, other)
+        # As PyTorch: ``other`` for either gradient, ``input`` only for ``other``'s.
+        if ctx._grad_mask & 2:
+            ctx.save_for_backward(input, other)
+        elif ctx._grad_mask:
+            _save_other(ctx, other)
+        input, other = true_divide(input, other)
         return input / other
 
     @staticmethod
     def backward(ctx, grad):
+        if not ctx._grad_mask & 2:
+            saved = ctx.saved_tensors
+            return grad / (saved[0] if saved else ctx._saved_other), None
         input, other = ctx.saved_tensors
         grad_input = grad / other
-        if not ctx.needs_grad(1):
-            return grad_input, None
-        return grad_input, -grad_input * input / other
+        return grad_input if ctx._grad_mask & 1 else None, -grad_input * input / other
 
 
 class Neg(Function):
@@ -120,6 +134,7 @@ class Pow(Function):
     def forward(ctx, input, exponent):
         ctx.save_for_backward(input)
         ctx.exponent = exponent
+        input, exponent = binary(input, exponent)
         return input ** exponent
 
     @staticmethod
@@ -141,7 +156,7 @@ class PowTensor(Function):
     @staticmethod
     def forward(ctx, input, exponent):
         xp = array_module(exponent)
-        result = xp.power(input, exponent)
+        result = xp.power(*binary(input, exponent))
         ctx.save_for_backward(input, exponent, result)
         return result
 
@@ -170,6 +185,7 @@ class Rsub(Function):
 
     @staticmethod
     def forward(ctx, input, other):
+        input, other = binary(input, other)
         return other - input
 
     @staticmethod
@@ -184,6 +200,7 @@ class Rdiv(Function):
 
     @staticmethod
     def forward(ctx, input, other):
+        input, other = true_divide(input, other)
         result = other / input
         ctx.save_for_backward(input, result)
         return result
@@ -192,6 +209,13 @@ class Rdiv(Function):
     def backward(ctx, grad):
         input, result = ctx.saved_tensors
         return -grad * result / input, None
+
+
+def _save_other(ctx, other):
+    if hasattr(other, "dtype"):
+        ctx.save_for_backward(other)
+    else:  # a Python number: under its argument's name, as PyTorch shows it
+        ctx.save_named("other", other)
 
 
 def add(input, other, alpha=1):

@@ -16,6 +16,7 @@ from ..core.backend import array_module
 from ..core.function import Function
 from ..core.tensor import Tensor
 from .methods import install
+from .operands import binary, promote
 from .select import where
 
 
@@ -29,6 +30,7 @@ class Clamp(Function):
         xp = array_module(input)
         ctx.min, ctx.max = min, max
         ctx.save_for_backward(input)
+        input, min, max = promote(input, min, max)  # an int tensor clamped to 0.5: float32
         # maximum-then-minimum rather than clip(): one bound may be None, and min > max
         # must give max, as in PyTorch.
         out = input if min is None else xp.maximum(input, min)
@@ -54,6 +56,7 @@ class ClampTensor(Function):
     def forward(ctx, input, min, max):  # noqa: A002 - PyTorch's argument names
         xp = array_module(input)
         ctx.save_for_backward(input, min, max)
+        input, min, max = promote(input, min, max)
         out = input if min is None else xp.maximum(input, min)
         return out if max is None else xp.minimum(out, max)
 
@@ -74,7 +77,7 @@ class Maximum(Function):
     @staticmethod
     def forward(ctx, input, other):
         ctx.save_for_backward(input, other)
-        return array_module(input).maximum(input, other)
+        return array_module(input).maximum(*binary(input, other))
 
     @staticmethod
     def backward(ctx, grad):
@@ -86,7 +89,7 @@ class Minimum(Function):
     @staticmethod
     def forward(ctx, input, other):
         ctx.save_for_backward(input, other)
-        return array_module(input).minimum(input, other)
+        return array_module(input).minimum(*binary(input, other))
 
     @staticmethod
     def backward(ctx, grad):

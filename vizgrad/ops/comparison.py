@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..core.backend import array_module
 from ..core.tensor import Tensor
+from .operands import binary
 
 
 def _data(value):
@@ -13,7 +14,9 @@ def _data(value):
 def _compare(name):
     def compare(input, other):
         xp = array_module(input.data)
-        return Tensor._make(getattr(xp, name)(input.data, _data(other)))
+        # Compared in the promoted dtype, as PyTorch (an int64 and a float32 compare as
+        # float32).
+        return Tensor._make(getattr(xp, name)(*binary(input.data, _data(other))))
 
     compare.__name__ = name
     return compare

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..core.backend import array_module
 from ..core.function import Function
+from .operands import promote
 
 
 def _dim(dim, ndim):
@@ -20,7 +21,7 @@ class Cat(Function):
         dim = _dim(dim, tensors[0].ndim)
         ctx.dim = dim
         ctx.sizes = [t.shape[dim] for t in tensors]
-        return array_module(tensors[0]).concatenate(tensors, axis=dim)
+        return array_module(tensors[0]).concatenate(promote(*tensors), axis=dim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -32,7 +33,7 @@ class Stack(Function):
     def forward(ctx, tensors, dim):
         dim = _dim(dim, tensors[0].ndim + 1)
         ctx.dim = dim
-        return array_module(tensors[0]).stack(tensors, axis=dim)
+        return array_module(tensors[0]).stack(promote(*tensors), axis=dim)
 
     @staticmethod
     def backward(ctx, grad):

@@ -8,36 +8,44 @@ from collections import Counter
 from ..core.backend import array_module
 from ..core.function import Function
 from ..core.tensor import Tensor
+from .operands import same_dtype as _same_dtype
+from .operands import save_crossed, saved_crossed
 
 
 class Matmul(Function):
     """``input @ other`` with NumPy's rules (1-D operands, broadcast batch dims)."""
 
     backward_name = "MmBackward0"
+    saved_if_needed = ("input", "other")
 
     @staticmethod
     def forward(ctx, input, other):
         if input.ndim == 0 or other.ndim == 0:
             raise ValueError("matmul: both operands need at least one dimension")
-        ctx.save_for_backward(input, other)
+        _same_dtype("matmul", input, other)
+        save_crossed(ctx, 0, input, other)  # each only for the other's gradient
         return array_module(input).matmul(input, other)
 
     @staticmethod
     def backward(ctx, grad):
-        input, other = ctx.saved_tensors
-        a = input.unsqueeze(0) if input.ndim == 1 else input
-        b = other.unsqueeze(-1) if other.ndim == 1 else other
+        input, other = saved_crossed(ctx, 0)
+        (input_shape, _), (other_shape, _) = ctx._out_meta
         g = grad
-        if input.ndim == 1:
+        if len(input_shape) == 1:
             g = g.unsqueeze(-2)
-        if other.ndim == 1:
+        if len(other_shape) == 1:
             g = g.unsqueeze(-1)
-        grad_input = g @ b.transpose(-1, -2)
-        grad_other = a.transpose(-1, -2) @ g
-        if input.ndim == 1:
-            grad_input = grad_input.squeeze(-2)
-        if other.ndim == 1:
-            grad_other = grad_other.squeeze(-1)
+        grad_input = grad_other = None
+        if other is not None:
+            b = other.unsqueeze(-1) if other.ndim == 1 else other
+            grad_input = g @ b.transpose(-1, -2)
+            if len(input_shape) == 1:
+                grad_input = grad_input.squeeze(-2)
+        if input is not None:
+            a = input.unsqueeze(0) if input.ndim == 1 else input
+            grad_other = a.transpose(-1, -2) @ g
+            if len(other_shape) == 1:
+                grad_other = grad_other.squeeze(-1)
         return grad_input, grad_other
 
 
@@ -48,19 +56,23 @@ def matmul(input, other):
 class Bmm(Function):
     """Batched matrix product of two 3-D tensors (no broadcasting, as in PyTorch)."""
 
+    saved_if_needed = ("input", "mat2")
+
     @staticmethod
     def forward(ctx, input, mat2):
         if input.ndim != 3 or mat2.ndim != 3:
             raise ValueError(f"bmm expects two 3-D tensors, got {input.ndim}-D and {mat2.ndim}-D")
         if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
             raise ValueError(f"bmm: shapes {input.shape} and {mat2.shape} do not match")
-        ctx.save_for_backward(input, mat2)
+        _same_dtype("bmm", input, mat2)
+        save_crossed(ctx, 0, input, mat2)
         return array_module(input).matmul(input, mat2)
 
     @staticmethod
     def backward(ctx, grad):
-        input, mat2 = ctx.saved_tensors
-        return Bmm.apply(grad, mat2.transpose(1, 2)), Bmm.apply(input.transpose(1, 2), grad)
+        input, mat2 = saved_crossed(ctx, 0)
+        return (None if mat2 is None else Bmm.apply(grad, mat2.transpose(1, 2)),
+                None if input is None else Bmm.apply(input.transpose(1, 2), grad))
 
 
 class Tril(Function):
@@ -127,6 +139,8 @@ class Einsum(Function):
     def forward(ctx, equation, operands):
         parsed, output, _ = _parse_einsum(equation, [o.shape for o in operands])
         ctx.equation = ",".join(parsed) + "->" + output
+        for operand in operands[1:]:
+            _same_dtype("einsum", operands[0], operand)
         ctx.save_for_backward(*operands)
         return array_module(operands[0]).einsum(equation.replace(" ", ""), *operands)
 

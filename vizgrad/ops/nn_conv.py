@@ -17,6 +17,7 @@ import itertools
 
 from ..core.backend import array_module
 from ..core.function import Function
+from .operands import save_crossed, saved_crossed
 
 
 def as_tuple(value, n: int, name: str) -> tuple[int, ...]:
@@ -135,11 +136,12 @@ class Conv(Function):
     """N-d convolution (cross-correlation) with bias, stride, padding, dilation, groups."""
 
     backward_name = "ConvolutionBackward0"
+    saved_if_needed = ("input", "weight")
 
     @staticmethod
     def forward(ctx, input, weight, bias, stride, pads, dilation, groups):
         ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, pads, dilation, groups
-        ctx.save_for_backward(input, weight)
+        save_crossed(ctx, 0, input, weight)  # the input for the weight's gradient only
         out = _conv_array(input, weight, stride, pads, dilation, groups)
         if bias is not None:
             out += bias.reshape((-1,) + (1,) * (input.ndim - 2))
@@ -147,16 +149,17 @@ class Conv(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        input, weight = ctx.saved_tensors
+        input, weight = saved_crossed(ctx, 0)
+        input_shape, weight_shape = ctx._out_meta[0][0], ctx._out_meta[1][0]
         need = ctx.needs_input_grad
         args = (ctx.stride, ctx.padding, ctx.dilation, ctx.groups)
         grad_input = grad_weight = grad_bias = None
         if need[0]:
-            grad_input = ConvTranspose.apply(grad, weight, None, *args, input.shape[2:])
+            grad_input = ConvTranspose.apply(grad, weight, None, *args, input_shape[2:])
         if need[1]:
-            grad_weight = ConvWeight.apply(input, grad, weight.shape[2:], *args)
+            grad_weight = ConvWeight.apply(input, grad, weight_shape[2:], *args)
         if len(need) > 2 and need[2]:
-            grad_bias = _bias_grad(grad, input.ndim - 2)
+            grad_bias = _bias_grad(grad, len(input_shape) - 2)
         return grad_input, grad_weight, grad_bias, None, None, None, None
 
 
@@ -164,11 +167,12 @@ class ConvTranspose(Function):
     """Transposed convolution: the adjoint of ``Conv`` in its input (weight (Cin, Cout/g, *k))."""
 
     backward_name = "ConvolutionBackward0"
+    saved_if_needed = ("input", "weight")
 
     @staticmethod
     def forward(ctx, input, weight, bias, stride, pads, dilation, groups, size):
         ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, pads, dilation, groups
-        ctx.save_for_backward(input, weight)
+        save_crossed(ctx, 0, input, weight)
         out = _conv_transpose_array(input, weight, stride, pads, dilation, groups, size)
         if bias is not None:
             out += bias.reshape((-1,) + (1,) * (input.ndim - 2))
@@ -176,16 +180,17 @@ class ConvTranspose(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        input, weight = ctx.saved_tensors
+        input, weight = saved_crossed(ctx, 0)
+        input_shape, weight_shape = ctx._out_meta[0][0], ctx._out_meta[1][0]
         need = ctx.needs_input_grad
         args = (ctx.stride, ctx.padding, ctx.dilation, ctx.groups)
         grad_input = grad_weight = grad_bias = None
         if need[0]:
             grad_input = Conv.apply(grad, weight, None, *args)
         if need[1]:
-            grad_weight = ConvWeight.apply(grad, input, weight.shape[2:], *args)
+            grad_weight = ConvWeight.apply(grad, input, weight_shape[2:], *args)
         if len(need) > 2 and need[2]:
-            grad_bias = _bias_grad(grad, input.ndim - 2)
+            grad_bias = _bias_grad(grad, len(input_shape) - 2)
         return grad_input, grad_weight, grad_bias, None, None, None, None, None
 
 
@@ -193,21 +198,23 @@ class ConvWeight(Function):
     """The weight gradient of a convolution: correlate ``input`` with the output gradient."""
 
     backward_name = "ConvolutionBackwardWeight0"
+    saved_if_needed = ("input", "grad")
 
     @staticmethod
     def forward(ctx, input, grad, kernel, stride, pads, dilation, groups):
         ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, pads, dilation, groups
-        ctx.save_for_backward(input, grad)
+        save_crossed(ctx, 0, input, grad)
         return _conv_weight_array(input, grad, tuple(kernel), stride, pads, dilation, groups)
 
     @staticmethod
     def backward(ctx, grad_weight):
-        input, grad = ctx.saved_tensors
+        input, grad = saved_crossed(ctx, 0)
+        input_shape = ctx._out_meta[0][0]
         need = ctx.needs_input_grad
         args = (ctx.stride, ctx.padding, ctx.dilation, ctx.groups)
         grad_input = grad_grad = None
         if need[0]:
-            grad_input = ConvTranspose.apply(grad, grad_weight, None, *args, input.shape[2:])
+            grad_input = ConvTranspose.apply(grad, grad_weight, None, *args, input_shape[2:])
         if need[1]:
             grad_grad = Conv.apply(input, grad_weight, None, *args)
         return grad_input, grad_grad, None, None, None, None, None

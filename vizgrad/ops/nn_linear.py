@@ -16,24 +16,27 @@ from ..core.function import Function
 from ..core.tensor import Tensor
 from .indexing import IndexBackward
 from .nn_activation import dropout, softmax
+from .operands import same_dtype, save_crossed, saved_crossed
 from .select import where
 
 
 class Addmm(Function):
     """``bias + input @ weight.T`` for a 2-d input: the fused linear layer."""
 
+    saved_if_needed = ("input", "weight")
+
     @staticmethod
     def forward(ctx, bias, input, weight):
-        ctx.save_for_backward(input, weight)
+        same_dtype("linear", input, weight)
+        save_crossed(ctx, 1, input, weight)  # each only for the other's gradient
         return array_module(input).matmul(input, weight.T) + bias
 
     @staticmethod
     def backward(ctx, grad):
-        input, weight = ctx.saved_tensors
-        need = ctx.needs_input_grad
+        input, weight = saved_crossed(ctx, 1)
         # The bias gradient is ``grad`` itself; the engine sums it to the bias's shape.
-        grad_input = grad @ weight if need[1] else None
-        grad_weight = grad.t() @ input if need[2] else None
+        grad_input = None if weight is None else grad @ weight
+        grad_weight = None if input is None else grad.t() @ input
         return grad, grad_input, grad_weight
 
 

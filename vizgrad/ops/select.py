@@ -6,6 +6,7 @@ from ..core import backend
 from ..core.backend import array_module
 from ..core.function import Function
 from ..core.tensor import Tensor
+from .operands import binary
 
 
 class Where(Function):
@@ -13,7 +14,7 @@ class Where(Function):
     def forward(ctx, condition, input, other):
         ctx.save_named("condition", condition)
         xp = array_module(condition)
-        return xp.where(condition, input, other)
+        return xp.where(condition, *binary(input, other))
 
     @staticmethod
     def backward(ctx, grad):
