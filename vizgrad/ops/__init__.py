@@ -7,6 +7,7 @@ from .comparison import all, allclose, any, eq, ge, gt, le, logical_not, lt, ne
 from .indexing import getitem, setitem
 from .join import cat, chunk, concat, split, stack, unbind
 from .linalg import matmul
+from .operands import promote_types, result_type
 from .reduce_shape import expand, sum_to
 from .reduction import mean, sum
 from .select import clone, where
@@ -63,9 +64,9 @@ from .shaping import flatten, flip, narrow, pad, repeat, roll, tile, unflatten
 __all__ = [
     "add", "all", "allclose", "any", "cat", "chunk", "clone", "concat", "div", "eq", "exp",
     "expand", "ge", "getitem", "gt", "le", "log", "logical_not", "lt", "matmul", "mean", "mul",
-    "ne", "neg", "permute", "pow", "relu", "reshape", "setitem", "sigmoid", "split", "squeeze",
-    "stack", "sub", "sum", "sum_to", "t", "tanh", "transpose", "unbind", "unsqueeze", "view",
-    "where",
+    "ne", "neg", "permute", "pow", "promote_types", "relu", "reshape", "result_type", "setitem",
+    "sigmoid", "split", "squeeze", "stack", "sub", "sum", "sum_to", "t", "tanh", "transpose",
+    "unbind", "unsqueeze", "view", "where",
     # elementwise math and activations
     "abs", "ceil", "clamp", "clip", "cos", "elu", "erf", "expm1", "floor", "gelu", "leaky_relu",
     "log1p", "log2", "maximum", "minimum", "reciprocal", "round", "rsqrt", "sign", "silu", "sin",

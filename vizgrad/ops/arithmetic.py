@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..core.backend import array_module
 from ..core.function import Function
-from .operands import binary, save_crossed, saved_crossed, true_divide
+from .operands import binary, result_type, save_crossed, saved_crossed, true_divide
 
 
 class Add(Function):
@@ -37,8 +39,7 @@ class AddScaled(Function):
     @staticmethod
     def forward(ctx, input, other, alpha):
         ctx.alpha = alpha
-        input, other = binary(input, other)
-        return input + alpha * other
+        return _scaled(input, other, alpha)
 
     @staticmethod
     def backward(ctx, grad):
@@ -68,8 +69,7 @@ class SubScaled(Function):
     @staticmethod
     def forward(ctx, input, other, alpha):
         ctx.alpha = alpha
-        input, other = binary(input, other)
-        return input - alpha * other
+        return _scaled(input, other, -alpha)
 
     @staticmethod
     def backward(ctx, grad):
@@ -134,8 +134,7 @@ class Pow(Function):
     def forward(ctx, input, exponent):
         ctx.save_for_backward(input)
         ctx.exponent = exponent
-        input, exponent = binary(input, exponent)
-        return input ** exponent
+        return _power(input, exponent)
 
     @staticmethod
     def backward(ctx, grad):
@@ -155,8 +154,7 @@ class PowTensor(Function):
 
     @staticmethod
     def forward(ctx, input, exponent):
-        xp = array_module(exponent)
-        result = xp.power(*binary(input, exponent))
+        result = _power(input, exponent)
         ctx.save_for_backward(input, exponent, result)
         return result
 
@@ -209,6 +207,31 @@ class Rdiv(Function):
     def backward(ctx, grad):
         input, result = ctx.saved_tensors
         return -grad * result / input, None
+
+
+def _scaled(input, other, alpha):
+    """``input + alpha * other`` in the dtype of ``input`` and ``other`` (alpha takes it)."""
+    dtype = result_type(input, other)
+    input, other = binary(input, other)
+    out = input + alpha * other
+    return out if out.dtype == dtype else out.astype(dtype)
+
+
+def _power(input, exponent):
+    """``input ** exponent``, promoted; NumPy has no bool power (it gives int8)."""
+    input, exponent = binary(input, exponent)
+    xp = array_module(exponent if hasattr(exponent, "dtype") else input)
+    out = xp.power(input, exponent)
+    if out.dtype.kind == "i" and all(_is_bool(v) for v in (input, exponent)):
+        return out.astype(bool)
+    return out
+
+
+_BOOL = np.dtype(bool)
+
+
+def _is_bool(value):
+    return value.__class__ is bool or getattr(value, "dtype", None) == _BOOL
 
 
 def _save_other(ctx, other):

@@ -7,7 +7,8 @@ numbers.  A Python float (or complex) only decides the category: with an integer
 tensor it gives the default dtype (float32), never NumPy's float64.  NumPy scalars
 count as Python numbers, as they do in PyTorch.  Every op with several operands
 casts them here before computing, so the result dtype is PyTorch's and an integer
-tensor times a float32 tensor does not allocate float64.
+tensor times a float32 tensor does not allocate float64.  One difference: NumPy has
+no complex32, so a float16 tensor with a complex number gives complex64.
 
 Minimal saving follows PyTorch too: a product-like op (``a * b``, ``a @ b``, a
 convolution) needs ``b`` only for ``a``'s gradient and ``a`` only for ``b``'s, so it
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.factory import get_default_dtype
+from ..core.factory import as_dtype, get_default_dtype
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _BOOL = np.dtype(bool)
@@ -34,12 +35,16 @@ _INT64 = np.dtype("int64")
 _NO_DTYPE = np.dtype(object)  # what ``dtype_of`` gives a Python number
 
 
-def promote_types(first: np.dtype, second: np.dtype) -> np.dtype:
-    """``torch.promote_types`` on NumPy dtypes: the higher category wins outright.
+def promote_types(first: Any, second: Any) -> np.dtype:
+    """``torch.promote_types``: the higher category wins outright.
 
     Within a category NumPy's table is PyTorch's (int8 with uint8 gives int16); across
     categories NumPy widens (int64 with float32 gives float64) where PyTorch does not.
+
+    >>> vizgrad.promote_types("int64", "float16")
+    dtype('float16')
     """
+    first, second = as_dtype(first), as_dtype(second)
     if first == second:
         return first
     low, high = _CATEGORY[first.kind], _CATEGORY[second.kind]
@@ -129,7 +134,8 @@ def binary(input: Any, other: Any) -> tuple:
             return input, other
     elif kind is float or kind is int:
         found = getattr(input, "dtype", _NO_DTYPE).kind
-        if found == "f" or found == "c" or kind is int and found != "O":
+        # (a bool array with an int: NumPy's power gives int8 where PyTorch gives int64)
+        if found == "f" or found == "c" or kind is int and found != "O" and found != "b":
             return input, other
     return promote(input, other)
 
