@@ -25,6 +25,13 @@ CASES = [
     OpCase("div", lambda a, b: a / b, [A((2, 3)), A((2, 3), 0.5, 2.0)], ("Div",),
            lambda a, b: a / b, "DivBackward0"),
     OpCase("rdiv", lambda a: 3.0 / a, [A((4,), 0.5, 2.0)], ("Rdiv",), lambda a: 3.0 / a),
+    # Mixed dtypes: operands are promoted (torch.result_type) before the op, the gradients
+    # cast back to each input's dtype; float32 inputs need a coarser gradcheck step.
+    OpCase("mul_mixed_float_dtypes", lambda a, b: a * b, [A((2, 3), dtype="float32"), A((3,))],
+           ("Mul",), lambda a, b: a * b, atol=1e-3, eps=1e-2),
+    OpCase("add_int64_to_float", lambda a, b: a + b,
+           [A((3,)), A((3,), 0, 5, requires_grad=False, dtype="int64")], ("Add",),
+           lambda a, b: a + b),
     OpCase("neg", lambda a: -a, [A((3,))], ("Neg",), lambda a: -a, "NegBackward0"),
     OpCase("pow_scalar", lambda a: a ** 3, [A((3,))], ("Pow",), lambda a: a ** 3,
            "PowBackward0"),

@@ -223,3 +223,32 @@ def test_in_place_keeps_the_target_dtype():
     x = vg.ones(3, dtype="float16")
     x += vg.ones(3)
     assert x.dtype == np.float16
+
+
+@pytest.mark.parametrize("target, operand", [("int64", 0.5), ("int32", "float32"),
+                                             ("bool", 1), ("bool", "int64"),
+                                             ("float32", 1.5 + 1j)])
+def test_in_place_refuses_a_result_it_cannot_hold_as_torch(target, operand):
+    def make(lib, dtype):
+        return lib.ones(3, dtype=getattr(lib, dtype)) if isinstance(dtype, str) else dtype
+
+    reference = make(torch, target)
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+        reference += make(torch, operand)
+    x = make(vg, target)
+    before = x.numpy().copy()
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+        x += make(vg, operand)
+    np.testing.assert_array_equal(x.numpy(), before)  # nothing written
+    assert x._version == 0
+
+
+def test_in_place_casts_within_a_category_as_torch():
+    for lib in (vg, torch):
+        x = lib.ones(3, dtype=lib.int32)
+        x += lib.ones(3, dtype=lib.int64)  # int64 result, written into int32
+        x *= 2
+        assert str(x.dtype).endswith("int32")
+        b = lib.zeros(3, dtype=lib.bool)
+        b += True
+        assert str(b.dtype).endswith("bool")

@@ -67,8 +67,8 @@ def _products(lib):
         "matmul": (lambda a, b: a @ b, (2, 3), (3, 4), ("input", "self"), ("other", "mat2")),
         "bmm": (lambda a, b: lib.bmm(a, b), (2, 2, 3), (2, 3, 4), ("input", "self"),
                 ("mat2", "mat2")),
-        "linear": (lambda a, b: functional.linear(a, b, lib.ones(4, dtype=lib.float64)), (2, 3), (4, 3),
-                   ("input", "mat1"), ("weight", "mat2")),
+        "linear": (lambda a, b: functional.linear(a, b, lib.ones(4, dtype=lib.float64)),
+                   (2, 3), (4, 3), ("input", "mat1"), ("weight", "mat2")),
         "conv2d": (lambda a, b: functional.conv2d(a, b), (1, 2, 5, 5), (3, 2, 3, 3),
                    ("input", "input"), ("weight", "weight")),
     }

@@ -35,8 +35,21 @@ def _unwrap(arg: Any) -> Any:
     return arg
 
 
+# PyTorch's categories for in-place casts: a result may be written into a tensor of the
+# same or a higher category only (no float into an int tensor, no int into a bool one).
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
 def _write(target: Tensor, array: Any) -> None:
     if array is not target.data:
+        dtype = target.data.dtype
+        if array.dtype != dtype and _CATEGORY.get(array.dtype.kind, 0) > \
+                _CATEGORY.get(dtype.kind, 0):
+            raise RuntimeError(
+                f"result type {array.dtype} can't be cast to the desired output type {dtype} "
+                f"of this in-place op at {user_location()}: an in-place op keeps the tensor's "
+                f"dtype. Use the out-of-place op (x = x + y), or convert first "
+                f"(x = x.to({str(array.dtype)!r})).")
         try:
             target.data[...] = array
         except ValueError as error:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core.backend import array_module
 from ..core.function import Function
-from .operands import binary, result_type, save_crossed, saved_crossed, true_divide
+from .operands import binary, result_type, save_crossed, save_one, saved_crossed, true_divide
 
 
 class Add(Function):
@@ -103,7 +103,7 @@ class Div(Function):
         if ctx._grad_mask & 2:
             ctx.save_for_backward(input, other)
         elif ctx._grad_mask:
-            _save_other(ctx, other)
+            save_one(ctx, 1, other)
         input, other = true_divide(input, other)
         return input / other
 
@@ -232,13 +232,6 @@ _BOOL = np.dtype(bool)
 
 def _is_bool(value):
     return value.__class__ is bool or getattr(value, "dtype", None) == _BOOL
-
-
-def _save_other(ctx, other):
-    if hasattr(other, "dtype"):
-        ctx.save_for_backward(other)
-    else:  # a Python number: under its argument's name, as PyTorch shows it
-        ctx.save_named("other", other)
 
 
 def add(input, other, alpha=1):

@@ -167,12 +167,13 @@ def save_crossed(ctx: Any, first: int, input: Any, other: Any) -> None:
     if mask == 3:
         ctx.save_for_backward(input, other)
     elif mask == 1:
-        _save_one(ctx, first + 1, other)
+        save_one(ctx, first + 1, other)
     elif mask == 2:
-        _save_one(ctx, first, input)
+        save_one(ctx, first, input)
 
 
-def _save_one(ctx: Any, position: int, value: Any) -> None:
+def save_one(ctx: Any, position: int, value: Any) -> None:
+    """Save the argument at ``position`` alone (a Python number under its name)."""
     if hasattr(value, "dtype") and not isinstance(value, np.generic):
         ctx.save_for_backward(value)
     else:  # a Python number: kept under the argument's name, as PyTorch shows it
