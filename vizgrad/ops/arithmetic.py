@@ -22,7 +22,8 @@ class Add(Function):
 
     @staticmethod
     def forward(ctx, input, other):
-        input, other = binary(input, other)
+        if other.__class__ is not input.__class__ or other.dtype is not input.dtype:
+            input, other = binary(input, other)  # (the test inlined: the common case)
         return input + other
 
     @staticmethod
@@ -52,7 +53,8 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, input, other):
-        input, other = binary(input, other)
+        if other.__class__ is not input.__class__ or other.dtype is not input.dtype:
+            input, other = binary(input, other)
         return input - other
 
     @staticmethod
@@ -82,13 +84,17 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, input, other):
-        save_crossed(ctx, 0, input, other)  # as PyTorch: each only for the other's gradient
-        input, other = binary(input, other)
+        if ctx._grad_mask == 3:
+            ctx.save_for_backward(input, other)
+        else:  # as PyTorch: each operand only for the other's gradient
+            save_crossed(ctx, 0, input, other)
+        if other.__class__ is not input.__class__ or other.dtype is not input.dtype:
+            input, other = binary(input, other)
         return input * other
 
     @staticmethod
     def backward(ctx, grad):
-        input, other = saved_crossed(ctx, 0)
+        input, other = ctx.saved_tensors if ctx._grad_mask == 3 else saved_crossed(ctx, 0)
         return (None if other is None else grad * other,
                 None if input is None else grad * input)
 
@@ -104,7 +110,9 @@ class Div(Function):
             ctx.save_for_backward(input, other)
         elif ctx._grad_mask:
             save_one(ctx, 1, other)
-        input, other = true_divide(input, other)
+        if other.__class__ is not input.__class__ or other.dtype is not input.dtype \
+                or input.dtype.kind not in "fc":
+            input, other = true_divide(input, other)
         return input / other
 
     @staticmethod
