@@ -252,3 +252,12 @@ def test_in_place_casts_within_a_category_as_torch():
         b = lib.zeros(3, dtype=lib.bool)
         b += True
         assert str(b.dtype).endswith("bool")
+
+
+@pytest.mark.parametrize("values", [(1.0, 0.0), (1, 0), (True, False), (2, 0.5)])
+def test_where_between_two_numbers_matches_torch(values):
+    condition = np.array([True, False])
+    got = vg.where(vg.tensor(condition), *values)
+    expected = torch.where(torch.from_numpy(condition), *values)
+    assert got.dtype == _as_numpy(expected.dtype)
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())

@@ -61,3 +61,10 @@ def test_zero_dim_saved_output_written_in_place_is_caught():
         y.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an in-place operation"):
         y.backward()
+
+
+@pytest.mark.parametrize("compare", ["eq", "ne", "lt", "le", "gt", "ge", "logical_not"])
+def test_comparisons_of_zero_dim_tensors_hold_arrays(compare):
+    x = vg.tensor(1.5)
+    result = vg.logical_not(x) if compare == "logical_not" else getattr(vg, compare)(x, 1.0)
+    assert type(result.data) is np.ndarray and result.shape == () and result.dtype == bool

@@ -16,7 +16,8 @@ def _compare(name):
         xp = array_module(input.data)
         # Compared in the promoted dtype, as PyTorch (an int64 and a float32 compare as
         # float32).
-        return Tensor._make(getattr(xp, name)(*binary(input.data, _data(other))))
+        # asarray: on 0-d inputs NumPy gives a NumPy scalar, and tensor data is an array
+        return Tensor._make(xp.asarray(getattr(xp, name)(*binary(input.data, _data(other)))))
 
     compare.__name__ = name
     return compare
@@ -31,7 +32,8 @@ ge = _compare("greater_equal")
 
 
 def logical_not(input):
-    return Tensor._make(array_module(input.data).logical_not(input.data))
+    xp = array_module(input.data)
+    return Tensor._make(xp.asarray(xp.logical_not(input.data)))
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name

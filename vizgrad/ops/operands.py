@@ -32,7 +32,8 @@ from ..core.factory import as_dtype, get_default_dtype
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _BOOL = np.dtype(bool)
 _INT64 = np.dtype("int64")
-_NO_DTYPE = np.dtype(object)  # what ``dtype_of`` gives a Python number
+_NO_DTYPE = np.dtype(object)  # what ``binary`` reads as a Python number's dtype kind
+_NUMBERS = frozenset((bool, int, float, complex))
 
 
 def promote_types(first: Any, second: Any) -> np.dtype:
@@ -130,7 +131,7 @@ def binary(input: Any, other: Any) -> tuple:
     """
     kind = other.__class__
     if kind is input.__class__:
-        if input.dtype is other.dtype:
+        if kind in _NUMBERS or input.dtype is other.dtype:  # two numbers: see ``where``
             return input, other
     elif kind is float or kind is int:
         found = getattr(input, "dtype", _NO_DTYPE).kind

@@ -6,7 +6,7 @@ from ..core import backend
 from ..core.backend import array_module
 from ..core.function import Function
 from ..core.tensor import Tensor
-from .operands import binary
+from .operands import binary, result_type
 
 
 class Where(Function):
@@ -14,6 +14,8 @@ class Where(Function):
     def forward(ctx, condition, input, other):
         ctx.save_named("condition", condition)
         xp = array_module(condition)
+        if not hasattr(input, "dtype") and not hasattr(other, "dtype"):  # two numbers
+            input = xp.asarray(input, dtype=result_type(input, other))
         return xp.where(condition, *binary(input, other))
 
     @staticmethod
