@@ -152,3 +152,25 @@ def test_in_place_writes_are_checked_only_on_what_was_saved(lib):
     weight += 1.0  # weight was saved: now backward must refuse, as in torch
     with pytest.raises(RuntimeError, match="modified by an in-?place operation"):
         y.sum().backward()
+
+
+def test_einsum_keeps_only_the_operands_other_gradients_need():
+    a = vg.randn(8, 16, requires_grad=True)
+    b = vg.randn(16, 4)
+    c = vg.randn(4, 2)
+    node = vg.einsum("ij,jk,kl->il", a, b, c).grad_fn
+    # a's gradient needs b and c; nobody needs a
+    assert _saved_bytes(node) == b.data.nbytes + c.data.nbytes
+    assert [item.name for item in node.saved] == ["operands[1]", "operands[2]"]
+    out = vg.einsum("ij,jk,kl->il", a, b, c)
+    (grad,) = vg.autograd.grad((out * out).sum(), [a])
+    reference = torch.tensor(a.detach().numpy(), requires_grad=True)
+    expected = torch.einsum("ij,jk,kl->il", reference, torch.from_numpy(b.numpy()),
+                            torch.from_numpy(c.numpy()))
+    (expected_grad,) = torch.autograd.grad((expected * expected).sum(), [reference])
+    tolerance = 64 * np.finfo(np.float32).eps
+    np.testing.assert_allclose(grad.numpy(), expected_grad.numpy(), rtol=tolerance,
+                               atol=tolerance)
+    single = vg.einsum("ii->i", vg.randn(3, 3, requires_grad=True))
+    assert _saved_bytes(single.grad_fn) == 0  # its only operand's gradient needs none
+    single.sum().backward()

@@ -141,18 +141,20 @@ class Einsum(Function):
         ctx.equation = ",".join(parsed) + "->" + output
         for operand in operands[1:]:
             _same_dtype("einsum", operands[0], operand)
-        ctx.save_for_backward(*operands)
+        if ctx._grad_mask:
+            ctx.save_for_backward(*[o for o, need in zip(operands, _needed(ctx)) if need])
         return array_module(operands[0]).einsum(equation.replace(" ", ""), *operands)
 
     @staticmethod
     def backward(ctx, grad):
-        operands = ctx.saved_tensors
+        saved = iter(ctx.saved_tensors)
+        operands = [next(saved) if need else None for need in _needed(ctx)]
         inputs, output = ctx.equation.split("->")
         terms = inputs.split(",")
         spare = [c for c in string.ascii_letters if c not in ctx.equation]
         sizes = {}
-        for term, operand in zip(terms, operands):
-            for label, extent in zip(term, operand.shape):
+        for term, (shape, _) in zip(terms, ctx._out_meta):
+            for label, extent in zip(term, shape):
                 sizes[label] = max(sizes.get(label, 1), extent)
         xp = array_module(grad.data)
         dtype = grad.data.dtype
@@ -182,6 +184,13 @@ class Einsum(Function):
                        *(Tensor._make(a) for a in extra)]
             grads.append(Einsum.apply(subscripts, tensors))
         return None, grads
+
+
+def _needed(ctx) -> list[bool]:
+    """Per einsum operand: whether another operand's gradient needs it (only those are
+    saved, as PyTorch's products do)."""
+    wanted = [node is not None for node in ctx._next_nodes]
+    return [any(w for k, w in enumerate(wanted) if k != j) for j in range(len(wanted))]
 
 
 def _broadcast(operand, term, sizes):
