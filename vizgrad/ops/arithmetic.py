@@ -84,9 +84,10 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, input, other):
-        if ctx._grad_mask == 3:
+        mask = ctx._grad_mask
+        if mask == 3:
             ctx.save_for_backward(input, other)
-        else:  # as PyTorch: each operand only for the other's gradient
+        elif mask:  # as PyTorch: each operand only for the other's gradient
             save_crossed(ctx, 0, input, other)
         if other.__class__ is not input.__class__ or other.dtype is not input.dtype:
             input, other = binary(input, other)
