@@ -56,6 +56,7 @@ from .core.factory import (
                    zeros,
                    zeros_like,
 )
+from .debug.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .ops import *  # noqa: F403 - the op functions are vizgrad's top-level API
 from .ops import __all__ as _op_names
 from .render import make_dot, print_graph
@@ -77,7 +78,8 @@ __all__ = [
     "no_grad", "ones", "ones_like", "ops", "rand", "rand_like", "randint", "randn",
     "randn_like", "scope", "set_default_dtype", "set_grad_enabled", "tensor", "zeros",
     "zeros_like", *_op_names,
-    "debug", "graph", "make_dot", "print_graph", "render",
+    "debug", "detect_anomaly", "graph", "is_anomaly_enabled", "make_dot",
+    "set_detect_anomaly", "print_graph", "render",
     "on_backward", "unwatch", "watch", "watched",
     "CheckpointError", "load", "nn", "optim", "save",
 ]

@@ -11,6 +11,13 @@ from .core.custom_function import once_differentiable
 from .core.engine import backward, grad
 from .core.function import Function
 from .core.state import enable_grad, no_grad, set_grad_enabled
+from .debug.anomaly import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 
-__all__ = ["Function", "backward", "enable_grad", "grad", "no_grad", "once_differentiable",
-           "set_grad_enabled"]
+__all__ = ["Function", "backward", "detect_anomaly", "enable_grad", "grad",
+           "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "no_grad",
+           "once_differentiable", "set_detect_anomaly", "set_grad_enabled"]

@@ -122,6 +122,35 @@ class GraphNode:
         """How many gradients the node sends on (flat ``next_functions`` length)."""
         return len(self.raw.next_functions)
 
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        """The forward parameter name of each flat input (``input``, ``tensors[1]``).
+
+        One per ``next_functions`` entry; ``input<i>`` where the op does not say.
+        """
+        raw = self.raw
+        names = getattr(getattr(raw, "fn", None), "arg_names", None)
+        layout = getattr(raw, "_layout", None)
+        count = len(raw.next_functions)
+        if names is None or layout is None:
+            return tuple(f"input{i}" for i in range(count))
+        out = []
+        for arg_index, ranks in layout:
+            base = names[arg_index] if arg_index < len(names) else f"arg{arg_index}"
+            out.extend([base] if ranks < 0 else [f"{base}[{r}]" for r in range(ranks)])
+        out.extend(f"input{i}" for i in range(len(out), count))
+        return tuple(out[:count])
+
+    @property
+    def flat_slots(self) -> tuple[tuple[int, int], ...]:
+        """``(slot, rank)`` of each flat input (the order of ``next_functions``)."""
+        out = []
+        for slot, row in enumerate(self.output_meta):
+            out.extend((slot, rank) for rank in range(len(row)))
+        count = len(self.raw.next_functions)
+        out.extend((i, 0) for i in range(len(out), count))
+        return tuple(out[:count])
+
     def facts(self) -> tuple[str, tuple, int, str, bool, TensorInfo | None]:
         """``(name, outputs, input_count, scope, freed, variable)`` in one call (hot path)."""
         raw = self.raw
@@ -150,6 +179,31 @@ class GraphNode:
             out.append(SavedInfo(item.name, tuple(item.shape), to_dtype_name(item.dtype),
                                  bool(item.freed), _KINDS.get(item.kind, "constant"),
                                  item.array if scalar else None))
+        return tuple(out)
+
+    def saved_buffers(self) -> tuple[tuple[str, str, int, int, bool], ...]:
+        """``(name, kind, buffer id, bytes, leaf)`` of each saved array still held.
+
+        The buffer is the memory the saved array lives in (a view's base, followed to
+        the array that owns it), so two saves of one buffer -- or of views of it --
+        have the same id and count once; ``bytes`` is that buffer's size.  ``leaf`` is
+        True for a saved leaf tensor (a parameter), which outlives the graph anyway.
+        Freed and scalar saves are left out.
+        """
+        out = []
+        for item in getattr(self.raw, "saved", ()):
+            if item.kind == SavedTensor.SCALAR or item.freed:
+                continue
+            array = item.array
+            if array is None:
+                continue
+            owner = array
+            while getattr(owner, "base", None) is not None and hasattr(owner.base, "nbytes"):
+                owner = owner.base
+            tensor = item.tensor
+            leaf = tensor is not None and tensor.grad_fn is None
+            out.append((item.name, _KINDS.get(item.kind, "constant"), id(owner),
+                        int(owner.nbytes), leaf))
         return tuple(out)
 
     @property

@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .core import engine
+from .core import engine, function
+from .core.node import Node
 from .core.stack import mark_runner
 from .core.tensor import Tensor
 
@@ -31,14 +32,16 @@ _WATCHED: dict[str, Tensor] = {}
 
 
 class BackwardHandle:
-    """Returned by :func:`on_backward`; ``remove()`` (or leaving a ``with``) unhooks."""
+    """Returned by :func:`on_backward` (and :func:`on_node_backward`, :func:`on_forward`);
+    ``remove()`` (or leaving a ``with``) unhooks."""
 
-    def __init__(self, listener: Callable) -> None:
+    def __init__(self, listener: Callable, listeners: list | None = None) -> None:
         self._listener = listener
+        self._listeners = engine.BACKWARD_LISTENERS if listeners is None else listeners
 
     def remove(self) -> None:
         """Stop calling the listener (idempotent)."""
-        listeners = engine.BACKWARD_LISTENERS
+        listeners = self._listeners
         if self._listener in listeners:
             listeners.remove(self._listener)
 
@@ -67,6 +70,44 @@ def on_backward(fn: Callable[[Sequence[Tensor]], Any]) -> BackwardHandle:
         raise TypeError(f"on_backward() needs a callable, got {type(fn).__name__}")
     engine.BACKWARD_LISTENERS.append(fn)
     return BackwardHandle(fn)
+
+
+def on_node_backward(fn: Callable[[Node, tuple, tuple | None, BaseException | None], Any]
+                     ) -> BackwardHandle:
+    """Call ``fn(node, grad_outputs, grad_inputs, error)`` after each op node's backward.
+
+    ``grad_outputs`` are the gradients that reached the node (one per forward output),
+    ``grad_inputs`` those it computed (one per forward input, ``None`` where an input
+    gets none), before they are reduced to the inputs' shapes.  When the node's backward
+    raised, ``grad_inputs`` is ``None`` and ``error`` the exception (re-raised after the
+    listeners, unless one raises a clearer error).  Leaves' ``AccumulateGrad`` nodes are
+    not reported.  While no listener is registered the engine runs its fast path, so
+    this costs nothing when unused; anomaly mode is built on it.
+
+    Example
+    -------
+    >>> names = []
+    >>> with vizgrad.watching.on_node_backward(lambda n, go, gi, e: names.append(n.name())):
+    ...     loss.backward()
+    """
+    engine.NODE_LISTENERS.append(fn)
+    return BackwardHandle(fn, engine.NODE_LISTENERS)
+
+
+def on_forward(fn: Callable[[Node, list, tuple], Any]) -> BackwardHandle:
+    """Call ``fn(node, inputs, output_arrays)`` after every recorded op's forward.
+
+    ``node`` already knows its name, scope and forward stack; ``output_arrays`` are the
+    op's raw outputs.  ``fn`` may raise to stop the op (anomaly mode's ``check_forward``).
+
+    Example
+    -------
+    >>> with vizgrad.watching.on_forward(lambda node, inputs, outs: print(node.name())):
+    ...     y = x * 2
+    MulBackward0
+    """
+    function.FORWARD_LISTENERS.append(fn)
+    return BackwardHandle(fn, function.FORWARD_LISTENERS)
 
 
 def watch(tensor: Tensor, name: str | None = None) -> Tensor:

@@ -196,7 +196,9 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     gc_was_enabled = gc.isenabled()
     gc.disable()
     heappop, heappush = heapq.heappop, heapq.heappush
-    plain = not captures and needed is None  # no capture, no inputs= filter
+    # No capture, no inputs= filter, no node listener: the inline fast path.  Listeners
+    # (anomaly mode) send every node through _run_node, so they cost nothing when absent.
+    plain = not captures and needed is None and not NODE_LISTENERS
     owned: set = set()  # gradient sums allocated here, safe to add into in place
     # The newest waiting node runs next.  A node just reached that is newer than all
     # the others waiting is kept aside as ``following`` and skips the heap (most of a
@@ -354,7 +356,10 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
     else:
         if any(grad is None for grad in buffer):
             buffer = _materialize(node, buffer)
-        grads = _call_backward(node, buffer, create_graph)
+        if NODE_LISTENERS:
+            grads = _call_listened(node, buffer, create_graph)
+        else:
+            grads = _call_backward(node, buffer, create_graph)
     if node._post_hooks:
         for hook in list(node._post_hooks.values()):
             replaced = hook(tuple(grads), tuple(buffer))
@@ -365,6 +370,19 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
     if needed is not None:  # gradients go only where a wanted input lies below
         grads = [grad if child in needed else None
                  for child, grad in zip(node._next_nodes, grads)]
+    return grads
+
+
+def _call_listened(node: Node, buffer: list, create_graph: bool) -> list:
+    """Run one node's backward and tell every node listener how it went."""
+    try:
+        grads = _call_backward(node, buffer, create_graph)
+    except Exception as error:
+        for listener in list(NODE_LISTENERS):
+            listener(node, tuple(buffer), None, error)  # may raise a clearer error
+        raise
+    for listener in list(NODE_LISTENERS):
+        listener(node, tuple(buffer), tuple(grads), None)
     return grads
 
 
@@ -382,6 +400,12 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
 #: Callables told ``listener(outputs)`` at the start of every ``backward()``; the CLI
 #: uses this to find "the root of the first backward() call" of a script.
 BACKWARD_LISTENERS: list = []
+
+#: Callables told ``listener(node, grad_outputs, grad_inputs, error)`` right after each
+#: op node's backward ran (``error`` None), or when it raised (``grad_inputs`` None; the
+#: engine re-raises ``error`` unless the listener raises a clearer one).  Anomaly mode
+#: uses this.  While the list is empty the engine takes its fast path: no cost at all.
+NODE_LISTENERS: list = []
 
 
 def backward(outputs: Any, gradients: Any = None, retain_graph: bool | None = None,

@@ -80,6 +80,11 @@ class _ForwardCtx(_ForwardOnly):
 
 
 _FORWARD_ONLY = _ForwardOnly()
+
+#: Callables told ``listener(node, inputs, output_arrays)`` after every *recorded* op's
+#: forward, once its node knows its stack and scope (anomaly mode's ``check_forward``
+#: finds the op that made a NaN here).  A listener may raise to stop the op.
+FORWARD_LISTENERS: list = []
 _new_node = _new_tensor = object.__new__
 _NUMPY_ARRAY = np.ndarray
 
@@ -307,6 +312,9 @@ class Function:
                 capture(depth, 2) or _NO_STACK  # 2: apply's caller
         else:
             node._stack_code = None
+        if FORWARD_LISTENERS:  # anomaly mode's check_forward; one list read otherwise
+            for listener in list(FORWARD_LISTENERS):
+                listener(node, tensors, out if kind != OUT_SINGLE else (out,))
 
         if kind == OUT_SINGLE and node._non_differentiable is None:
             result = _new_tensor(Tensor)  # Tensor._make, inlined on the hot path

@@ -47,11 +47,22 @@ class Edge(NamedTuple):
 
 
 class GraphFreedError(RuntimeError):
-    """Backward (or a saved-tensor read) reached a node whose buffers were already freed."""
+    """Backward (or a saved-tensor read) reached a node whose buffers were already freed.
+
+    ``node`` is the node that was reached (for pictures of where it happened).
+    """
+
+    node: Any = None
 
 
 class InplaceModificationError(RuntimeError):
-    """A tensor saved for backward was modified in place after it was saved."""
+    """A tensor saved for backward was modified in place after it was saved.
+
+    ``node`` is the node whose saved tensor changed: ``vizgrad.debug.save_error_picture``
+    draws its neighbourhood.
+    """
+
+    node: Any = None
 
 
 class RemovableHandle:
@@ -323,7 +334,9 @@ class Node:
             return spec[EXTRA]
         store = self._store
         if not store:
-            raise GraphFreedError(_freed_message(self))
+            error = GraphFreedError(_freed_message(self))
+            error.node = self
+            raise error
         value = store[spec[INDEX]]
         if kind == SavedTensor.INPUT:
             counter = value._vc
@@ -333,7 +346,10 @@ class Node:
             return Tensor._make(value)
         now = 0 if counter is None else counter[0]
         if now != spec[VERSION]:
-            raise InplaceModificationError(_inplace_message(self, SavedTensor(self, spec), now))
+            error = InplaceModificationError(_inplace_message(self, SavedTensor(self, spec),
+                                                              now))
+            error.node = self
+            raise error
         if kind == SavedTensor.INPUT:
             return value
         return Tensor._make(value, True, self, spec[NUMBER])

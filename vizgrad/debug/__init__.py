@@ -1,5 +1,22 @@
-"""Debugging tools that read the backward graph through :mod:`vizgrad.graph`."""
+"""Debugging tools that read the backward graph through :mod:`vizgrad.graph`.
 
-from .gradstats import GradRecord, grad_stats, record_grads
+Anomaly mode (:func:`detect_anomaly`), gradient flow (:func:`grad_stats`), memory
+(:func:`memory_report`), graph growth across steps (:class:`GraphMonitor`,
+:func:`graph_diff`) and a recorder for training runs (:class:`Recorder`).
+See docs/debugging.md.
+"""
 
-__all__ = ["GradRecord", "grad_stats", "record_grads"]
+from .anomaly import (
+    AnomalyError,
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    save_error_picture,
+    set_detect_anomaly,
+)
+from .gradstats import GradRecord, record_grads
+from .memory import MemoryReport, memory_report
+
+__all__ = ["AnomalyError", "GradRecord", "MemoryReport", "detect_anomaly",
+           "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "memory_report",
+           "record_grads", "save_error_picture", "set_detect_anomaly"]

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import graph
-from . import fold, grads
+from . import fold, grads, memory
 from .escape import sized_cache
 from .view import Cluster, GraphView, RenderOptions, ViewEdge, ViewNode
 
@@ -84,8 +84,9 @@ class _Builder:
     def __init__(self, roots: Any, options: RenderOptions) -> None:
         self.options = options
         self.view = GraphView()
-        self.items = self._root_items(roots)
-        self.walk = graph.walk([info.tensor for _, _, info in self.items])
+        self.extra_roots: list[graph.GraphNode] = []  # nodes given as roots (no tensor)
+        self.items = self._root_items(roots, self.extra_roots)
+        self.walk = graph.walk([info.tensor for _, _, info in self.items] + self.extra_roots)
         walk_seqs = self.walk.seqs
         known = [seq for seq in walk_seqs if seq is not None]
         self.base = base = min(known) if known else 0
@@ -99,7 +100,7 @@ class _Builder:
         self.tooltips: dict[tuple, str] = {}
 
     @staticmethod
-    def _root_items(roots: Any) -> list[tuple[str, str, graph.TensorInfo]]:
+    def _root_items(roots: Any, nodes: list) -> list[tuple[str, str, graph.TensorInfo]]:
         if isinstance(roots, dict):
             pairs = [(str(k), v) for k, v in roots.items()]
         elif isinstance(roots, (list, tuple)):
@@ -108,6 +109,12 @@ class _Builder:
             pairs = [("", roots)]
         items, seen = [], set()
         for label, value in pairs:
+            if isinstance(value, graph.GraphNode) or (
+                    not hasattr(value, "shape") and hasattr(value, "next_functions")):
+                # a node drawn from itself (anomaly mode's forward check has no tensor yet)
+                nodes.append(value if isinstance(value, graph.GraphNode)
+                             else graph.GraphNode(value))
+                continue
             if not (graph.is_tensor(value) or isinstance(value, graph.TensorInfo)):
                 raise TypeError(
                     "make_dot draws a vizgrad Tensor, a list or tuple of Tensors, or a dict "
@@ -141,6 +148,10 @@ class _Builder:
             e for e in self.walk.edges if e.node.raw in keep and e.next_node.raw in keep])
         if options.cluster == "scope" and options.collapse is None:
             self._clusters()
+        if options.highlight is not None:
+            self._highlight(options.highlight)
+        if options.show_memory:
+            memory.mark(self.view, self.walk, self)
         if options.show_grad:
             grads.collect(self.view, self.walk, self)
         if options.collapse == "scope":
@@ -158,6 +169,14 @@ class _Builder:
         self.view.graph = {"rankdir": options.rankdir, "size": options.size,
                            "dpi": options.dpi, "theme": options.theme}
         return self.view
+
+    def _highlight(self, wanted: Any) -> None:
+        items = wanted if isinstance(wanted, (list, tuple, set)) else [wanted]
+        raws = {fold.resolve_focus(self.walk, item).raw for item in items}
+        for view_node in self.view.nodes:
+            if view_node.kind == "op" and view_node.ref is not None \
+                    and view_node.ref.raw in raws:
+                view_node.marks.append("highlight")
 
     def _add_roots(self, keep: set | None) -> None:
         for index, (label, kind, info) in enumerate(self.items):

@@ -27,6 +27,9 @@ THEMES = {
              "cluster": "#9a9a9a"},
 }
 
+#: Border of a highlighted node (anomaly mode's failing node).
+HIGHLIGHT = "#e00000"
+
 #: pytorchviz's node attributes.
 NODE_ATTR = {"style": "filled", "shape": "box", "align": "left", "fontsize": "10",
              "ranksep": "0.1", "height": "0.2", "fontname": "monospace"}
@@ -100,7 +103,9 @@ def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
     styles = ["filled"]
     if "freed" in node.marks or node.kind == "fold" or "zero" in node.marks:
         styles.append("dashed")
-    if "nan" in node.marks:
+    if "highlight" in node.marks:
+        parts.append(f"color={dot_string(HIGHLIGHT)} penwidth=4")
+    elif "nan" in node.marks:
         styles.append("bold")
         parts.append("penwidth=3")
     if len(styles) > 1:

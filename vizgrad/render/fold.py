@@ -18,7 +18,7 @@ from .view import GraphView, ViewEdge, ViewNode
 _INDEXED = re.compile(r"^(.*?)(\d+)$")
 
 
-def _resolve_focus(walk: graph.GraphWalk, focus: Any) -> graph.GraphNode:
+def resolve_focus(walk: graph.GraphWalk, focus: Any) -> graph.GraphNode:
     if isinstance(focus, graph.GraphNode):
         return focus
     if isinstance(focus, int) and not isinstance(focus, bool):
@@ -42,7 +42,7 @@ def _resolve_focus(walk: graph.GraphWalk, focus: Any) -> graph.GraphNode:
 def neighbourhood(walk: graph.GraphWalk, focus: Any, radius: int,
                   view: GraphView) -> set:
     """Raw nodes within ``radius`` edges (either direction) of ``focus``."""
-    centre = _resolve_focus(walk, focus)
+    centre = resolve_focus(walk, focus)
     if centre not in walk:
         raise ValueError(f"focus {centre!r} is not part of this graph")
     adjacent: dict[Any, list] = defaultdict(list)

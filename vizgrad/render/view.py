@@ -116,6 +116,9 @@ class RenderOptions:
     rankdir, size, dpi, theme ("light" | "dark") : picture settings
     max_nodes : beyond it the graph is folded (with a warning and a note); None = never
     focus, radius : only the neighbourhood (``radius`` hops) of one node
+    highlight : a node (or seq, name, tensor; or a list of them) drawn with a thick red
+        border (anomaly mode marks the failing node so)
+    show_memory : each node's live saved-tensor bytes in its label, colour by size
     """
 
     params: dict | None = None
@@ -137,6 +140,8 @@ class RenderOptions:
     max_nodes: int | None = DEFAULT_MAX_NODES
     focus: Any = None
     radius: int = 2
+    highlight: Any = None
+    show_memory: bool = False
 
     def __post_init__(self) -> None:
         # Types first, so a wrong one is named here rather than failing deep in a walk.

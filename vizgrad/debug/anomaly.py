@@ -1,0 +1,362 @@
+"""Anomaly mode: stop at the first node whose gradient (or forward output) holds NaN/Inf.
+
+PyTorch's names and behaviour -- ``detect_anomaly(check_nan=True)`` (a context manager
+and a decorator) and ``set_detect_anomaly(mode)`` (a global switch, usable as a context
+manager) -- plus what the graph knows: which gradient (``slot.rank``, the input's name
+and shape, where it was going), the user's forward line that created the node,
+statistics of the gradient that came in, and optionally a picture of the failing
+node's neighbourhood.  ``check_forward=True`` also checks every recorded op's forward
+outputs, so the op that *made* the NaN (``log(0)``, ``0/0``) is named where it ran.
+
+It is built on two listener seams (:func:`vizgrad.watching.on_node_backward`,
+:func:`vizgrad.watching.on_forward`), registered only while the mode is on: off, it
+costs nothing.
+
+Example
+-------
+>>> with vizgrad.detect_anomaly(save_to="anomaly.svg"):
+...     loss = (x / x).sum()            # 0/0 where x == 0
+...     loss.backward()
+Traceback (most recent call last):
+RuntimeError: Function 'DivBackward0' returned nan values in its 0th output. ...
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import vizgrad
+
+from .. import graph
+
+
+class AnomalyError(RuntimeError):
+    """Anomaly mode found NaN/Inf.  ``node`` is where (a :class:`vizgrad.graph.GraphNode`),
+    ``picture`` the file drawn (or None), ``phase`` ``"backward"`` or ``"forward"``."""
+
+    def __init__(self, message: str, node: graph.GraphNode, phase: str,
+                 picture: str | None) -> None:
+        super().__init__(message)
+        self.node = node
+        self.phase = phase
+        self.picture = picture
+
+
+# The mode is process-wide, as PyTorch's is: (enabled, check_nan, check_forward, save_to,
+# radius).  Listeners are registered only while something needs them.
+_STATE: dict[str, Any] = {"enabled": False, "check_nan": True, "check_forward": False,
+                          "save_to": None, "radius": 2}
+_HANDLES: dict[str, Any] = {}
+_ROOTS: list = []  # weak references to the roots of the backward() running now
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly mode is on (PyTorch's ``torch.is_anomaly_enabled``)."""
+    return bool(_STATE["enabled"])
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly mode checks gradients for NaN/Inf."""
+    return bool(_STATE["enabled"] and _STATE["check_nan"])
+
+
+def _apply(state: dict[str, Any]) -> None:
+    """Make ``state`` current and (un)register the listeners it needs."""
+    _STATE.update(state)
+    on = _STATE["enabled"]
+    wanted = {"node": on,
+              "forward": on and _STATE["check_forward"],
+              "roots": on and _STATE["save_to"] is not None}
+    makers = {"node": lambda: vizgrad.watching.on_node_backward(_node_listener),
+              "forward": lambda: vizgrad.watching.on_forward(_forward_listener),
+              "roots": lambda: vizgrad.on_backward(_remember_roots)}
+    for key, want in wanted.items():
+        if want and key not in _HANDLES:
+            _HANDLES[key] = makers[key]()
+        elif not want and key in _HANDLES:
+            _HANDLES.pop(key).remove()
+    if not wanted["roots"]:
+        _ROOTS.clear()
+
+
+class set_detect_anomaly:
+    """Turn anomaly mode on or off now; as a context manager, restore the previous mode.
+
+    Example
+    -------
+    >>> vizgrad.autograd.set_detect_anomaly(True)     # from here on
+    >>> with vizgrad.autograd.set_detect_anomaly(False):
+    ...     fast_part()
+    """
+
+    def __init__(self, mode: bool, check_nan: bool = True, *, check_forward: bool = False,
+                 save_to: str | os.PathLike | None = None, radius: int = 2) -> None:
+        self._previous = dict(_STATE)
+        _apply({"enabled": bool(mode), "check_nan": bool(check_nan),
+                "check_forward": bool(check_forward),
+                "save_to": None if save_to is None else os.fspath(save_to),
+                "radius": int(radius)})
+
+    def __enter__(self) -> set_detect_anomaly:
+        return self
+
+    def __exit__(self, kind: type | None, error: BaseException | None, tb: Any) -> None:
+        _explain(error)
+        _apply(self._previous)
+
+
+class detect_anomaly:
+    """Anomaly mode inside a ``with`` block or a decorated function.
+
+    ``check_nan``: raise at the first backward node that computes a NaN/Inf gradient.
+    ``check_forward``: also raise at the first recorded op whose forward output is
+    NaN/Inf.  ``save_to``: draw the failing node's neighbourhood (``radius`` steps)
+    highlighted, into this file (``.svg``, ``.png``, ``.html``, ``.json``...); an in-place
+    or freed-graph error raised inside the block gets the same picture.
+
+    Example
+    -------
+    >>> @vizgrad.detect_anomaly(check_forward=True)
+    ... def train_step(batch): ...
+    """
+
+    def __init__(self, check_nan: bool = True, *, check_forward: bool = False,
+                 save_to: str | os.PathLike | None = None, radius: int = 2) -> None:
+        self.state = {"enabled": True, "check_nan": bool(check_nan),
+                      "check_forward": bool(check_forward),
+                      "save_to": None if save_to is None else os.fspath(save_to),
+                      "radius": int(radius)}
+        self._saved: list[dict] = []
+
+    def __enter__(self) -> detect_anomaly:
+        self._saved.append(dict(_STATE))
+        _apply(self.state)
+        return self
+
+    def __exit__(self, kind: type | None, error: BaseException | None, tb: Any) -> None:
+        try:
+            _explain(error)
+        finally:
+            _apply(self._saved.pop())
+
+    def __call__(self, function: Callable) -> Callable:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return function(*args, **kwargs)
+
+        return wrapper
+
+
+# -- what the listeners do -------------------------------------------------------------
+
+def _remember_roots(outputs: list) -> None:
+    _ROOTS[:] = [weakref.ref(t) for t in outputs]
+
+
+def _quick_nonfinite(array: Any) -> bool:
+    """True when ``array`` (a float array of any backend) holds NaN or Inf.
+
+    One reduction on the array's own backend; a sum that overflowed is confirmed
+    with ``array * 0`` (0 for finite values, NaN for the others).
+    """
+    dtype = getattr(array, "dtype", None)
+    if dtype is None or dtype.kind not in "fc" or array.size == 0:
+        return False
+    if math.isfinite(abs(complex(array.sum()))):
+        return False
+    with np.errstate(all="ignore"):  # inf * 0 warns on NumPy; that is the point here
+        return not math.isfinite(abs(complex((array * 0).sum())))
+
+
+def _stats_text(array: Any) -> str:
+    """``shape dtype: norm, min, max, mean, NaN/Inf counts`` of one array (host copy)."""
+    host = graph.to_numpy(array)
+    if host is None:
+        return "None"
+    head = f"{tuple(host.shape)} {host.dtype}"
+    if host.size == 0:
+        return head + ": empty"
+    wide = host.astype(np.complex128 if host.dtype.kind == "c" else np.float64, copy=False)
+    nan = int(np.isnan(wide).sum())
+    inf = int(np.isinf(wide).sum())
+    finite = wide[np.isfinite(wide)]
+    text = f"{head}, {host.size} values, {nan} NaN, {inf} Inf"
+    if finite.size:
+        real = np.abs(finite) if host.dtype.kind == "c" else finite
+        text += ("; " if nan or inf else ": ") + ("finite ones: " if nan or inf else "") + (
+            f"norm {float(np.sqrt(np.sum(np.abs(finite) ** 2))):.4g}, "
+            f"min {float(real.min()):.4g}, max {float(real.max()):.4g}, "
+            f"mean {float(real.mean()):.4g}")
+    return text
+
+
+def _bad_kind(array: Any) -> str:
+    host = graph.to_numpy(array)
+    if np.isnan(host).any():
+        return "nan"
+    if np.isposinf(host).any() and not np.isneginf(host).any():
+        return "inf"
+    return "-inf" if not np.isposinf(host).any() else "inf"
+
+
+def _ordinal(number: int) -> str:
+    return f"{number}th"  # PyTorch's wording ("its 1th output"), kept for grep-ability
+
+
+def _where(node: graph.GraphNode) -> str:
+    frames = node.stack
+    if not frames:
+        return ("  (no forward stack was recorded: turn on vizgrad.capture_stack() to see "
+                "the line that created it)")
+    lines = [f"  The forward call that created {node.name()} (most recent call last):"]
+    for frame in frames:
+        lines.append(f'    File "{frame.filename}", line {frame.lineno}, in {frame.function}')
+        if frame.line:
+            lines.append(f"      {frame.line}")
+    return "\n".join(lines)
+
+
+def _target_text(node: graph.GraphNode, flat: int) -> str:
+    target, _ = node.next_functions[flat]
+    if target is None:
+        return "nowhere (the input does not require grad)"
+    variable = target.variable
+    if variable is not None:
+        return f"{target.name()} of leaf '{variable.name or 'unnamed'}'"
+    return f"{target.name()} (seq {target.seq})"
+
+
+def _picture(node: graph.GraphNode) -> str | None:
+    """Draw ``node``'s neighbourhood (highlighted) into ``save_to``; the path or None."""
+    path = _STATE["save_to"]
+    if path is None:
+        return None
+    roots = [tensor for tensor in (ref() for ref in _ROOTS) if tensor is not None]
+    try:
+        if roots and node in graph.walk(roots):
+            vizgrad.render.save(roots, path, focus=node, radius=_STATE["radius"],
+                                highlight=node, show_stack=True)
+        else:  # drawn from the node itself: what it was computed from
+            vizgrad.render.save(node, path, focus=node, radius=_STATE["radius"],
+                                highlight=node, show_stack=True)
+    except Exception as error:  # noqa: BLE001 - the anomaly matters more than the picture
+        return f"(could not draw {path}: {error})"
+    return path
+
+
+def _node_listener(raw: Any, grad_outputs: tuple, grad_inputs: tuple | None,
+                   error: BaseException | None) -> None:
+    if error is not None or not _STATE["check_nan"]:
+        return
+    bad = [flat for flat, grad in enumerate(grad_inputs or ())
+           if grad is not None and _quick_nonfinite(grad.data)]
+    if bad:
+        # Like PyTorch, name the first output with NaN; failing that, the first with Inf.
+        nans = [flat for flat in bad if _bad_kind(grad_inputs[flat].data) == "nan"]
+        flat = (nans or bad)[0]
+        raise _backward_anomaly(graph.GraphNode(raw), flat, grad_inputs[flat], grad_outputs)
+
+
+def _backward_anomaly(node: graph.GraphNode, flat: int, grad: Any,
+                      grad_outputs: tuple) -> AnomalyError:
+    kind = _bad_kind(grad.data)
+    slot, rank = node.flat_slots[flat]
+    names = node.input_names
+    metas = [meta for row in node.output_meta for meta in row]
+    shape = tuple(metas[flat].shape) if flat < len(metas) else tuple(grad.shape)
+    lines = [f"Function '{node.name()}' returned {kind} values in its {_ordinal(flat)} "
+             "output.",
+             f"  gradient {slot}.{rank} (for input '{names[flat]}' of shape {shape}), going "
+             f"to {_target_text(node, flat)}: {_stats_text(grad.data)}"]
+    incoming = [g for g in grad_outputs if g is not None]
+    for nr, value in enumerate(grad_outputs):
+        if value is not None:
+            lines.append(f"  incoming gradient {nr} (of the node's output): "
+                         f"{_stats_text(value.data)}")
+    if incoming and not any(_quick_nonfinite(g.data) for g in incoming):
+        lines.append("  The incoming gradients are finite: this node's backward made the "
+                     f"{kind}.")
+    elif incoming:
+        lines.append("  The incoming gradient already held NaN/Inf.")
+    if node.scope:
+        lines.append(f"  module scope: {node.scope}")
+    lines.append(_where(node))
+    picture = _picture(node)
+    if picture is not None:
+        lines.append(f"  picture of the neighbourhood: {picture}")
+    lines.append("  Look for a division by zero, log/sqrt of 0 or a negative number, or an "
+                 "overflow (exp of a large value) on that line; check_forward=True also "
+                 "checks forward outputs.")
+    return AnomalyError("\n".join(lines), node, "backward", picture)
+
+
+def _forward_listener(raw: Any, inputs: list, outputs: tuple) -> None:
+    for nr, array in enumerate(outputs):
+        if not _quick_nonfinite(array):
+            continue
+        node = graph.GraphNode(raw)
+        kind = _bad_kind(array)
+        lines = [f"Forward of '{node.name()}' produced {kind} values in its "
+                 f"{_ordinal(nr)} output: {_stats_text(array)}"]
+        names = node.input_names
+        clean = True
+        for index, tensor in enumerate(inputs):
+            name = names[index] if index < len(names) else f"input{index}"
+            label = f" '{tensor.name}'" if getattr(tensor, "name", None) else ""
+            lines.append(f"  input '{name}'{label}: {_stats_text(tensor.data)}")
+            clean = clean and not _quick_nonfinite(tensor.data)
+        lines.append("  Its inputs are finite: this op made the non-finite values."
+                     if clean else "  An input already held NaN/Inf (made by an op that "
+                     "was not recorded, or given as data).")
+        if node.scope:
+            lines.append(f"  module scope: {node.scope}")
+        lines.append(_where(node))
+        picture = _picture(node)
+        if picture is not None:
+            lines.append(f"  picture of the neighbourhood: {picture}")
+        raise AnomalyError("\n".join(lines), node, "forward", picture)
+
+
+def _explain(error: BaseException | None) -> None:
+    """Give an in-place / freed-graph error raised in the block the anomaly picture."""
+    raw = getattr(error, "node", None)
+    if error is None or isinstance(error, AnomalyError) or raw is None \
+            or _STATE["save_to"] is None or getattr(error, "picture", None):
+        return
+    node = graph.GraphNode(raw)
+    picture = _picture(node)
+    if picture is not None and hasattr(error, "add_note"):
+        error.picture = picture
+        error.add_note(f"picture of {node.name()}'s neighbourhood: {picture}")
+
+
+def save_error_picture(error: BaseException, path: str | os.PathLike, radius: int = 2,
+                       roots: Any = None) -> str:
+    """Draw the node an in-place / freed-graph / anomaly error names, highlighted.
+
+    ``roots`` (the loss) shows the nodes around it too; without, the node's inputs.
+
+    Example
+    -------
+    >>> try:
+    ...     loss.backward()
+    ... except RuntimeError as error:
+    ...     vizgrad.debug.save_error_picture(error, "error.svg", roots=loss)
+    """
+    raw = getattr(error, "node", None)
+    if raw is None:
+        raise ValueError(f"{type(error).__name__} does not name a graph node; only "
+                         "in-place, freed-graph and anomaly errors do")
+    node = raw if isinstance(raw, graph.GraphNode) else graph.GraphNode(raw)
+    source = roots if roots is not None and node in graph.walk(roots) else node
+    vizgrad.render.save(source, path, focus=node, radius=radius, highlight=node,
+                        show_stack=True)
+    return os.fspath(path)
