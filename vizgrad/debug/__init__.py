@@ -14,9 +14,11 @@ from .anomaly import (
     save_error_picture,
     set_detect_anomaly,
 )
+from .flow import GradStats, grad_stats
 from .gradstats import GradRecord, record_grads
 from .memory import MemoryReport, memory_report
 
-__all__ = ["AnomalyError", "GradRecord", "MemoryReport", "detect_anomaly",
+__all__ = ["AnomalyError", "GradRecord", "GradStats", "MemoryReport", "detect_anomaly",
+           "grad_stats",
            "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "memory_report",
            "record_grads", "save_error_picture", "set_detect_anomaly"]

@@ -52,6 +52,24 @@ def _sum_to(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return array.sum(axis=axes, keepdims=True) if axes else array
 
 
+#: Nodes whose input gradient is zero exactly where the unit was off: a unit (feature
+#: or channel, axis 1) whose gradient is zero over the whole batch is dead.
+RELU_NODES = frozenset({"ReluBackward0", "ThresholdBackward0", "HardtanhBackward0",
+                        "Relu6Backward0"})
+
+
+def dead_unit_counts(array: np.ndarray | None) -> dict[str, Any]:
+    """``{"units", "dead_units", "dead"}``: units along axis 1 (axis 0 for 1-d) whose
+    gradient is zero for every sample of the batch, and their indices."""
+    if array is None or array.ndim == 0 or array.size == 0:
+        return {}
+    axis = 1 if array.ndim >= 2 else 0
+    moved = np.moveaxis(array, axis, 0).reshape(array.shape[axis], -1)
+    dead = np.flatnonzero(~moved.any(axis=1))
+    return {"units": int(array.shape[axis]), "dead_units": int(dead.size),
+            "dead": dead.tolist()}
+
+
 class GradRecord:
     """Context manager that hooks every node of a graph and keeps its gradient statistics.
 
@@ -68,6 +86,7 @@ class GradRecord:
 
     def _hook_for(self, node: graph.GraphNode) -> Any:
         metas = [meta for row in node.output_meta for meta in row]
+        dead_units = node.name() in RELU_NODES
 
         def hook(grad_inputs: tuple, grad_outputs: tuple) -> None:
             entry = combine_stats([grad_stats(g) for g in grad_outputs])
@@ -78,6 +97,8 @@ class GradRecord:
                     array = _sum_to(array, metas[nr].shape)
                 edges.append(None if array is None else grad_stats(array))
             entry["edges"] = edges
+            if dead_units and grad_inputs and grad_inputs[0] is not None:
+                entry.update(dead_unit_counts(graph.to_numpy(grad_inputs[0])))
             self._store(node, entry)
 
         return hook

@@ -1,0 +1,283 @@
+"""Gradient flow after ``backward()``: per-parameter statistics, problems flagged, a plot.
+
+:func:`grad_stats` reads every parameter's ``.grad`` (from a module, or from the leaves
+of a loss's graph) and, where :func:`vizgrad.debug.record_grads` ran, every node's
+recorded gradient.  It flags vanishing and exploding gradients (by the ratio of the
+gradient norm to the weight norm), NaN/Inf, dead units (output units whose gradient is
+zero over the whole batch) and parameters that got no gradient at all (a layer left
+out of the forward pass).  :meth:`GradStats.flow_svg` draws the classic gradient-flow
+bar chart (mean and max |grad| per layer, by depth) as a small self-contained SVG.
+
+Example
+-------
+>>> loss.backward()
+>>> stats = vizgrad.debug.grad_stats(model)
+>>> print(stats)                           # a table, parameter by parameter
+>>> stats.problems
+['fc3.weight: no gradient (not used to compute the loss? a forgotten layer)']
+>>> stats.save_flow("flow.svg")
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import graph
+from .gradstats import METADATA_KEY
+from .svgplot import bar_chart
+
+#: Default thresholds on |grad| / |weight|.
+VANISHING = 1e-5
+EXPLODING = 1e2
+
+
+@dataclass
+class ParamGrad:
+    """Gradient statistics of one parameter (``None`` where it has no gradient)."""
+
+    name: str
+    shape: tuple[int, ...]
+    depth: int
+    has_grad: bool
+    norm: float | None = None
+    mean: float | None = None
+    mean_abs: float | None = None
+    max_abs: float | None = None
+    zero_fraction: float | None = None
+    nan: int = 0
+    inf: int = 0
+    weight_norm: float = 0.0
+    ratio: float | None = None
+    dead_units: int = 0
+    units: int = 0
+    flags: list[str] = field(default_factory=list)
+
+
+@dataclass
+class NodeGrad:
+    """A node's recorded gradient (from :func:`vizgrad.debug.record_grads`)."""
+
+    seq: int | None
+    name: str
+    scope: str
+    norm: float
+    finite: bool
+    zero: bool
+    dead_units: int = 0
+    units: int = 0
+
+
+@dataclass
+class GradStats:
+    """What :func:`grad_stats` found; ``str()`` is a table, ``to_dict()`` plain data."""
+
+    params: list[ParamGrad]
+    nodes: list[NodeGrad]
+    vanishing: float
+    exploding: float
+
+    @property
+    def problems(self) -> list[str]:
+        """One sentence per flagged parameter or node."""
+        out = []
+        for item in self.params:
+            for flag in item.flags:
+                out.append(f"{item.name}: {_FLAG_TEXT[flag](item, self)}")
+        for node in self.nodes:
+            if node.dead_units:
+                where = f" [{node.scope}]" if node.scope else ""
+                out.append(f"{node.name}{where} (seq {node.seq}): {node.dead_units} of "
+                           f"{node.units} units dead (zero gradient for the whole batch)")
+            if not node.finite:
+                out.append(f"{node.name} (seq {node.seq}): NaN/Inf gradient")
+        return out
+
+    def __getitem__(self, name: str) -> ParamGrad:
+        for item in self.params:
+            if item.name == name:
+                return item
+        raise KeyError(f"no parameter {name!r}; have {[p.name for p in self.params]}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"vanishing": self.vanishing, "exploding": self.exploding,
+                "params": [_plain(asdict(p)) for p in self.params],
+                "nodes": [_plain(asdict(n)) for n in self.nodes],
+                "problems": self.problems}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, allow_nan=False)
+
+    def table(self) -> Any:
+        """A ``rich.table.Table`` of the parameters (printed by ``rich.print``)."""
+        from rich.table import Table
+
+        table = Table(title="gradients by parameter", title_justify="left")
+        for column in ("parameter", "shape", "norm", "mean", "max |g|", "zeros", "NaN/Inf",
+                       "|w|", "|g|/|w|", "flags"):
+            table.add_column(column, justify="left" if column in ("parameter", "flags")
+                             else "right")
+        for item in self.params:
+            if not item.has_grad:
+                table.add_row(item.name, _shape(item.shape), "-", "-", "-", "-", "-",
+                              _num(item.weight_norm), "-", "no gradient", style="red")
+                continue
+            style = "red" if item.flags else None
+            table.add_row(item.name, _shape(item.shape), _num(item.norm), _num(item.mean),
+                          _num(item.max_abs), f"{item.zero_fraction:.0%}",
+                          f"{item.nan}/{item.inf}", _num(item.weight_norm), _num(item.ratio),
+                          ", ".join(item.flags), style=style)
+        return table
+
+    def __rich__(self) -> Any:
+        return self.table()
+
+    def __str__(self) -> str:
+        from rich.console import Console
+
+        buffer = io.StringIO()
+        Console(file=buffer, width=130, color_system=None, highlight=False).print(self.table())
+        text = buffer.getvalue().rstrip()
+        problems = self.problems
+        if problems:
+            text += "\nproblems:\n" + "\n".join(f"  {line}" for line in problems)
+        return text
+
+    def flow_svg(self, title: str = "gradient flow") -> str:
+        """Bar chart of mean and max |grad| per parameter, by depth (log scale), as SVG."""
+        bars = [(item.name, item.mean_abs, item.max_abs) for item in
+                sorted(self.params, key=lambda p: p.depth)]
+        return bar_chart(bars, title=title, series=("mean |grad|", "max |grad|"))
+
+    def save_flow(self, path: str | Path, title: str = "gradient flow") -> Path:
+        """Write :meth:`flow_svg` to ``path`` (a ``.svg`` file)."""
+        from vizgrad.render import write_atomic
+
+        return write_atomic(Path(path), self.flow_svg(title))
+
+
+_FLAG_TEXT = {
+    "no_grad": lambda p, s: "no gradient (not used to compute the loss? a forgotten layer)",
+    "nonfinite": lambda p, s: f"{p.nan} NaN and {p.inf} Inf values in its gradient",
+    "vanishing": lambda p, s: f"vanishing gradient: |grad|/|weight| = {p.ratio:.3g} < "
+                              f"{s.vanishing:g}",
+    "exploding": lambda p, s: f"exploding gradient: |grad|/|weight| = {p.ratio:.3g} > "
+                              f"{s.exploding:g}",
+    "dead_units": lambda p, s: f"{p.dead_units} of {p.units} output units got zero gradient "
+                               "for the whole batch (dead units)",
+}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _shape(shape: tuple) -> str:
+    return str(tuple(int(d) for d in shape))
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def _named_parameters(target: Any) -> list[tuple[str, Any]]:
+    """``(name, tensor)`` from a module, a dict, a list of pairs or a loss's graph leaves."""
+    if hasattr(target, "named_parameters"):
+        return list(target.named_parameters())
+    if isinstance(target, dict):
+        return list(target.items())
+    if isinstance(target, (list, tuple)) and target and isinstance(target[0], tuple):
+        return list(target)
+    walk = graph.walk(target)
+    leaves = [node for node in reversed(walk.nodes) if node.variable is not None]
+    out = []
+    for index, node in enumerate(leaves):  # oldest first: the input side comes first
+        variable = node.variable
+        out.append((variable.name or f"leaf{index}", variable.tensor))
+    return out
+
+
+def _param_grad(name: str, tensor: Any, depth: int, vanishing: float,
+                exploding: float) -> ParamGrad:
+    weight = graph.to_numpy(tensor).astype(np.float64)
+    item = ParamGrad(name, tuple(weight.shape), depth, tensor.grad is not None,
+                     weight_norm=float(np.sqrt(np.sum(weight * weight))))
+    if tensor.grad is None:
+        item.flags.append("no_grad")
+        return item
+    grad = graph.to_numpy(tensor.grad).astype(np.float64)
+    finite = np.isfinite(grad)
+    item.nan = int(np.isnan(grad).sum())
+    item.inf = int(np.isinf(grad).sum())
+    good = grad[finite]
+    item.norm = float(np.sqrt(np.sum(good * good))) if finite.all() else float("nan")
+    item.mean = float(good.mean()) if good.size else 0.0
+    item.mean_abs = float(np.abs(good).mean()) if good.size else 0.0
+    item.max_abs = float(np.abs(good).max()) if good.size else 0.0
+    item.zero_fraction = float((grad == 0).sum() / grad.size) if grad.size else 1.0
+    if item.nan or item.inf:
+        item.flags.append("nonfinite")
+    elif item.weight_norm > 0:
+        item.ratio = item.norm / item.weight_norm
+        if item.ratio < vanishing:
+            item.flags.append("vanishing")
+        elif item.ratio > exploding:
+            item.flags.append("exploding")
+    if grad.ndim >= 2:  # a unit is an output row: all its weights got exactly nothing
+        item.units = int(grad.shape[0])
+        item.dead_units = int((~grad.reshape(grad.shape[0], -1).any(axis=1)).sum())
+        if item.dead_units:
+            item.flags.append("dead_units")
+    return item
+
+
+def _recorded_nodes(roots: Any) -> list[NodeGrad]:
+    out = []
+    for node in graph.walk(roots).nodes:
+        entry = node.get_metadata(METADATA_KEY)
+        if entry is None or node.is_accumulate:
+            continue
+        out.append(NodeGrad(node.seq, node.name(), node.scope, entry["norm"], entry["finite"],
+                            entry["zero"], entry.get("dead_units", 0), entry.get("units", 0)))
+    return out
+
+
+def grad_stats(target: Any, loss: Any = None, *, vanishing: float = VANISHING,
+               exploding: float = EXPLODING) -> GradStats:
+    """Gradient statistics after ``backward()``.
+
+    ``target`` is a module (its ``named_parameters()``), a dict or list of
+    ``(name, parameter)``, or a loss (the leaves of its graph).  ``loss`` (or a loss
+    given as ``target``) adds the per-node statistics recorded by
+    :func:`vizgrad.debug.record_grads`.  A parameter is flagged ``vanishing`` when
+    ``|grad| / |weight| < vanishing``, ``exploding`` above ``exploding``, ``nonfinite``
+    for NaN/Inf, ``dead_units`` when whole output rows of its gradient are zero and
+    ``no_grad`` when it got no gradient at all.
+
+    Example
+    -------
+    >>> loss.backward()
+    >>> stats = vizgrad.debug.grad_stats(model)
+    >>> stats["fc1.weight"].norm, stats["fc1.weight"].flags
+    (0.0123, [])
+    """
+    pairs = _named_parameters(target)
+    params = [_param_grad(name, tensor, depth, vanishing, exploding)
+              for depth, (name, tensor) in enumerate(pairs)]
+    roots = loss if loss is not None else (
+        None if hasattr(target, "named_parameters") or isinstance(target, (dict, list, tuple))
+        else target)
+    nodes = _recorded_nodes(roots) if roots is not None else []
+    return GradStats(params, nodes, vanishing, exploding)
