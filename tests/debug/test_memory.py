@@ -27,7 +27,7 @@ def test_known_shapes_give_known_bytes() -> None:
 
 
 def test_views_of_one_buffer_count_once() -> None:
-    base = vg.randn(8, 8, requires_grad=True) + 0.0  # an activation of 256 bytes (add saves nothing)
+    base = vg.randn(8, 8, requires_grad=True) + 0.0  # 256 bytes; add saves nothing
     a = base[:4]
     b = base[4:]
     loss = (a.exp() * b.exp()).sum()  # exp saves outputs (new buffers); mul saves those
