@@ -1,0 +1,265 @@
+"""Graph growth across training steps, and the difference between two graphs.
+
+The classic leak: a hidden state (or a running loss) carried from one step to the next
+without ``.detach()``, so every step's graph hangs on to all the previous ones: memory
+climbs, steps slow down, and the second ``backward()`` fails on freed buffers.
+:class:`GraphMonitor` sees it at the second step: nodes are numbered in creation order
+(``seq``), so any op node of the new graph that is older than the previous step's
+root belongs to an earlier step's graph.  It names where that old graph is attached.
+
+Example
+-------
+>>> monitor = vizgrad.debug.GraphMonitor()
+>>> for batch in data:
+...     loss = step_loss(batch)
+...     warning = monitor.step(loss)        # falsy when all is well
+...     if warning:
+...         print(warning)                  # names the line to detach
+...     loss.backward()
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import graph
+from .memory import human_bytes, node_bytes, user_line
+
+
+@dataclass
+class StepRecord:
+    """Size of one step's graph."""
+
+    step: int
+    nodes: int
+    depth: int
+    saved_bytes: int
+    newest_seq: int | None
+
+
+@dataclass
+class Attachment:
+    """Where a new graph reaches into an older one: ``old`` is an earlier step's node
+    (created at ``old_line``), used by the new node ``new`` (at ``new_line``)."""
+
+    old: str
+    old_seq: int | None
+    old_line: str
+    new: str
+    new_seq: int | None
+    new_line: str
+
+
+@dataclass
+class GrowthWarning:
+    """What :meth:`GraphMonitor.step` found; truthy when the graph grows across steps."""
+
+    step: int
+    message: str = ""
+    old_nodes: int = 0
+    attachments: list[Attachment] = field(default_factory=list)
+    growing: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.old_nodes or self.growing)
+
+    def __str__(self) -> str:
+        return self.message or f"step {self.step}: the graph does not grow"
+
+    @property
+    def lines(self) -> list[str]:
+        """The user lines (``file:line  code``) where the old graph was created."""
+        return list(dict.fromkeys(a.old_line for a in self.attachments if a.old_line))
+
+
+def depth_of(walk: graph.GraphWalk) -> int:
+    """Longest root-to-leaf path (in nodes); one pass over the walk's topological order."""
+    level = [0] * len(walk.nodes)
+    for edge in walk.edges:
+        source, target = walk.position(edge.node), walk.position(edge.next_node)
+        if level[source] + 1 > level[target]:
+            level[target] = level[source] + 1
+    return max(level, default=-1) + 1
+
+
+class GraphMonitor:
+    """Record each step's graph size; warn when a step's graph reaches into an older one.
+
+    ``growth_steps``: also warn when the node count grew this many steps in a row
+    (without old nodes attached: for example a list of tensors growing inside the loss).
+    """
+
+    def __init__(self, growth_steps: int = 3) -> None:
+        self.history: list[StepRecord] = []
+        self.growth_steps = growth_steps
+
+    def step(self, loss: Any) -> GrowthWarning:
+        """Record ``loss``'s graph (call it before or after ``backward()``).
+
+        Example
+        -------
+        >>> if monitor.step(loss):
+        ...     raise RuntimeError(str(monitor.step(loss)))
+        """
+        walk = graph.walk(loss)
+        _, saved, _ = node_bytes(walk)
+        seqs = [seq for seq in walk.seqs if seq is not None]
+        number = len(self.history) + 1
+        record = StepRecord(number, len(walk.nodes), depth_of(walk), saved,
+                            max(seqs) if seqs else None)
+        previous = self.history[-1] if self.history else None
+        self.history.append(record)
+        warning = GrowthWarning(number)
+        if previous is None:
+            return warning
+        if previous.newest_seq is not None:
+            self._find_old(walk, previous, warning)
+        counts = [r.nodes for r in self.history[-(self.growth_steps + 1):]]
+        warning.growing = len(counts) == self.growth_steps + 1 and all(
+            a < b for a, b in zip(counts, counts[1:]))
+        if warning:
+            warning.message = self._message(warning, record, previous)
+        return warning
+
+    def _find_old(self, walk: graph.GraphWalk, previous: StepRecord,
+                  warning: GrowthWarning) -> None:
+        limit = previous.newest_seq
+        old = {node.raw for node in walk.nodes
+               if not node.is_accumulate and node.seq is not None and node.seq <= limit}
+        warning.old_nodes = len(old)
+        if not old:
+            return
+        seen = set()
+        for edge in walk.edges:  # a new node whose input is an old one: the attach point
+            if edge.node.raw in old or edge.next_node.raw not in old:
+                continue
+            key = (edge.node.raw, edge.next_node.raw)
+            if key in seen:
+                continue
+            seen.add(key)
+            warning.attachments.append(Attachment(
+                edge.next_node.name(), edge.next_node.seq, user_line(edge.next_node),
+                edge.node.name(), edge.node.seq, user_line(edge.node)))
+
+    def _message(self, warning: GrowthWarning, record: StepRecord,
+                 previous: StepRecord) -> str:
+        lines = [f"step {record.step}: the graph grew from {previous.nodes} to {record.nodes} "
+                 f"nodes (depth {previous.depth} -> {record.depth}, saved "
+                 f"{human_bytes(previous.saved_bytes)} -> {human_bytes(record.saved_bytes)})"]
+        if warning.old_nodes:
+            lines.append(f"  {warning.old_nodes} nodes of this graph were made in an earlier "
+                         "step: a tensor from a previous step was used without .detach() "
+                         "(a hidden state, a running loss)")
+            for item in warning.attachments[:5]:
+                lines.append(f"  old {item.old} (seq {item.old_seq}) created at "
+                             f"{item.old_line or '?'}")
+                lines.append(f"    used by {item.new} at {item.new_line or '?'}")
+            lines.append("  Detach it where the step begins (h = h.detach()), or accumulate "
+                         "running values with .item().")
+        elif warning.growing:
+            lines.append(f"  the node count grew {self.growth_steps} steps in a row")
+        return "\n".join(lines)
+
+
+# -- graph_diff --------------------------------------------------------------------------
+
+def _keys(source: Any) -> Counter:
+    """``(name, scope, user line)`` of every node, counted (leaves by their name too)."""
+    walk = source if isinstance(source, graph.GraphWalk) else graph.walk(source)
+    return Counter(_node_key(node) for node in walk.nodes)
+
+
+@dataclass
+class GraphDiff:
+    """Nodes added (in ``b`` only) and removed (in ``a`` only), by name, scope and line."""
+
+    added: list[dict[str, Any]]
+    removed: list[dict[str, Any]]
+    b: Any = None
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed)
+
+    def __str__(self) -> str:
+        if not self:
+            return "the graphs have the same nodes"
+        lines = []
+        for sign, items in (("+", self.added), ("-", self.removed)):
+            for item in items:
+                scope = f" [{item['scope']}]" if item["scope"] else ""
+                where = f"  {item['line']}" if item["line"] else ""
+                count = f" x{item['count']}" if item["count"] > 1 else ""
+                lines.append(f"{sign} {item['name']}{count}{scope}{where}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"added": self.added, "removed": self.removed}
+
+    def view(self, **options: Any) -> Any:
+        """``b``'s picture: added nodes green, removed ones as red dashed boxes aside."""
+        from vizgrad.render import ViewNode, build_view
+
+        if self.b is None:
+            raise ValueError("this diff has no live graph b to draw")
+        view = build_view(self.b, **options)
+        wanted = Counter({(i["name"], i["scope"], i["line"]): i["count"] for i in self.added})
+        for node in view.nodes:
+            ref = node.ref
+            if node.kind != "op" or ref is None:
+                continue
+            key = _node_key(ref)
+            if wanted.get(key, 0) > 0:
+                wanted[key] -= 1
+                node.fill = ADDED
+                node.marks.append("added")
+        for index, item in enumerate(self.removed):
+            node = ViewNode(f"removed{index}", "op", item["name"],
+                            [f"removed x{item['count']}", item["line"]], fill=REMOVED,
+                            marks=["freed"], tooltip=f"only in the first graph: {item}")
+            view.nodes.append(node)
+        view.notes.append(f"graph_diff: {len(self.added)} kinds of node added (green), "
+                          f"{len(self.removed)} removed (red, dashed)")
+        return view
+
+    def save(self, path: str | os.PathLike, **options: Any) -> Any:
+        """Draw :meth:`view` into ``path`` (any format ``vizgrad.render.save`` writes)."""
+        from vizgrad.render import save
+
+        return save(self.view(**options), path)
+
+
+ADDED = "#b7f0b1"
+REMOVED = "#ffb3b3"
+
+
+def _node_key(node: graph.GraphNode) -> tuple:
+    variable = node.variable
+    name = node.name() if variable is None else f"{node.name()} ({variable.name or '?'})"
+    line = user_line(node)
+    return (name, node.scope, line.split("  ")[0] if line else "")
+
+
+def graph_diff(a: Any, b: Any) -> GraphDiff:
+    """Compare two graphs (tensors, or walks): nodes added and removed.
+
+    Nodes are matched by op name, module scope and the user line that created them
+    (``file.py:12``), counted, so a loop that ran one more time shows as ``+1``.
+
+    Example
+    -------
+    >>> diff = vizgrad.debug.graph_diff(loss_step1, loss_step2)
+    >>> print(diff)
+    + MulBackward0 x2  rnn.py:14
+    >>> diff.save("diff.svg")
+    """
+    before, after = _keys(a), _keys(b)
+
+    def listing(counter: Counter) -> list[dict[str, Any]]:
+        return [{"name": name, "scope": scope, "line": line, "count": count}
+                for (name, scope, line), count in sorted(counter.items())]
+
+    return GraphDiff(listing(after - before), listing(before - after),
+                     None if isinstance(b, graph.GraphWalk) else b)
