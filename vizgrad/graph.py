@@ -46,7 +46,8 @@ from .core.stack import StackFrame
 
 __all__ = [
     "GraphEdge", "GraphNode", "GraphWalk", "Root", "SavedInfo", "SlotMeta", "StackFrame",
-    "TensorInfo", "as_tensor_info", "is_tensor", "to_dtype_name", "to_numpy", "walk",
+    "TensorInfo", "Topology", "as_tensor_info", "is_tensor", "to_dtype_name", "to_numpy",
+    "topology", "walk", "walk_roots",
 ]
 
 
@@ -181,8 +182,9 @@ class GraphNode:
                                  item.array if scalar else None))
         return tuple(out)
 
-    def saved_buffers(self) -> tuple[tuple[str, str, int, int, bool], ...]:
-        """``(name, kind, buffer id, bytes, leaf)`` of each saved array still held.
+    def saved_buffers(self) -> tuple[tuple[int, int, bool], ...]:
+        """``(buffer id, bytes, leaf)`` of each saved array still held (``saved`` names
+        them).
 
         The buffer is the memory the saved array lives in (a view's base, followed to
         the array that owns it), so two saves of one buffer -- or of views of it --
@@ -190,8 +192,11 @@ class GraphNode:
         True for a saved leaf tensor (a parameter), which outlives the graph anyway.
         Freed and scalar saves are left out.
         """
+        raw = self.raw
+        if isinstance(raw, Node):  # read the specs and store directly (taken every step)
+            return _core_buffers(raw)
         out = []
-        for item in getattr(self.raw, "saved", ()):
+        for item in getattr(raw, "saved", ()):
             if item.kind == SavedTensor.SCALAR or item.freed:
                 continue
             array = item.array
@@ -202,8 +207,7 @@ class GraphNode:
                 owner = owner.base
             tensor = item.tensor
             leaf = tensor is not None and tensor.grad_fn is None
-            out.append((item.name, _KINDS.get(item.kind, "constant"), id(owner),
-                        int(owner.nbytes), leaf))
+            out.append((id(owner), int(owner.nbytes), leaf))
         return tuple(out)
 
     @property
@@ -365,15 +369,7 @@ def walk(roots: Any) -> GraphWalk:
     >>> len(g.nodes), len(g.edges)
     (12, 14)
     """
-    root_items = []
-    for label, value in _roots(roots):
-        if isinstance(value, GraphNode) or (not hasattr(value, "shape")
-                                            and hasattr(value, "next_functions")):
-            node = value if isinstance(value, GraphNode) else GraphNode(value)
-            root_items.append(Root(label, None, node))  # type: ignore[arg-type]
-            continue
-        info = as_tensor_info(value)
-        root_items.append(Root(label, info, info.node))
+    root_items = walk_roots(roots)
     seen: dict[Any, GraphNode] = {}
     order: list[Any] = []
     stack = [r.node.raw for r in root_items if r.node is not None]
@@ -413,6 +409,112 @@ def walk(roots: Any) -> GraphWalk:
                                        None if meta is None else tuple(meta.shape),
                                        None if meta is None else to_dtype_name(meta.dtype)))
     return GraphWalk(root_items, nodes, edges, index, seqs)
+
+
+def _owner(array: Any) -> Any:
+    """The array that owns ``array``'s memory (a view's base, followed to the end)."""
+    while getattr(array, "base", None) is not None and hasattr(array.base, "nbytes"):
+        array = array.base
+    return array
+
+
+def _core_buffers(raw: Node) -> tuple[tuple[int, int, bool], ...]:
+    store = raw._store
+    if not store or not raw._saved:
+        return ()
+    out = []
+    for spec in raw._saved:
+        kind = spec[0]
+        if kind == SavedTensor.SCALAR:
+            continue
+        value = store[spec[1]]
+        leaf = False
+        if kind == SavedTensor.INPUT:
+            leaf = value.grad_fn is None
+            value = value.data
+        owner = _owner(value)
+        out.append((id(owner), int(owner.nbytes), leaf))
+    return tuple(out)
+
+
+@dataclass
+class Topology:
+    """A graph's shape without edge objects (cheap enough to take every training step).
+
+    ``nodes`` newest first (as in :class:`GraphWalk`), ``seqs`` and ``accumulate``
+    aligned with them, ``children[i]`` the positions of node i's inputs' nodes.
+    """
+
+    nodes: list[GraphNode]
+    seqs: list[int | None]
+    accumulate: list[bool]
+    children: list[list[int]]
+
+    @property
+    def depth(self) -> int:
+        """Nodes on the longest root-to-leaf path (parents come before children)."""
+        level = [1] * len(self.nodes)
+        for position, children in enumerate(self.children):
+            below = level[position] + 1
+            for child in children:
+                if below > level[child]:
+                    level[child] = below
+        return max(level, default=0)
+
+
+def topology(roots: Any) -> Topology:
+    """The nodes reachable from ``roots`` and who feeds whom, iteratively.
+
+    Example
+    -------
+    >>> t = topology(loss)
+    >>> len(t.nodes), t.depth
+    (19, 12)
+    """
+    raws = [root.node.raw for root in walk_roots(roots) if root.node is not None]
+    seen: set = set()
+    order = []
+    stack = list(raws)
+    while stack:
+        raw = stack.pop()
+        if raw in seen:
+            continue
+        seen.add(raw)
+        order.append(raw)
+        for child in _next_nodes(raw):
+            if child is not None and child not in seen:
+                stack.append(child)
+    seqs = [getattr(raw, "seq", None) for raw in order]
+    if None not in seqs:
+        pairs = sorted(zip(seqs, range(len(order))), reverse=True)
+        order = [order[i] for _, i in pairs]
+        seqs = [seq for seq, _ in pairs]
+    index = {raw: i for i, raw in enumerate(order)}
+    children = [[index[child] for child in _next_nodes(raw) if child is not None]
+                for raw in order]
+    accumulate = [isinstance(raw, AccumulateGrad) or (not isinstance(raw, Node)
+                                                      and hasattr(raw, "variable"))
+                  for raw in order]
+    return Topology([GraphNode(raw) for raw in order], seqs, accumulate, children)
+
+
+def _next_nodes(raw: Any) -> tuple:
+    nodes = getattr(raw, "_next_nodes", None)  # vizgrad's nodes: no pairs to build
+    return nodes if nodes is not None else tuple(n for n, _ in raw.next_functions)
+
+
+def walk_roots(roots: Any) -> list[Root]:
+    """The :class:`Root` entries ``walk(roots)`` starts from."""
+    out = []
+    for label, value in _roots(roots):
+        if isinstance(value, GraphNode) or (not hasattr(value, "shape")
+                                            and hasattr(value, "next_functions")):
+            node = value if isinstance(value, GraphNode) else GraphNode(value)
+            out.append(Root(label, None, node))  # type: ignore[arg-type]
+            continue
+        info = as_tensor_info(value)
+        out.append(Root(label, info, info.node))
+    return out
 
 
 def _core_edges(node: GraphNode, seen: dict, edges: list) -> None:

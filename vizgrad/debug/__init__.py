@@ -18,8 +18,9 @@ from .flow import GradStats, grad_stats
 from .gradstats import GradRecord, record_grads
 from .growth import GraphDiff, GraphMonitor, GrowthWarning, graph_diff
 from .memory import MemoryReport, memory_report
+from .recorder import Recorder
 
 __all__ = ["AnomalyError", "GradRecord", "GradStats", "MemoryReport", "detect_anomaly",
            "grad_stats", "GraphDiff", "GraphMonitor", "GrowthWarning", "graph_diff",
            "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "memory_report",
-           "record_grads", "save_error_picture", "set_detect_anomaly"]
+           "Recorder", "record_grads", "save_error_picture", "set_detect_anomaly"]

@@ -75,16 +75,6 @@ class GrowthWarning:
         return list(dict.fromkeys(a.old_line for a in self.attachments if a.old_line))
 
 
-def depth_of(walk: graph.GraphWalk) -> int:
-    """Longest root-to-leaf path (in nodes); one pass over the walk's topological order."""
-    level = [0] * len(walk.nodes)
-    for edge in walk.edges:
-        source, target = walk.position(edge.node), walk.position(edge.next_node)
-        if level[source] + 1 > level[target]:
-            level[target] = level[source] + 1
-    return max(level, default=-1) + 1
-
-
 class GraphMonitor:
     """Record each step's graph size; warn when a step's graph reaches into an older one.
 
@@ -104,11 +94,11 @@ class GraphMonitor:
         >>> if monitor.step(loss):
         ...     raise RuntimeError(str(monitor.step(loss)))
         """
-        walk = graph.walk(loss)
-        _, saved, _ = node_bytes(walk)
-        seqs = [seq for seq in walk.seqs if seq is not None]
+        shape = graph.topology(loss)  # no edge objects: cheap enough for every step
+        _, saved, _ = node_bytes(shape)
+        seqs = [seq for seq in shape.seqs if seq is not None]
         number = len(self.history) + 1
-        record = StepRecord(number, len(walk.nodes), depth_of(walk), saved,
+        record = StepRecord(number, len(shape.nodes), shape.depth, saved,
                             max(seqs) if seqs else None)
         previous = self.history[-1] if self.history else None
         self.history.append(record)
@@ -116,7 +106,7 @@ class GraphMonitor:
         if previous is None:
             return warning
         if previous.newest_seq is not None:
-            self._find_old(walk, previous, warning)
+            self._find_old(shape, previous, warning)
         counts = [r.nodes for r in self.history[-(self.growth_steps + 1):]]
         warning.growing = len(counts) == self.growth_steps + 1 and all(
             a < b for a, b in zip(counts, counts[1:]))
@@ -124,25 +114,21 @@ class GraphMonitor:
             warning.message = self._message(warning, record, previous)
         return warning
 
-    def _find_old(self, walk: graph.GraphWalk, previous: StepRecord,
+    def _find_old(self, shape: graph.Topology, previous: StepRecord,
                   warning: GrowthWarning) -> None:
         limit = previous.newest_seq
-        old = {node.raw for node in walk.nodes
-               if not node.is_accumulate and node.seq is not None and node.seq <= limit}
+        old = {i for i, (seq, leaf) in enumerate(zip(shape.seqs, shape.accumulate))
+               if not leaf and seq is not None and seq <= limit}
         warning.old_nodes = len(old)
-        if not old:
-            return
-        seen = set()
-        for edge in walk.edges:  # a new node whose input is an old one: the attach point
-            if edge.node.raw in old or edge.next_node.raw not in old:
+        for position, children in enumerate(shape.children):
+            if position in old:
                 continue
-            key = (edge.node.raw, edge.next_node.raw)
-            if key in seen:
-                continue
-            seen.add(key)
-            warning.attachments.append(Attachment(
-                edge.next_node.name(), edge.next_node.seq, user_line(edge.next_node),
-                edge.node.name(), edge.node.seq, user_line(edge.node)))
+            for child in dict.fromkeys(children):  # a new node fed by an old one: attached
+                if child in old:
+                    new, was = shape.nodes[position], shape.nodes[child]
+                    warning.attachments.append(Attachment(
+                        was.name(), was.seq, user_line(was), new.name(), new.seq,
+                        user_line(new)))
 
     def _message(self, warning: GrowthWarning, record: StepRecord,
                  previous: StepRecord) -> str:

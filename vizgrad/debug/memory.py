@@ -104,7 +104,8 @@ def user_line(node: graph.GraphNode) -> str:
     return f"{where}  {frame.line}" if frame.line else where
 
 
-def node_bytes(walk: graph.GraphWalk) -> tuple[dict[Any, tuple[int, int]], int, int]:
+def node_bytes(walk: graph.GraphWalk | graph.Topology
+               ) -> tuple[dict[Any, tuple[int, int]], int, int]:
     """``{raw node: (attributed bytes, held bytes)}``, total and leaf bytes of a walk."""
     seen: set[int] = set()
     per_node: dict[Any, tuple[int, int]] = {}
@@ -115,7 +116,7 @@ def node_bytes(walk: graph.GraphWalk) -> tuple[dict[Any, tuple[int, int]], int, 
             continue
         own = held = 0
         mine: set[int] = set()
-        for _, _, key, size, is_leaf in buffers:
+        for key, size, is_leaf in buffers:
             if key in mine:
                 continue
             mine.add(key)
@@ -152,6 +153,7 @@ def memory_report(roots: Any) -> MemoryReport:
             continue
         own, held = found
         nodes.append(NodeMemory(node.seq, node.name(), node.scope, user_line(node), own, held,
-                                [name for name, *_ in node.saved_buffers()]))
+                                [item.name for item in node.saved
+                                 if item.kind != "scalar" and not item.freed]))
         scopes[node.scope or "(top level)"] += own
     return MemoryReport(total, leaf, nodes, dict(scopes), len(walk.nodes))

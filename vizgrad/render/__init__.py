@@ -14,6 +14,7 @@ import graphviz
 from .build import build_view, paused_gc
 from .dot import THEMES, to_dot
 from .html import to_html
+from .jsonin import NotAGraphFileError, load_view, view_from_dict, view_summary
 from .jsonout import to_dict, to_json
 from .output import (
     GraphvizNotFoundError,
@@ -55,7 +56,8 @@ def make_dot(var: Any, params: dict | None = None, show_attrs: bool = False,
 
 __all__ = [
     "THEMES", "Cluster", "GraphView", "GraphvizNotFoundError", "LayoutTimeoutError",
-    "LegendEntry", "RenderError", "RenderOptions", "ViewEdge", "ViewNode", "as_view",
+    "LegendEntry", "NotAGraphFileError", "RenderError", "RenderOptions", "ViewEdge", "ViewNode", "as_view",
     "build_view", "dot_binary", "graph_tree", "make_dot", "print_graph", "run_dot", "save",
-    "to_dict", "to_dot", "to_html", "to_json", "write_atomic",
+    "load_view", "to_dict", "to_dot", "to_html", "to_json", "view_from_dict", "view_summary",
+    "write_atomic",
 ]

@@ -1,0 +1,84 @@
+"""Recorder: graph JSON + SVG + gradient statistics every N steps; JSON read back."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import vizgrad as vg
+import vizgrad.nn as nn
+import vizgrad.optim as optim
+
+
+def _train(recorder, steps: int) -> nn.Module:
+    model = recorder.model
+    optimizer = optim.SGD(model.parameters(), lr=0.1)
+    x, y = vg.randn(8, 4), vg.randint(0, 3, (8,))
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = nn.CrossEntropyLoss()(model(x), y)
+        recorder.backward(loss)
+        optimizer.step()
+    return model
+
+
+def test_every_n_steps_writes_graph_svg_and_grads(tmp_path) -> None:
+    model = nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 3))
+    with vg.debug.Recorder(every=3, out=tmp_path / "runs", model=model) as recorder:
+        _train(recorder, 7)
+    names = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    assert names == ["index.json",
+                     "step_000003.flow.svg", "step_000003.grads.json", "step_000003.json",
+                     "step_000003.svg",
+                     "step_000006.flow.svg", "step_000006.grads.json", "step_000006.json",
+                     "step_000006.svg"]
+    index = json.loads((tmp_path / "runs" / "index.json").read_text())
+    assert [entry["step"] for entry in index["steps"]] == [3, 6] and index["every"] == 3
+    grads = json.loads((tmp_path / "runs" / "step_000006.grads.json").read_text())
+    assert [p["name"] for p in grads["params"]] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert all(p["norm"] > 0 for p in grads["params"])
+    doc = json.loads((tmp_path / "runs" / "step_000003.json").read_text())
+    assert doc["schema"] == "vizgrad-graph"
+    coloured = [n for n in doc["nodes"] if "grad" in n["details"]]
+    assert len(coloured) >= 5  # every op node got a recorded gradient norm
+    assert "0.weight" in (tmp_path / "runs" / "step_000003.svg").read_text()
+    assert recorder.steps == 7 and recorder.close() == []
+
+
+def test_json_reads_back_into_the_same_picture(tmp_path) -> None:
+    x = vg.randn(3, 2, requires_grad=True)
+    loss = (x.exp() * 2).sum()
+    loss.backward(retain_graph=True)
+    view = vg.render.build_view(loss, show_grad=True)
+    path = vg.render.save(view, tmp_path / "g.json")
+    loaded = vg.render.load_view(path)
+    assert vg.render.to_dot(loaded).source == vg.render.to_dot(view).source
+    summary = vg.render.view_summary(loaded)
+    assert summary["ops"] == {"AccumulateGrad": 1, "ExpBackward0": 1, "MulBackward0": 1,
+                              "SumBackward0": 1}
+    assert summary["with_grad"] >= 1 and summary["nonfinite_grads"] == []
+
+
+def test_bad_files_are_refused_clearly(tmp_path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(vg.render.NotAGraphFileError, match="not a JSON file"):
+        vg.render.load_view(bad)
+    bad.write_text(json.dumps({"schema": "other"}))
+    with pytest.raises(vg.render.NotAGraphFileError, match="not a vizgrad-graph document"):
+        vg.render.load_view(bad)
+    bad.write_text(json.dumps({"schema": "vizgrad-graph", "version": 1, "nodes": [],
+                               "edges": [{"source": "a", "target": "b"}]}))
+    with pytest.raises(vg.render.NotAGraphFileError, match="names a node"):
+        vg.render.load_view(bad)
+
+
+def test_steps_that_are_not_due_write_nothing(tmp_path) -> None:
+    recorder = vg.debug.Recorder(every=100, out=tmp_path / "r")
+    for _ in range(5):
+        x = vg.ones(2, requires_grad=True)
+        assert recorder.backward((x * 2).sum()) is None
+    assert not (tmp_path / "r").exists() and recorder.steps == 5
+    with pytest.raises(ValueError, match="every must be 1 or more"):
+        vg.debug.Recorder(every=0)
