@@ -56,7 +56,8 @@ def make_dot(var: Any, params: dict | None = None, show_attrs: bool = False,
 
 __all__ = [
     "THEMES", "Cluster", "GraphView", "GraphvizNotFoundError", "LayoutTimeoutError",
-    "LegendEntry", "NotAGraphFileError", "RenderError", "RenderOptions", "ViewEdge", "ViewNode", "as_view",
+    "LegendEntry", "NotAGraphFileError", "RenderError", "RenderOptions", "ViewEdge",
+    "ViewNode", "as_view",
     "build_view", "dot_binary", "graph_tree", "make_dot", "print_graph", "run_dot", "save",
     "load_view", "to_dict", "to_dot", "to_html", "to_json", "view_from_dict", "view_summary",
     "write_atomic",
