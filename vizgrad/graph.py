@@ -425,16 +425,21 @@ def _core_buffers(raw: Node) -> tuple[tuple[int, int, bool], ...]:
     out = []
     for spec in raw._saved:
         kind = spec[0]
-        if kind == SavedTensor.SCALAR:
+        if kind == SCALAR:
             continue
         value = store[spec[1]]
         leaf = False
-        if kind == SavedTensor.INPUT:
+        if kind == INPUT:
             leaf = value.grad_fn is None
             value = value.data
-        owner = _owner(value)
-        out.append((id(owner), int(owner.nbytes), leaf))
+        base = value.base
+        if base is not None:
+            value = _owner(value)
+        out.append((id(value), value.nbytes, leaf))
     return tuple(out)
+
+
+INPUT, SCALAR = SavedTensor.INPUT, SavedTensor.SCALAR
 
 
 @dataclass
@@ -445,10 +450,22 @@ class Topology:
     aligned with them, ``children[i]`` the positions of node i's inputs' nodes.
     """
 
-    nodes: list[GraphNode]
+    raws: list[Any]
     seqs: list[int | None]
     accumulate: list[bool]
     children: list[list[int]]
+
+    @property
+    def nodes(self) -> list[GraphNode]:
+        return [GraphNode(raw) for raw in self.raws]
+
+    def node(self, position: int) -> GraphNode:
+        return GraphNode(self.raws[position])
+
+    def saved_buffers(self) -> list[tuple[tuple[int, int, bool], ...]]:
+        """``GraphNode.saved_buffers()`` of every node, in order (without the wrappers)."""
+        return [_core_buffers(raw) if raw.__class__ is Node else GraphNode(raw).saved_buffers()
+                for raw in self.raws]
 
     @property
     def depth(self) -> int:
@@ -495,7 +512,7 @@ def topology(roots: Any) -> Topology:
     accumulate = [isinstance(raw, AccumulateGrad) or (not isinstance(raw, Node)
                                                       and hasattr(raw, "variable"))
                   for raw in order]
-    return Topology([GraphNode(raw) for raw in order], seqs, accumulate, children)
+    return Topology(order, seqs, accumulate, children)
 
 
 def _next_nodes(raw: Any) -> tuple:

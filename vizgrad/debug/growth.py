@@ -98,7 +98,7 @@ class GraphMonitor:
         _, saved, _ = node_bytes(shape)
         seqs = [seq for seq in shape.seqs if seq is not None]
         number = len(self.history) + 1
-        record = StepRecord(number, len(shape.nodes), shape.depth, saved,
+        record = StepRecord(number, len(shape.raws), shape.depth, saved,
                             max(seqs) if seqs else None)
         previous = self.history[-1] if self.history else None
         self.history.append(record)
@@ -125,7 +125,7 @@ class GraphMonitor:
                 continue
             for child in dict.fromkeys(children):  # a new node fed by an old one: attached
                 if child in old:
-                    new, was = shape.nodes[position], shape.nodes[child]
+                    new, was = shape.node(position), shape.node(child)
                     warning.attachments.append(Attachment(
                         was.name(), was.seq, user_line(was), new.name(), new.seq,
                         user_line(new)))

@@ -110,8 +110,11 @@ def node_bytes(walk: graph.GraphWalk | graph.Topology
     seen: set[int] = set()
     per_node: dict[Any, tuple[int, int]] = {}
     total = leaf = 0
-    for node in walk.nodes:  # newest first: a buffer counts at its newest holder
-        buffers = node.saved_buffers()
+    if isinstance(walk, graph.Topology):
+        pairs = zip(walk.raws, walk.saved_buffers())
+    else:
+        pairs = ((node.raw, node.saved_buffers()) for node in walk.nodes)
+    for raw, buffers in pairs:  # newest first: a buffer counts at its newest holder
         if not buffers:
             continue
         own = held = 0
@@ -126,7 +129,7 @@ def node_bytes(walk: graph.GraphWalk | graph.Topology
                 own += size
                 total += size
                 leaf += size if is_leaf else 0
-        per_node[node.raw] = (own, held)
+        per_node[raw] = (own, held)
     return per_node, total, leaf
 
 

@@ -4,9 +4,10 @@ Every ``every``-th step writes, under ``out``: the graph as JSON (``step_000100.
 schema ``vizgrad-graph``, coloured by gradient norm), as a picture
 (``step_000100.svg``), the gradient statistics (``step_000100.grads.json``) and the
 gradient-flow plot (``step_000100.flow.svg``); ``index.json`` lists the steps written.
-The other steps cost one counter increment.  The SVG is laid out by Graphviz in a
-background thread, so training does not wait for it; :meth:`Recorder.close` (or
-leaving the ``with``) waits for the last one.  ``vizgrad render`` and ``vizgrad
+The other steps cost one counter increment.  On a recorded step the figures are
+taken at once (the next optimizer step changes the gradients); encoding, writing and
+the Graphviz layout run in a background thread, so training does not wait for them;
+:meth:`Recorder.close` (or leaving the ``with``) waits for the last ones.  ``vizgrad render`` and ``vizgrad
 inspect`` read the JSON files back.
 
 Example
@@ -21,6 +22,7 @@ Example
 from __future__ import annotations
 
 import json
+import queue
 import threading
 from pathlib import Path
 from typing import Any
@@ -47,7 +49,8 @@ class Recorder:
         self.first = first
         self.steps = 0  # steps seen
         self.written: list[dict[str, Any]] = []
-        self._threads: list[threading.Thread] = []
+        self._queue: queue.Queue = queue.Queue()
+        self._worker: threading.Thread | None = None
         self._errors: list[str] = []
 
     @property
@@ -76,43 +79,62 @@ class Recorder:
         return self._write(loss)
 
     def _write(self, loss: Any) -> Path:
-        from vizgrad.render import build_view, to_json, write_atomic
+        """Take the figures now (gradients change at the next optimizer step); encode and
+        write them, and lay out the picture, in a background thread."""
+        from vizgrad.render import build_view
 
         self.out.mkdir(parents=True, exist_ok=True)
         stem = f"step_{self.steps:06d}"
         params = dict(self.model.named_parameters()) if self.model is not None else None
         view = build_view(loss, params=params, show_grad=True, max_nodes=None)
-        graph_path = write_atomic(self.out / f"{stem}.json", to_json(view, positions=False))
         stats = grad_stats(self.model if self.model is not None else loss, loss)
-        write_atomic(self.out / f"{stem}.grads.json", stats.to_json())
-        stats.save_flow(self.out / f"{stem}.flow.svg", title=f"gradient flow, step {self.steps}")
-        entry = {"step": self.steps, "graph": graph_path.name, "grads": f"{stem}.grads.json",
+        entry = {"step": self.steps, "graph": f"{stem}.json", "grads": f"{stem}.grads.json",
                  "flow": f"{stem}.flow.svg", "nodes": len(view.nodes),
                  "problems": stats.problems}
         if self.svg:
             entry["svg"] = f"{stem}.svg"
-            thread = threading.Thread(target=self._draw, args=(view, self.out / entry["svg"]),
-                                      daemon=True)
-            thread.start()
-            self._threads = [t for t in self._threads if t.is_alive()] + [thread]
         self.written.append(entry)
-        write_atomic(self.out / "index.json", json.dumps(
-            {"every": self.every, "steps": self.written}, indent=1) + "\n")
-        return graph_path
+        index = {"every": self.every, "steps": list(self.written)}
+        if self._worker is None:  # one worker for the run: starting a thread is not free
+            self._worker = threading.Thread(target=self._work, daemon=True,
+                                            name="vizgrad-recorder")
+            self._worker.start()
+        self._queue.put((view, stats, entry, index))
+        return self.out / entry["graph"]
 
-    def _draw(self, view: Any, path: Path) -> None:
-        from vizgrad.render import save
+    def _work(self) -> None:
+        while True:
+            job = self._queue.get()
+            try:
+                if job is None:
+                    return
+                self._save(*job)
+            finally:
+                self._queue.task_done()
+
+    def _save(self, view: Any, stats: Any, entry: dict, index: dict) -> None:
+        from vizgrad.render import save, to_json, write_atomic
 
         try:
-            save(view, path)
+            # compact JSON: the C encoder (an indent would use the pure-Python one)
+            write_atomic(self.out / entry["graph"], to_json(view, positions=False,
+                                                            indent=None))
+            write_atomic(self.out / entry["grads"], json.dumps(stats.to_dict(),
+                                                               allow_nan=False))
+            stats.save_flow(self.out / entry["flow"], title=f"gradient flow, step "
+                                                            f"{entry['step']}")
+            write_atomic(self.out / "index.json", json.dumps(index, indent=1) + "\n")
+            if self.svg:
+                save(view, self.out / entry["svg"])
         except Exception as error:  # noqa: BLE001 - a missing Graphviz must not stop training
-            self._errors.append(f"{path.name}: {error}")
+            self._errors.append(f"{entry['graph']}: {error}")
 
     def close(self) -> list[str]:
         """Wait for the pictures still being drawn; return the errors met drawing them."""
-        for thread in self._threads:
-            thread.join()
-        self._threads.clear()
+        if self._worker is not None:
+            self._queue.put(None)
+            self._worker.join()
+            self._worker = None
         return list(self._errors)
 
     def __enter__(self) -> Recorder:
