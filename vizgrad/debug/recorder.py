@@ -7,8 +7,8 @@ gradient-flow plot (``step_000100.flow.svg``); ``index.json`` lists the steps wr
 The other steps cost one counter increment.  On a recorded step the figures are
 taken at once (the next optimizer step changes the gradients); encoding, writing and
 the Graphviz layout run in a background thread, so training does not wait for them;
-:meth:`Recorder.close` (or leaving the ``with``) waits for the last ones.  ``vizgrad render`` and ``vizgrad
-inspect`` read the JSON files back.
+:meth:`Recorder.close` (or leaving the ``with``) waits for the last ones.
+``vizgrad render`` and ``vizgrad inspect`` read the JSON files back.
 
 Example
 -------
