@@ -5,7 +5,8 @@ ReLU and dropout, Adam, batch 64, cross-entropy) timed under:
 
 * ``off``: plain training;
 * ``monitor+recorder``: ``GraphMonitor.step(loss)`` every step and a ``Recorder``
-  writing graph JSON + SVG + gradient statistics every 100 steps;
+  writing graph JSON + SVG + gradient statistics every 100 steps (``(no svg)``: the
+  same without the Graphviz picture, which ``vizgrad render`` can draw later);
 * ``anomaly``: ``vizgrad.detect_anomaly()`` (every backward node's gradients checked);
 * ``anomaly+forward``: ``detect_anomaly(check_forward=True)`` (forward outputs too);
 * PyTorch 2.13 ``off`` and ``torch.autograd.detect_anomaly()``, the same model, in a
@@ -13,7 +14,9 @@ ReLU and dropout, Adam, batch 64, cross-entropy) timed under:
 
 The machine is shared and noisy, so the variants take turns: each round runs every
 variant for ``--steps`` steps (in a new order each round), and the figures are the
-medians over rounds of the per-step time and of each round's ratio to ``off``.
+medians over rounds of the per-step time and of each round's ratio to ``off``, for
+wall-clock time and for CPU time (this process's threads plus its Graphviz children:
+on a busy machine the fairer measure of what a tool costs).
 
 Run: ``python benchmarks/bench_debug.py`` (``--rounds 7 --steps 300``).
 """
@@ -24,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -64,14 +68,16 @@ def vizgrad_rounds(rounds: int, steps: int) -> dict[str, list[float]]:
     loss_fn = nn.CrossEntropyLoss()
     folder = tempfile.mkdtemp(prefix="vizgrad-bench-")
 
-    def run(variant: str, batches: list) -> float:
-        monitor = vizgrad.debug.GraphMonitor() if variant == "monitor+recorder" else None
+    def run(variant: str, batches: list) -> tuple[float, float]:
+        recording = variant.startswith("monitor+recorder")
+        monitor = vizgrad.debug.GraphMonitor() if recording else None
         recorder = vizgrad.debug.Recorder(every=100, out=os.path.join(folder, variant),
-                                          model=model) if monitor is not None else None
+                                          model=model, svg=variant == "monitor+recorder"
+                                          ) if recording else None
         anomaly = {"anomaly": vizgrad.detect_anomaly(),
                    "anomaly+forward": vizgrad.detect_anomaly(check_forward=True)
                    }.get(variant)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _cpu_seconds()
         if anomaly is not None:
             anomaly.__enter__()
         for images, labels in batches:
@@ -85,13 +91,14 @@ def vizgrad_rounds(rounds: int, steps: int) -> dict[str, list[float]]:
             optimizer.step()
         if anomaly is not None:
             anomaly.__exit__(None, None, None)
-        elapsed = time.perf_counter() - start
         if recorder is not None:
-            recorder.close()  # the last SVG drawn in the background (not timed: it overlaps)
-        return elapsed / len(batches)
+            recorder.close()  # the background writing and drawing is part of the cost
+        return ((time.perf_counter() - start) / len(batches),
+                (_cpu_seconds() - cpu) / len(batches))
 
-    variants = ["off", "monitor+recorder", "anomaly", "anomaly+forward"]
-    times: dict[str, list[float]] = {v: [] for v in variants}
+    variants = ["off", "monitor+recorder", "monitor+recorder (no svg)", "anomaly",
+                "anomaly+forward"]
+    times: dict[str, list] = {v: [] for v in variants}
     run("off", _batches(30, 99))  # warm up
     order_rng = random.Random(0)
     for index in range(rounds):
@@ -115,18 +122,19 @@ def torch_rounds(rounds: int, steps: int) -> dict[str, list[float]]:
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = torch.nn.CrossEntropyLoss()
 
-    def run(variant: str, batches: list) -> float:
-        start = time.perf_counter()
+    def run(variant: str, batches: list) -> tuple[float, float]:
+        start, cpu = time.perf_counter(), _cpu_seconds()
         with torch.autograd.set_detect_anomaly(variant == "anomaly"):
             for images, labels in batches:
                 optimizer.zero_grad()
                 loss = loss_fn(model(torch.from_numpy(images)), torch.from_numpy(labels))
                 loss.backward()
                 optimizer.step()
-        return (time.perf_counter() - start) / len(batches)
+        return ((time.perf_counter() - start) / len(batches),
+                (_cpu_seconds() - cpu) / len(batches))
 
     variants = ["off", "anomaly"]
-    times: dict[str, list[float]] = {v: [] for v in variants}
+    times: dict[str, list] = {v: [] for v in variants}
     warnings.simplefilter("ignore")
     run("off", _batches(30, 99))
     order_rng = random.Random(0)
@@ -139,13 +147,24 @@ def torch_rounds(rounds: int, steps: int) -> dict[str, list[float]]:
     return times
 
 
-def report(name: str, times: dict[str, list[float]]) -> list[str]:
-    base = times["off"]
+def _cpu_seconds() -> float:
+    """CPU time of this process (all threads) and its finished children (Graphviz)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), \
+        resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def report(name: str, times: dict[str, list]) -> list[str]:
     lines = []
-    for variant, values in times.items():
-        ratios = [value / off for value, off in zip(values, base)]
-        lines.append(f"| {name} {variant} | {statistics.median(values) * 1e3:.3f} | "
-                     f"{statistics.median(ratios):.3f} | {min(ratios):.3f}-{max(ratios):.3f} |")
+    for variant, pairs in times.items():
+        cells = []
+        for kind in (0, 1):  # wall, CPU
+            values = [pair[kind] for pair in pairs]
+            ratios = [pair[kind] / off[kind] for pair, off in zip(pairs, times["off"])]
+            cells.append(f"{statistics.median(values) * 1e3:.3f} | "
+                         f"{statistics.median(ratios):.3f} | "
+                         f"{min(ratios):.2f}-{max(ratios):.2f}")
+        lines.append(f"| {name} {variant} | {cells[0]} | {cells[1]} |")
     return lines
 
 
@@ -169,8 +188,8 @@ def main() -> None:
                               capture_output=True, text=True, check=True)
         results[library] = json.loads(done.stdout.strip().splitlines()[-1])
     print(f"digits MLP training step, {args.rounds} rounds x {args.steps} steps, medians")
-    print("| variant | ms / step | x off (median of rounds) | range over rounds |")
-    print("|---|---:|---:|---:|")
+    print("| variant | wall ms / step | x off | range | CPU ms / step | x off | range |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for line in report("vizgrad", results["vizgrad"]) + report("PyTorch", results["torch"]):
         print(line)
 

@@ -488,7 +488,13 @@ def topology(roots: Any) -> Topology:
     >>> len(t.nodes), t.depth
     (19, 12)
     """
-    raws = [root.node.raw for root in walk_roots(roots) if root.node is not None]
+    raws = []
+    for _, value in _roots(roots):
+        fn = getattr(value, "grad_fn", None)
+        if fn is not None and not isinstance(fn, GraphNode):  # a tensor: the common case
+            raws.append(fn)
+            continue
+        raws.extend(root.node.raw for root in walk_roots([value]) if root.node is not None)
     seen: set = set()
     order = []
     stack = list(raws)

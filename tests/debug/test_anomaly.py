@@ -183,3 +183,27 @@ def test_inplace_error_gets_the_same_picture(tmp_path) -> None:
     assert "#e00000" in other.read_text()
     with pytest.raises(ValueError, match="does not name a graph node"):
         vg.debug.save_error_picture(ValueError("x"), other)
+
+
+def test_node_and_forward_listener_seams() -> None:
+    x = vg.tensor([1.0, 2.0], requires_grad=True)
+    seen, forward = [], []
+    with vg.watching.on_forward(lambda node, inputs, outs: forward.append(
+            (node.name(), len(inputs), outs[0].shape))):
+        y = (x * 3).exp()
+    # x * 3: the number gets a slot of its own (as in PyTorch), so two inputs
+    assert forward == [("MulBackward0", 2, (2,)), ("ExpBackward0", 1, (2,))]
+    with vg.watching.on_node_backward(lambda node, gout, gin, error: seen.append(
+            (node.name(), len(gout), None if gin is None else len(gin), error))):
+        y.sum().backward(retain_graph=True)
+    # every op node, newest first (AccumulateGrad is not reported)
+    assert seen == [("SumBackward0", 1, 1, None), ("ExpBackward0", 1, 1, None),
+                    ("MulBackward0", 1, 2, None)]
+    assert not engine.NODE_LISTENERS and not function.FORWARD_LISTENERS
+    failures = []
+    z = x.exp()
+    z.add_(1)
+    with vg.watching.on_node_backward(lambda node, gout, gin, error: failures.append(
+            (node.name(), gin, type(error).__name__))), pytest.raises(RuntimeError):
+        z.sum().backward()
+    assert failures[-1] == ("ExpBackward0", None, "InplaceModificationError")
