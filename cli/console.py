@@ -171,6 +171,23 @@ def print_summary(console: Console, summary: dict, how: str, max_depth: int,
     console.print(graph_tree(summary, max_depth, max_lines))
 
 
+def print_saved_summary(console: Console, summary: dict, path: str) -> None:
+    """``vizgrad inspect graph.json``: what a saved graph holds."""
+    console.print(Text.assemble(("saved graph ", "bold"), (path, "bold cyan"),
+                                f": {summary['nodes']} nodes, {summary['edges']} edges"))
+    ops = _table("Nodes by op", "op", "count")
+    for name, count in summary["ops"].items():
+        ops.add_row(escape(name), str(count))
+    console.print(ops)
+    if summary["with_grad"]:
+        console.print(f"{summary['with_grad']} nodes carry a recorded gradient; "
+                      f"NaN/Inf: {', '.join(summary['nonfinite_grads']) or 'none'}; "
+                      f"all zero: {', '.join(summary['zero_grads']) or 'none'}",
+                      markup=False)
+    for note in summary["notes"]:
+        console.print(note, markup=False, style="dim")
+
+
 def graph_tree(summary: dict, max_depth: int, max_lines: int) -> Tree:
     """A rich Tree of the graph, each node expanded once (built without recursion)."""
     tree = Tree(Text("backward graph", style="bold"))

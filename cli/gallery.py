@@ -30,7 +30,7 @@ from vizgrad.debug.capture import run_script
 from vizgrad.debug.selection import script_parameters, select_roots
 from vizgrad.debug.tracebacks import format_traceback
 
-from .rendering import render_options, render_roots
+from .rendering import render_error, render_options, render_roots
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,15 @@ EXAMPLES: list[Example] = [
     Example("second_derivative", "A second derivative (create_graph=True)"),
     Example("grad_colours", "After backward(): colours by gradient norm", {"show_grad": True}),
     Example("training_loop", "A long training loop, captured at step 3 with --step", step=3),
+    Example("debug_nan", "Debugging: a NaN from log(0), caught where it happened (--anomaly)",
+            {"anomaly": True}),
+    Example("debug_vanishing", "Debugging: vanishing gradients in a deep sigmoid MLP",
+            {"show_grad": True}),
+    Example("debug_rnn_detach", "Debugging: an RNN state never detached (GraphMonitor)"),
+    Example("debug_forgotten_layer", "Debugging: a forgotten layer gets no gradient",
+            {"show_grad": True}),
+    Example("debug_inplace", "Debugging: a saved tensor modified in place (--anomaly)",
+            {"anomaly": True}),
 ]
 
 
@@ -118,15 +127,25 @@ def render_example(example: Example, folder: Path, out_dir: Path) -> Entry:
     """Run one example and write ``out_dir/<name>.svg``; never raises for the script's errors."""
     start = time.perf_counter()
     dtype, grad_mode = vizgrad.get_default_dtype(), vizgrad.is_grad_enabled()
+    flags = dict(example.options)
+    anomaly = flags.pop("anomaly", False)
     try:
-        with contextlib.redirect_stdout(io.StringIO()):  # the examples' prints are noise here
+        mode = vizgrad.detect_anomaly(check_forward=True) if anomaly \
+            else contextlib.nullcontext()
+        with mode, contextlib.redirect_stdout(io.StringIO()):  # the prints are noise here
             run = run_script(folder / example.script, list(example.args), step=example.step,
-                             record_grads=bool(example.options.get("show_grad")))
+                             record_grads=bool(flags.get("show_grad")))
+        if run.failed and anomaly and getattr(run.error, "node", None) is not None:
+            result = render_error(run.error, run.last_backward, out_dir / f"{example.name}.svg")
+            first = str(run.error).splitlines()[0]
+            return Entry(example, True, time.perf_counter() - start,
+                         f"{result.nodes} nodes, {result.edges} edges; found: {first}",
+                         result.path)
         if run.failed:
             return Entry(example, False, time.perf_counter() - start,
                          "the script raised:\n" + format_traceback(run.error))
         choice = select_roots(run)
-        options = render_options(**example.options)
+        options = render_options(**flags)
         params = script_parameters(run.namespace)
         if params:
             options["params"] = params

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import click
 
+import vizgrad
 import vizgrad.render
 from vizgrad.debug.capture import (
     REAL_EXIT,
@@ -36,6 +37,7 @@ from . import console as out
 from .rendering import (
     OutputError,
     check_output,
+    render_error,
     render_options,
     render_roots,
 )
@@ -221,14 +223,18 @@ def with_script(function):
               default=vizgrad.render.output.DEFAULT_LAYOUT_TIMEOUT, show_default=True,
               metavar="SECONDS", help="Time limit for Graphviz's layout.")
 @click.option("--open", "open_result", is_flag=True, help="Open the result when written.")
+@click.option("--anomaly", is_flag=True,
+              help="Run the script under anomaly mode (NaN/Inf checked in backward and "
+                   "forward) and draw the failing node, highlighted, if one is found.")
 def render(script, script_args, target, step, at_error, timeout, quiet, output, open_result,
-           layout_timeout, **flags) -> None:
+           layout_timeout, anomaly, **flags) -> None:
     """Run SCRIPT (as `python SCRIPT SCRIPT_ARGS...` would) and draw its backward graph.
 
     The graph is --target if given; else the N-th backward() with --step; else the
     tensors marked with vizgrad.watch(); else the root of the first backward() call;
     else a global called `loss`. Options go before SCRIPT; everything after it is
-    passed to the script.
+    passed to the script. SCRIPT may also be a saved graph (.json, written by
+    vizgrad.render.save or vizgrad.debug.Recorder): it is drawn as saved.
     """
     stdout, stderr = out.consoles()
     # Everything about the command line is checked before the script runs.
@@ -246,10 +252,20 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
         out.error(stderr, str(problem))
         sys.exit(2)
     destination = path.absolute()  # the script may chdir; the path means the caller's folder
+    if Path(script).suffix.lower() == ".json":
+        _render_saved(script, destination, path, options, quiet, stdout, stderr)
+        return
     start = time.perf_counter()
-    with out.Steps(stderr, quiet) as steps:
+    mode = vizgrad.detect_anomaly(check_forward=True) if anomaly else contextlib.nullcontext()
+    with mode, out.Steps(stderr, quiet) as steps:
         run = _capture(script, script_args, step, steps, stderr, bool(flags["show_grad"]),
                        timeout)
+    if run.failed and anomaly and getattr(run.error, "node", None) is not None:
+        _report_failure(run, stderr, at_error=True)
+        _draw_error(run, destination, path, quiet, stdout, stderr)
+        sys.exit(1)
+    if anomaly and not run.failed:
+        out.note(stderr, "anomaly mode found no NaN/Inf")
     if run.failed:
         _report_failure(run, stderr, at_error)
         if not at_error:
@@ -289,6 +305,48 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
         sys.exit(1)
 
 
+def _render_saved(script: str, destination: Path, path: Path, options: dict, quiet: bool,
+                  stdout, stderr) -> None:
+    """``vizgrad render saved.json``: draw a saved graph as it was saved."""
+    try:
+        view = vizgrad.render.load_view(script)
+    except vizgrad.render.NotAGraphFileError as problem:
+        out.error(stderr, str(problem), "a .json input must be a graph saved by vizgrad "
+                  "(vizgrad.render.save(loss, 'graph.json') or vizgrad.debug.Recorder)")
+        sys.exit(2)
+    if options:
+        out.note(stderr, f"{', '.join(sorted(options))}: options apply when a graph is "
+                 "built; a saved graph is drawn as it was saved")
+    try:
+        result = render_roots(view, destination, {})
+    except vizgrad.render.RenderError as problem:
+        out.error(stderr, str(problem))
+        sys.exit(1)
+    except (OSError, ValueError) as problem:
+        out.error(stderr, f"could not write {path}: {problem}")
+        sys.exit(1)
+    if not quiet:
+        stdout.print(f"wrote {path} ({result.format}): {result.nodes} nodes, {result.edges} "
+                     f"edges, from the saved graph {script}", markup=False)
+
+
+def _draw_error(run, destination: Path, path: Path, quiet: bool, stdout, stderr) -> None:
+    """``render --anomaly``: draw the node the script's error names."""
+    try:
+        result = render_error(run.error, run.last_backward, destination)
+    except vizgrad.render.RenderError as problem:
+        out.error(stderr, str(problem))
+        sys.exit(1)
+    except (OSError, ValueError) as problem:
+        out.error(stderr, f"could not write {path}: {problem}")
+        sys.exit(1)
+    for note in result.notes:
+        out.note(stderr, note)
+    if not quiet:
+        stdout.print(f"wrote {path} ({result.format}): {result.nodes} nodes, "
+                     f"{result.edges} edges, the failing node highlighted", markup=False)
+
+
 @main.command(context_settings=SCRIPT_SETTINGS)
 @with_script
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -300,11 +358,23 @@ def inspect(script, script_args, target, step, at_error, timeout, quiet, as_json
             max_lines) -> None:
     """Run SCRIPT and print its backward graph: op counts, leaves, saved memory, a tree.
 
-    The graph is chosen as for `vizgrad render`. With --json the report is the only
+    The graph is chosen as for `vizgrad render`. SCRIPT may also be a saved graph
+    (.json): its node counts are printed. With --json the report is the only
     thing on stdout (the script's own output goes to stderr).
     """
     stdout, stderr = out.consoles()
     _check_script(script, stderr)
+    if Path(script).suffix.lower() == ".json":  # a saved graph: its counts
+        try:
+            summary = vizgrad.render.view_summary(vizgrad.render.load_view(script))
+        except vizgrad.render.NotAGraphFileError as problem:
+            out.error(stderr, str(problem))
+            sys.exit(2)
+        if as_json:
+            click.echo(json.dumps({"graph_file": script, **summary}, indent=1))
+        else:
+            out.print_saved_summary(stdout, summary, script)
+        return
     # With --json, stdout is for the report only: the script's own prints go to stderr.
     redirect = contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext()
     with redirect, out.Steps(stderr, quiet or as_json) as steps:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import vizgrad.debug
 import vizgrad.render
 
 #: Output formats, by file suffix.
@@ -106,6 +107,9 @@ def render_roots(roots: Any, path: Path, options: dict[str, Any],
                  ) -> RenderResult:
     """Build the view of ``roots`` with ``options`` and write it to ``path`` (format by suffix).
 
+    ``roots`` may also be a ``GraphView`` read back from a saved graph JSON file
+    (``vizgrad.render.load_view``): it is drawn as saved, ``options`` do not apply.
+
     ``step(name)`` is told when each phase starts ("walking", "layout", "writing")
     for a progress display; ``layout_timeout`` limits Graphviz's layout (seconds).
     Errors are the renderer's: ``GraphvizNotFoundError``
@@ -120,7 +124,10 @@ def render_roots(roots: Any, path: Path, options: dict[str, Any],
         # The renderer warns (for notebooks) and also states the fold in view.notes;
         # the CLI prints the notes, so the warnings would only say it twice.
         warnings.simplefilter("always")
-        view = vizgrad.render.build_view(roots, **options)
+        if isinstance(roots, vizgrad.render.GraphView):  # a saved graph, read back
+            view = roots
+        else:
+            view = vizgrad.render.build_view(roots, **options)
     notes = list(view.notes) or [str(warning.message) for warning in caught]
     nodes = sum(1 for node in view.nodes if node.kind != "legend")
     step("layout" if fmt in ("svg", "png", "pdf", "html", "json") else "writing")
@@ -130,3 +137,15 @@ def render_roots(roots: Any, path: Path, options: dict[str, Any],
         vizgrad.render.save(view, path, layout_timeout=layout_timeout)
     notes += [str(w.message) for w in caught if issubclass(w.category, skipped)]
     return RenderResult(path, fmt, nodes, len(view.edges), time.perf_counter() - start, notes)
+
+
+def render_error(error: BaseException, roots: Any, path: Path, radius: int = 2,
+                 step: Callable[[str], None] | None = None) -> RenderResult:
+    """Draw the node an anomaly / in-place / freed-graph error names, highlighted, with
+    its neighbourhood (``roots``: the failing backward's outputs, or None)."""
+    view = vizgrad.debug.anomaly.error_view(error, radius=radius, roots=roots or None)
+    result = render_roots(view, path, {}, step=step)
+    node = getattr(error, "node", None)
+    result.notes.append(f"{node.name() if node is not None else 'the node'} highlighted: "
+                        f"where {type(error).__name__} was raised")
+    return result

@@ -338,6 +338,23 @@ def _explain(error: BaseException | None) -> None:
         error.add_note(f"picture of {node.name()}'s neighbourhood: {picture}")
 
 
+def error_view(error: BaseException, radius: int = 2, roots: Any = None) -> Any:
+    """The ``GraphView`` :func:`save_error_picture` draws (for other emitters).
+
+    Example
+    -------
+    >>> view = vizgrad.debug.anomaly.error_view(error, roots=loss)
+    """
+    raw = getattr(error, "node", None)
+    if raw is None:
+        raise ValueError(f"{type(error).__name__} does not name a graph node; only "
+                         "in-place, freed-graph and anomaly errors do")
+    node = raw if isinstance(raw, graph.GraphNode) else graph.GraphNode(raw)
+    source = roots if roots is not None and node in graph.walk(roots) else node
+    return vizgrad.render.build_view(source, focus=node, radius=radius, highlight=node,
+                                     show_stack=True)
+
+
 def save_error_picture(error: BaseException, path: str | os.PathLike, radius: int = 2,
                        roots: Any = None) -> str:
     """Draw the node an in-place / freed-graph / anomaly error names, highlighted.
@@ -351,12 +368,5 @@ def save_error_picture(error: BaseException, path: str | os.PathLike, radius: in
     ... except RuntimeError as error:
     ...     vizgrad.debug.save_error_picture(error, "error.svg", roots=loss)
     """
-    raw = getattr(error, "node", None)
-    if raw is None:
-        raise ValueError(f"{type(error).__name__} does not name a graph node; only "
-                         "in-place, freed-graph and anomaly errors do")
-    node = raw if isinstance(raw, graph.GraphNode) else graph.GraphNode(raw)
-    source = roots if roots is not None and node in graph.walk(roots) else node
-    vizgrad.render.save(source, path, focus=node, radius=radius, highlight=node,
-                        show_stack=True)
+    vizgrad.render.save(error_view(error, radius, roots), path)
     return os.fspath(path)
