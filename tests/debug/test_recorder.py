@@ -82,3 +82,13 @@ def test_steps_that_are_not_due_write_nothing(tmp_path) -> None:
     assert not (tmp_path / "r").exists() and recorder.steps == 5
     with pytest.raises(ValueError, match="every must be 1 or more"):
         vg.debug.Recorder(every=0)
+
+
+def test_without_pygraphviz_the_svg_comes_from_dot(tmp_path, monkeypatch) -> None:
+    monkeypatch.setitem(__import__("sys").modules, "pygraphviz", None)  # import fails
+    recorder = vg.debug.Recorder(every=1, out=tmp_path)
+    x = vg.ones(2, requires_grad=True)
+    recorder.backward((x.exp() * 2).sum())
+    assert recorder.close() == []
+    svg = (tmp_path / "step_000001.svg").read_text()
+    assert "ExpBackward0" in svg and svg.lstrip().startswith("<?xml")

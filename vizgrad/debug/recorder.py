@@ -6,7 +6,8 @@ schema ``vizgrad-graph``, coloured by gradient norm), as a picture
 gradient-flow plot (``step_000100.flow.svg``); ``index.json`` lists the steps written.
 The other steps cost one counter increment.  On a recorded step the figures are
 taken at once (the next optimizer step changes the gradients); encoding, writing and
-the Graphviz layout run in a background thread, so training does not wait for them;
+the Graphviz layout (in process with pygraphviz when installed) run in a background
+thread, so training does not wait for them;
 :meth:`Recorder.close` (or leaving the ``with``) waits for the last ones.
 ``vizgrad render`` and ``vizgrad inspect`` read the JSON files back.
 
@@ -125,7 +126,7 @@ class Recorder:
                                                             f"{entry['step']}")
             write_atomic(self.out / "index.json", json.dumps(index, indent=1) + "\n")
             if self.svg:
-                save(view, self.out / entry["svg"])
+                _draw_svg(view, self.out / entry["svg"], save, write_atomic)
         except Exception as error:  # noqa: BLE001 - a missing Graphviz must not stop training
             self._errors.append(f"{entry['graph']}: {error}")
 
@@ -142,3 +143,17 @@ class Recorder:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _draw_svg(view: Any, path: Path, save: Any, write_atomic: Any) -> None:
+    """Lay out with Graphviz in this process when pygraphviz is installed (about 5 ms for
+    a small graph, against 15 ms just to start the ``dot`` program), else with ``dot``."""
+    try:
+        import pygraphviz
+    except ImportError:
+        save(view, path)
+        return
+    from vizgrad.render import to_dot
+
+    svg = pygraphviz.AGraph(string=to_dot(view).source).draw(format="svg", prog="dot")
+    write_atomic(path, svg)
