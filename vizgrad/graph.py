@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ._graph_topology import Topology, core_buffers, topology
 from ._graph_values import (
     _KINDS,
     _OUTPUTS,
@@ -194,7 +195,7 @@ class GraphNode:
         """
         raw = self.raw
         if isinstance(raw, Node):  # read the specs and store directly (taken every step)
-            return _core_buffers(raw)
+            return core_buffers(raw)
         out = []
         for item in getattr(raw, "saved", ()):
             if item.kind == SavedTensor.SCALAR or item.freed:
@@ -409,121 +410,6 @@ def walk(roots: Any) -> GraphWalk:
                                        None if meta is None else tuple(meta.shape),
                                        None if meta is None else to_dtype_name(meta.dtype)))
     return GraphWalk(root_items, nodes, edges, index, seqs)
-
-
-def _owner(array: Any) -> Any:
-    """The array that owns ``array``'s memory (a view's base, followed to the end)."""
-    while getattr(array, "base", None) is not None and hasattr(array.base, "nbytes"):
-        array = array.base
-    return array
-
-
-def _core_buffers(raw: Node) -> tuple[tuple[int, int, bool], ...]:
-    store = raw._store
-    if not store or not raw._saved:
-        return ()
-    out = []
-    for spec in raw._saved:
-        kind = spec[0]
-        if kind == SCALAR:
-            continue
-        value = store[spec[1]]
-        leaf = False
-        if kind == INPUT:
-            leaf = value.grad_fn is None
-            value = value.data
-        base = value.base
-        if base is not None:
-            value = _owner(value)
-        out.append((id(value), value.nbytes, leaf))
-    return tuple(out)
-
-
-INPUT, SCALAR = SavedTensor.INPUT, SavedTensor.SCALAR
-
-
-@dataclass
-class Topology:
-    """A graph's shape without edge objects (cheap enough to take every training step).
-
-    ``nodes`` newest first (as in :class:`GraphWalk`), ``seqs`` and ``accumulate``
-    aligned with them, ``children[i]`` the positions of node i's inputs' nodes.
-    """
-
-    raws: list[Any]
-    seqs: list[int | None]
-    accumulate: list[bool]
-    children: list[list[int]]
-
-    @property
-    def nodes(self) -> list[GraphNode]:
-        return [GraphNode(raw) for raw in self.raws]
-
-    def node(self, position: int) -> GraphNode:
-        return GraphNode(self.raws[position])
-
-    def saved_buffers(self) -> list[tuple[tuple[int, int, bool], ...]]:
-        """``GraphNode.saved_buffers()`` of every node, in order (without the wrappers)."""
-        return [_core_buffers(raw) if raw.__class__ is Node else GraphNode(raw).saved_buffers()
-                for raw in self.raws]
-
-    @property
-    def depth(self) -> int:
-        """Nodes on the longest root-to-leaf path (parents come before children)."""
-        level = [1] * len(self.nodes)
-        for position, children in enumerate(self.children):
-            below = level[position] + 1
-            for child in children:
-                if below > level[child]:
-                    level[child] = below
-        return max(level, default=0)
-
-
-def topology(roots: Any) -> Topology:
-    """The nodes reachable from ``roots`` and who feeds whom, iteratively.
-
-    Example
-    -------
-    >>> t = topology(loss)
-    >>> len(t.nodes), t.depth
-    (19, 12)
-    """
-    raws = []
-    for _, value in _roots(roots):
-        fn = getattr(value, "grad_fn", None)
-        if fn is not None and not isinstance(fn, GraphNode):  # a tensor: the common case
-            raws.append(fn)
-            continue
-        raws.extend(root.node.raw for root in walk_roots([value]) if root.node is not None)
-    seen: set = set()
-    order = []
-    stack = list(raws)
-    while stack:
-        raw = stack.pop()
-        if raw in seen:
-            continue
-        seen.add(raw)
-        order.append(raw)
-        for child in _next_nodes(raw):
-            if child is not None and child not in seen:
-                stack.append(child)
-    seqs = [getattr(raw, "seq", None) for raw in order]
-    if None not in seqs:
-        pairs = sorted(zip(seqs, range(len(order))), reverse=True)
-        order = [order[i] for _, i in pairs]
-        seqs = [seq for seq, _ in pairs]
-    index = {raw: i for i, raw in enumerate(order)}
-    children = [[index[child] for child in _next_nodes(raw) if child is not None]
-                for raw in order]
-    accumulate = [isinstance(raw, AccumulateGrad) or (not isinstance(raw, Node)
-                                                      and hasattr(raw, "variable"))
-                  for raw in order]
-    return Topology(order, seqs, accumulate, children)
-
-
-def _next_nodes(raw: Any) -> tuple:
-    nodes = getattr(raw, "_next_nodes", None)  # vizgrad's nodes: no pairs to build
-    return nodes if nodes is not None else tuple(n for n, _ in raw.next_functions)
 
 
 def walk_roots(roots: Any) -> list[Root]:

@@ -99,3 +99,22 @@ def test_graph_diff_names_added_and_removed_nodes(tmp_path) -> None:
     svg = path.read_text()
     assert vg.debug.growth.REMOVED in svg and "removed x1" in svg
     assert np.isfinite(a.item())
+
+
+def test_topology_agrees_with_walk() -> None:
+    from vizgrad.debug.summary import graph_summary
+
+    x = vg.randn(3, 4, requires_grad=True)
+    w = vg.randn(4, 4, requires_grad=True)
+    h = x
+    for _ in range(3):
+        h = (h @ w).tanh() + h
+    parts = vg.split(h, 2, dim=1)
+    loss = (parts[0] * parts[1]).sum() + h.mean()
+    shape = vg.graph.topology(loss)
+    walk = vg.graph.walk(loss)
+    assert [node.raw for node in shape.nodes] == [node.raw for node in walk.nodes]
+    assert shape.seqs == walk.seqs
+    assert shape.depth == graph_summary(loss)["depth"]
+    assert sum(shape.accumulate) == 2
+    assert sum(len(children) for children in shape.children) == len(walk.edges)
