@@ -76,7 +76,7 @@ class Topology:
     @property
     def depth(self) -> int:
         """Nodes on the longest root-to-leaf path (parents come before children)."""
-        level = [1] * len(self.nodes)
+        level = [1] * len(self.raws)
         for position, children in enumerate(self.children):
             below = level[position] + 1
             for child in children:
@@ -106,27 +106,31 @@ def topology(roots: Any) -> Topology:
     seen: set = set()
     order = []
     stack = list(raws)
-    while stack:
-        raw = stack.pop()
+    pop, push, add, append = stack.pop, stack.append, seen.add, order.append
+    while stack:  # taken every training step by GraphMonitor: kept flat
+        raw = pop()
         if raw in seen:
             continue
-        seen.add(raw)
-        order.append(raw)
+        add(raw)
+        append(raw)
         for child in _next_nodes(raw):
             if child is not None and child not in seen:
-                stack.append(child)
+                push(child)
     seqs = [getattr(raw, "seq", None) for raw in order]
     if None not in seqs:
-        pairs = sorted(zip(seqs, range(len(order))), reverse=True)
-        order = [order[i] for _, i in pairs]
-        seqs = [seq for seq, _ in pairs]
+        order.sort(key=_seq_of, reverse=True)
+        seqs.sort(reverse=True)
     index = {raw: i for i, raw in enumerate(order)}
     children = [[index[child] for child in _next_nodes(raw) if child is not None]
                 for raw in order]
-    accumulate = [isinstance(raw, AccumulateGrad) or (not isinstance(raw, Node)
-                                                      and hasattr(raw, "variable"))
-                  for raw in order]
+    accumulate = [raw.__class__ is AccumulateGrad or (
+        raw.__class__ is not Node and (isinstance(raw, AccumulateGrad) or (
+            not isinstance(raw, Node) and hasattr(raw, "variable")))) for raw in order]
     return Topology(order, seqs, accumulate, children)
+
+
+def _seq_of(raw: Any) -> int:
+    return raw.seq
 
 
 def _next_nodes(raw: Any) -> tuple:
