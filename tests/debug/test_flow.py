@@ -112,3 +112,15 @@ def test_a_loss_gives_its_leaves_and_the_flow_plot(tmp_path) -> None:
     text = path.read_text()
     assert "0.weight" in text and "6.bias" in text and "mean |grad|" in text
     assert text.count("<rect") >= 2 * len(stats.params)
+
+
+def test_one_gradient_statistics_edge_cases() -> None:
+    from vizgrad.debug.gradstats import grad_stats as one
+
+    assert one(np.ones(4, dtype=np.float32)) == {"norm": 2.0, "finite": True, "zero": False}
+    big = one(np.array([1e200, 1e200]))  # the sum of squares overflows: scaled instead
+    assert big["finite"] and big["norm"] == pytest.approx(np.sqrt(2) * 1e200)
+    assert one(np.array([np.inf, 1.0]))["finite"] is False
+    assert one(np.array([np.nan]))["finite"] is False
+    assert one(np.zeros(3))["zero"] and not one(np.array([1e-200]))["zero"]
+    assert one(None) == {"norm": 0.0, "finite": True, "zero": True}

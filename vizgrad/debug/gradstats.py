@@ -11,6 +11,7 @@ Example
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -26,10 +27,22 @@ def grad_stats(value: Any) -> dict[str, Any]:
     array = graph.to_numpy(value)
     if array is None or array.size == 0:
         return {"norm": 0.0, "finite": True, "zero": True}
-    wide = array.astype(np.float64, copy=False)
-    finite = bool(np.isfinite(wide).all())
-    norm = float(np.sqrt(np.sum(wide * wide))) if finite else float("nan")
-    return {"norm": norm, "finite": finite, "zero": finite and not wide.any()}
+    wide = array.astype(np.float64, copy=False).ravel()
+    # One pass (the recorder takes this for every node): the sum of squares is finite
+    # exactly when every value is, unless it overflowed (values beyond 1e154): then
+    # look again.  It is 0 only for an all-zero array, unless tiny float64 values
+    # underflowed when squared: then look again too.
+    with np.errstate(over="ignore", invalid="ignore"):
+        squares = float(np.dot(wide, wide))
+    if math.isfinite(squares):
+        return {"norm": math.sqrt(squares), "finite": True,
+                "zero": squares == 0 and not wide.any()}
+    if not np.isfinite(wide).all():
+        return {"norm": float("nan"), "finite": False, "zero": False}
+    top = float(np.abs(wide).max())  # it overflowed: scale down first
+    scaled = wide / top
+    return {"norm": top * math.sqrt(float(np.dot(scaled, scaled))), "finite": True,
+            "zero": False}
 
 
 def combine_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
