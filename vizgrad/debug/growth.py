@@ -96,10 +96,11 @@ class GraphMonitor:
         """
         shape = graph.topology(loss)  # no edge objects: cheap enough for every step
         _, saved, _ = node_bytes(shape)
-        seqs = [seq for seq in shape.seqs if seq is not None]
+        seqs = shape.seqs  # newest first when every node has one
+        newest = seqs[0] if seqs and None not in seqs else max(
+            (seq for seq in seqs if seq is not None), default=None)
         number = len(self.history) + 1
-        record = StepRecord(number, len(shape.raws), shape.depth, saved,
-                            max(seqs) if seqs else None)
+        record = StepRecord(number, len(shape.raws), shape.depth, saved, newest)
         previous = self.history[-1] if self.history else None
         self.history.append(record)
         warning = GrowthWarning(number)
@@ -120,6 +121,8 @@ class GraphMonitor:
         old = {i for i, (seq, leaf) in enumerate(zip(shape.seqs, shape.accumulate))
                if not leaf and seq is not None and seq <= limit}
         warning.old_nodes = len(old)
+        if not old:
+            return
         for position, children in enumerate(shape.children):
             if position in old:
                 continue
