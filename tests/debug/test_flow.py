@@ -6,10 +6,10 @@ import json
 import xml.etree.ElementTree as ElementTree
 
 import numpy as np
-import pytest
 
 import vizgrad as vg
 import vizgrad.nn as nn
+from tests.tolerance import assert_close
 
 
 def test_figures_of_a_known_gradient() -> None:
@@ -19,11 +19,11 @@ def test_figures_of_a_known_gradient() -> None:
     stats = vg.debug.grad_stats({"w": w})
     item = stats["w"]
     assert item.has_grad and item.shape == (2, 2)
-    assert item.norm == pytest.approx(3.0)  # sqrt(1 + 4 + 4)
-    assert item.mean == pytest.approx(0.25)
-    assert item.mean_abs == pytest.approx(1.25)
+    # small integers and quarters: exact in float32 and float64, so compared exactly
+    assert item.norm == 3.0  # sqrt(1 + 4 + 4)
+    assert item.mean == 0.25 and item.mean_abs == 1.25
     assert item.max_abs == 2.0 and item.zero_fraction == 0.25
-    assert item.weight_norm == pytest.approx(5.0) and item.ratio == pytest.approx(0.6)
+    assert item.weight_norm == 5.0 and item.ratio == 3.0 / 5.0
     assert (item.nan, item.inf, item.dead_units, item.units) == (0, 0, 0, 2)
     assert item.flags == [] and stats.problems == []
 
@@ -50,7 +50,7 @@ def test_forgotten_layer_and_dead_unit_are_flagged() -> None:
     # unit 1 of fc1 is negative for every (positive) sample: ReLU kills it
     assert stats["fc1.weight"].dead_units == 1 and stats["fc1.weight"].units == 2
     assert stats["fc1.weight"].flags == ["dead_units"]
-    np.testing.assert_allclose(model.fc1.weight.grad.numpy()[0], x.numpy().sum(0), rtol=1e-6)
+    assert_close(model.fc1.weight.grad.numpy()[0], x.numpy().sum(0), steps=5)  # 5 samples
     assert stats["fc1.bias"].zero_fraction == 0.5
     for name in ("fc2.weight", "fc2.bias"):
         assert not stats[name].has_grad and stats[name].flags == ["no_grad"]
@@ -119,7 +119,8 @@ def test_one_gradient_statistics_edge_cases() -> None:
 
     assert one(np.ones(4, dtype=np.float32)) == {"norm": 2.0, "finite": True, "zero": False}
     big = one(np.array([1e200, 1e200]))  # the sum of squares overflows: scaled instead
-    assert big["finite"] and big["norm"] == pytest.approx(np.sqrt(2) * 1e200)
+    assert big["finite"]
+    assert_close(big["norm"], np.sqrt(2) * 1e200, steps=3)  # scale, dot, sqrt in float64
     assert one(np.array([np.inf, 1.0]))["finite"] is False
     assert one(np.array([np.nan]))["finite"] is False
     assert one(np.zeros(3))["zero"] and not one(np.array([1e-200]))["zero"]
