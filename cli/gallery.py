@@ -20,6 +20,7 @@ import io
 import os
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,7 +133,9 @@ def render_example(example: Example, folder: Path, out_dir: Path) -> Entry:
     try:
         mode = vizgrad.detect_anomaly(check_forward=True) if anomaly \
             else contextlib.nullcontext()
-        with mode, contextlib.redirect_stdout(io.StringIO()):  # the prints are noise here
+        with mode, contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            if anomaly:  # the example makes a NaN on purpose: NumPy's warning is noise here
+                warnings.simplefilter("ignore", RuntimeWarning)
             run = run_script(folder / example.script, list(example.args), step=example.step,
                              record_grads=bool(flags.get("show_grad")))
         if run.failed and anomaly and getattr(run.error, "node", None) is not None:
