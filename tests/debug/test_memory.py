@@ -13,13 +13,21 @@ def test_known_shapes_give_known_bytes() -> None:
     y = x.tanh()  # saves its output: 100 * 10 * 4 bytes
     report = vg.debug.memory_report(y)
     assert report.total_bytes == 4000 and report.leaf_bytes == 0
-    z = (y * vg.randn(10, dtype=vg.float64)).sum()  # mul saves y (4000, shared) and w (80)
+    # w needs no gradient, so mul saves only w (80 bytes), which y's gradient needs (as torch)
+    z = (y * vg.randn(10, dtype=vg.float64)).sum()
     report = vg.debug.memory_report(z)
     assert report.total_bytes == 4000 + 80
     by_name = {n.name: n for n in report.nodes}
-    # y's buffer is counted once, at the newest holder (MulBackward0), not again at tanh
-    assert by_name["MulBackward0"].bytes == 4080 and by_name["MulBackward0"].held_bytes == 4080
-    assert by_name["TanhBackward0"].bytes == 0 and by_name["TanhBackward0"].held_bytes == 4000
+    assert by_name["MulBackward0"].bytes == 80 and by_name["MulBackward0"].held_bytes == 80
+    assert by_name["TanhBackward0"].bytes == 4000 and by_name["TanhBackward0"].held_bytes == 4000
+    # y's buffer, saved by tanh and (as a detached view) by mul, is counted once, at the
+    # newest holder (MulBackward0), not again at tanh
+    z2 = (y * y.detach()).sum()
+    report2 = vg.debug.memory_report(z2)
+    by_name2 = {n.name: n for n in report2.nodes}
+    assert report2.total_bytes == 4000
+    assert by_name2["MulBackward0"].bytes == 4000 and by_name2["MulBackward0"].held_bytes == 4000
+    assert by_name2["TanhBackward0"].bytes == 0 and by_name2["TanhBackward0"].held_bytes == 4000
     assert sum(n.bytes for n in report.nodes) == report.total_bytes
     assert report.leaf_bytes == 80  # the float64 vector is an input, not an activation
     z.backward()
@@ -43,17 +51,17 @@ def test_per_scope_and_top_holders_with_user_lines() -> None:
     x = vg.tensor(np.ones((3, 6), dtype=np.float32))
     loss = model(x).sum()
     report = vg.debug.memory_report(loss)
-    # addmm saves x (3x6) and W1 (5x6); tanh its output (3x5); addmm saves h (3x5: the
-    # same buffer as tanh's output) and W2 (2x5)
-    assert report.total_bytes == 4 * (18 + 30 + 15 + 10)
-    assert report.leaf_bytes == 4 * (18 + 30 + 10)
+    # addmm saves x (3x6) for W1's gradient, not W1 (x needs no gradient); tanh its output
+    # (3x5); addmm saves h (3x5: the same buffer as tanh's output) and W2 (2x5)
+    assert report.total_bytes == 4 * (18 + 15 + 10)
+    assert report.leaf_bytes == 4 * (18 + 10)
     assert sum(report.by_scope.values()) == report.total_bytes
     assert set(report.by_scope) <= {"model.0", "model.1", "model.2", "(top level)"}
     top = report.top(1)[0]
-    assert top.bytes == 4 * 48 and top.name == "AddmmBackward0"
+    assert top.bytes == 4 * 25 and top.name == "AddmmBackward0"
     text = str(report)
-    assert "AddmmBackward0" in text and "292 B" in text and "model.0" in text
-    assert report.to_dict()["total_bytes"] == 292
+    assert "AddmmBackward0" in text and "172 B" in text and "model.2" in text
+    assert report.to_dict()["total_bytes"] == 172
 
 
 def test_make_dot_show_memory_colours_nodes() -> None:
