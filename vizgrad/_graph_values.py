@@ -5,6 +5,7 @@ Import them from ``vizgrad.graph``; this module only keeps that file short.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -30,15 +31,25 @@ class SavedInfo(NamedTuple):
     value: Any  # the scalar for kind == "scalar", else None
 
 
+def is_torch_tensor(value: Any) -> bool:
+    """Whether ``value`` is a ``torch.Tensor`` (without importing torch: if the program
+    has not imported it, nothing can be one)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, getattr(torch, "Tensor", ()))
+
+
 def is_tensor(value: Any) -> bool:
-    """Whether ``value`` is a vizgrad tensor."""
-    return isinstance(value, Tensor)
+    """Whether ``value`` is a tensor the graph tools read (vizgrad's, or PyTorch's)."""
+    return isinstance(value, Tensor) or is_torch_tensor(value)
 
 
 def to_numpy(value: Any) -> np.ndarray | None:
     """Host copy of a tensor's (or array's) data; ``None`` stays ``None``."""
     if value is None:
         return None
+    if is_torch_tensor(value):  # detached, on the host; NumPy has no bfloat16
+        value = value.detach().cpu()
+        return (value.float() if str(value.dtype) == "torch.bfloat16" else value).numpy()
     data = getattr(value, "data", value)
     getter = getattr(data, "get", None)  # CuPy arrays copy to the host with .get()
     if getter is not None and not isinstance(data, np.ndarray):
@@ -56,7 +67,10 @@ def to_dtype_name(dtype: Any) -> str:
     try:
         return _DTYPE_NAMES[dtype]
     except (KeyError, TypeError):
-        name = str(getattr(dtype, "name", dtype))
+        name = getattr(dtype, "name", None)
+        if not isinstance(name, str):  # a torch.dtype: "torch.float32" -> "float32"
+            name = str(dtype)
+            name = name[6:] if name.startswith("torch.") else name
         try:
             _DTYPE_NAMES[dtype] = name
         except TypeError:
@@ -68,6 +82,14 @@ class TensorInfo:
     """Read-only facts about one tensor: name, shape, dtype, grad and history."""
 
     __slots__ = ("tensor",)
+
+    def __new__(cls, tensor: Any = None) -> TensorInfo:
+        # a torch.Tensor gets PyTorch's reading of it (vizgrad.adapters.torch, loaded here)
+        if cls is TensorInfo and not isinstance(tensor, Tensor) and is_torch_tensor(tensor):
+            from .adapters.torch import TorchTensorInfo
+
+            cls = TorchTensorInfo
+        return object.__new__(cls)
 
     def __init__(self, tensor: Any) -> None:
         self.tensor = tensor

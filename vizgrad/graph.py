@@ -25,6 +25,7 @@ Example
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,7 @@ from ._graph_values import (
     TensorInfo,
     as_tensor_info,
     is_tensor,
+    is_torch_tensor,
     to_dtype_name,
     to_numpy,
 )
@@ -47,9 +49,30 @@ from .core.stack import StackFrame
 
 __all__ = [
     "GraphEdge", "GraphNode", "GraphWalk", "Root", "SavedInfo", "SlotMeta", "StackFrame",
-    "TensorInfo", "Topology", "as_tensor_info", "is_tensor", "to_dtype_name", "to_numpy",
-    "topology", "walk", "walk_roots",
+    "TensorInfo", "Topology", "as_node", "as_tensor_info", "is_node", "is_tensor",
+    "is_torch_tensor", "to_dtype_name", "to_numpy", "topology", "walk", "walk_roots",
 ]
+
+
+def _torch_node(value: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.autograd.graph.Node)
+
+
+def is_node(value: Any) -> bool:
+    """Whether ``value`` is a backward node (a ``GraphNode``, vizgrad's or PyTorch's)."""
+    return isinstance(value, (GraphNode, Node)) or _torch_node(value)
+
+
+def as_node(value: Any) -> GraphNode:
+    """Wrap a backward node: vizgrad's, or PyTorch's (through :mod:`vizgrad.adapters.torch`)."""
+    if isinstance(value, GraphNode):
+        return value
+    if not isinstance(value, Node) and _torch_node(value):
+        from .adapters.torch import adapt
+
+        return GraphNode(adapt(value))
+    return GraphNode(value)
 
 
 class GraphNode:
@@ -177,6 +200,9 @@ class GraphNode:
     def saved(self) -> tuple[SavedInfo, ...]:
         out = []
         for item in getattr(self.raw, "saved", ()):
+            if isinstance(item, SavedInfo):  # an adapter's, already in this form
+                out.append(item)
+                continue
             scalar = item.kind == SavedTensor.SCALAR
             out.append(SavedInfo(item.name, tuple(item.shape), to_dtype_name(item.dtype),
                                  bool(item.freed), _KINDS.get(item.kind, "constant"),
@@ -385,9 +411,11 @@ def walk(roots: Any) -> GraphWalk:
                 stack.append(child)
     nodes = [seen[raw] for raw in order]
     seqs = [getattr(raw, "seq", None) for raw in order]
-    if None in seqs:
+    if None in seqs and order and isinstance(order[0], Node):
         seqs = [node.seq for node in nodes]
-    if None not in seqs:
+    if order and not isinstance(order[0], Node):
+        nodes, seqs = _number(nodes, seqs)
+    elif None not in seqs:
         pairs = sorted(zip(seqs, range(len(nodes))), reverse=True)
         nodes = [nodes[position] for _, position in pairs]
         seqs = [seq for seq, _ in pairs]
@@ -418,12 +446,22 @@ def walk_roots(roots: Any) -> list[Root]:
     for label, value in _roots(roots):
         if isinstance(value, GraphNode) or (not hasattr(value, "shape")
                                             and hasattr(value, "next_functions")):
-            node = value if isinstance(value, GraphNode) else GraphNode(value)
+            node = as_node(value)
             out.append(Root(label, None, node))  # type: ignore[arg-type]
             continue
         info = as_tensor_info(value)
         out.append(Root(label, info, info.node))
     return out
+
+
+def _number(nodes: list[GraphNode], seqs: list) -> tuple[list[GraphNode], list[int]]:
+    """Order and number a foreign (PyTorch) graph's nodes: newest first by their own
+    sequence number, leaves (which have none) oldest, ties in discovery order; then
+    number them 0 (oldest) upwards, so ids do not depend on what ran before."""
+    count = len(nodes)
+    keys = [(-1 if seq is None else seq, -position) for position, seq in enumerate(seqs)]
+    order = sorted(range(count), key=keys.__getitem__, reverse=True)
+    return [nodes[i] for i in order], list(range(count - 1, -1, -1))
 
 
 def _core_edges(node: GraphNode, seen: dict, edges: list) -> None:

@@ -1,0 +1,337 @@
+"""PyTorch's autograd graph through vizgrad's graph protocol.
+
+:mod:`vizgrad.graph` loads this module the first time it meets a ``torch.Tensor``
+or a PyTorch node (torch is then already imported: this module never is before).
+It wraps each PyTorch node in a :class:`TorchNode` that speaks the protocol the
+renderer and the debugging tools read:
+
+* ``name()`` as pytorchviz shows it (``AccumulateGrad``, ``MulBackward0``: the
+  node's type name; ``Node.name()`` spells C++ nodes ``torch::autograd::X``);
+* ``seq``: PyTorch's ``_sequence_nr()``, ``None`` for leaves' accumulators (they
+  all share UINT64_MAX); :func:`vizgrad.graph.walk` numbers the walk itself;
+* ``next_functions`` (adapted), ``input_meta``/``output_meta`` from the nodes'
+  ``_input_metadata`` (shape, dtype and device of every gradient);
+* ``saved``/``saved_attributes`` from the ``_saved_*`` attributes pytorchviz
+  reads (and a custom ``Function``'s ``saved_tensors``), ``freed`` once backward
+  released them;
+* ``scope``/``stack`` recorded by :func:`vizgrad.torch.capture` in ``node.metadata``;
+* ``register_hook``/``register_prehook`` and ``metadata`` pass through, so
+  :func:`vizgrad.debug.record_grads` hooks PyTorch's backward.
+
+One adapter per PyTorch node at a time (a weak-valued table), so two reads of the
+same node compare equal; adapters hold nothing that points back at them.
+
+Example
+-------
+>>> import torch, vizgrad
+>>> w = torch.randn(3, 2, requires_grad=True)
+>>> loss = (torch.ones(4, 3) @ w).sum()
+>>> [n.name() for n in vizgrad.graph.walk(loss)]
+['SumBackward0', 'MmBackward0', 'AccumulateGrad']
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from .._graph_values import SavedInfo, TensorInfo, to_dtype_name, to_numpy
+from ..core.node import SlotMeta
+from ..core.stack import StackFrame, format_frames
+
+#: ``_sequence_nr()`` of leaves' accumulators (UINT64_MAX) and anything at or above.
+LEAF_SEQ = 1 << 63
+#: Key of ``node.metadata`` where :func:`vizgrad.torch.capture` keeps ``(scope, raw stack)``.
+FORWARD_KEY = "vizgrad.forward"
+_SAVED = "_saved_"
+
+_NAMES: dict[type, str] = {}
+_SAVED_NAMES: dict[type, tuple[str, ...]] = {}  # type -> names after "_saved_"
+_TENSOR_NAMES: dict[type, tuple[str, ...]] = {}  # type -> those that hold SavedVariables
+_ADAPTERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_PY_NODE = torch.autograd.function.BackwardCFunction
+
+
+def node_name(fn: Any) -> str:
+    """pytorchviz's name of a PyTorch node: its type's name (``AccumulateGrad``)."""
+    kind = type(fn)
+    name = _NAMES.get(kind)
+    if name is None:
+        name = _NAMES[kind] = kind.__name__
+    return name
+
+
+def is_torch_node(value: Any) -> bool:
+    """Whether ``value`` is a PyTorch autograd node (``tensor.grad_fn``)."""
+    return isinstance(value, torch.autograd.graph.Node)
+
+
+def adapt(fn: Any) -> TorchNode:
+    """The adapter of PyTorch node ``fn`` (the same object while one is alive)."""
+    node = _ADAPTERS.get(fn)
+    if node is None:
+        cls = TorchLeafNode if node_name(fn) == "AccumulateGrad" else TorchNode
+        node = _ADAPTERS[fn] = cls(fn)
+    return node
+
+
+def _names(fn: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(all _saved_ names, those holding saved tensors)`` of ``fn``'s type (cached)."""
+    kind = type(fn)
+    names = _SAVED_NAMES.get(kind)
+    if names is None:
+        attributes = dir(fn)  # slow; once per node type
+        names = _SAVED_NAMES[kind] = tuple(a[len(_SAVED):] for a in attributes
+                                           if a.startswith(_SAVED))
+        _TENSOR_NAMES[kind] = tuple(a[len("_raw_saved_"):] for a in attributes
+                                    if a.startswith("_raw_saved_"))
+    return names, _TENSOR_NAMES[kind]
+
+
+def _tensor_info(name: str, tensor: Any) -> SavedInfo:
+    kind = "output" if name.startswith("result") else "input"
+    return SavedInfo(name, tuple(tensor.shape), to_dtype_name(tensor.dtype), False, kind, None)
+
+
+def _simple(value: Any) -> bool:
+    if isinstance(value, (bool, int, float, str, type(None))):
+        return True
+    return isinstance(value, (tuple, list)) and all(isinstance(v, (bool, int, float, str))
+                                                    for v in value)
+
+
+class TorchNode:
+    """One PyTorch autograd node seen through :mod:`vizgrad.graph`'s protocol.
+
+    ``fn`` is the PyTorch node.  Read-only, except ``metadata`` and the hooks,
+    which are PyTorch's own.
+    """
+
+    __slots__ = ("fn", "_next", "_meta", "__weakref__")
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self._next: tuple | None = None
+        self._meta: tuple | None = None
+
+    def name(self) -> str:
+        return node_name(self.fn)
+
+    @property
+    def seq(self) -> int | None:
+        seq = self.fn._sequence_nr()
+        return None if seq >= LEAF_SEQ else seq
+
+    @property
+    def next_functions(self) -> tuple[tuple[TorchNode | None, int], ...]:
+        nexts = self._next
+        if nexts is None:
+            nexts = self._next = tuple((None if n is None else adapt(n), nr)
+                                       for n, nr in self.fn.next_functions)
+        return nexts
+
+    @property
+    def _in_meta(self) -> tuple[tuple[tuple[int, ...], Any], ...]:
+        """``(shape, dtype)`` of every forward output (= gradient flowing in)."""
+        meta = self._meta
+        if meta is None:
+            meta = self._meta = tuple((tuple(m.shape), m.dtype)
+                                      for m in self.fn._input_metadata)
+        return meta
+
+    @property
+    def input_meta(self) -> tuple[tuple[SlotMeta, ...], ...]:
+        return tuple((SlotMeta(tuple(m.shape), m.dtype, str(m.device), False),)
+                     for m in self.fn._input_metadata)
+
+    @property
+    def output_meta(self) -> tuple[tuple[SlotMeta, ...], ...]:
+        """Gradients sent on, one slot per ``next_functions`` entry (the next node's input)."""
+        out = []
+        for child, nr in self.next_functions:
+            metas = () if child is None else child._in_meta
+            if nr < len(metas):
+                shape, dtype = metas[nr]
+                out.append((SlotMeta(shape, dtype, "", False),))
+            else:
+                out.append(())
+        return tuple(out)
+
+    def _read_saved(self) -> tuple[dict[str, Any], tuple[SavedInfo, ...]]:
+        fn = self.fn
+        names, tensor_names = _names(fn)
+        attributes: dict[str, Any] = {}
+        saved: list[SavedInfo] = []
+        for name in names:
+            try:
+                value = getattr(fn, _SAVED + name)
+            except RuntimeError:  # released by backward(): what is left is the size, if saved
+                sizes = attributes.get(f"{name}_sym_sizes")
+                if sizes is None and f"{name}_sym_sizes" in names:
+                    sizes = getattr(fn, f"{_SAVED}{name}_sym_sizes")
+                saved.append(SavedInfo(name, tuple(sizes or ()), "?", True,
+                                       "output" if name.startswith("result") else "input",
+                                       None))
+                continue
+            if isinstance(value, torch.Tensor):
+                saved.append(_tensor_info(name, value))
+            elif isinstance(value, (tuple, list)) and any(isinstance(v, torch.Tensor)
+                                                          for v in value):
+                saved.extend(_tensor_info(f"{name}[{i}]", v) for i, v in enumerate(value)
+                             if isinstance(v, torch.Tensor))
+            elif value is None and name in tensor_names:
+                continue  # an optional tensor that was not given (no bias, no weight)
+            else:
+                attributes[name] = value
+        if isinstance(fn, _PY_NODE):  # a custom torch.autograd.Function: its ctx
+            self._read_ctx(fn, attributes, saved)
+        return attributes, tuple(saved)
+
+    @staticmethod
+    def _read_ctx(fn: Any, attributes: dict[str, Any], saved: list[SavedInfo]) -> None:
+        try:
+            tensors = fn.saved_tensors
+        except RuntimeError:
+            tensors = None
+            saved.extend(SavedInfo(f"saved_tensors[{i}]", (), "?", True, "input", None)
+                         for i in range(len(fn._raw_saved_tensors)))
+        for i, tensor in enumerate(tensors or ()):
+            if isinstance(tensor, torch.Tensor):
+                saved.append(_tensor_info(f"saved_tensors[{i}]", tensor))
+        for key, value in vars(fn).items():  # what forward stored on ctx (ctx.scale = 2)
+            if not key.startswith("_") and _simple(value):
+                attributes[key] = value
+
+    @property
+    def saved(self) -> tuple[SavedInfo, ...]:
+        """Tensors saved for backward (metadata stays readable after they are freed)."""
+        return self._read_saved()[1]
+
+    @property
+    def saved_attributes(self) -> dict[str, Any]:
+        """The non-tensor ``_saved_*`` values (``dim``, ``alpha``, sizes), pytorchviz's attrs."""
+        return self._read_saved()[0]
+
+    @property
+    def freed(self) -> bool:
+        """True once backward released this node's saved tensors."""
+        fn = self.fn
+        tensor_names = _names(fn)[1]
+        if not tensor_names:
+            return False
+        if isinstance(fn, _PY_NODE):
+            if not fn._raw_saved_tensors:
+                return False
+            probe = "saved_tensors"
+        else:
+            probe = _SAVED + tensor_names[0]
+        try:
+            getattr(fn, probe)
+        except RuntimeError:
+            return True
+        return False
+
+    @property
+    def metadata(self) -> dict:
+        return self.fn.metadata
+
+    def _forward(self) -> tuple[str, Any] | None:
+        return self.fn.metadata.get(FORWARD_KEY)
+
+    @property
+    def scope(self) -> str:
+        """The module path recorded by :func:`vizgrad.torch.capture` (``""`` if none)."""
+        found = self._forward()
+        return found[0] if found else ""
+
+    @property
+    def stack(self) -> tuple[StackFrame, ...]:
+        """User frames of the forward call that created the node (under ``capture``)."""
+        found = self._forward()
+        return format_frames(found[1]) if found else ()
+
+    def register_hook(self, fn: Callable) -> Any:
+        return self.fn.register_hook(fn)
+
+    def register_prehook(self, fn: Callable) -> Any:
+        return self.fn.register_prehook(fn)
+
+    def __repr__(self) -> str:
+        return f"TorchNode({self.name()})"
+
+
+class TorchLeafNode(TorchNode):
+    """A leaf's ``AccumulateGrad``: it has a ``variable`` (the leaf tensor)."""
+
+    __slots__ = ()
+
+    @property
+    def seq(self) -> None:
+        return None
+
+    @property
+    def variable(self) -> Any:
+        return self.fn.variable
+
+    @property
+    def freed(self) -> bool:
+        return False
+
+    @property
+    def saved(self) -> tuple[SavedInfo, ...]:
+        return ()
+
+    @property
+    def saved_attributes(self) -> dict[str, Any]:
+        return {}
+
+
+#: Names given to leaves by :func:`vizgrad.torch.capture` (module parameter paths).
+LEAF_NAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class TorchTensorInfo(TensorInfo):
+    """:class:`vizgrad.graph.TensorInfo` of a ``torch.Tensor`` (``TensorInfo(t)`` picks it)."""
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str | None:
+        return LEAF_NAMES.get(self.tensor)
+
+    @property
+    def signature(self) -> tuple[tuple[int, ...], str]:
+        tensor = self.tensor
+        return tuple(tensor.shape), to_dtype_name(tensor.dtype)
+
+    @property
+    def grad(self) -> Any:
+        grad = self.tensor.grad
+        return None if grad is None else to_numpy(grad)
+
+    @property
+    def grad_fn(self) -> Any:
+        from ..graph import GraphNode
+
+        fn = self.tensor.grad_fn
+        return None if fn is None else GraphNode(adapt(fn))
+
+    @property
+    def base(self) -> TensorInfo | None:
+        base = self.tensor._base
+        return None if base is None else TorchTensorInfo(base)
+
+    @property
+    def node(self) -> Any:
+        """``grad_fn``, or a leaf's accumulator (PyTorch's ``get_gradient_edge``)."""
+        from ..graph import GraphNode
+
+        tensor = self.tensor
+        if tensor.grad_fn is not None:
+            return GraphNode(adapt(tensor.grad_fn))
+        if tensor.requires_grad:
+            return GraphNode(adapt(torch.autograd.graph.get_gradient_edge(tensor).node))
+        return None
