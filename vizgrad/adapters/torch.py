@@ -162,7 +162,7 @@ class TorchNode:
 
     def _read_saved(self) -> tuple[dict[str, Any], tuple[SavedInfo, ...]]:
         fn = self.fn
-        names, tensor_names = _names(fn)
+        names = _names(fn)[0]
         attributes: dict[str, Any] = {}
         saved: list[SavedInfo] = []
         for name in names:
@@ -182,9 +182,8 @@ class TorchNode:
                                                           for v in value):
                 saved.extend(_tensor_info(f"{name}[{i}]", v) for i, v in enumerate(value)
                              if isinstance(v, torch.Tensor))
-            elif value is None and name in tensor_names:
-                continue  # an optional tensor that was not given (no bias, no weight)
-            else:
+            else:  # None too (an optional tensor not given): pytorchviz shows "None"
+
                 attributes[name] = value
         if isinstance(fn, _PY_NODE):  # a custom torch.autograd.Function: its ctx
             self._read_ctx(fn, attributes, saved)
@@ -309,7 +308,10 @@ class TorchTensorInfo(TensorInfo):
 
     @property
     def grad(self) -> Any:
-        grad = self.tensor.grad
+        tensor = self.tensor
+        if not (tensor.is_leaf or tensor.retains_grad):  # PyTorch warns on reading it
+            return None
+        grad = tensor.grad
         return None if grad is None else to_numpy(grad)
 
     @property

@@ -22,8 +22,8 @@ def resolve_focus(walk: graph.GraphWalk, focus: Any) -> graph.GraphNode:
     if isinstance(focus, graph.GraphNode):
         return focus
     if isinstance(focus, int) and not isinstance(focus, bool):
-        for node in walk.nodes:
-            if node.seq == focus:
+        for node, seq in zip(walk.nodes, walk.seqs):  # the walk's numbers (the ids drawn)
+            if seq == focus:
                 return node
         raise ValueError(f"focus={focus}: no node with that seq in this graph")
     if isinstance(focus, str):
@@ -36,7 +36,7 @@ def resolve_focus(walk: graph.GraphWalk, focus: Any) -> graph.GraphNode:
         if node is None:
             raise ValueError("focus: this tensor has no node (it does not require grad)")
         return node
-    return graph.GraphNode(focus)
+    return graph.as_node(focus)
 
 
 def neighbourhood(walk: graph.GraphWalk, focus: Any, radius: int,

@@ -48,7 +48,8 @@ def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None) -> T
     names = {id(t): str(k) for k, t in (params or {}).items()}
     uses = Counter(edge.next_node for edge in walk.edges)
     uses.update(root.node for root in walk.roots if root.node is not None)
-    seqs = [n.seq for n in walk.nodes if n.seq is not None]
+    seq_of = {node: seq for node, seq in zip(walk.nodes, walk.seqs)}  # the walk's numbers
+    seqs = [seq for seq in walk.seqs if seq is not None]
     base = min(seqs) if seqs else 0
     tree = Tree(Text(f"backward graph: {len(walk.nodes):,} nodes, {len(walk.edges):,} edges",
                      style="bold"))
@@ -64,7 +65,8 @@ def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None) -> T
     stack.reverse()
     while stack:
         node, parent, depth, edge_note = stack.pop()
-        tag = f"#{node.seq - base}" if uses[node] > 1 and node.seq is not None else ""
+        seq = seq_of.get(node)
+        tag = f"#{seq - base}" if uses[node] > 1 and seq is not None else ""
         if node in printed:
             parent.add(Text(f"{edge_note}-> see {_t(node.name())} {tag} above", style="dim"))
             continue
