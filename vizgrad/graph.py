@@ -186,6 +186,8 @@ class GraphNode:
                         raw.scope or "", raw._freed, None)
             except AttributeError:  # a node missing a field: take the general path
                 pass
+        elif not isinstance(raw, Node) and hasattr(raw, "facts"):  # an adapter's own
+            return raw.facts()
         return (self.name(), self.outputs, self.input_count, self.scope, self.freed,
                 self.variable)
 
@@ -397,9 +399,15 @@ def walk(roots: Any) -> GraphWalk:
     (12, 14)
     """
     root_items = walk_roots(roots)
+    stack = [r.node.raw for r in root_items if r.node is not None]
+    family = getattr(type(stack[0]), "walk_graph", None) if stack else None
+    if family is not None and all(getattr(type(raw), "walk_graph", None) is family
+                                  for raw in stack):  # an adapter walks its own graphs
+        nodes, seqs, edges = family(stack)
+        return GraphWalk(root_items, nodes, edges, {node.raw: i for i, node in enumerate(nodes)},
+                         seqs)
     seen: dict[Any, GraphNode] = {}
     order: list[Any] = []
-    stack = [r.node.raw for r in root_items if r.node is not None]
     while stack:
         raw = stack.pop()
         if raw in seen:
@@ -424,6 +432,12 @@ def walk(roots: Any) -> GraphWalk:
     for node in nodes:
         if hasattr(node.raw, "_layout"):
             _core_edges(node, seen, edges)
+            continue
+        edge_list = getattr(node.raw, "edge_list", None)
+        if edge_list is not None:  # an adapter's edges, without per-edge wrappers
+            for slot, target, nr, shape, dtype in edge_list():
+                edges.append(GraphEdge(node, seen[target], slot, 0, nr, 0, nr, shape,
+                                       None if dtype is None else to_dtype_name(dtype)))
             continue
         metas = node.output_meta
         for slot, row in enumerate(node.next_edges):

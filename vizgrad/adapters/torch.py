@@ -38,7 +38,7 @@ from typing import Any
 
 import torch
 
-from .._graph_values import SavedInfo, TensorInfo, to_dtype_name, to_numpy
+from .._graph_values import _OUTPUTS, SavedInfo, TensorInfo, to_dtype_name, to_numpy
 from ..core.node import SlotMeta
 from ..core.stack import StackFrame, format_frames
 
@@ -51,7 +51,15 @@ _SAVED = "_saved_"
 _NAMES: dict[type, str] = {}
 _SAVED_NAMES: dict[type, tuple[str, ...]] = {}  # type -> names after "_saved_"
 _TENSOR_NAMES: dict[type, tuple[str, ...]] = {}  # type -> those that hold SavedVariables
-_ADAPTERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_PROBES: dict[type, str | None] = {}
+# id(PyTorch node) -> weak reference to its live adapter (PyTorch's nodes take no weak
+# references themselves).  A live adapter keeps its node alive, so a live entry's id
+# cannot be reused; dead entries are swept when the table has doubled.
+_ADAPTERS: dict[int, weakref.ref] = {}
+_SWEEP_AT = [4096]
+#: Set by vizgrad.torch.capture: until then no node has a scope or stack to read, and
+#: reading ``node.metadata`` would create an empty dict on every node.
+RECORDED = [False]
 _PY_NODE = torch.autograd.function.BackwardCFunction
 
 
@@ -71,10 +79,18 @@ def is_torch_node(value: Any) -> bool:
 
 def adapt(fn: Any) -> TorchNode:
     """The adapter of PyTorch node ``fn`` (the same object while one is alive)."""
-    node = _ADAPTERS.get(fn)
-    if node is None:
-        cls = TorchLeafNode if node_name(fn) == "AccumulateGrad" else TorchNode
-        node = _ADAPTERS[fn] = cls(fn)
+    ref = _ADAPTERS.get(id(fn))
+    node = None if ref is None else ref()
+    return _new_adapter(fn) if node is None else node
+
+
+def _new_adapter(fn: Any) -> TorchNode:
+    if len(_ADAPTERS) >= _SWEEP_AT[0]:
+        for key in [key for key, ref in _ADAPTERS.items() if ref() is None]:
+            del _ADAPTERS[key]
+        _SWEEP_AT[0] = max(4096, 2 * len(_ADAPTERS))
+    node = (TorchLeafNode if node_name(fn) == "AccumulateGrad" else TorchNode)(fn)
+    _ADAPTERS[id(fn)] = weakref.ref(node)
     return node
 
 
@@ -86,8 +102,12 @@ def _names(fn: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
         attributes = dir(fn)  # slow; once per node type
         names = _SAVED_NAMES[kind] = tuple(a[len(_SAVED):] for a in attributes
                                            if a.startswith(_SAVED))
-        _TENSOR_NAMES[kind] = tuple(a[len("_raw_saved_"):] for a in attributes
-                                    if a.startswith("_raw_saved_"))
+        tensors = _TENSOR_NAMES[kind] = tuple(a[len("_raw_saved_"):] for a in attributes
+                                              if a.startswith("_raw_saved_"))
+        # the attribute whose reading raises once backward freed the saved tensors
+        _PROBES[kind] = (None if not tensors
+                         else "saved_tensors" if isinstance(fn, _PY_NODE)
+                         else _SAVED + tensors[0])
     return names, _TENSOR_NAMES[kind]
 
 
@@ -128,9 +148,16 @@ class TorchNode:
     @property
     def next_functions(self) -> tuple[tuple[TorchNode | None, int], ...]:
         nexts = self._next
-        if nexts is None:
-            nexts = self._next = tuple((None if n is None else adapt(n), nr)
-                                       for n, nr in self.fn.next_functions)
+        if nexts is None:  # adapt() inlined: this runs once per node of every walk
+            table, out = _ADAPTERS, []
+            for fn, nr in self.fn.next_functions:
+                if fn is None:
+                    out.append((None, nr))
+                    continue
+                ref = table.get(id(fn))
+                node = None if ref is None else ref()
+                out.append((_new_adapter(fn) if node is None else node, nr))
+            nexts = self._next = tuple(out)
         return nexts
 
     @property
@@ -138,8 +165,8 @@ class TorchNode:
         """``(shape, dtype)`` of every forward output (= gradient flowing in)."""
         meta = self._meta
         if meta is None:
-            meta = self._meta = tuple((tuple(m.shape), m.dtype)
-                                      for m in self.fn._input_metadata)
+            meta = self._meta = tuple([(tuple(m.shape), m.dtype)
+                                       for m in self.fn._input_metadata])
         return meta
 
     @property
@@ -159,6 +186,98 @@ class TorchNode:
             else:
                 out.append(())
         return tuple(out)
+
+    @staticmethod
+    def walk_graph(roots: list[TorchNode]) -> tuple[list, list[int], list]:
+        """``vizgrad.graph.walk`` of PyTorch roots: ``(nodes, seqs, edges)``, iterative.
+
+        Nodes come newest first by PyTorch's sequence number, leaves (which have
+        none) last, ties in discovery order; they are then numbered from 0 (the
+        oldest), so ids do not depend on how many ops ran before.
+        """
+        from ..graph import GraphEdge, GraphNode
+
+        wrapped: dict[int, Any] = {}
+        order: list[TorchNode] = []
+        stack = list(roots)
+        while stack:
+            node = stack.pop()
+            if id(node) in wrapped:
+                continue
+            wrapped[id(node)] = GraphNode(node)
+            order.append(node)
+            nexts = node._next
+            if nexts is None:
+                nexts = node.next_functions
+            for child, _ in nexts:
+                if child is not None and id(child) not in wrapped:
+                    stack.append(child)
+        keys = []
+        for position, node in enumerate(order):
+            seq = node.fn._sequence_nr()
+            keys.append((-1 if seq >= LEAF_SEQ else seq, -position))
+        ranked = sorted(range(len(order)), key=keys.__getitem__, reverse=True)
+        nodes = [wrapped[id(order[i])] for i in ranked]
+        edges: list = []
+        append = edges.append
+        for graph_node in nodes:
+            for slot, (child, nr) in enumerate(graph_node.raw._next):
+                if child is None:
+                    continue
+                metas = child._meta
+                if metas is None:
+                    metas = child._in_meta
+                if nr < len(metas):
+                    shape, dtype = metas[nr]
+                    dtype = to_dtype_name(dtype)
+                else:
+                    shape = dtype = None
+                append(GraphEdge(graph_node, wrapped[id(child)], slot, 0, nr, 0, nr, shape,
+                                 dtype))
+        return nodes, list(range(len(nodes) - 1, -1, -1)), edges
+
+    def edge_list(self) -> list[tuple[int, TorchNode, int, tuple | None, Any]]:
+        """``(input position, next node, its output nr, shape, dtype)`` per edge (walk's
+        fast path: no per-edge wrappers)."""
+        out = []
+        for slot, (child, nr) in enumerate(self.next_functions):
+            if child is not None:
+                metas = child._meta or child._in_meta
+                shape, dtype = metas[nr] if nr < len(metas) else (None, None)
+                out.append((slot, child, nr, shape, dtype))
+        return out
+
+    def facts(self) -> tuple[str, tuple, int, str, bool, TensorInfo | None]:
+        """``(name, outputs, input_count, scope, freed, variable)`` (the renderer's hot path)."""
+        fn = self.fn
+        kind = type(fn)
+        name = _NAMES.get(kind) or node_name(fn)
+        meta = self._meta
+        if meta is None:
+            meta = self._in_meta
+        outputs = _OUTPUTS.get(meta)
+        if outputs is None:
+            outputs = tuple([(shape, to_dtype_name(dtype)) for shape, dtype in meta])
+            if len(_OUTPUTS) < 65536:
+                _OUTPUTS[meta] = outputs
+        nexts = self._next
+        if nexts is None:
+            nexts = self.next_functions
+        probe = _PROBES.get(kind, _names)
+        if probe is _names:
+            _names(fn)
+            probe = _PROBES[kind]
+        freed = False
+        if probe is not None:
+            try:
+                getattr(fn, probe)
+            except RuntimeError:
+                freed = True
+        return (name, outputs, len(nexts), self.scope if RECORDED[0] else "", freed,
+                self._variable_info())
+
+    def _variable_info(self) -> TensorInfo | None:
+        return None
 
     def _read_saved(self) -> tuple[dict[str, Any], tuple[SavedInfo, ...]]:
         fn = self.fn
@@ -217,28 +336,14 @@ class TorchNode:
     @property
     def freed(self) -> bool:
         """True once backward released this node's saved tensors."""
-        fn = self.fn
-        tensor_names = _names(fn)[1]
-        if not tensor_names:
-            return False
-        if isinstance(fn, _PY_NODE):
-            if not fn._raw_saved_tensors:
-                return False
-            probe = "saved_tensors"
-        else:
-            probe = _SAVED + tensor_names[0]
-        try:
-            getattr(fn, probe)
-        except RuntimeError:
-            return True
-        return False
+        return self.facts()[4]
 
     @property
     def metadata(self) -> dict:
         return self.fn.metadata
 
     def _forward(self) -> tuple[str, Any] | None:
-        return self.fn.metadata.get(FORWARD_KEY)
+        return self.fn.metadata.get(FORWARD_KEY) if RECORDED[0] else None
 
     @property
     def scope(self) -> str:
@@ -275,9 +380,8 @@ class TorchLeafNode(TorchNode):
     def variable(self) -> Any:
         return self.fn.variable
 
-    @property
-    def freed(self) -> bool:
-        return False
+    def _variable_info(self) -> TensorInfo:
+        return TorchTensorInfo(self.fn.variable)
 
     @property
     def saved(self) -> tuple[SavedInfo, ...]:
@@ -299,7 +403,7 @@ class TorchTensorInfo(TensorInfo):
 
     @property
     def name(self) -> str | None:
-        return LEAF_NAMES.get(self.tensor)
+        return LEAF_NAMES.get(self.tensor) if RECORDED[0] else None
 
     @property
     def signature(self) -> tuple[tuple[int, ...], str]:
