@@ -70,6 +70,15 @@ bool = bool_  # noqa: A001
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    # vizgrad.torch (PyTorch support) imports torch: load it on first use only
+    if name == "torch":
+        import importlib
+
+        return importlib.import_module("vizgrad.torch")
+    raise AttributeError(f"module 'vizgrad' has no attribute {name!r}")
+
 __all__ = [
     "AccumulateGrad", "Edge", "Function", "Node", "SavedTensor", "SlotMeta", "Tensor",
     "arange", "as_dtype", "autograd", "bool_", "capture_stack", "empty", "empty_like",

@@ -392,8 +392,24 @@ class TorchLeafNode(TorchNode):
         return {}
 
 
-#: Names given to leaves by :func:`vizgrad.torch.capture` (module parameter paths).
-LEAF_NAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# id(leaf) -> (weak reference to it, name): names given by vizgrad.torch.capture (module
+# parameter paths).  Not a WeakKeyDictionary: it compares keys with ==, which a tensor
+# answers elementwise.
+_LEAF_NAMES: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def name_leaf(tensor: Any, name: str) -> None:
+    """Name a leaf tensor for pictures (kept while the tensor lives; the first name wins)."""
+    key = id(tensor)
+    found = _LEAF_NAMES.get(key)
+    if found is not None and found[0]() is tensor:
+        return
+
+    def forget(ref: weakref.ref) -> None:
+        if _LEAF_NAMES.get(key, (None,))[0] is ref:
+            del _LEAF_NAMES[key]
+
+    _LEAF_NAMES[key] = (weakref.ref(tensor, forget), name)
 
 
 class TorchTensorInfo(TensorInfo):
@@ -403,7 +419,8 @@ class TorchTensorInfo(TensorInfo):
 
     @property
     def name(self) -> str | None:
-        return LEAF_NAMES.get(self.tensor) if RECORDED[0] else None
+        found = _LEAF_NAMES.get(id(self.tensor))
+        return found[1] if found is not None and found[0]() is self.tensor else None
 
     @property
     def signature(self) -> tuple[tuple[int, ...], str]:

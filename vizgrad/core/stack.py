@@ -34,8 +34,25 @@ class StackFrame(NamedTuple):
         return f"{self.filename}:{self.lineno} in {self.function}"
 
 
+# Folders whose frames are never user code: vizgrad's own, and libraries added by
+# ``hide_package`` (PyTorch's, when vizgrad.torch.capture records PyTorch ops).
+_HIDDEN: tuple[str, ...] = (_PACKAGE_DIR, "<frozen ")
+
+
+def hide_package(folder: str) -> None:
+    """Frames of files under ``folder`` are internal: user stacks skip them."""
+    global _HIDDEN, _LAST_WALK
+    folder = os.path.abspath(folder) + os.sep
+    if folder in _HIDDEN:
+        return
+    _HIDDEN = (*_HIDDEN, folder)
+    for filename in [f for f in _INTERNAL if f.startswith(folder)]:
+        del _INTERNAL[filename]  # classified before the folder was hidden
+    _LAST_WALK = (0, (), False, ())
+
+
 def _is_internal(filename: str) -> bool:
-    internal = filename.startswith(_PACKAGE_DIR) or filename.startswith("<frozen ")
+    internal = filename.startswith(_HIDDEN)
     _INTERNAL[filename] = internal
     return internal
 

@@ -1,0 +1,153 @@
+"""PyTorch graphs with module scopes and user stacks: ``vizgrad.torch.capture``.
+
+``vizgrad.make_dot(loss)`` draws any PyTorch graph (see :mod:`vizgrad.adapters.torch`).
+Inside ``capture`` every node the forward creates also records the module path it
+ran in and the user's stack frames, so ``cluster="scope"``, ``collapse="scope"``
+and ``show_stack=True`` work on PyTorch graphs as on vizgrad's own::
+
+    import torch, vizgrad
+    with vizgrad.torch.capture(model):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+    vizgrad.make_dot(loss, cluster="scope", show_stack=True).render("graph")
+
+It uses PyTorch's public mechanisms only: a ``torch.overrides.TorchFunctionMode``
+sees every torch call and tags the nodes it created, and global module forward
+hooks (``register_module_forward_pre_hook`` / ``register_module_forward_hook``)
+keep the module path.  What is recorded lives in the node's own ``metadata`` dict
+(strings and code locations, no tensors), so it goes when the graph goes.
+
+``import vizgrad`` does not import this module (nor torch): ``vizgrad.torch`` loads
+it on first use.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import torch
+from torch.nn.modules.module import (
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+)
+from torch.overrides import TorchFunctionMode
+
+from .adapters.torch import FORWARD_KEY, LEAF_SEQ, RECORDED, adapt, name_leaf
+from .core.stack import capture as capture_frames
+from .core.stack import hide_package
+
+__all__ = ["adapt", "capture", "name_leaf"]
+
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+
+
+def _tensors(value: Any) -> list:
+    """The tensors in an op's result (a tensor, or nested tuples/lists/dicts of them)."""
+    found, stack = [], [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, torch.Tensor):
+            found.append(item)
+        elif isinstance(item, (tuple, list)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return found
+
+
+class capture(TorchFunctionMode):
+    """Record module scopes and user stacks for the PyTorch nodes made inside the ``with``.
+
+    Parameters
+    ----------
+    model : the root module (optional).  Its submodules' scopes are their paths from
+        it (``"net.layers.0"``, the root named ``name`` or its class name lowercased,
+        as vizgrad's own modules do) and its parameters are named for the picture
+        (``"layers.0.weight"``).  Modules outside ``model`` nest by call, by class name.
+    stack : record the user's stack frames (PyTorch's and vizgrad's frames are skipped).
+    depth : how many user frames to keep per node.
+
+    Example
+    -------
+    >>> with vizgrad.torch.capture(model):
+    ...     loss = model(x).pow(2).mean()
+    >>> vizgrad.make_dot(loss, cluster="scope", show_stack=True)
+    """
+
+    def __init__(self, model: torch.nn.Module | None = None, *, stack: bool = True,
+                 depth: int = 8, name: str | None = None) -> None:
+        super().__init__()
+        self.model = model
+        self.depth = depth if stack else 0
+        root = name or (type(model).__name__.lower() if model is not None else "")
+        self._paths: dict[int, str] = {}
+        if model is not None:
+            for path, module in model.named_modules():
+                self._paths[id(module)] = f"{root}.{path}" if path else root
+        self._scopes: list[str] = []
+        self._handles: list[Any] = []
+        self._start = LEAF_SEQ
+
+    # -- module scopes ------------------------------------------------------------
+    def _enter_module(self, module: torch.nn.Module, args: Any) -> None:
+        path = self._paths.get(id(module))
+        if path is None:
+            outer = self._scopes[-1] if self._scopes else ""
+            own = type(module).__name__.lower()
+            path = f"{outer}.{own}" if outer else own
+        self._scopes.append(path)
+
+    def _leave_module(self, module: torch.nn.Module, args: Any, output: Any) -> None:
+        if self._scopes:
+            self._scopes.pop()
+
+    # -- nodes ----------------------------------------------------------------------
+    def __torch_function__(self, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        info = None
+        for tensor in _tensors(out):
+            fn = tensor.grad_fn
+            if fn is None or FORWARD_KEY in fn.metadata:
+                continue
+            if info is None:
+                frames = capture_frames(self.depth, 1) if self.depth else None
+                info = (self._scopes[-1] if self._scopes else "", frames)
+            self._tag(fn, info)
+        return out
+
+    def _tag(self, fn: Any, info: tuple) -> None:
+        """Tag ``fn`` and the untagged nodes behind it that this op made (a composite
+        op such as attention makes many; they are newer than the capture's start)."""
+        stack = [fn]
+        while stack:
+            node = stack.pop()
+            metadata = node.metadata
+            if FORWARD_KEY in metadata:
+                continue
+            metadata[FORWARD_KEY] = info
+            for child, _ in node.next_functions:
+                if child is not None and self._start < child._sequence_nr() < LEAF_SEQ:
+                    stack.append(child)
+
+    def __enter__(self) -> capture:
+        hide_package(_TORCH_DIR)
+        RECORDED[0] = True
+        if self.model is not None:
+            for path, parameter in self.model.named_parameters():
+                name_leaf(parameter, path)
+        probe = torch.zeros((), requires_grad=True).view(())  # where this capture starts
+        self._start = probe.grad_fn._sequence_nr()
+        self._handles = [register_module_forward_pre_hook(self._enter_module),
+                         register_module_forward_hook(self._leave_module, always_call=True)]
+        self._scopes.clear()
+        return super().__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            super().__exit__(*exc)
+        finally:
+            for handle in self._handles:
+                handle.remove()
+            self._handles.clear()
+            self._scopes.clear()
