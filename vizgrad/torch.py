@@ -106,7 +106,9 @@ class capture(TorchFunctionMode):
                            kwargs: Any = None) -> Any:
         out = func(*args, **(kwargs or {}))
         info = None
-        for tensor in _tensors(out):
+        # most results are one tensor; size(), dim() and the like need no look
+        for tensor in ((out,) if isinstance(out, torch.Tensor)
+                       else _tensors(out) if isinstance(out, (tuple, list, dict)) else ()):
             fn = tensor.grad_fn
             if fn is None or FORWARD_KEY in fn.metadata:
                 continue
