@@ -63,7 +63,8 @@ class capture(TorchFunctionMode):
     model : the root module (optional).  Its submodules' scopes are their paths from
         it (``"net.layers.0"``, the root named ``name`` or its class name lowercased,
         as vizgrad's own modules do) and its parameters are named for the picture
-        (``"layers.0.weight"``).  Modules outside ``model`` nest by call, by class name.
+        (``"layers.0.weight"``).  Without it, each module called from no other module
+        is a root (by class name) and the same naming applies from it.
     stack : record the user's stack frames (PyTorch's and vizgrad's frames are skipped).
     depth : how many user frames to keep per node.
 
@@ -85,6 +86,8 @@ class capture(TorchFunctionMode):
             for path, module in model.named_modules():
                 self._paths[id(module)] = f"{root}.{path}" if path else root
         self._scopes: list[str] = []
+        self._modules: list[torch.nn.Module] = []  # running now, innermost last
+        self._keep: list[torch.nn.Module] = []
         self._handles: list[Any] = []
         self._start = LEAF_SEQ
 
@@ -92,14 +95,34 @@ class capture(TorchFunctionMode):
     def _enter_module(self, module: torch.nn.Module, args: Any) -> None:
         path = self._paths.get(id(module))
         if path is None:
-            outer = self._scopes[-1] if self._scopes else ""
-            own = type(module).__name__.lower()
-            path = f"{outer}.{own}" if outer else own
+            path = self._path_of(module)
         self._scopes.append(path)
+        self._modules.append(module)
+
+    def _path_of(self, module: torch.nn.Module) -> str:
+        """A module outside ``model``: its attribute name in the module running it (a
+        root: its class name), and its parameters named from there, once."""
+        parent = self._modules[-1] if self._modules else None
+        own = None
+        if parent is not None:
+            own = next((key for key, child in parent._modules.items() if child is module),
+                       None)
+        own = own or type(module).__name__.lower()
+        path = f"{self._scopes[-1]}.{own}" if self._scopes else own
+        self._paths[id(module)] = path
+        self._keep.append(module)  # ids stay valid while the capture lives
+        if parent is None:
+            for sub, child in module.named_modules():
+                if sub:
+                    self._paths.setdefault(id(child), f"{path}.{sub}")
+            for name, parameter in module.named_parameters():
+                name_leaf(parameter, name)
+        return path
 
     def _leave_module(self, module: torch.nn.Module, args: Any, output: Any) -> None:
         if self._scopes:
             self._scopes.pop()
+            self._modules.pop()
 
     # -- nodes ----------------------------------------------------------------------
     def __torch_function__(self, func: Any, types: Any, args: Any = (),
@@ -143,6 +166,7 @@ class capture(TorchFunctionMode):
         self._handles = [register_module_forward_pre_hook(self._enter_module),
                          register_module_forward_hook(self._leave_module, always_call=True)]
         self._scopes.clear()
+        self._modules.clear()
         return super().__enter__()
 
     def __exit__(self, *exc: object) -> None:
@@ -153,3 +177,5 @@ class capture(TorchFunctionMode):
                 handle.remove()
             self._handles.clear()
             self._scopes.clear()
+            self._modules.clear()
+            self._keep.clear()

@@ -126,3 +126,18 @@ def test_vizgrad_torch_is_lazy():
     code = "import vizgrad, sys; assert 'vizgrad.torch' not in sys.modules; " \
            "assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)  # ...a fresh import does not
+
+
+def test_without_a_model_roots_are_the_modules_called_from_no_module():
+    model = SmallCNN()
+    head = torch.nn.Linear(3, 1)
+    with vizgrad.torch.capture():
+        loss = head(model(torch.randn(2, 3, 8, 8))).sum()
+    scopes = {n.name(): n.scope for n in graph.walk(loss)}
+    assert scopes["ConvolutionBackward0"] == "smallcnn.conv"
+    assert scopes["NativeBatchNormBackward0"] == "smallcnn.norm"
+    assert scopes["SumBackward0"] == ""
+    assert {n.scope for n in graph.walk(loss) if n.name() == "AddmmBackward0"} == {
+        "smallcnn.head", "linear"}
+    leaves = {n.title for n in build_view(loss).nodes if n.kind == "leaf"}
+    assert {"conv.weight", "norm.bias", "head.weight", "weight", "bias"} <= leaves
