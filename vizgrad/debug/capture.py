@@ -7,7 +7,8 @@ It is executed in a namespace kept here (rather than through ``runpy``) so that
 the script's globals can still be read after it raised, for ``--at-error`` and
 ``--target``.
 
-Every ``backward()`` call is seen through :func:`vizgrad.on_backward`.  With
+Every ``backward()`` call is seen through :func:`vizgrad.on_backward` (PyTorch's
+through :mod:`vizgrad.debug.torch_backward`, when the script uses torch).  With
 ``step=N`` the N-th call is recorded and the script is stopped right *after* that
 ``backward()`` returns, so the graph carries its gradients (``--show-grad``) and
 the user does not wait for the rest of a training run.  (If the script calls
@@ -54,6 +55,7 @@ import vizgrad
 
 from . import gradstats
 from .script_guards import REAL_EXIT, ScriptExited, ScriptTimeout, exit_stand_in, time_limit
+from .torch_backward import TorchBackwardWatch
 
 __all__ = ["REAL_EXIT", "NotAPythonScriptError", "ScriptExited", "ScriptNotFoundError",
            "ScriptRun", "ScriptTimeout", "StopScript", "check_script", "run_script"]
@@ -250,6 +252,8 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
     vizgrad.unwatch()
     handle = vizgrad.on_backward(recorder)
     patched = _patch_backward(recorder)
+    torch_watch = TorchBackwardWatch(recorder, recorder.after_backward)  # PyTorch's backward
+    torch_watch.start()
     start = time.perf_counter()
     try:
         with exit_stand_in(), time_limit(timeout, code):
@@ -276,6 +280,7 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
         recorder.finish_recording()
         for owner, attribute, original in reversed(patched):
             setattr(owner, attribute, original)
+        torch_watch.stop()
         handle.remove()
         run.watched = vizgrad.watched()
         vizgrad.unwatch()
