@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import html
+import importlib.util
 import io
 import os
 import time
@@ -43,6 +44,12 @@ class Example:
     options: dict[str, Any] = field(default_factory=dict)
     step: int | None = None
     args: tuple[str, ...] = ()
+    twin: str = ""  # a PyTorch example: the vizgrad example drawn beside it
+
+    @property
+    def needs(self) -> str:
+        """The optional package the script imports (``"torch"``), or ``""``."""
+        return "torch" if self.twin else ""
 
     @property
     def script(self) -> str:
@@ -86,6 +93,13 @@ EXAMPLES: list[Example] = [
             {"show_grad": True}),
     Example("debug_inplace", "Debugging: a saved tensor modified in place (--anomaly)",
             {"anomaly": True}),
+    # The same models written with PyTorch: vizgrad draws PyTorch's own graph.
+    Example("torch_mlp_digits", "PyTorch: the same MLP on the digits (step 5 of 5)", step=5,
+            twin="mlp_digits"),
+    Example("torch_cnn", "PyTorch: the same small CNN, modules drawn as boxes",
+            {"cluster": True}, twin="cnn"),
+    Example("torch_lstm", "PyTorch: the same LSTM (one fused op in PyTorch)",
+            {"cluster": True}, twin="lstm"),
 ]
 
 
@@ -127,6 +141,9 @@ def default_out_dir(gallery: Path) -> Path:
 def render_example(example: Example, folder: Path, out_dir: Path) -> Entry:
     """Run one example and write ``out_dir/<name>.svg``; never raises for the script's errors."""
     start = time.perf_counter()
+    if example.needs and importlib.util.find_spec(example.needs) is None:
+        return Entry(example, False, 0.0, f"needs {example.needs}: pip install "
+                                          f"'vizgrad[{example.needs}]'")
     dtype, grad_mode = vizgrad.get_default_dtype(), vizgrad.is_grad_enabled()
     flags = dict(example.options)
     anomaly = flags.pop("anomaly", False)
@@ -205,6 +222,8 @@ pre { flex: 1 1 50%; background: #f4f4f4; padding: .8rem; overflow: auto; font-s
 code.command { background: #eef; padding: .2rem .4rem; }
 .failed { color: #b00; white-space: pre-wrap; }
 nav a { margin-right: .8rem; }
+.twins { display: flex; gap: 1rem; }
+.twins figure { flex: 1 1 50%; margin: 0; }
 """
 
 
@@ -213,13 +232,24 @@ def index_html(entries: list[Entry], folder: Path, out_dir: str = "gallery/out")
     escape = html.escape
     nav = " ".join(f'<a href="#{escape(e.name)}">{escape(e.name)}</a>' for e in entries)
     sections = []
+    by_name = {entry.name: entry for entry in entries}
+
+    def image(entry: Entry) -> str:
+        return (f'<a href="{escape(entry.picture.name)}"><img src="'
+                f'{escape(entry.picture.name)}" alt="{escape(entry.example.title)}"></a>')
+
     for entry in entries:
         source = (folder / entry.example.script).read_text(encoding="utf-8")
         description = _description(source).split("\n\n")[0]
         if entry.ok and entry.picture is not None:
-            picture = (f'<a href="{escape(entry.picture.name)}"><img src="'
-                       f'{escape(entry.picture.name)}" alt="{escape(entry.example.title)}">'
-                       "</a>")
+            picture = image(entry)
+            twin = by_name.get(entry.example.twin)
+            if twin is not None and twin.ok and twin.picture is not None:
+                # side by side: the vizgrad example and its PyTorch twin
+                picture = (f'<div class="twins"><figure>{image(twin)}<figcaption>vizgrad '
+                           f'({escape(twin.example.script)})</figcaption></figure><figure>'
+                           f"{picture}<figcaption>PyTorch ({escape(entry.example.script)})"
+                           "</figcaption></figure></div>")
         else:
             picture = f'<div class="failed">{escape(entry.message)}</div>'
         sections.append(

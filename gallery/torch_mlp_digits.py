@@ -1,6 +1,6 @@
 """The same MLP on the digits, in PyTorch: vizgrad draws PyTorch's own graph.
 
-    vizgrad render gallery/torch_mlp_digits.py
+    vizgrad render --step 5 gallery/torch_mlp_digits.py
 
 Inside ``vizgrad.torch.capture(model)`` each node also records its module path
 and the line that made it (``--cluster``, ``--show-stack``).

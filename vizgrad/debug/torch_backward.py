@@ -82,7 +82,7 @@ class TorchBackwardWatch:
         self.after_call = after_call
         self._patched: list[tuple[Any, str, Any]] = []
         self._finder: _PatchAfterImport | None = None
-        self._depth = 0
+        self.inside = 0  # > 0 while a patched backward runs
 
     def start(self) -> None:
         torch = sys.modules.get("torch")
@@ -114,16 +114,16 @@ class TorchBackwardWatch:
         watch = self
 
         def backward(*args: Any, **kwargs: Any) -> Any:
-            if watch._depth:  # Tensor.backward's own call of torch.autograd.backward
+            if watch.inside:  # Tensor.backward's own call of torch.autograd.backward
                 return original(*args, **kwargs)
             first = args[0] if args else kwargs.get("tensors")
             outputs = [first] if graph.is_tensor(first) else list(first or ())
             watch.on_call(outputs)
-            watch._depth += 1
+            watch.inside += 1
             try:
                 result = original(*args, **kwargs)
             finally:
-                watch._depth -= 1
+                watch.inside -= 1
             watch.after_call()
             return result
 
