@@ -206,3 +206,30 @@ def test_gradient_statistics_after_backward_through_pytorch_hooks():
     assert leaf.details["grad"]["norm"] == pytest.approx(2 * 3 ** 0.5)
     assert any(line.startswith("|grad|") for n in view.nodes if n.title == "MulBackward0"
                for line in n.lines)
+
+
+def test_save_writes_every_format_for_a_pytorch_graph(tmp_path):
+    import json
+
+    loss, model = mlp_loss()
+    params = dict(model.named_parameters())
+    for suffix in ("svg", "json", "html", "dot"):
+        path = vizgrad.render.save(loss, tmp_path / f"graph.{suffix}", params=params)
+        text = path.read_text(encoding="utf-8")
+        assert "AddmmBackward0" in text and "0.weight" in text, suffix
+    data = json.loads((tmp_path / "graph.json").read_text())
+    assert sum(n["kind"] == "leaf" for n in data["nodes"]) == 4
+
+
+@pytest.mark.slow
+def test_a_100000_node_pytorch_graph_draws_without_recursion_error():
+    h = torch.randn(2, requires_grad=True)
+    for _ in range(100_000):
+        h = h * 1.0001
+    walk = graph.walk(h)
+    assert len(walk) == 100_001
+    source = vizgrad.make_dot(h, max_nodes=None, edge_labels=False).source
+    assert source.count("MulBackward0") >= 100_000
+    with pytest.warns(UserWarning, match="max_nodes"):
+        folded = build_view(h)  # the default folds it
+    assert len(folded.nodes) < 1000
