@@ -1,7 +1,7 @@
 """DOT text of PyTorch graphs: vizgrad's ``make_dot`` vs torchviz's, per node.
 
-The same PyTorch graph is drawn by both, best of ``--repeats`` (the contenders take
-turns, so load on the machine hits both alike).  Graphs of about 1,000 / 5,000 /
+The same PyTorch graph is drawn by both, best of ``--repeats`` in CPU time (the
+contenders take turns, so load on the machine hits both alike).  Graphs of about 1,000 / 5,000 /
 20,000 nodes are ``branches`` MLP chains (``tanh(h @ W + b)``, 5 nodes a layer)
 summed together, each chain 40 layers deep so that torchviz, which recurses once
 per graph level, stays under Python's recursion limit.  A last row shows a
@@ -62,9 +62,9 @@ def per_node(loss, repeats: int) -> dict[str, float]:
     times: dict[str, list[float]] = {label: [] for label in contenders}
     for _ in range(repeats):
         for label, function in contenders.items():
-            start = time.perf_counter()
+            start = time.process_time()  # CPU time: the machine may be shared
             function()
-            times[label].append(time.perf_counter() - start)
+            times[label].append(time.process_time() - start)
     return {label: min(values) / nodes for label, values in times.items()}
 
 

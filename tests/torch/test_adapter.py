@@ -233,3 +233,19 @@ def test_a_100000_node_pytorch_graph_draws_without_recursion_error():
     with pytest.warns(UserWarning, match="max_nodes"):
         folded = build_view(h)  # the default folds it
     assert len(folded.nodes) < 1000
+
+
+def test_one_adapter_per_node_while_alive_and_the_table_stays_small():
+    from vizgrad.adapters import torch as adapter
+
+    loss, _ = mlp_loss()
+    first, second = graph.walk(loss), graph.walk(loss)
+    assert first.nodes == second.nodes  # the same adapters: GraphNodes compare equal
+    assert graph.as_node(loss.grad_fn) == first.nodes[0]
+    del first, second
+    for _ in range(8):  # 8 graphs of ~1,500 nodes, each dropped after its walk
+        h = torch.randn(2, requires_grad=True)
+        for _ in range(1500):
+            h = h * 1.0001
+        graph.walk(h)
+    assert len(adapter._ADAPTERS) < 3 * 4096  # dead entries are swept

@@ -199,8 +199,9 @@ class TorchNode:
 
         wrapped: dict[int, Any] = {}
         order: list[TorchNode] = []
+        table = _ADAPTERS
         stack = list(roots)
-        while stack:
+        while stack:  # depth first; adapters made here (next_functions inlined: hot)
             node = stack.pop()
             if id(node) in wrapped:
                 continue
@@ -208,10 +209,23 @@ class TorchNode:
             order.append(node)
             nexts = node._next
             if nexts is None:
-                nexts = node.next_functions
-            for child, _ in nexts:
-                if child is not None and id(child) not in wrapped:
-                    stack.append(child)
+                out = []
+                for fn, nr in node.fn.next_functions:
+                    if fn is None:
+                        out.append((None, nr))
+                        continue
+                    ref = table.get(id(fn))
+                    child = None if ref is None else ref()
+                    if child is None:
+                        child = _new_adapter(fn)
+                    out.append((child, nr))
+                    if id(child) not in wrapped:
+                        stack.append(child)
+                node._next = tuple(out)
+            else:
+                for child, _ in nexts:
+                    if child is not None and id(child) not in wrapped:
+                        stack.append(child)
         keys = []
         for position, node in enumerate(order):
             seq = node.fn._sequence_nr()
