@@ -7,7 +7,7 @@ entered around all the forwards (the per-forward cost), and with a fresh
 names, hooks); best of ``--repeats`` rounds of ``--iters`` forwards, the variants
 taking turns.  The second column is the floor: PyTorch's own cost for an empty
 ``TorchFunctionMode`` and empty global module hooks.  One torch thread, so other
-load on the machine disturbs less.
+load on the machine disturbs less; times are CPU time.
 
 Run: ``python benchmarks/bench_torch_capture.py`` (``--quick`` for a smoke run).
 """
@@ -99,9 +99,9 @@ def timings(model: nn.Module, x: torch.Tensor, iters: int, repeats: int) -> dict
         function()
     for _ in range(repeats):
         for label, function in variants.items():
-            start = time.perf_counter()
+            start = time.process_time()
             function()
-            best[label] = min(best[label], (time.perf_counter() - start) / iters)
+            best[label] = min(best[label], (time.process_time() - start) / iters)
     return best
 
 
