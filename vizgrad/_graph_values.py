@@ -86,7 +86,7 @@ class TensorInfo:
     def __new__(cls, tensor: Any = None) -> TensorInfo:
         # a torch.Tensor gets PyTorch's reading of it (vizgrad.adapters.torch, loaded here)
         if cls is TensorInfo and not isinstance(tensor, Tensor) and is_torch_tensor(tensor):
-            from .adapters.torch import TorchTensorInfo
+            from .adapters.torch_tensor import TorchTensorInfo
 
             cls = TorchTensorInfo
         return object.__new__(cls)

@@ -25,13 +25,13 @@ Example
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ._graph_foreign import _number, as_node, is_node
 from ._graph_topology import Topology, core_buffers, topology
 from ._graph_values import (
     _KINDS,
@@ -52,27 +52,6 @@ __all__ = [
     "TensorInfo", "Topology", "as_node", "as_tensor_info", "is_node", "is_tensor",
     "is_torch_tensor", "to_dtype_name", "to_numpy", "topology", "walk", "walk_roots",
 ]
-
-
-def _torch_node(value: Any) -> bool:
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(value, torch.autograd.graph.Node)
-
-
-def is_node(value: Any) -> bool:
-    """Whether ``value`` is a backward node (a ``GraphNode``, vizgrad's or PyTorch's)."""
-    return isinstance(value, (GraphNode, Node)) or _torch_node(value)
-
-
-def as_node(value: Any) -> GraphNode:
-    """Wrap a backward node: vizgrad's, or PyTorch's (through :mod:`vizgrad.adapters.torch`)."""
-    if isinstance(value, GraphNode):
-        return value
-    if not isinstance(value, Node) and _torch_node(value):
-        from .adapters.torch import adapt
-
-        return GraphNode(adapt(value))
-    return GraphNode(value)
 
 
 class GraphNode:
@@ -433,12 +412,6 @@ def walk(roots: Any) -> GraphWalk:
         if hasattr(node.raw, "_layout"):
             _core_edges(node, seen, edges)
             continue
-        edge_list = getattr(node.raw, "edge_list", None)
-        if edge_list is not None:  # an adapter's edges, without per-edge wrappers
-            for slot, target, nr, shape, dtype in edge_list():
-                edges.append(GraphEdge(node, seen[target], slot, 0, nr, 0, nr, shape,
-                                       None if dtype is None else to_dtype_name(dtype)))
-            continue
         metas = node.output_meta
         for slot, row in enumerate(node.next_edges):
             for rank, edge in enumerate(row):
@@ -466,16 +439,6 @@ def walk_roots(roots: Any) -> list[Root]:
         info = as_tensor_info(value)
         out.append(Root(label, info, info.node))
     return out
-
-
-def _number(nodes: list[GraphNode], seqs: list) -> tuple[list[GraphNode], list[int]]:
-    """Order and number a foreign (PyTorch) graph's nodes: newest first by their own
-    sequence number, leaves (which have none) oldest, ties in discovery order; then
-    number them 0 (oldest) upwards, so ids do not depend on what ran before."""
-    count = len(nodes)
-    keys = [(-1 if seq is None else seq, -position) for position, seq in enumerate(seqs)]
-    order = sorted(range(count), key=keys.__getitem__, reverse=True)
-    return [nodes[i] for i in order], list(range(count - 1, -1, -1))
 
 
 def _core_edges(node: GraphNode, seen: dict, edges: list) -> None:

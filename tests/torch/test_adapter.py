@@ -243,9 +243,21 @@ def test_one_adapter_per_node_while_alive_and_the_table_stays_small():
     assert first.nodes == second.nodes  # the same adapters: GraphNodes compare equal
     assert graph.as_node(loss.grad_fn) == first.nodes[0]
     del first, second
+    assert len(adapter._ADAPTERS) == 0
     for _ in range(8):  # 8 graphs of ~1,500 nodes, each dropped after its walk
         h = torch.randn(2, requires_grad=True)
         for _ in range(1500):
             h = h * 1.0001
         graph.walk(h)
-    assert len(adapter._ADAPTERS) < 3 * 4096  # dead entries are swept
+    assert len(adapter._ADAPTERS) == 0  # an entry goes with its adapter
+
+
+def test_make_dot_of_a_grad_fn_draws_from_that_node_without_an_output_box():
+    x = torch.randn(3, requires_grad=True)
+    loss = (x.exp() * 2).sum()
+    view = build_view(loss.grad_fn.next_functions[0][0])  # the MulBackward0
+    assert sorted(n.title for n in view.nodes if n.kind == "op") == [
+        "AccumulateGrad", "ExpBackward0", "MulBackward0"]
+    assert not any(n.kind == "output" for n in view.nodes)
+    both = build_view([loss, loss.grad_fn])  # a tensor and a node: drawn once
+    assert sum(n.title == "SumBackward0" for n in both.nodes) == 1

@@ -38,9 +38,13 @@ from typing import Any
 
 import torch
 
-from .._graph_values import _OUTPUTS, SavedInfo, TensorInfo, to_dtype_name, to_numpy
+from .._graph_values import _OUTPUTS, SavedInfo, TensorInfo, to_dtype_name
 from ..core.node import SlotMeta
 from ..core.stack import StackFrame, format_frames
+from .torch_tensor import TorchTensorInfo, name_leaf
+
+__all__ = ["FORWARD_KEY", "LEAF_SEQ", "TorchLeafNode", "TorchNode", "TorchTensorInfo", "adapt",
+           "is_torch_node", "name_leaf", "node_name"]
 
 #: ``_sequence_nr()`` of leaves' accumulators (UINT64_MAX) and anything at or above.
 LEAF_SEQ = 1 << 63
@@ -54,9 +58,17 @@ _TENSOR_NAMES: dict[type, tuple[str, ...]] = {}  # type -> those that hold Saved
 _PROBES: dict[type, str | None] = {}
 # id(PyTorch node) -> weak reference to its live adapter (PyTorch's nodes take no weak
 # references themselves).  A live adapter keeps its node alive, so a live entry's id
-# cannot be reused; dead entries are swept when the table has doubled.
-_ADAPTERS: dict[int, weakref.ref] = {}
-_SWEEP_AT = [4096]
+# cannot be reused; an entry is dropped when its adapter dies.
+class _Ref(weakref.ref):
+    __slots__ = ("key",)
+
+
+def _drop(ref: _Ref) -> None:
+    if _ADAPTERS.get(ref.key) is ref:
+        del _ADAPTERS[ref.key]
+
+
+_ADAPTERS: dict[int, _Ref] = {}
 #: Set by vizgrad.torch.capture: until then no node has a scope or stack to read, and
 #: reading ``node.metadata`` would create an empty dict on every node.
 RECORDED = [False]
@@ -85,12 +97,9 @@ def adapt(fn: Any) -> TorchNode:
 
 
 def _new_adapter(fn: Any) -> TorchNode:
-    if len(_ADAPTERS) >= _SWEEP_AT[0]:
-        for key in [key for key, ref in _ADAPTERS.items() if ref() is None]:
-            del _ADAPTERS[key]
-        _SWEEP_AT[0] = max(4096, 2 * len(_ADAPTERS))
     node = (TorchLeafNode if node_name(fn) == "AccumulateGrad" else TorchNode)(fn)
-    _ADAPTERS[id(fn)] = weakref.ref(node)
+    ref = _ADAPTERS[id(fn)] = _Ref(node, _drop)
+    ref.key = id(fn)
     return node
 
 
@@ -250,17 +259,6 @@ class TorchNode:
                                  dtype))
         return nodes, list(range(len(nodes) - 1, -1, -1)), edges
 
-    def edge_list(self) -> list[tuple[int, TorchNode, int, tuple | None, Any]]:
-        """``(input position, next node, its output nr, shape, dtype)`` per edge (walk's
-        fast path: no per-edge wrappers)."""
-        out = []
-        for slot, (child, nr) in enumerate(self.next_functions):
-            if child is not None:
-                metas = child._meta or child._in_meta
-                shape, dtype = metas[nr] if nr < len(metas) else (None, None)
-                out.append((slot, child, nr, shape, dtype))
-        return out
-
     def facts(self) -> tuple[str, tuple, int, str, bool, TensorInfo | None]:
         """``(name, outputs, input_count, scope, freed, variable)`` (the renderer's hot path)."""
         fn = self.fn
@@ -404,71 +402,3 @@ class TorchLeafNode(TorchNode):
     @property
     def saved_attributes(self) -> dict[str, Any]:
         return {}
-
-
-# id(leaf) -> (weak reference to it, name): names given by vizgrad.torch.capture (module
-# parameter paths).  Not a WeakKeyDictionary: it compares keys with ==, which a tensor
-# answers elementwise.
-_LEAF_NAMES: dict[int, tuple[weakref.ref, str]] = {}
-
-
-def name_leaf(tensor: Any, name: str) -> None:
-    """Name a leaf tensor for pictures (kept while the tensor lives; the first name wins)."""
-    key = id(tensor)
-    found = _LEAF_NAMES.get(key)
-    if found is not None and found[0]() is tensor:
-        return
-
-    def forget(ref: weakref.ref) -> None:
-        if _LEAF_NAMES.get(key, (None,))[0] is ref:
-            del _LEAF_NAMES[key]
-
-    _LEAF_NAMES[key] = (weakref.ref(tensor, forget), name)
-
-
-class TorchTensorInfo(TensorInfo):
-    """:class:`vizgrad.graph.TensorInfo` of a ``torch.Tensor`` (``TensorInfo(t)`` picks it)."""
-
-    __slots__ = ()
-
-    @property
-    def name(self) -> str | None:
-        found = _LEAF_NAMES.get(id(self.tensor))
-        return found[1] if found is not None and found[0]() is self.tensor else None
-
-    @property
-    def signature(self) -> tuple[tuple[int, ...], str]:
-        tensor = self.tensor
-        return tuple(tensor.shape), to_dtype_name(tensor.dtype)
-
-    @property
-    def grad(self) -> Any:
-        tensor = self.tensor
-        if not (tensor.is_leaf or tensor.retains_grad):  # PyTorch warns on reading it
-            return None
-        grad = tensor.grad
-        return None if grad is None else to_numpy(grad)
-
-    @property
-    def grad_fn(self) -> Any:
-        from ..graph import GraphNode
-
-        fn = self.tensor.grad_fn
-        return None if fn is None else GraphNode(adapt(fn))
-
-    @property
-    def base(self) -> TensorInfo | None:
-        base = self.tensor._base
-        return None if base is None else TorchTensorInfo(base)
-
-    @property
-    def node(self) -> Any:
-        """``grad_fn``, or a leaf's accumulator (PyTorch's ``get_gradient_edge``)."""
-        from ..graph import GraphNode
-
-        tensor = self.tensor
-        if tensor.grad_fn is not None:
-            return GraphNode(adapt(tensor.grad_fn))
-        if tensor.requires_grad:
-            return GraphNode(adapt(torch.autograd.graph.get_gradient_edge(tensor).node))
-        return None

@@ -84,9 +84,9 @@ class _Builder:
     def __init__(self, roots: Any, options: RenderOptions) -> None:
         self.options = options
         self.view = GraphView()
-        self.extra_roots: list[graph.GraphNode] = []  # nodes given as roots (no tensor)
-        self.items = self._root_items(roots, self.extra_roots)
-        self.walk = graph.walk([info.tensor for _, _, info in self.items] + self.extra_roots)
+        self.nodes: list[graph.GraphNode] = []  # roots given as backward nodes (no box)
+        self.items = self._root_items(roots, self.nodes)
+        self.walk = graph.walk([info.tensor for _, _, info in self.items] + self.nodes)
         walk_seqs = self.walk.seqs
         known = [seq for seq in walk_seqs if seq is not None]
         self.base = base = min(known) if known else 0
@@ -109,14 +109,11 @@ class _Builder:
             pairs = [("", roots)]
         items, seen = [], set()
         for label, value in pairs:
-            if isinstance(value, graph.GraphNode) or (
-                    not hasattr(value, "shape") and hasattr(value, "next_functions")):
-                # a node drawn from itself (anomaly mode's forward check has no tensor yet)
-                nodes.append(value if isinstance(value, graph.GraphNode)
-                             else graph.GraphNode(value))
+            if graph.is_node(value):  # a grad_fn (anomaly mode's forward check has no tensor yet)
+                nodes.append(graph.as_node(value))
                 continue
             if not (graph.is_tensor(value) or isinstance(value, graph.TensorInfo)):
-                raise TypeError(
+                raise TypeError(  # (a PyTorch tensor, or a grad_fn, is fine too)
                     "make_dot draws a vizgrad Tensor, a list or tuple of Tensors, or a dict "
                     f"name -> Tensor; got {type(value).__name__}: {_short_repr(value)}")
             info = graph.as_tensor_info(value)

@@ -1,0 +1,66 @@
+"""Backward nodes from other libraries in :mod:`vizgrad.graph` (PyTorch's, today).
+
+Import these from ``vizgrad.graph``; this module only keeps that file short.  A
+PyTorch node is wrapped by :mod:`vizgrad.adapters.torch`, loaded on first use.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from .core.node import Node
+
+if TYPE_CHECKING:
+    from .graph import GraphNode
+
+
+def _torch_node(value: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.autograd.graph.Node)
+
+
+def is_node(value: Any) -> bool:
+    """Whether ``value`` is a backward node: a ``GraphNode``, vizgrad's or PyTorch's, or
+    anything else that speaks the protocol (``name()`` and ``next_functions``, no ``shape``).
+
+    Example
+    -------
+    >>> is_node(loss.grad_fn), is_node(loss)
+    (True, False)
+    """
+    from .graph import GraphNode
+
+    if isinstance(value, (GraphNode, Node)) or _torch_node(value):
+        return True
+    return (hasattr(value, "next_functions") and callable(getattr(value, "name", None))
+            and not hasattr(value, "shape"))
+
+
+def as_node(value: Any) -> GraphNode:
+    """Wrap a backward node: vizgrad's, or PyTorch's (through :mod:`vizgrad.adapters.torch`).
+
+    Example
+    -------
+    >>> as_node(torch_loss.grad_fn).name()
+    'MeanBackward0'
+    """
+    from .graph import GraphNode
+
+    if isinstance(value, GraphNode):
+        return value
+    if not isinstance(value, Node) and _torch_node(value):
+        from .adapters.torch import adapt
+
+        return GraphNode(adapt(value))
+    return GraphNode(value)
+
+
+def _number(nodes: list[GraphNode], seqs: list) -> tuple[list[GraphNode], list[int]]:
+    """Order and number a foreign (PyTorch) graph's nodes: newest first by their own
+    sequence number, leaves (which have none) oldest, ties in discovery order; then
+    number them 0 (oldest) upwards, so ids do not depend on what ran before."""
+    count = len(nodes)
+    keys = [(-1 if seq is None else seq, -position) for position, seq in enumerate(seqs)]
+    order = sorted(range(count), key=keys.__getitem__, reverse=True)
+    return [nodes[i] for i in order], list(range(count - 1, -1, -1))

@@ -1,0 +1,92 @@
+"""PyTorch tensors through :mod:`vizgrad.graph`: ``TorchTensorInfo`` and leaf names.
+
+``vizgrad.graph.TensorInfo(t)`` of a ``torch.Tensor`` is a :class:`TorchTensorInfo`
+(picked in ``TensorInfo.__new__``); its ``node`` and ``grad_fn`` are adapted by
+:mod:`vizgrad.adapters.torch`.
+
+Example
+-------
+>>> info = vizgrad.graph.TensorInfo(torch.ones(2, 3, requires_grad=True))
+>>> info.shape, info.dtype, info.node.name()
+((2, 3), 'float32', 'AccumulateGrad')
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import torch
+
+from .._graph_values import TensorInfo, to_dtype_name, to_numpy
+
+__all__ = ["TorchTensorInfo", "name_leaf"]
+
+# id(leaf) -> (weak reference to it, name): names given by vizgrad.torch.capture (module
+# parameter paths).  Not a WeakKeyDictionary: it compares keys with ==, which a tensor
+# answers elementwise.
+_LEAF_NAMES: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def name_leaf(tensor: Any, name: str) -> None:
+    """Name a leaf tensor for pictures (kept while the tensor lives; the first name wins)."""
+    key = id(tensor)
+    found = _LEAF_NAMES.get(key)
+    if found is not None and found[0]() is tensor:
+        return
+
+    def forget(ref: weakref.ref) -> None:
+        if _LEAF_NAMES.get(key, (None,))[0] is ref:
+            del _LEAF_NAMES[key]
+
+    _LEAF_NAMES[key] = (weakref.ref(tensor, forget), name)
+
+
+class TorchTensorInfo(TensorInfo):
+    """:class:`vizgrad.graph.TensorInfo` of a ``torch.Tensor`` (``TensorInfo(t)`` picks it)."""
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str | None:
+        found = _LEAF_NAMES.get(id(self.tensor))
+        return found[1] if found is not None and found[0]() is self.tensor else None
+
+    @property
+    def signature(self) -> tuple[tuple[int, ...], str]:
+        tensor = self.tensor
+        return tuple(tensor.shape), to_dtype_name(tensor.dtype)
+
+    @property
+    def grad(self) -> Any:
+        tensor = self.tensor
+        if not (tensor.is_leaf or tensor.retains_grad):  # PyTorch warns on reading it
+            return None
+        grad = tensor.grad
+        return None if grad is None else to_numpy(grad)
+
+    @property
+    def grad_fn(self) -> Any:
+        from ..graph import GraphNode
+        from .torch import adapt
+
+        fn = self.tensor.grad_fn
+        return None if fn is None else GraphNode(adapt(fn))
+
+    @property
+    def base(self) -> TensorInfo | None:
+        base = self.tensor._base
+        return None if base is None else TorchTensorInfo(base)
+
+    @property
+    def node(self) -> Any:
+        """``grad_fn``, or a leaf's accumulator (PyTorch's ``get_gradient_edge``)."""
+        from ..graph import GraphNode
+        from .torch import adapt
+
+        tensor = self.tensor
+        if tensor.grad_fn is not None:
+            return GraphNode(adapt(tensor.grad_fn))
+        if tensor.requires_grad:
+            return GraphNode(adapt(torch.autograd.graph.get_gradient_edge(tensor).node))
+        return None
