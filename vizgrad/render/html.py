@@ -1,66 +1,123 @@
-"""A self-contained HTML page: the SVG plus a panel with the clicked node's details.
+"""The interactive viewer as one self-contained HTML page (no network request of any kind).
+
+The page carries the graph as JSON (docs/json_schema.md plus the facts the details
+panel shows), one Graphviz SVG per fold level, and the viewer's own script and
+style (``viewer.js``, ``viewer.css`` beside this file, inlined at save time).  The
+level the page opens at is inline markup (readable without JavaScript); the
+others are JSON strings the script parses when the reader unfolds.
 
 User text reaches the page only inside the SVG (escaped by ``escape.html_text``
-before Graphviz saw it) and inside a JSON data block whose ``<``, ``>`` and ``&``
-are written as ``\\u003c`` etc., and the script shows it with ``textContent``.
+before Graphviz saw it) and inside the JSON data block, whose ``<``, ``>`` and
+``&`` are written as ``\\u003c`` etc.; the script shows it with ``textContent``.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import re
+from functools import lru_cache
+from importlib import resources
 
 from .escape import html_text
 from .jsonout import _plain
-from .view import GraphView, describe
+from .view import GraphView
+from .viewer import Level, page_data
 
 _PROLOG = re.compile(r"^\s*(<\?xml[^>]*\?>)?\s*(<!DOCTYPE[^>]*>)?\s*", re.S)
-
-_SCRIPT = """
-(function () {
-  var data = JSON.parse(document.getElementById("vizgrad-data").textContent);
-  var byId = {};
-  data.nodes.forEach(function (n) { byId[n.id] = n; });
-  var panel = document.getElementById("details");
-  document.querySelectorAll("g.node").forEach(function (g) {
-    g.style.cursor = "pointer";
-    g.addEventListener("click", function () {
-      var n = byId[g.id];
-      if (!n) { return; }
-      var lines = [n.title, n.kind].concat(n.lines);
-      n.rows.forEach(function (r) { lines.push(r[0] + ": " + r[1]); });
-      lines.push(""); lines.push(n.tooltip);
-      lines.push(""); lines.push(JSON.stringify(n.details, null, 1));
-      panel.textContent = lines.join("\\n");
-    });
-  });
-})();
-"""
+_COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
+#: Namespace declarations are identifiers, never fetched, but they are URLs: an HTML
+#: parser needs neither, and a page without any URL is easy to check for offline use.
+_NAMESPACES = re.compile(r'\s+xmlns(:xlink)?="[^"]*"')
+_SIZE = re.compile(r'<svg width="[^"]*" height="[^"]*"')
 
 
-def _json_for_script(value: object) -> str:
-    text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+@lru_cache(maxsize=None)
+def asset(name: str) -> str:
+    """The text of ``viewer.js`` / ``viewer.css`` (package data)."""
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+def clean_svg(svg: str) -> str:
+    """Graphviz's SVG as inline HTML markup: no prolog, comments, namespaces or size."""
+    svg = _PROLOG.sub("", svg, count=1)
+    svg = _COMMENT.sub("", svg)
+    svg = _NAMESPACES.sub("", svg)
+    return _SIZE.sub('<svg class="vg-graph"', svg, count=1)
+
+
+def json_for_script(value: object) -> str:
+    """JSON that cannot end the ``<script>`` element it sits in."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
-def to_html(view: GraphView, svg: str, title: str = "vizgrad backward graph") -> str:
-    """The page: ``svg`` (from ``dot -Tsvg``) and the view's node details."""
-    data = {"nodes": [{"id": n.id, "kind": n.kind, "title": n.title, "lines": n.lines,
-                       "rows": [list(r) for r in n.rows], "tooltip": n.tooltip,
-                       "details": describe(n)} for n in view.nodes],
-            "notes": view.notes}
-    dark = (view.graph or {}).get("theme") == "dark"
-    colours = "background:#1e1e1e;color:#eee" if dark else "background:#fff;color:#111"
-    notes = "".join(f"<p>{html_text(note)}</p>" for note in view.notes)
+_BAR = """<header id="vg-bar">
+<input id="vg-search" type="search" placeholder="Search: op, name, scope or file.py:42 ( / )"
+ aria-label="Search nodes by op, tensor name, scope or source line" autocomplete="off">
+<button id="vg-fold" type="button" title="Fold one level ( [ )">Fold</button>
+<select id="vg-level" aria-label="Fold level"></select>
+<button id="vg-unfold" type="button" title="Unfold one level ( ] )">Unfold</button>
+<button id="vg-fit" type="button" title="Fit to screen ( 0 )">Fit</button>
+<button id="vg-zoom-in" type="button" title="Zoom in ( + )" aria-label="Zoom in">+</button>
+<button id="vg-zoom-out" type="button" title="Zoom out ( - )" aria-label="Zoom out">&#8722;</button>
+<label title="Highlight every path through the selected node"><input id="vg-paths"
+ type="checkbox" checked> paths</label>
+<span id="vg-status" role="status"></span>
+</header>"""
+
+_HELP = ("Keys: / search, Tab / Shift+Tab move between nodes, Enter select, Escape clear, "
+         "arrows pan, + - zoom, 0 fit, [ ] fold / unfold, u unfold the selected group. "
+         "Drag to pan, wheel to zoom; blue: depends on (towards the leaves), "
+         "orange: feeds (towards the outputs).")
+
+
+def viewer_page(full: GraphView, levels: list[Level], start: int,
+                title: str = "vizgrad backward graph") -> str:
+    """The page for ``levels`` of ``full``, opening at ``levels[start]``."""
+    data = page_data(levels, full, start)
+    for number, (level, shown) in enumerate(zip(levels, data["levels"])):
+        shown["svg"] = None if number == start or level.svg is None else clean_svg(level.svg)
+    first = levels[start].svg
+    inline = clean_svg(first) if first is not None else (
+        "<p>This level is too big to lay out; fold it.</p>")
+    dark = (full.graph or {}).get("theme") == "dark"
+    notes = "".join(f"<p>{html_text(note)}</p>" for note in levels[start].view.notes)
+    forced = ' class="vg-dark vg-forced"' if dark else ""
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        f"<title>{html_text(title)}</title>\n<style>body{{{colours};font-family:monospace;"
-        "margin:0;display:flex}#graph{flex:3;overflow:auto;padding:8px}"
-        "#side{flex:1;min-width:260px;border-left:1px solid #888;padding:8px}"
-        "#details{white-space:pre-wrap;font-size:12px}</style>\n</head>\n<body>\n"
-        f"<div id=\"graph\">{notes}{_PROLOG.sub('', svg, count=1)}</div>\n"
-        "<div id=\"side\"><b>Node details</b> (click a node)<pre id=\"details\"></pre></div>\n"
+        f"<!DOCTYPE html>\n<html lang=\"en\"{forced}>"
+        "\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        f"<title>{html_text(title)}</title>\n<style>{asset('viewer.css')}</style>\n"
+        f"</head>\n<body>\n<div id=\"vg-app\">\n{_BAR}\n"
+        f"<div id=\"vg-notes\">{notes}</div>\n"
+        f"<main id=\"vg-canvas\" aria-label=\"{html.escape(title)}\">{inline}</main>\n"
+        "<svg id=\"vg-minimap\" aria-hidden=\"true\"></svg>\n"
+        "<aside id=\"vg-side\"><div id=\"vg-results\" role=\"list\"></div>\n"
+        "<section id=\"vg-details\" aria-live=\"polite\"><p>Click a node (or Tab to it and "
+        f"press Enter) to see its details.</p></section>\n<p id=\"vg-help\">{_HELP}</p>"
+        "</aside>\n</div>\n"
         "<script type=\"application/json\" id=\"vizgrad-data\">"
-        f"{_json_for_script(_plain(data))}</script>\n<script>{_SCRIPT}</script>\n"
+        f"{json_for_script(_plain(data))}</script>\n<script>{asset('viewer.js')}</script>\n"
         "</body>\n</html>\n")
+
+
+def to_html(view: GraphView, svg: str, title: str = "vizgrad backward graph") -> str:
+    """A one-level viewer page: ``svg`` (from ``dot -Tsvg`` of ``view``) and its data.
+
+    ``save(loss, "g.html")`` makes the full page, with every fold level.
+
+    Example
+    -------
+    >>> page = to_html(view, run_dot(to_dot(view).source, "svg").decode())
+    """
+    return viewer_page(view, [Level("everything", view, svg)], 0, title)
+
+
+def iframe(page: str, height: int = 640) -> str:
+    """``page`` in an ``<iframe srcdoc>``: how a notebook shows it (own styles and
+    script, no server, still there after the notebook is exported to HTML)."""
+    return (f'<iframe srcdoc="{html.escape(page, quote=True)}" title="vizgrad graph viewer" '
+            f'style="width:100%;height:{height}px;border:1px solid #8884;border-radius:4px">'
+            "</iframe>")

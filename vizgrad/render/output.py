@@ -215,7 +215,8 @@ def save(view_or_tensor: Any, path: str | os.PathLike, *,
     """Write a graph picture; the format comes from the suffix.
 
     ``.svg`` / ``.png`` / ``.pdf`` (Graphviz), ``.dot`` / ``.gv``, ``.json`` (see
-    docs/json_schema.md) or ``.html`` (self-contained page).  ``options`` are
+    docs/json_schema.md) or ``.html`` (the interactive viewer: one offline page with
+    every fold level laid out, see docs/rendering.md).  ``options`` are
     ``make_dot``'s.  Returns the path written.  ``layout_timeout`` (seconds, or
     None) limits Graphviz's layout for every format; for JSON a layout that times
     out leaves the node positions out (with a note and a warning).
@@ -233,6 +234,8 @@ def save(view_or_tensor: Any, path: str | os.PathLike, *,
     if fmt is None:
         raise ValueError(f"cannot tell the format of {path.name!r} from its suffix; use one "
                          f"of {', '.join(sorted(_FORMATS))}")
+    if fmt == "html" and dot_binary() is not None:
+        return _save_viewer(view_or_tensor, path, layout_timeout, options)
     view = as_view(view_or_tensor, **options)
     if fmt == "json":
         from .jsonout import to_json
@@ -250,3 +253,16 @@ def save(view_or_tensor: Any, path: str | os.PathLike, *,
         svg = run_dot(source, "svg", layout_timeout, beside)
         return write_atomic(path, to_html(view, svg.decode("utf-8")))
     return write_atomic(path, run_dot(source, fmt, layout_timeout, beside))
+
+
+def _save_viewer(view_or_tensor: Any, path: Path, layout_timeout: float | None,
+                 options: dict[str, Any]) -> Path:
+    """The viewer page: every fold level of the graph, laid out, in one file."""
+    from .html import viewer_page
+    from .viewer import build_levels
+
+    if isinstance(view_or_tensor, GraphView) and options:
+        raise TypeError("options apply when building a view; this is already a GraphView")
+    settings = RenderOptions.make(**options)
+    full, levels, start = build_levels(view_or_tensor, settings, layout_timeout)
+    return write_atomic(path, viewer_page(full, levels, start))

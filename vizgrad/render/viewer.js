@@ -1,0 +1,502 @@
+/* vizgrad's graph viewer: pan/zoom, minimap, search, details, paths, fold levels.
+ * Written for vizgrad (no library, no network). Data: the JSON block #vizgrad-data
+ * (docs/json_schema.md plus "extra" facts per node and one entry per fold level).
+ * User text is only ever shown with textContent. */
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("vizgrad-data").textContent);
+  var $ = function (id) { return document.getElementById(id); };
+  var canvas = $("vg-canvas"), minimap = $("vg-minimap"), details = $("vg-details");
+  var results = $("vg-results"), search = $("vg-search"), status = $("vg-status");
+  var levelSelect = $("vg-level"), pathsBox = $("vg-paths");
+
+  /* ---- the full graph: nodes by id, edges in and out ---- */
+  var nodes = {}, inEdges = {}, outEdges = {};
+  data.graph.nodes.forEach(function (n) { nodes[n.id] = n; inEdges[n.id] = []; outEdges[n.id] = []; });
+  data.graph.edges.forEach(function (e) {
+    if (inEdges[e.target]) { inEdges[e.target].push(e); }
+    if (outEdges[e.source]) { outEdges[e.source].push(e); }
+  });
+  var levels = data.levels;
+  levels.forEach(function (level) {        // full node id -> the box that draws it
+    level.owner = {};
+    var hidden = level.hidden; level.hidden = {};
+    hidden.forEach(function (id) { level.hidden[id] = true; });
+    Object.keys(level.boxes).forEach(function (box) {
+      (level.boxes[box].details.members || []).forEach(function (m) { level.owner[m] = box; });
+    });
+  });
+
+  /* ---- theme: follow the system unless the page was saved dark ---- */
+  var root = document.documentElement;
+  if (!root.classList.contains("vg-forced") && window.matchMedia) {
+    var scheme = window.matchMedia("(prefers-color-scheme: dark)");
+    var applyScheme = function () { root.classList.toggle("vg-dark", scheme.matches); };
+    applyScheme();
+    if (scheme.addEventListener) { scheme.addEventListener("change", applyScheme); }
+  }
+
+  /* ---- levels: one Graphviz SVG each; the DOM keeps only the current one ---- */
+  var current = -1, svg = null, graphBox = null, levelNodes = {}, succ = {}, pred = {};
+  var edgeEls = [], elements = [];
+  var svgCache = {};
+  svgCache[data.start] = canvas.querySelector("svg.vg-graph");
+
+  function svgOf(index) {
+    if (!svgCache[index] && levels[index].svg) {
+      var holder = document.createElement("div");
+      holder.innerHTML = levels[index].svg;          // our own Graphviz output
+      svgCache[index] = holder.querySelector("svg");
+      levels[index].svg = null;                        // parsed once; free the text
+    }
+    return svgCache[index] || null;
+  }
+
+  function titleOf(el) {
+    var t = el.querySelector("title");
+    return t ? t.textContent : "";
+  }
+
+  function useLevel(index, keep) {
+    var next = svgOf(index);
+    if (!next) { return false; }
+    if (selected && !nodes[selected]) {      // a box of the old level: keep its first member
+      selected = ((levels[current].boxes[selected] || {}).details || {}).members ? levels[current].boxes[selected].details.members[0] : null;
+    }
+    if (svg) { svg.remove(); }
+    canvas.appendChild(next);
+    svg = next; current = index; levelSelect.value = String(index);
+    var box = svg.viewBox.baseVal;
+    graphBox = { x: box.x, y: box.y, w: box.width || 1, h: box.height || 1 };
+    levelNodes = {}; succ = {}; pred = {}; edgeEls = [];
+    elements = Array.prototype.slice.call(svg.querySelectorAll("g.node"));
+    elements.forEach(function (el) {
+      levelNodes[el.id] = el; succ[el.id] = []; pred[el.id] = [];
+      el.setAttribute("tabindex", "0");
+      el.setAttribute("role", "button");
+      el.setAttribute("aria-label", labelOf(el.id));
+    });
+    svg.querySelectorAll("g.edge").forEach(function (el) {
+      var ends = titleOf(el).split("->");
+      if (ends.length !== 2 || !levelNodes[ends[0]] || !levelNodes[ends[1]]) { return; }
+      succ[ends[0]].push(ends[1]); pred[ends[1]].push(ends[0]);
+      edgeEls.push({ el: el, source: ends[0], target: ends[1] });
+    });
+    $("vg-fold").disabled = !levels.slice(0, index).some(function (l) { return l.drawn; });
+    $("vg-unfold").disabled = !levels.slice(index + 1).some(function (l) { return l.drawn; });
+    var notes = $("vg-notes");
+    notes.textContent = "";
+    levels[index].notes.forEach(function (text) {
+      var p = document.createElement("p"); p.textContent = text; notes.appendChild(p);
+    });
+    drawMinimap();
+    if (keep && selected) { select(selected, true); } else { fit(); highlight(null); }
+    status.textContent = levels[index].name + ": " + elements.length + " boxes";
+    return true;
+  }
+
+  function step(delta) {                     // the next drawn level that way
+    for (var i = current + delta; i >= 0 && i < levels.length; i += delta) {
+      if (levels[i].drawn) { return useLevel(i, true); }
+    }
+    return false;
+  }
+
+  levels.forEach(function (level, i) {
+    var option = document.createElement("option");
+    option.value = String(i);
+    option.textContent = level.name + " (" + level.count + (level.drawn ? ")" : ", too big to lay out)");
+    option.disabled = !level.drawn;
+    levelSelect.appendChild(option);
+  });
+  levelSelect.addEventListener("change", function () { useLevel(+levelSelect.value, true); });
+  $("vg-fold").addEventListener("click", function () { step(-1); });
+  $("vg-unfold").addEventListener("click", function () { step(1); });
+
+  /* ---- pan and zoom: the SVG's viewBox is the camera ---- */
+  var cam = { x: 0, y: 0, k: 1 };            // top-left in graph units, pixels per unit
+  function applyCamera() {
+    if (!svg) { return; }
+    var w = canvas.clientWidth || 1, h = canvas.clientHeight || 1;
+    svg.setAttribute("viewBox", [cam.x, cam.y, w / cam.k, h / cam.k].join(" "));
+    svg.setAttribute("width", w); svg.setAttribute("height", h);
+    moveViewport();
+  }
+  function fit() {
+    var w = canvas.clientWidth || 1, h = canvas.clientHeight || 1;
+    cam.k = Math.min(w / graphBox.w, h / graphBox.h, 2) * 0.97;
+    cam.x = graphBox.x + graphBox.w / 2 - w / cam.k / 2;
+    cam.y = graphBox.y + graphBox.h / 2 - h / cam.k / 2;
+    applyCamera();
+  }
+  function zoom(factor, px, py) {            // keep the graph point under (px, py) still
+    var w = canvas.clientWidth, h = canvas.clientHeight;
+    if (px === undefined) { px = w / 2; py = h / 2; }
+    var gx = cam.x + px / cam.k, gy = cam.y + py / cam.k;
+    cam.k = Math.max(0.005, Math.min(40, cam.k * factor));
+    cam.x = gx - px / cam.k; cam.y = gy - py / cam.k;
+    applyCamera();
+  }
+  function pan(dx, dy) { cam.x += dx / cam.k; cam.y += dy / cam.k; applyCamera(); }
+  function rectOf(el) {                      // an element's box in graph units
+    var r = el.getBoundingClientRect(), c = svg.getBoundingClientRect();
+    return { x: cam.x + (r.left - c.left) / cam.k, y: cam.y + (r.top - c.top) / cam.k,
+             w: r.width / cam.k, h: r.height / cam.k };
+  }
+  function centre(el) {
+    var r = rectOf(el), w = canvas.clientWidth, h = canvas.clientHeight;
+    if (cam.k < 0.6) { cam.k = 1; }
+    cam.x = r.x + r.w / 2 - w / cam.k / 2; cam.y = r.y + r.h / 2 - h / cam.k / 2;
+    applyCamera();
+  }
+  canvas.addEventListener("wheel", function (event) {
+    event.preventDefault();
+    var c = canvas.getBoundingClientRect();
+    zoom(Math.exp(-event.deltaY * 0.0015), event.clientX - c.left, event.clientY - c.top);
+  }, { passive: false });
+  var drag = null;
+  canvas.addEventListener("pointerdown", function (event) {
+    drag = { x: event.clientX, y: event.clientY, moved: false };
+  });
+  window.addEventListener("pointermove", function (event) {
+    if (!drag) { return; }
+    var dx = event.clientX - drag.x, dy = event.clientY - drag.y;
+    if (drag.moved || Math.abs(dx) + Math.abs(dy) > 4) {
+      drag.moved = true; pan(-dx, -dy); drag.x = event.clientX; drag.y = event.clientY;
+    }
+  });
+  window.addEventListener("pointerup", function () { setTimeout(function () { drag = null; }, 0); });
+  window.addEventListener("resize", applyCamera);
+  $("vg-fit").addEventListener("click", fit);
+  $("vg-zoom-in").addEventListener("click", function () { zoom(1.25); });
+  $("vg-zoom-out").addEventListener("click", function () { zoom(0.8); });
+
+  /* ---- minimap: the same drawing, small, with the visible rectangle ---- */
+  var viewport = null;
+  function drawMinimap() {
+    minimap.textContent = "";
+    var big = elements.length > 40;
+    minimap.style.display = big ? "block" : "none";
+    if (!big) { viewport = null; return; }
+    var graph = svg.querySelector("g.graph");
+    graph.id = "vg-drawing";
+    minimap.setAttribute("viewBox", [graphBox.x, graphBox.y, graphBox.w, graphBox.h].join(" "));
+    // parsed in the SVG element's context, so no namespace URL is needed in the page
+    minimap.innerHTML = '<use href="#vg-drawing"></use><rect class="vg-viewport"></rect>';
+    viewport = minimap.querySelector("rect");
+  }
+  function moveViewport() {
+    if (!viewport) { return; }
+    var w = canvas.clientWidth / cam.k, h = canvas.clientHeight / cam.k;
+    viewport.setAttribute("x", cam.x); viewport.setAttribute("y", cam.y);
+    viewport.setAttribute("width", w); viewport.setAttribute("height", h);
+    viewport.setAttribute("stroke-width", Math.max(graphBox.w, graphBox.h) / 150);
+  }
+  function minimapJump(event) {
+    var r = minimap.getBoundingClientRect(), box = minimap.viewBox.baseVal;
+    var s = Math.min(r.width / box.width, r.height / box.height);
+    var ox = (r.width - box.width * s) / 2, oy = (r.height - box.height * s) / 2;
+    var gx = box.x + (event.clientX - r.left - ox) / s, gy = box.y + (event.clientY - r.top - oy) / s;
+    cam.x = gx - canvas.clientWidth / cam.k / 2; cam.y = gy - canvas.clientHeight / cam.k / 2;
+    applyCamera();
+  }
+  var mapDrag = false;
+  minimap.addEventListener("pointerdown", function (event) { mapDrag = true; minimapJump(event); });
+  minimap.addEventListener("pointermove", function (event) { if (mapDrag) { minimapJump(event); } });
+  window.addEventListener("pointerup", function () { mapDrag = false; });
+
+  /* ---- selection and paths ---- */
+  var selected = null;                       // a full node id, or a box id of this level
+  function visibleFor(id) {                  // the element that draws id at this level
+    if (levelNodes[id]) { return id; }
+    var box = levels[current].owner[id];
+    return box && levelNodes[box] ? box : null;
+  }
+  function reach(start, next) {              // every node reachable from start
+    var seen = {}, todo = [start];
+    while (todo.length) {
+      var id = todo.pop();
+      (next[id] || []).forEach(function (other) {
+        if (!seen[other]) { seen[other] = true; todo.push(other); }
+      });
+    }
+    return seen;
+  }
+  function highlight(shown) {
+    svg.querySelectorAll(".vg-selected,.vg-up,.vg-down").forEach(function (el) {
+      el.classList.remove("vg-selected", "vg-up", "vg-down");
+    });
+    svg.classList.toggle("vg-dimmed", false);
+    if (!shown) { return; }
+    levelNodes[shown].classList.add("vg-selected");
+    if (!pathsBox.checked) { return; }
+    var up = reach(shown, pred), down = reach(shown, succ);
+    Object.keys(up).forEach(function (id) { levelNodes[id].classList.add("vg-up"); });
+    Object.keys(down).forEach(function (id) { levelNodes[id].classList.add("vg-down"); });
+    edgeEls.forEach(function (e) {
+      if ((up[e.source] || e.source === shown) && (up[e.target] || e.target === shown)) {
+        e.el.classList.add("vg-up");
+      } else if ((down[e.source] || e.source === shown) && (down[e.target] || e.target === shown)) {
+        e.el.classList.add("vg-down");
+      }
+    });
+    svg.classList.toggle("vg-dimmed", true);
+  }
+  function select(id, move) {
+    selected = id;
+    var shown = visibleFor(id);
+    highlight(shown);
+    showDetails(id, shown);
+    if (shown && move) { centre(levelNodes[shown]); }
+  }
+  pathsBox.addEventListener("change", function () { if (selected) { select(selected, false); } });
+  canvas.addEventListener("click", function (event) {
+    if (drag && drag.moved) { return; }
+    var el = event.target.closest ? event.target.closest("g.node") : null;
+    if (el) { select(el.id, false); } else { clearSelection(); }
+  });
+  canvas.addEventListener("dblclick", function (event) {
+    var el = event.target.closest ? event.target.closest("g.node") : null;
+    if (el) { select(el.id, false); unfoldSelected(); }
+  });
+  function clearSelection() {
+    selected = null; highlight(null);
+    details.textContent = "";
+    add(details, "p", "Click a node (or Tab to it and press Enter) to see its details.");
+  }
+  function unfoldSelected() {                // the next level that draws the box's insides
+    var box = selected && levels[current].boxes[selected];
+    if (!box) { return step(1); }
+    var member = (box.details.members || [])[0];
+    for (var i = current + 1; i < levels.length; i++) {
+      if (levels[i].drawn && member && levels[i].owner[member] !== selected) {
+        useLevel(i, false);
+        return select(member, true);
+      }
+    }
+    return false;
+  }
+
+  /* ---- details panel ---- */
+  function add(parent, tag, text, cls) {
+    var el = document.createElement(tag);
+    if (text !== undefined && text !== null) { el.textContent = text; }
+    if (cls) { el.className = cls; }
+    parent.appendChild(el);
+    return el;
+  }
+  function labelOf(id) {
+    var n = nodes[id] || levels[current].boxes[id];
+    if (!n) { return id; }
+    return (n.title || n.kind) + (n.lines && n.lines.length ? " " + n.lines.join(" ") : "");
+  }
+  function shape(s) { return s ? "(" + s.join(", ") + ")" : "?"; }
+  function bytes(b) {
+    if (b === null || b === undefined) { return "?"; }
+    var units = ["B", "KiB", "MiB", "GiB"], i = 0;
+    while (b >= 1024 && i < 3) { b /= 1024; i++; }
+    return (i ? b.toFixed(1) : b) + " " + units[i];
+  }
+  function table(parent, caption, rows) {
+    if (!rows.length) { return; }
+    add(parent, "h3", caption);
+    var t = add(parent, "table");
+    rows.forEach(function (row) {
+      var tr = add(t, "tr");
+      row.forEach(function (cell) {
+        if (cell && cell.nodeType) { add(tr, "td").appendChild(cell); } else { add(tr, "td", cell); }
+      });
+    });
+  }
+  function link(id) {                        // a button that selects another node
+    var b = document.createElement("button");
+    b.type = "button"; b.className = "vg-link"; b.textContent = labelOf(id);
+    b.addEventListener("click", function () { select(id, true); });
+    return b;
+  }
+  function showDetails(id, shown) {
+    details.textContent = "";
+    var n = nodes[id], box = levels[current].boxes[id], extra = data.extra[id] || {};
+    if (!n && box) { return showBox(id, box); }
+    if (!n) { return; }
+    var d = n.details || {};
+    add(details, "h2", n.title || d.name || n.kind);
+    var facts = [["kind", n.kind], ["id", n.id]];
+    if (n.seq !== null && n.seq !== undefined) { facts.push(["seq", String(n.seq)]); }
+    if (n.scope) { facts.push(["scope", n.scope]); }
+    if (d.name && d.name !== n.title) { facts.push(["name", d.name]); }
+    if (d.shape) { facts.push(["tensor", shape(d.shape) + " " + d.dtype]); }
+    if (extra.bytes !== undefined) { facts.push(["bytes", bytes(extra.bytes)]); }
+    if (d.freed) { facts.push(["saved buffers", "freed by backward()"]); }
+    if (n.marks && n.marks.length) { facts.push(["marks", n.marks.join(", ")]); }
+    if (shown && shown !== id) { facts.push(["drawn inside", labelOf(shown)]); }
+    if (!shown) { facts.push(["drawn", "not at this level: unfold to see it"]); }
+    table(details, "Node", facts);
+    table(details, "Forward outputs (gradients in)", (d.outputs || []).map(function (o, i) {
+      return ["#" + i, shape(o.shape) + " " + o.dtype];
+    }));
+    table(details, "Inputs (slot.rank \u2190 producer)", inEdges[id].map(function (e) {
+      var x = e.details || {};
+      var where = x.slot !== undefined ? x.slot + "." + x.rank : "";
+      return [where, link(e.source), x.shape ? shape(x.shape) + " " + (x.dtype || "") : e.label];
+    }));
+    table(details, "Used by (slot.rank \u2192 consumer)", outEdges[id].map(function (e) {
+      var x = e.details || {};
+      var where = x.next_slot !== undefined ? x.next_slot + "." + x.next_rank : "";
+      return [where, link(e.target), x.shape ? shape(x.shape) + " " + (x.dtype || "") : e.label];
+    }));
+    table(details, "Saved for backward", (extra.saved || []).map(function (s) {
+      if (s.kind === "scalar") { return [s.name, "scalar", s.value, ""]; }
+      return [s.name, s.kind + " " + shape(s.shape) + " " + s.dtype, bytes(s.bytes),
+              s.freed ? "freed" : "kept"];
+    }));
+    table(details, "Attributes", extra.attrs || []);
+    var grad = extra.grad || d.grad;
+    if (grad) {
+      table(details, "Gradient", Object.keys(grad).map(function (k) { return [k, String(grad[k])]; }));
+    }
+    if (extra.stack !== undefined) { showStack(data.stacks[extra.stack]); }
+  }
+  function showStack(frameIds) {
+    add(details, "h3", "Forward stack (most recent call last)");
+    var list = add(details, "ol", null, "vg-stack");
+    frameIds.forEach(function (f, i) {
+      var frame = data.frames[f];
+      var item = add(list, "li", null, i === frameIds.length - 1 ? "vg-user" : "");
+      add(item, "div", frame[0] + ":" + frame[1] + " in " + frame[2], "vg-where");
+      if (frame[3]) { add(item, "code", frame[3]); }
+    });
+  }
+  function showBox(id, box) {
+    add(details, "h2", box.title);
+    (box.lines || []).forEach(function (line) { add(details, "p", line); });
+    var members = box.details.members || [];
+    table(details, "Group", [["kind", box.kind], ["id", id], ["members", String(members.length)]]);
+    var ops = box.details.ops || {};
+    table(details, "Ops inside", Object.keys(ops).sort(function (a, b) { return ops[b] - ops[a]; })
+      .map(function (k) { return [k, "x" + ops[k]]; }));
+    if (box.details.grad) {
+      var g = box.details.grad;
+      table(details, "Gradient (all members)", Object.keys(g).map(function (k) { return [k, String(g[k])]; }));
+    }
+    var b = add(details, "button", "Unfold (u)", "vg-action");
+    b.type = "button"; b.addEventListener("click", unfoldSelected);
+    table(details, "Members" + (members.length > 200 ? " (first 200)" : ""),
+      members.slice(0, 200).map(function (m) { return [link(m)]; }));
+  }
+
+  /* ---- search: op, tensor name, scope, or file.py:42 ---- */
+  var index = null;
+  function buildIndex() {
+    index = data.graph.nodes.map(function (n) {
+      var extra = data.extra[n.id] || {}, d = n.details || {};
+      var places = extra.stack === undefined ? [] : data.stacks[extra.stack].map(function (f) {
+        var frame = data.frames[f];
+        return (frame[0] + ":" + frame[1]).toLowerCase();
+      });
+      var text = [n.title, d.name || "", n.scope, n.kind, n.id].join("\u0000").toLowerCase();
+      return { id: n.id, text: text, places: places };
+    });
+  }
+  function find(query) {
+    if (!index) { buildIndex(); }
+    var q = query.trim().toLowerCase();
+    if (!q) { return []; }
+    var line = /^(.*[^\d]):(\d+)$/.exec(q);
+    return index.filter(function (entry) {
+      if (line) {
+        return entry.places.some(function (p) {
+          var i = p.lastIndexOf(":");
+          return p.slice(i + 1) === line[2] && (p.slice(0, i) === line[1] ||
+            p.slice(0, i).endsWith("/" + line[1]) || p.slice(0, i).endsWith("\\" + line[1]));
+        });
+      }
+      return entry.text.indexOf(q) >= 0;
+    }).map(function (entry) { return entry.id; });
+  }
+  function showResults(query) {
+    results.textContent = "";
+    var hits = find(query);
+    if (!query.trim()) { return hits; }
+    add(results, "p", hits.length + " match" + (hits.length === 1 ? "" : "es") +
+        (hits.length > 200 ? " (first 200 listed)" : ""), "vg-count");
+    hits.slice(0, 200).forEach(function (id) {
+      var b = add(results, "button", null, "vg-result");
+      b.type = "button"; b.setAttribute("role", "listitem"); b.dataset.id = id;
+      var n = nodes[id], extra = data.extra[id] || {};
+      add(b, "b", n.title || n.kind);
+      if (n.scope) { add(b, "span", " " + n.scope, "vg-scope"); }
+      if (extra.stack !== undefined) {
+        var frames = data.stacks[extra.stack], f = data.frames[frames[frames.length - 1]];
+        add(b, "span", " " + f[0].split(/[\\/]/).pop() + ":" + f[1], "vg-where");
+      }
+      b.addEventListener("click", function () { jump(id); });
+    });
+    return hits;
+  }
+  function jump(id) {                        // show id, unfolding when it is not drawn
+    if (!visibleFor(id)) {                   // folded away here: the nearest level with it
+      var order = levels.map(function (l, i) { return i; }).sort(function (a, b) {
+        return Math.abs(a - current) - Math.abs(b - current);
+      });
+      for (var k = 0; k < order.length; k++) {
+        if (levels[order[k]].drawn && !levels[order[k]].hidden[id]) { useLevel(order[k], false); break; }
+      }
+    }
+    select(id, true);
+    var shown = visibleFor(id);
+    if (shown) { levelNodes[shown].focus({ preventScroll: true }); }
+  }
+  var timer = null;
+  search.addEventListener("input", function () {
+    clearTimeout(timer);
+    timer = setTimeout(function () { showResults(search.value); }, 120);
+  });
+  search.addEventListener("keydown", function (event) {
+    if (event.key === "Enter") {
+      clearTimeout(timer);
+      var hits = showResults(search.value);
+      if (hits.length) { jump(hits[0]); }
+    } else if (event.key === "ArrowDown") {
+      var first = results.querySelector("button");
+      if (first) { event.preventDefault(); first.focus(); }
+    }
+  });
+
+  /* ---- keyboard ---- */
+  document.addEventListener("keydown", function (event) {
+    var tag = (event.target.tagName || "").toLowerCase();
+    var typing = tag === "input" || tag === "select" || tag === "textarea";
+    if (event.key === "Escape") {
+      if (typing) { event.target.blur(); }
+      search.value = ""; results.textContent = ""; clearSelection();
+      return;
+    }
+    if (typing || event.ctrlKey || event.metaKey || event.altKey) { return; }
+    var node = event.target.closest ? event.target.closest("g.node") : null;
+    var moves = { ArrowLeft: [-60, 0], ArrowRight: [60, 0], ArrowUp: [0, -60], ArrowDown: [0, 60] };
+    if (event.key === "/") { event.preventDefault(); search.focus(); search.select(); }
+    else if (event.key === "Enter" && node) { select(node.id, false); }
+    else if (event.key === "+" || event.key === "=") { zoom(1.25); }
+    else if (event.key === "-") { zoom(0.8); }
+    else if (event.key === "0") { fit(); }
+    else if (event.key === "[") { step(-1); }
+    else if (event.key === "]") { step(1); }
+    else if (event.key === "u") { unfoldSelected(); }
+    else if (moves[event.key] && tag !== "button") {
+      event.preventDefault(); pan(moves[event.key][0], moves[event.key][1]);
+    } else { return; }
+  });
+  canvas.addEventListener("focusin", function (event) {     // Tab to a node off screen
+    var el = event.target.closest ? event.target.closest("g.node") : null;
+    if (!el) { return; }
+    var r = el.getBoundingClientRect(), c = canvas.getBoundingClientRect();
+    if (r.right < c.left || r.left > c.right || r.bottom < c.top || r.top > c.bottom) { centre(el); }
+  });
+
+  useLevel(data.start, false);
+  window.vizgradViewer = {                   // for tests and the console
+    level: function () { return current; }, levels: levels, select: select, jump: jump,
+    useLevel: useLevel, find: find, visibleFor: visibleFor, camera: cam
+  };
+})();

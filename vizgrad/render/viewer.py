@@ -1,0 +1,222 @@
+"""The interactive viewer's data: fold levels, their Graphviz layouts, per-node facts.
+
+A page shows one *level* at a time: the same graph with module scopes collapsed to
+depth 1, 2, ..., with only the middle of repeated blocks folded, or with nothing
+folded.  Every level is a ``GraphView`` derived from the one full view, so a node
+keeps its id at every level where it is drawn, and a group box lists the full
+nodes it stands for (``details["members"]``).  Each level small enough is laid out
+by Graphviz at save time (in parallel); fold/unfold in the page swaps levels.  The
+facts the details panel shows (stack, saved tensors, attributes, gradient
+statistics) are read once from the full view's graph nodes, stacks interned.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..debug.gradstats import METADATA_KEY, grad_stats
+from . import fold
+from .blocks import fold_repeated_blocks
+from .build import build_view
+from .view import Cluster, GraphView, RenderOptions
+
+#: A level with more boxes than this is not laid out: Graphviz's ``dot`` takes ~3 s
+#: for 1,000 boxes, ~20 s for 5,000 and minutes for 20,000 (superlinear).
+LAYOUT_LIMIT = 2500
+
+
+@dataclass
+class Level:
+    """One fold level: what it is, its view, and its SVG (``None``: too big to lay out)."""
+
+    name: str
+    view: GraphView
+    svg: str | None = None
+
+
+def _copy(view: GraphView) -> GraphView:
+    """A view whose lists (and clusters) can be folded without touching ``view``."""
+    clusters = [Cluster(c.id, c.label, c.parent, list(c.nodes)) for c in view.clusters]
+    return GraphView(list(view.nodes), list(view.edges), clusters, list(view.legend),
+                     list(view.notes), dict(view.graph))
+
+
+def _partition(view: GraphView) -> frozenset:
+    """What a level shows, independent of box ids (to drop duplicate levels)."""
+    return frozenset(frozenset(n.details.get("members", ())) or n.id for n in view.nodes)
+
+
+def fold_levels(full: GraphView, max_nodes: int | None) -> list[Level]:
+    """The levels of ``full``, coarsest first, duplicates dropped; the last is ``full``."""
+    found: list[Level] = []
+    depths = [n.scope.count(".") + 1 for n in full.nodes if n.scope]
+    if depths:
+        for depth in range(1, max(depths) + 1):
+            level = _copy(full)
+            fold.collapse_scopes(level, depth, fold_repeats=True)
+            found.append(Level(f"modules collapsed to depth {depth}", level))
+        level = _copy(full)
+        if fold_repeated_blocks(level):
+            fold._drop_empty_clusters(level)
+            found.append(Level("repeated blocks folded", level))
+    elif max_nodes is not None and len(full.nodes) > max_nodes:
+        level = _copy(full)
+        fold.fold_big(level, max_nodes)
+        found.append(Level("folded to fit max_nodes", level))
+    found.append(Level("everything", full))
+    levels, seen = [], set()
+    for level in found:
+        key = _partition(level.view)
+        if key not in seen:
+            seen.add(key)
+            levels.append(level)
+    return levels
+
+
+def default_level(levels: list[Level], options: RenderOptions) -> int:
+    """The level a page opens at: the asked collapse depth, else the finest that fits."""
+    if options.collapse == "scope":
+        for index, level in enumerate(levels):
+            if level.name == f"modules collapsed to depth {options.depth}":
+                return index
+    limit = options.max_nodes if options.max_nodes is not None else LAYOUT_LIMIT
+    fitting = [i for i, level in enumerate(levels)
+               if level.svg is not None and len(level.view.nodes) <= limit]
+    if fitting:
+        return fitting[-1]
+    drawn = [i for i, level in enumerate(levels) if level.svg is not None]
+    return drawn[0] if drawn else 0
+
+
+def lay_out(levels: list[Level], timeout: float | None) -> None:
+    """Run ``dot -Tsvg`` for every level small enough, in parallel."""
+    from .dot import to_dot
+    from .output import run_dot
+
+    todo = [level for level in levels if len(level.view.nodes) <= LAYOUT_LIMIT]
+
+    def one(level: Level) -> None:
+        level.svg = run_dot(to_dot(level.view).source, "svg", timeout).decode("utf-8")
+
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        list(pool.map(one, todo))
+
+
+def _nbytes(shape: Any, dtype: str) -> int | None:
+    try:
+        return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    except TypeError:  # a dtype numpy does not know
+        return None
+
+
+class _Facts:
+    """Per-node facts for the details panel; stack frames and stacks interned."""
+
+    def __init__(self) -> None:
+        self.frames: list[list[Any]] = []
+        self.stacks: list[list[int]] = []
+        self._frame_ids: dict[tuple, int] = {}
+        self._stack_ids: dict[tuple, int] = {}
+
+    def _stack(self, frames: tuple) -> int:
+        ids = []
+        for frame in frames:
+            key = tuple(frame)
+            if key not in self._frame_ids:
+                self._frame_ids[key] = len(self.frames)
+                self.frames.append([frame.filename, frame.lineno, frame.function,
+                                    frame.line])
+            ids.append(self._frame_ids[key])
+        key = tuple(ids)
+        if key not in self._stack_ids:
+            self._stack_ids[key] = len(self.stacks)
+            self.stacks.append(ids)
+        return self._stack_ids[key]
+
+    def of(self, ref: Any) -> dict[str, Any]:
+        facts: dict[str, Any] = {}
+        if hasattr(ref, "saved"):  # a graph.GraphNode
+            stack = ref.stack
+            if stack:
+                facts["stack"] = self._stack(stack)
+            saved = []
+            for item in ref.saved:
+                if item.kind == "scalar":
+                    saved.append({"name": item.name, "kind": "scalar", "value": str(item.value)})
+                else:
+                    saved.append({"name": item.name, "kind": item.kind,
+                                  "shape": list(item.shape), "dtype": item.dtype,
+                                  "freed": item.freed, "bytes": _nbytes(item.shape, item.dtype)})
+            if saved:
+                facts["saved"] = saved
+            attributes = ref.saved_attributes
+            if attributes:
+                facts["attrs"] = [[str(k), str(v)] for k, v in attributes.items()]
+            recorded = ref.get_metadata(METADATA_KEY)
+            if recorded is not None:
+                facts["grad"] = {k: recorded[k] for k in ("norm", "finite", "zero")}
+        elif hasattr(ref, "grad"):  # a graph.TensorInfo
+            facts["bytes"] = _nbytes(ref.shape, ref.dtype)
+            if ref.grad is not None:
+                facts["grad"] = grad_stats(ref.grad)
+        return facts
+
+
+def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any]:
+    """What the page's script reads: the full graph (JSON schema), facts and levels."""
+    from .jsonout import to_dict
+
+    facts = _Facts()
+    extra = {}
+    for node in full.nodes:
+        if node.ref is not None:
+            found = facts.of(node.ref)
+            if found:
+                extra[node.id] = found
+    shown = []
+    full_ids = {n.id for n in full.nodes}
+    for level in levels:
+        boxes = {}
+        for node in level.view.nodes:
+            if node.id not in full_ids:  # a group or fold box of this level only
+                boxes[node.id] = {"kind": node.kind, "title": node.title,
+                                  "lines": node.lines, "rows": [list(r) for r in node.rows],
+                                  "details": node.details}
+        drawn = {n.id for n in level.view.nodes}
+        drawn.update(m for box in boxes.values() for m in box["details"].get("members", ()))
+        shown.append({"name": level.name, "count": len(level.view.nodes),
+                      "hidden": sorted(full_ids - drawn),
+                      "notes": level.view.notes, "boxes": boxes,
+                      "drawn": level.svg is not None})
+    document = to_dict(full, positions=False)
+    for node in document["nodes"]:  # the view's tooltips repeat what the panel shows
+        node.pop("tooltip", None)
+        node.pop("position", None)
+    return {"graph": document, "extra": extra, "frames": facts.frames,
+            "stacks": facts.stacks, "levels": shown, "start": start,
+            "layout_limit": LAYOUT_LIMIT}
+
+
+def build_levels(roots: Any, options: RenderOptions,
+                 timeout: float | None) -> tuple[GraphView, list[Level], int]:
+    """The full view of ``roots`` (or ``roots`` itself when it is a ``GraphView``),
+    its laid-out levels and the level to open at."""
+    if isinstance(roots, GraphView):
+        levels = fold_levels(roots, None)
+        lay_out(levels, timeout)
+        return roots, levels, default_level(levels, options)
+    full_options = dataclasses.replace(options, max_nodes=None, collapse=None,
+                                       cluster="scope")
+    if options.theme != "dark":
+        full_options.theme = "light"
+    full = build_view(roots, full_options)
+    levels = fold_levels(full, options.max_nodes)
+    lay_out(levels, timeout)
+    return full, levels, default_level(levels, options)
+
