@@ -131,6 +131,12 @@ def render_roots(roots: Any, path: Path, options: dict[str, Any],
     notes = list(view.notes) or [str(warning.message) for warning in caught]
     nodes = sum(1 for node in view.nodes if node.kind != "legend")
     step("layout" if fmt in ("svg", "png", "pdf", "html", "json") else "writing")
+    if fmt == "html":  # the viewer lays out every fold level of the whole graph itself
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            vizgrad.render.save(roots, path, layout_timeout=layout_timeout, **options)
+        return RenderResult(path, fmt, nodes, len(view.edges), time.perf_counter() - start,
+                            notes)
     skipped = vizgrad.render.jsonout.LayoutSkippedWarning  # JSON without node positions
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", skipped)

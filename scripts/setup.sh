@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything vizgrad needs on a Debian machine, idempotently:
-# Graphviz (binary + headers for pygraphviz) from apt where missing, a virtualenv in
-# .venv, and the package with its extras. A second run that finds everything in
+# Graphviz (binary + headers for pygraphviz) and Chromium (the real browser the viewer's
+# tests in tests/browser drive through Playwright; Playwright never downloads its own)
+# from apt where missing, a virtualenv in .venv, and the package with its extras. A second run that finds everything in
 # place only checks and returns.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +10,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v dot >/dev/null 2>&1 || need_apt+=(graphviz)
 [ -f /usr/include/graphviz/cgraph.h ] || need_apt+=(libgraphviz-dev)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
 python3 -c "import venv, ensurepip" >/dev/null 2>&1 || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then

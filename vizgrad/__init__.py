@@ -59,7 +59,7 @@ from .core.factory import (
 from .debug.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .ops import *  # noqa: F403 - the op functions are vizgrad's top-level API
 from .ops import __all__ as _op_names
-from .render import make_dot, print_graph
+from .render import make_dot, print_graph, show
 from .serialization import CheckpointError, load, save
 from .watching import on_backward, unwatch, watch, watched
 
@@ -88,7 +88,7 @@ __all__ = [
     "randn_like", "scope", "set_default_dtype", "set_grad_enabled", "tensor", "zeros",
     "zeros_like", *_op_names,
     "debug", "detect_anomaly", "graph", "is_anomaly_enabled", "make_dot",
-    "set_detect_anomaly", "print_graph", "render",
+    "set_detect_anomaly", "print_graph", "render", "show",
     "on_backward", "unwatch", "watch", "watched",
     "CheckpointError", "load", "nn", "optim", "save",
 ]

@@ -1,7 +1,8 @@
 """Pictures of the backward graph: ``make_dot``, ``save``, ``print_graph``.
 
 Pipeline: ``vizgrad.graph.walk`` -> ``GraphView`` (plain data, options applied)
--> emitters (DOT via graphviz, SVG/PNG/PDF via Graphviz's ``dot``, JSON, HTML).
+-> emitters (DOT via graphviz, SVG/PNG/PDF via Graphviz's ``dot``, JSON, and the
+interactive HTML viewer: ``save(loss, "g.html")``, ``show(loss)`` in a notebook).
 This package reads graphs only through :mod:`vizgrad.graph`.
 """
 
@@ -26,6 +27,7 @@ from .output import (
     save,
     write_atomic,
 )
+from .show import show, viewer_html
 from .terminal import graph_tree, print_graph
 from .view import Cluster, GraphView, LegendEntry, RenderOptions, ViewEdge, ViewNode
 
@@ -57,8 +59,7 @@ def make_dot(var: Any, params: dict | None = None, show_attrs: bool = False,
 __all__ = [
     "THEMES", "Cluster", "GraphView", "GraphvizNotFoundError", "LayoutTimeoutError",
     "LegendEntry", "NotAGraphFileError", "RenderError", "RenderOptions", "ViewEdge",
-    "ViewNode", "as_view",
-    "build_view", "dot_binary", "graph_tree", "make_dot", "print_graph", "run_dot", "save",
-    "load_view", "to_dict", "to_dot", "to_html", "to_json", "view_from_dict", "view_summary",
-    "write_atomic",
+    "ViewNode", "as_view", "build_view", "dot_binary", "graph_tree", "make_dot", "print_graph",
+    "run_dot", "save", "show", "load_view", "to_dict", "to_dot", "to_html", "to_json",
+    "view_from_dict", "view_summary", "viewer_html", "write_atomic",
 ]

@@ -316,7 +316,7 @@ def _collapse_to_fit(view: GraphView, max_nodes: int) -> str:
     return ""
 
 
-def _drop_empty_clusters(view: GraphView) -> None:
+def drop_empty_clusters(view: GraphView) -> None:
     """Forget folded nodes in clusters, then clusters with nothing left inside."""
     present = {node.id for node in view.nodes}
     for cluster in view.clusters:
@@ -350,7 +350,7 @@ def fold_big(view: GraphView, max_nodes: int) -> None:
             steps.append(f"{folded:,} nodes inside long chains")
     if len(view.nodes) > max_nodes:
         steps.append(f"{_truncate(view, max_nodes):,} nodes farthest from the outputs")
-    _drop_empty_clusters(view)
+    drop_empty_clusters(view)
     view.notes.append(f"Folded for readability: {total:,} nodes -> {len(view.nodes):,} "
                       f"shown (max_nodes={max_nodes:,}): " + "; ".join(s for s in steps if s) +
                       ". Pass max_nodes=None to draw everything.")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 from .escape import html_text
@@ -32,7 +32,7 @@ _NAMESPACES = re.compile(r'\s+xmlns(:xlink)?="[^"]*"')
 _SIZE = re.compile(r'<svg width="[^"]*" height="[^"]*"')
 
 
-@lru_cache(maxsize=None)
+@cache
 def asset(name: str) -> str:
     """The text of ``viewer.js`` / ``viewer.css`` (package data)."""
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
@@ -83,7 +83,6 @@ def viewer_page(full: GraphView, levels: list[Level], start: int,
     inline = clean_svg(first) if first is not None else (
         "<p>This level is too big to lay out; fold it.</p>")
     dark = (full.graph or {}).get("theme") == "dark"
-    notes = "".join(f"<p>{html_text(note)}</p>" for note in levels[start].view.notes)
     forced = ' class="vg-dark vg-forced"' if dark else ""
     return (
         f"<!DOCTYPE html>\n<html lang=\"en\"{forced}>"
@@ -91,7 +90,6 @@ def viewer_page(full: GraphView, levels: list[Level], start: int,
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
         f"<title>{html_text(title)}</title>\n<style>{asset('viewer.css')}</style>\n"
         f"</head>\n<body>\n<div id=\"vg-app\">\n{_BAR}\n"
-        f"<div id=\"vg-notes\">{notes}</div>\n"
         f"<main id=\"vg-canvas\" aria-label=\"{html.escape(title)}\">{inline}</main>\n"
         "<svg id=\"vg-minimap\" aria-hidden=\"true\"></svg>\n"
         "<aside id=\"vg-side\"><div id=\"vg-results\" role=\"list\"></div>\n"

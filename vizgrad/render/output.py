@@ -258,11 +258,6 @@ def save(view_or_tensor: Any, path: str | os.PathLike, *,
 def _save_viewer(view_or_tensor: Any, path: Path, layout_timeout: float | None,
                  options: dict[str, Any]) -> Path:
     """The viewer page: every fold level of the graph, laid out, in one file."""
-    from .html import viewer_page
-    from .viewer import build_levels
+    from .show import viewer_html
 
-    if isinstance(view_or_tensor, GraphView) and options:
-        raise TypeError("options apply when building a view; this is already a GraphView")
-    settings = RenderOptions.make(**options)
-    full, levels, start = build_levels(view_or_tensor, settings, layout_timeout)
-    return write_atomic(path, viewer_page(full, levels, start))
+    return write_atomic(path, viewer_html(view_or_tensor, layout_timeout, **options))

@@ -84,11 +84,6 @@
     });
     $("vg-fold").disabled = !levels.slice(0, index).some(function (l) { return l.drawn; });
     $("vg-unfold").disabled = !levels.slice(index + 1).some(function (l) { return l.drawn; });
-    var notes = $("vg-notes");
-    notes.textContent = "";
-    levels[index].notes.forEach(function (text) {
-      var p = document.createElement("p"); p.textContent = text; notes.appendChild(p);
-    });
     drawMinimap();
     if (keep && selected) { select(selected, true); } else { fit(); highlight(null); }
     status.textContent = levels[index].name + ": " + elements.length + " boxes";
