@@ -112,6 +112,7 @@ class Entry:
     seconds: float
     message: str
     picture: Path | None = None
+    viewer: Path | None = None  # the interactive page (<name>.html)
 
     @property
     def name(self) -> str:
@@ -139,7 +140,8 @@ def default_out_dir(gallery: Path) -> Path:
 
 
 def render_example(example: Example, folder: Path, out_dir: Path) -> Entry:
-    """Run one example and write ``out_dir/<name>.svg``; never raises for the script's errors."""
+    """Run one example and write ``out_dir/<name>.svg`` and its viewer page
+    ``out_dir/<name>.html``; never raises for the script's errors."""
     start = time.perf_counter()
     if example.needs and importlib.util.find_spec(example.needs) is None:
         return Entry(example, False, 0.0, f"needs {example.needs}: pip install "
@@ -170,6 +172,7 @@ def render_example(example: Example, folder: Path, out_dir: Path) -> Entry:
         if params:
             options["params"] = params
         result = render_roots(choice.roots, out_dir / f"{example.name}.svg", options)
+        viewer = render_roots(choice.roots, out_dir / f"{example.name}.html", options).path
     except Exception as error:  # noqa: BLE001 - one broken example must not stop the gallery
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
         return Entry(example, False, time.perf_counter() - start, detail)
@@ -177,7 +180,7 @@ def render_example(example: Example, folder: Path, out_dir: Path) -> Entry:
         vizgrad.set_default_dtype(dtype)
         vizgrad.set_grad_enabled(grad_mode)
     return Entry(example, True, time.perf_counter() - start,
-                 f"{result.nodes} nodes, {result.edges} edges", result.path)
+                 f"{result.nodes} nodes, {result.edges} edges", result.path, viewer)
 
 
 def build_gallery(folder: Path, out_dir: Path, only: tuple[str, ...] | list[str] = (),
@@ -235,7 +238,8 @@ def index_html(entries: list[Entry], folder: Path, out_dir: str = "gallery/out")
     by_name = {entry.name: entry for entry in entries}
 
     def image(entry: Entry) -> str:
-        return (f'<a href="{escape(entry.picture.name)}"><img src="'
+        target = entry.viewer or entry.picture  # the picture opens in the viewer when there is one
+        return (f'<a href="{escape(target.name)}"><img src="'
                 f'{escape(entry.picture.name)}" alt="{escape(entry.example.title)}"></a>')
 
     for entry in entries:
@@ -250,6 +254,10 @@ def index_html(entries: list[Entry], folder: Path, out_dir: str = "gallery/out")
                            f'({escape(twin.example.script)})</figcaption></figure><figure>'
                            f"{picture}<figcaption>PyTorch ({escape(entry.example.script)})"
                            "</figcaption></figure></div>")
+            if entry.viewer is not None:
+                picture = (f'<p><a class="viewer" href="{escape(entry.viewer.name)}">Open in '
+                           "the interactive viewer</a> (search, details, fold levels, "
+                           "paths)</p>" + picture)
         else:
             picture = f'<div class="failed">{escape(entry.message)}</div>'
         sections.append(
@@ -264,5 +272,5 @@ def index_html(entries: list[Entry], folder: Path, out_dir: str = "gallery/out")
             "<title>vizgrad gallery</title>\n"
             f"<style>{_STYLE}</style>\n</head>\n<body>\n<h1>vizgrad gallery</h1>\n"
             "<p>Each picture is the backward graph of the script beside it, drawn by the "
-            "command above it.</p>\n"
+            "command above it; click it to open the graph in the interactive viewer.</p>\n"
             f"<nav>{nav}</nav>\n" + "\n".join(sections) + "\n</body>\n</html>\n")

@@ -66,8 +66,11 @@
     if (svg) { svg.remove(); }
     canvas.appendChild(next);
     svg = next; current = index; levelSelect.value = String(index);
-    var box = svg.viewBox.baseVal;
-    graphBox = { x: box.x, y: box.y, w: box.width || 1, h: box.height || 1 };
+    if (!svg.vgBox) {                        // Graphviz's box; the camera rewrites viewBox
+      var box = svg.viewBox.baseVal;
+      svg.vgBox = { x: box.x, y: box.y, w: box.width || 1, h: box.height || 1 };
+    }
+    graphBox = svg.vgBox;
     levelNodes = {}; succ = {}; pred = {}; edgeEls = [];
     elements = Array.prototype.slice.call(svg.querySelectorAll("g.node"));
     elements.forEach(function (el) {
@@ -262,9 +265,11 @@
   function unfoldSelected() {                // the next level that draws the box's insides
     var box = selected && levels[current].boxes[selected];
     if (!box) { return step(1); }
-    var member = (box.details.members || [])[0];
+    var members = box.details.members || [], member = members[0];
     for (var i = current + 1; i < levels.length; i++) {
-      if (levels[i].drawn && member && levels[i].owner[member] !== selected) {
+      var inner = levels[i].owner[member];   // box ids repeat across levels: compare sizes
+      var size = inner ? (levels[i].boxes[inner].details.members || []).length : 0;
+      if (levels[i].drawn && member && size < members.length) {
         useLevel(i, false);
         return select(member, true);
       }
@@ -453,9 +458,21 @@
       var hits = showResults(search.value);
       if (hits.length) { jump(hits[0]); }
     } else if (event.key === "ArrowDown") {
+      clearTimeout(timer);
+      showResults(search.value);
       var first = results.querySelector("button");
       if (first) { event.preventDefault(); first.focus(); }
     }
+  });
+  results.addEventListener("keydown", function (event) {    // arrows walk the list
+    var items = Array.prototype.slice.call(results.querySelectorAll("button"));
+    var at = items.indexOf(document.activeElement);
+    if (at < 0 || (event.key !== "ArrowDown" && event.key !== "ArrowUp")) { return; }
+    event.preventDefault();
+    event.stopPropagation();
+    if (event.key === "ArrowUp" && at === 0) { search.focus(); return; }
+    var next = items[at + (event.key === "ArrowDown" ? 1 : -1)];
+    if (next) { next.focus(); }
   });
 
   /* ---- keyboard ---- */
@@ -482,8 +499,13 @@
       event.preventDefault(); pan(moves[event.key][0], moves[event.key][1]);
     } else { return; }
   });
+  // Focusing a node scrolls its (overflow: hidden) container natively; the camera
+  // does the moving here, so the container stays at 0, 0.
+  function unscroll() { canvas.scrollTop = 0; canvas.scrollLeft = 0; }
+  canvas.addEventListener("scroll", unscroll);
   canvas.addEventListener("focusin", function (event) {     // Tab to a node off screen
     var el = event.target.closest ? event.target.closest("g.node") : null;
+    unscroll();
     if (!el) { return; }
     var r = el.getBoundingClientRect(), c = canvas.getBoundingClientRect();
     if (r.right < c.left || r.left > c.right || r.bottom < c.top || r.top > c.bottom) { centre(el); }
