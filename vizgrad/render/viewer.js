@@ -19,6 +19,7 @@
   });
   var levels = data.levels;
   levels.forEach(function (level) {        // full node id -> the box that draws it
+    level.drawn = !!level.layout;
     level.owner = {};
     var hidden = level.hidden; level.hidden = {};
     hidden.forEach(function (id) { level.hidden[id] = true; });
@@ -43,18 +44,152 @@
   svgCache[data.start] = canvas.querySelector("svg.vg-graph");
 
   function svgOf(index) {
-    if (!svgCache[index] && levels[index].svg) {
+    var level = levels[index];
+    if (!svgCache[index] && (level.svg || level.layout === "page")) {
       var holder = document.createElement("div");
-      holder.innerHTML = levels[index].svg;          // our own Graphviz output
+      holder.innerHTML = level.svg || layOut(level);  // Graphviz's SVG or our own
       svgCache[index] = holder.querySelector("svg");
-      levels[index].svg = null;                        // parsed once; free the text
+      level.svg = null;                                // parsed once; free the text
     }
     return svgCache[index] || null;
   }
 
-  function titleOf(el) {
-    var t = el.querySelector("title");
-    return t ? t.textContent : "";
+  /* Text is what makes a big drawing slow (shaping 20,000 labels takes seconds), so a
+   * page layout gets its labels only where the reader looks, once zoomed in enough. */
+  var labelTimer = null;
+  function labelVisible() {
+    var map = levels[current] && levels[current].map;
+    if (!map || cam.k < 0.3) { return; }
+    var x0 = cam.x, y0 = cam.y, x1 = x0 + canvas.clientWidth / cam.k, y1 = y0 + canvas.clientHeight / cam.k;
+    for (var i = 0; i < map.n; i++) {
+      if (map.labelled[i] || map.x[i] + map.w[i] / 2 < x0 || map.x[i] - map.w[i] / 2 > x1 ||
+          map.y[i] + map.h[i] / 2 < y0 || map.y[i] - map.h[i] / 2 > y1) { continue; }
+      map.labelled[i] = 1;
+      var top = map.y[i] - map.h[i] / 2, text = [];
+      for (var j = 0; j < map.label[i].length; j++) {
+        text.push('<text text-anchor="middle" x="', map.x[i], '" y="', top + 14 + 12 * j,
+                  '" font-family="monospace" font-size="10.00">', esc(map.label[i][j]), "</text>");
+      }
+      levelNodes[map.ids[i]].insertAdjacentHTML("beforeend", text.join(""));
+    }
+  }
+
+  /* ---- a level too big for Graphviz, laid out here: layered, linear time ----
+   * Rank: as late as possible (a node sits one row above its nearest consumer), so
+   * a leaf is drawn beside the op that uses it.  Order and x: three barycentre
+   * passes (down by producers, up by consumers, down again), each row packed
+   * left to right at its wanted x and shifted back to centre on it.  Edges are
+   * curves without routing: good enough to read a 20,000-node graph's shape, and
+   * every box is searchable, selectable and highlighted like Graphviz's. */
+  var FILL = { op: "lightgray", leaf: "lightblue", saved: "orange", output: "#caff70",
+               base: "#a2cd5a", fold: "#ffe9a8", group: "#e3d5f2" };
+  function esc(text) {
+    return String(text).replace(/[&<>"]/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;" }[c];
+    });
+  }
+  function layOut(level) {
+    var ids = level.ids || data.graph.nodes.map(function (n) { return n.id; });
+    var pairs = level.edges || data.graph.edges.map(function (e) { return [e.source, e.target]; });
+    var n = ids.length, at = {}, ins = [], outs = [], i, j, r;
+    for (i = 0; i < n; i++) { at[ids[i]] = i; ins.push([]); outs.push([]); }
+    pairs.forEach(function (p) {
+      var a = at[p[0]], b = at[p[1]];
+      if (a !== undefined && b !== undefined && a !== b) { outs[a].push(b); ins[b].push(a); }
+    });
+    var left = new Int32Array(n), order = [];   // reverse topological order (Kahn, from sinks)
+    for (i = 0; i < n; i++) { left[i] = outs[i].length; if (!left[i]) { order.push(i); } }
+    for (j = 0; j < order.length; j++) {
+      ins[order[j]].forEach(function (u) { if (--left[u] === 0) { order.push(u); } });
+    }
+    var depth = new Int32Array(n), deepest = 0;  // longest path down to a sink
+    order.forEach(function (v) {
+      outs[v].forEach(function (w) { depth[v] = Math.max(depth[v], depth[w] + 1); });
+      deepest = Math.max(deepest, depth[v]);
+    });
+    var rows = [];
+    for (r = 0; r <= deepest; r++) { rows.push([]); }
+    for (j = order.length - 1; j >= 0; j--) { rows[deepest - depth[order[j]]].push(order[j]); }
+    var label = [], w = new Float64Array(n), h = new Float64Array(n), x = new Float64Array(n);
+    for (i = 0; i < n; i++) {
+      var node = nodes[ids[i]] || level.boxes[ids[i]] || {};
+      var lines = [node.title || ""].concat(node.lines || []).filter(function (t) { return t; });
+      label.push(lines);
+      w[i] = 16 + 6.1 * Math.max.apply(null, lines.map(function (t) { return t.length; }).concat([2]));
+      h[i] = 8 + 12 * Math.max(lines.length, 1);
+    }
+    rows.forEach(function (row) {
+      var cursor = 0;
+      row.forEach(function (v) { x[v] = cursor + w[v] / 2; cursor += w[v] + 12; });
+    });
+    function pass(row, near) {
+      var want = row.map(function (v) {
+        var list = near[v];
+        if (!list.length) { return x[v]; }
+        var sum = 0;
+        list.forEach(function (u) { sum += x[u]; });
+        return sum / list.length;
+      });
+      var byWant = row.map(function (v, k) { return k; });
+      byWant.sort(function (a, b) { return want[a] - want[b]; });
+      var placed = byWant.map(function (k) { return row[k]; }), shift = 0, edge = -Infinity;
+      byWant.forEach(function (k, m) {
+        var v = row[k];
+        x[v] = Math.max(want[k], edge + w[v] / 2 + 12);
+        edge = x[v] + w[v] / 2;
+        shift += want[k] - x[v];
+        placed[m] = v;
+      });
+      shift /= Math.max(row.length, 1);
+      placed.forEach(function (v) { x[v] += shift; });
+      return placed;
+    }
+    for (r = 1; r < rows.length; r++) { rows[r] = pass(rows[r], ins); }
+    for (r = rows.length - 2; r >= 0; r--) { rows[r] = pass(rows[r], outs); }
+    for (r = 1; r < rows.length; r++) { rows[r] = pass(rows[r], ins); }
+    var y = new Float64Array(n), top = 0, minX = Infinity, maxX = -Infinity;
+    rows.forEach(function (row) {
+      var tallest = 0;
+      row.forEach(function (v) {
+        tallest = Math.max(tallest, h[v]);
+        minX = Math.min(minX, x[v] - w[v] / 2); maxX = Math.max(maxX, x[v] + w[v] / 2);
+      });
+      row.forEach(function (v) { y[v] = top + tallest / 2; });
+      top += tallest + 36;
+    });
+    // As few elements as will do (no <title>s, one shared arrowhead): a 20,000-box
+    // level is ~100,000 elements, and style and layout time grow with the count.
+    level.map = { x: x, y: y, w: w, h: h, n: n, box: [minX - 8, -8, maxX - minX + 16, top],
+                  ids: ids, label: label, labelled: new Uint8Array(n) };
+    var out = ['<svg class="vg-graph" viewBox="', level.map.box.join(" "),
+               '"><defs><marker id="vg-arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" ',
+               'markerHeight="7" markerUnits="userSpaceOnUse" orient="auto"><path d="M0 0L8 4L0 8z" fill="black" stroke="black"/>',
+               '</marker></defs><g class="graph"><polygon fill="white" stroke="transparent" points="',
+               [minX - 8, -8, maxX + 8, -8, maxX + 8, top - 8, minX - 8, top - 8].join(" "), '"/>'];
+    pairs.forEach(function (p) {
+      var a = at[p[0]], b = at[p[1]];
+      if (a === undefined || b === undefined || a === b) { return; }
+      var x1 = x[a], y1 = y[a] + h[a] / 2, x2 = x[b], y2 = y[b] - h[b] / 2, mid = (y1 + y2) / 2;
+      out.push('<path class="edge" data-ends="', esc(p[0] + "->" + p[1]), '" fill="none" ',
+               'stroke="black" marker-end="url(#vg-arrow)" d="M', x1, " ", y1, "C", x1, " ", mid,
+               " ", x2, " ", mid, " ", x2, " ", y2, '"/>');
+    });
+    for (i = 0; i < n; i++) {
+      var kind = (nodes[ids[i]] || level.boxes[ids[i]] || {}).kind;
+      var fill = (nodes[ids[i]] || {}).fill || FILL[kind] || FILL.op;
+      var x0 = x[i] - w[i] / 2, y0 = y[i] - h[i] / 2;
+      out.push('<g id="', esc(ids[i]), '" class="node"><polygon fill="',
+               esc(fill), '" stroke="black" points="', [x0, y0, x0 + w[i], y0, x0 + w[i], y0 + h[i], x0,
+               y0 + h[i]].join(" "), '"/>');
+      out.push("</g>");
+    }
+    out.push("</g></svg>");
+    return out.join("");
+  }
+
+  function titleOf(el) {                     // an edge's "source->target"
+    var t = el.getAttribute("data-ends") || el.querySelector("title");
+    return t ? (t.textContent || t) : "";
   }
 
   function useLevel(index, keep) {
@@ -79,7 +214,7 @@
       el.setAttribute("role", "button");
       el.setAttribute("aria-label", labelOf(el.id));
     });
-    svg.querySelectorAll("g.edge").forEach(function (el) {
+    svg.querySelectorAll(".edge").forEach(function (el) {
       var ends = titleOf(el).split("->");
       if (ends.length !== 2 || !levelNodes[ends[0]] || !levelNodes[ends[1]]) { return; }
       succ[ends[0]].push(ends[1]); pred[ends[1]].push(ends[0]);
@@ -88,7 +223,14 @@
     $("vg-fold").disabled = !levels.slice(0, index).some(function (l) { return l.drawn; });
     $("vg-unfold").disabled = !levels.slice(index + 1).some(function (l) { return l.drawn; });
     drawMinimap();
-    if (keep && selected) { select(selected, true); } else { fit(); highlight(null); }
+    if (keep && selected) { select(selected, true); } else {
+      fit();
+      highlight(null);
+      if (levels[index].map && cam.k < 0.3) {  // too small to read: start at an output
+        var end = elements.filter(function (el) { return !succ[el.id].length; })[0];
+        if (end) { cam.k = 1; centre(end); }
+      }
+    }
     status.textContent = levels[index].name + ": " + elements.length + " boxes";
     return true;
   }
@@ -103,7 +245,7 @@
   levels.forEach(function (level, i) {
     var option = document.createElement("option");
     option.value = String(i);
-    option.textContent = level.name + " (" + level.count + (level.drawn ? ")" : ", too big to lay out)");
+    option.textContent = level.name + " (" + level.count + ({ graphviz: ")", page: ", laid out in the page)" }[level.layout] || ", too big to draw)");
     option.disabled = !level.drawn;
     levelSelect.appendChild(option);
   });
@@ -119,6 +261,8 @@
     svg.setAttribute("viewBox", [cam.x, cam.y, w / cam.k, h / cam.k].join(" "));
     svg.setAttribute("width", w); svg.setAttribute("height", h);
     moveViewport();
+    clearTimeout(labelTimer);
+    labelTimer = setTimeout(labelVisible, 60);
   }
   function fit() {
     var w = canvas.clientWidth || 1, h = canvas.clientHeight || 1;
@@ -131,7 +275,7 @@
     var w = canvas.clientWidth, h = canvas.clientHeight;
     if (px === undefined) { px = w / 2; py = h / 2; }
     var gx = cam.x + px / cam.k, gy = cam.y + py / cam.k;
-    cam.k = Math.max(0.005, Math.min(40, cam.k * factor));
+    cam.k = Math.max(0.0002, Math.min(40, cam.k * factor));
     cam.x = gx - px / cam.k; cam.y = gy - py / cam.k;
     applyCamera();
   }
@@ -176,11 +320,21 @@
     var big = elements.length > 40;
     minimap.style.display = big ? "block" : "none";
     if (!big) { viewport = null; return; }
-    var graph = svg.querySelector("g.graph");
-    graph.id = "vg-drawing";
     minimap.setAttribute("viewBox", [graphBox.x, graphBox.y, graphBox.w, graphBox.h].join(" "));
-    // parsed in the SVG element's context, so no namespace URL is needed in the page
-    minimap.innerHTML = '<use href="#vg-drawing"></use><rect class="vg-viewport"></rect>';
+    var map = levels[current].map;
+    if (!map) {                              // Graphviz's drawing: show it again, small
+      svg.querySelector("g.graph").id = "vg-drawing";
+      // parsed in the SVG element's context, so no namespace URL is needed in the page
+      minimap.innerHTML = '<use href="#vg-drawing"></use><rect class="vg-viewport"></rect>';
+    } else {                                 // a big page layout: its boxes as one path
+      var d = [];
+      for (var i = 0; i < map.n; i++) {
+        d.push("M", map.x[i] - map.w[i] / 2, map.y[i] - map.h[i] / 2, "h", map.w[i], "v", map.h[i],
+               "h", -map.w[i], "z");
+      }
+      minimap.innerHTML = '<path class="vg-boxes"></path><rect class="vg-viewport"></rect>';
+      minimap.querySelector("path").setAttribute("d", d.join(" "));
+    }
     viewport = minimap.querySelector("rect");
   }
   function moveViewport() {

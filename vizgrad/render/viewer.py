@@ -26,9 +26,12 @@ from .blocks import fold_repeated_blocks
 from .build import build_view
 from .view import Cluster, GraphView, RenderOptions
 
-#: A level with more boxes than this is not laid out: Graphviz's ``dot`` takes ~3 s
-#: for 1,000 boxes, ~20 s for 5,000 and minutes for 20,000 (superlinear).
+#: A level with more boxes than this is not laid out by Graphviz: ``dot`` takes ~3 s
+#: for 1,000 boxes, ~20 s for 5,000 and minutes for 20,000 (superlinear).  The page
+#: lays such a level out itself when it is opened (layered, linear time, see
+#: ``viewer.js``), up to ``PAGE_LAYOUT_LIMIT`` boxes.
 LAYOUT_LIMIT = 2500
+PAGE_LAYOUT_LIMIT = 60000
 
 
 @dataclass
@@ -195,10 +198,15 @@ def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any
                                   "details": node.details}
         drawn = {n.id for n in level.view.nodes}
         drawn.update(m for box in boxes.values() for m in box["details"].get("members", ()))
-        shown.append({"name": level.name, "count": len(level.view.nodes),
-                      "hidden": sorted(full_ids - drawn),
-                      "notes": level.view.notes, "boxes": boxes,
-                      "drawn": level.svg is not None})
+        entry = {"name": level.name, "count": len(level.view.nodes),
+                 "hidden": sorted(full_ids - drawn), "notes": level.view.notes,
+                 "boxes": boxes, "layout": "graphviz" if level.svg is not None else None}
+        if level.svg is None and len(level.view.nodes) <= PAGE_LAYOUT_LIMIT:
+            entry["layout"] = "page"  # the script lays it out from these lists
+            if level.view is not full:
+                entry["ids"] = [n.id for n in level.view.nodes]
+                entry["edges"] = [[e.source, e.target] for e in level.view.edges]
+        shown.append(entry)
     document = to_dict(full, positions=False)
     # The schema's document, less what the page does not need: tooltips (the panel
     # shows the same facts), positions (the SVGs carry them) and keys at their
