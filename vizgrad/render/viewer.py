@@ -74,6 +74,9 @@ def fold_levels(full: GraphView, max_nodes: int | None) -> list[Level]:
         found.append(Level("folded to fit max_nodes", level))
     found.append(Level("everything", full))
     levels, seen = [], set()
+    # coarse to fine by what is drawn: "repeated blocks folded" (the first and last
+    # block op by op) may be smaller than collapsing scopes one level deeper
+    found.sort(key=lambda level: len(level.view.nodes))
     for level in found:
         key = _partition(level.view)
         if key not in seen:
@@ -213,6 +216,12 @@ def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any
     # default ("", null, false, [], {}), which the script reads as absent.  This
     # halves the data of a big graph (~220 -> ~110 bytes a node).
     document["nodes"] = [_compact(n, ("tooltip", "position")) for n in document["nodes"]]
+    for node in document["nodes"]:  # details repeat seq, name and scope of op nodes
+        details = node.get("details", {})
+        for key, same in (("seq", "seq"), ("name", "title"), ("scope", "scope")):
+            if key in details and (details[key] == node.get(same)
+                                   or details[key] in ("", None) and same not in node):
+                del details[key]
     document["edges"] = [_compact(e, ()) for e in document["edges"]]
     return {"graph": document, "extra": extra, "frames": facts.frames,
             "stacks": facts.stacks, "levels": shown, "start": start,

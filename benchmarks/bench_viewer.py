@@ -1,0 +1,104 @@
+"""The interactive viewer: save time, file size, and open / unfold time in Chromium.
+
+For ~1,000- and ~20,000-node graphs (a deep scoped model; a wide graph without
+scopes): ``vizgrad.render.save(loss, "g.html")`` (walk, fold levels, Graphviz
+layouts, page), the file's size, then in the system Chromium (Playwright) the
+time from navigation until the viewer is ready and has painted, and the time to
+unfold to the level with every node.  Best of ``--repeats`` page loads.
+
+Run: ``python benchmarks/bench_viewer.py`` (``--quick``: the 1,000-node graphs only).
+Needs Graphviz, ``chromium`` and ``playwright`` (scripts/setup.sh installs them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+
+def deep_model(nodes: int):
+    """About ``nodes`` graph nodes: blocks ``layers.<i>`` with sub-scopes ``fc`` and
+    ``act`` (7 nodes a block: matmul, add, tanh, two leaves and their accumulators)."""
+    import numpy as np
+
+    import vizgrad as vg
+
+    rng = np.random.default_rng(0)
+    h = vg.tensor(rng.standard_normal((4, 8)).astype(np.float32))
+    for index in range(max(1, nodes // 7)):
+        w = vg.tensor(rng.standard_normal((8, 8)).astype(np.float32) * 0.3, requires_grad=True)
+        b = vg.tensor(rng.standard_normal(8).astype(np.float32), requires_grad=True)
+        w.name, b.name = f"layers.{index}.fc.weight", f"layers.{index}.fc.bias"
+        with vg.scope(f"layers.{index}"):
+            with vg.scope("fc"):
+                h = h @ w + b
+            with vg.scope("act"):
+                h = h.tanh()
+    return h.sum()
+
+
+def wide(nodes: int):
+    import vizgrad as vg
+
+    leaves = [vg.ones(3, requires_grad=True) for _ in range(max(1, nodes // 3))]
+    return vg.stack([leaf * 2.0 for leaf in leaves]).sum()
+
+
+def measure(browser, path: Path, repeats: int) -> tuple[float, float, int, int]:
+    """Best open time, best unfold-to-everything time, boxes at open, boxes unfolded."""
+    opens, unfolds, shown, everything = [], [], 0, 0
+    for _ in range(repeats):
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        start = time.perf_counter()
+        page.goto(path.as_uri())
+        page.wait_for_function("window.vizgradViewer !== undefined")
+        page.evaluate("new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)))")
+        opens.append(time.perf_counter() - start)
+        shown = page.locator("#vg-canvas svg.vg-graph g.node").count()
+        last = page.evaluate("vizgradViewer.levels.length - 1")
+        start = time.perf_counter()
+        page.evaluate(f"vizgradViewer.useLevel({last}, false)")
+        page.evaluate("new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)))")
+        unfolds.append(time.perf_counter() - start)
+        everything = page.locator("#vg-canvas svg.vg-graph g.node").count()
+        page.close()
+    return min(opens), min(unfolds), shown, everything
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    import vizgrad
+
+    sizes = [1_000] if args.quick else [1_000, 20_000]
+    cases = [(f"deep, scoped, {n:,}", deep_model, n) for n in sizes]
+    cases += [(f"wide, no scopes, {n:,}", wide, n) for n in sizes]
+    print(f"{'graph':<24} {'nodes':>7} {'save s':>7} {'MB':>6} {'open s':>7} {'boxes':>6} "
+          f"{'unfold s':>8} {'boxes':>6}")
+    with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=shutil.which("chromium"))
+        for name, make, size in cases:
+            loss = make(size)
+            path = Path(folder) / "graph.html"
+            start = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                vizgrad.render.save(loss, path)
+            saved = time.perf_counter() - start
+            nodes = len(vizgrad.graph.walk(loss).nodes)
+            opened, unfolded, shown, everything = measure(browser, path, args.repeats)
+            print(f"{name:<24} {nodes:>7,} {saved:>7.2f} {path.stat().st_size / 1e6:>6.2f} "
+                  f"{opened:>7.2f} {shown:>6,} {unfolded:>8.2f} {everything:>6,}", flush=True)
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()
