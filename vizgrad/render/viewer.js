@@ -226,9 +226,9 @@
     if (keep && selected) { select(selected, true); } else {
       fit();
       highlight(null);
-      if (levels[index].map && cam.k < 0.3) {  // too small to read: start at an output
+      if (cam.k < 0.45) {                    // too small to read: start at an output, readable
         var end = elements.filter(function (el) { return !succ[el.id].length; })[0];
-        if (end) { cam.k = 1; centre(end); }
+        if (end) { cam.k = 0.8; centre(end); }
       }
     }
     status.textContent = levels[index].name + ": " + elements.length + " boxes";
@@ -287,7 +287,7 @@
   }
   function centre(el) {
     var r = rectOf(el), w = canvas.clientWidth, h = canvas.clientHeight;
-    if (cam.k < 0.6) { cam.k = 1; }
+    if (cam.k < 0.45) { cam.k = 0.8; }
     cam.x = r.x + r.w / 2 - w / cam.k / 2; cam.y = r.y + r.h / 2 - h / cam.k / 2;
     applyCamera();
   }
@@ -500,9 +500,9 @@
       return [where, link(e.target), x.shape ? shape(x.shape) + " " + (x.dtype || "") : e.label];
     }));
     table(details, "Saved for backward", (extra.saved || []).map(function (s) {
-      if (s.kind === "scalar") { return [s.name, "scalar", s.value, ""]; }
-      return [s.name, s.kind + " " + shape(s.shape) + " " + s.dtype, bytes(s.bytes),
-              s.freed ? "freed" : "kept"];
+      if (s.kind === "scalar") { return [s.name, "scalar " + s.value]; }
+      return [s.name, s.kind + " " + shape(s.shape) + " " + s.dtype + " \u00b7 " + bytes(s.bytes) +
+              " \u00b7 " + (s.freed ? "freed" : "kept")];
     }));
     table(details, "Attributes", extra.attrs || []);
     var grad = extra.grad || d.grad;
