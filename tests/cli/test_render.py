@@ -194,3 +194,17 @@ def test_progress_display_on_a_terminal_and_quiet(tmp_path) -> None:
         assert phase in done.stderr
     quiet = vizgrad_process("render", "-q", path, env=terminal)
     assert quiet.returncode == 0 and quiet.stderr == "" and quiet.stdout == ""
+
+
+def test_html_is_the_viewer_with_every_fold_level(script, tmp_path) -> None:
+    """``vizgrad render -o g.html`` writes the viewer page of the whole graph (every
+    fold level, laid out), not one folded picture."""
+    out = tmp_path / "graph.html"
+    result = cli("render", "-q", "-o", out, script("model.py", MODEL))
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    data = json.loads(re.search(r'id="vizgrad-data">(.*?)</script>', page, re.S).group(1))
+    names = [level["name"] for level in data["levels"]]
+    assert names[-1] == "everything" and len(names) >= 2, names
+    assert all(level["layout"] == "graphviz" for level in data["levels"])
+    assert "window.vizgradViewer" in page and "http://" not in page
