@@ -102,6 +102,19 @@ def test_search_by_name_and_scope(open_page, page_path: Path) -> None:
         "TanhBackward0 sequential.3 train.py:6"]
 
 
+def test_a_search_hit_inside_a_group_is_shown_as_its_own_box(open_page,
+                                                            page_path: Path) -> None:
+    opened = open_page(page_path)
+    page = opened.page
+    page.click("#vg-fold")
+    page.click("#vg-fold")
+    assert opened.count() == 4  # TanhBackward0 of sequential.3 is inside a group
+    page.fill("#vg-search", "sequential.3")
+    page.press("#vg-search", "Enter")
+    assert opened.count() == 20 and _classed(opened, "vg-selected") == {"n7"}
+    assert page.evaluate("document.activeElement.id") == "n7"
+
+
 def test_fold_and_unfold_change_the_boxes_drawn(open_page, page_path: Path,
                                                 train: dict) -> None:
     _, levels, start = build_levels(train["loss"], RenderOptions.make(params=train["params"]),

@@ -418,6 +418,11 @@
   }
   function unfoldSelected() {                // the next level that draws the box's insides
     var box = selected && levels[current].boxes[selected];
+    if (selected && !box && !levelNodes[selected]) {   // a node folded away: show it itself
+      var own = nearest(selected, function () { return true; });
+      if (own >= 0) { useLevel(own, false); select(selected, true); }
+      return own >= 0;
+    }
     if (!box) { return step(1); }
     var members = box.details.members || [], member = members[0];
     for (var i = current + 1; i < levels.length; i++) {
@@ -429,6 +434,16 @@
       }
     }
     return false;
+  }
+  function nearest(id, allowed) {           // the nearest level drawing id as its own box
+    var order = levels.map(function (l, i) { return i; }).sort(function (a, b) {
+      return Math.abs(a - current) - Math.abs(b - current);
+    });
+    for (var k = 0; k < order.length; k++) {
+      var level = levels[order[k]];
+      if (level.drawn && !level.hidden[id] && !level.owner[id] && allowed(level)) { return order[k]; }
+    }
+    return -1;
   }
 
   /* ---- details panel ---- */
@@ -483,7 +498,7 @@
     if (extra.bytes !== undefined) { facts.push(["bytes", bytes(extra.bytes)]); }
     if (d.freed) { facts.push(["saved buffers", "freed by backward()"]); }
     if (n.marks && n.marks.length) { facts.push(["marks", n.marks.join(", ")]); }
-    if (shown && shown !== id) { facts.push(["drawn inside", labelOf(shown)]); }
+    if (shown && shown !== id) { facts.push(["drawn inside", labelOf(shown) + " (u: unfold)"]); }
     if (!shown) { facts.push(["drawn", "not at this level: unfold to see it"]); }
     table(details, "Node", facts);
     table(details, "Forward outputs (gradients in)", (d.outputs || []).map(function (o, i) {
@@ -588,14 +603,14 @@
     });
     return hits;
   }
-  function jump(id) {                        // show id, unfolding when it is not drawn
-    if (!visibleFor(id)) {                   // folded away here: the nearest level with it
-      var order = levels.map(function (l, i) { return i; }).sort(function (a, b) {
-        return Math.abs(a - current) - Math.abs(b - current);
-      });
-      for (var k = 0; k < order.length; k++) {
-        if (levels[order[k]].drawn && !levels[order[k]].hidden[id]) { useLevel(order[k], false); break; }
-      }
+  // A search hit is shown as its own box: at the nearest level Graphviz drew that
+  // draws it (instant), else inside its group here (u / Unfold opens a level laid
+  // out in the page, which takes seconds for 20,000 boxes), else at any level.
+  function jump(id) {
+    if (!levelNodes[id]) {
+      var own = nearest(id, function (level) { return level.layout === "graphviz"; });
+      if (own < 0 && !visibleFor(id)) { own = nearest(id, function () { return true; }); }
+      if (own >= 0) { useLevel(own, false); }
     }
     select(id, true);
     var shown = visibleFor(id);
