@@ -40,8 +40,12 @@ def test_gallery_page_opens_and_is_photographed(open_page, gallery: Path, exampl
     for scheme in ("light", "dark"):
         opened = open_page(path, color_scheme=scheme)
         assert opened.count() > 0
-        first = opened.page.locator("#vg-canvas g.node").last  # Graphviz writes outputs first
-        first.click()
+        # an op deep in the graph (Graphviz writes outputs first): bring it into view
+        # (the page opens tall graphs at a readable zoom on the output), then click it
+        last = opened.page.locator("#vg-canvas g.node").last.get_attribute("id")
+        opened.page.evaluate("id => vizgradViewer.jump(id)", last)
+        opened.page.click(f'#vg-canvas g.node[id="{last}"]')
+        assert opened.page.locator("#vg-canvas g.vg-selected").get_attribute("id") == last
         opened.page.wait_for_timeout(50)
         shot = folder / f"{example}.viewer.{scheme}.png"
         opened.page.screenshot(path=str(shot))

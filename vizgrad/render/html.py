@@ -26,10 +26,10 @@ from .viewer import Level, page_data
 
 _PROLOG = re.compile(r"^\s*(<\?xml[^>]*\?>)?\s*(<!DOCTYPE[^>]*>)?\s*", re.S)
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
-#: Namespace declarations are identifiers, never fetched, but they are URLs: an HTML
-#: parser needs neither, and a page without any URL is easy to check for offline use.
-_NAMESPACES = re.compile(r'\s+xmlns(:xlink)?="[^"]*"')
 _SIZE = re.compile(r'<svg width="[^"]*" height="[^"]*"')
+#: The only URLs in a page: the SVG and XLink namespace names.  They are identifiers,
+#: never fetched; they stay so that the drawing is still well-formed XML (SVG).
+NAMESPACES = frozenset({"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"})
 
 
 @cache
@@ -39,10 +39,9 @@ def asset(name: str) -> str:
 
 
 def clean_svg(svg: str) -> str:
-    """Graphviz's SVG as inline HTML markup: no prolog, comments, namespaces or size."""
+    """Graphviz's SVG as inline HTML markup: no prolog, comments or fixed size."""
     svg = _PROLOG.sub("", svg, count=1)
     svg = _COMMENT.sub("", svg)
-    svg = _NAMESPACES.sub("", svg)
     return _SIZE.sub('<svg class="vg-graph"', svg, count=1)
 
 

@@ -324,7 +324,7 @@
     var map = levels[current].map;
     if (!map) {                              // Graphviz's drawing: show it again, small
       svg.querySelector("g.graph").id = "vg-drawing";
-      // parsed in the SVG element's context, so no namespace URL is needed in the page
+      // innerHTML on an SVG element parses its children as SVG
       minimap.innerHTML = '<use href="#vg-drawing"></use><rect class="vg-viewport"></rect>';
     } else {                                 // a big page layout: its boxes as one path
       var d = [];
