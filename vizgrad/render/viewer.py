@@ -103,12 +103,16 @@ def default_level(levels: list[Level], options: RenderOptions) -> int:
 def lay_out(levels: list[Level], timeout: float | None) -> None:
     """Run ``dot -Tsvg`` for every level small enough, in parallel."""
     from .dot import to_dot
-    from .output import run_dot
+    from .output import LayoutTimeoutError, run_dot
 
     todo = [level for level in levels if len(level.view.nodes) <= LAYOUT_LIMIT]
 
     def one(level: Level) -> None:
-        level.svg = run_dot(to_dot(level.view).source, "svg", timeout).decode("utf-8")
+        try:
+            level.svg = run_dot(to_dot(level.view).source, "svg", timeout).decode("utf-8")
+        except LayoutTimeoutError:  # the page lays this level out itself instead
+            level.view.notes.append(f"Graphviz took longer than {timeout:g} s; "
+                                    "laid out in the page instead")
 
     with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
         list(pool.map(one, todo))
