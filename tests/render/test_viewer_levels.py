@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import webbrowser
 
 import pytest
 
@@ -98,3 +99,15 @@ def test_page_data_carries_stacks_saved_tensors_and_gradients() -> None:
     leaf = next(i for i, n in nodes.items() if n.get("title") == "0.weight")
     assert data["extra"][leaf]["grad"]["finite"] is True and data["extra"][leaf]["bytes"] == 60
     assert data["graph"]["schema"] == "vizgrad-graph"
+
+
+@needs_dot
+def test_show_outside_a_notebook_opens_the_page_in_a_browser(monkeypatch) -> None:
+    opened = []
+    monkeypatch.setattr(webbrowser, "open", opened.append)
+    path = vg.show((vg.ones(2, requires_grad=True) * 2).sum())
+    try:
+        assert opened == [path.as_uri()]
+        assert "window.vizgradViewer" in path.read_text() and "MulBackward0" in path.read_text()
+    finally:
+        path.unlink()
