@@ -75,8 +75,8 @@
   }
 
   /* ---- a level too big for Graphviz, laid out here: layered, linear time ----
-   * Rank: as late as possible (a node sits one row above its nearest consumer), so
-   * a leaf is drawn beside the op that uses it.  Order and x: three barycentre
+   * Rank: as late as possible (the longest path down to an output decides, so a
+   * node sits one row above its highest consumer and a leaf beside the op using it).  Order and x: three barycentre
    * passes (down by producers, up by consumers, down again), each row packed
    * left to right at its wanted x and shifted back to centre on it.  Edges are
    * curves without routing: good enough to read a 20,000-node graph's shape, and
@@ -188,15 +188,18 @@
   }
 
   function titleOf(el) {                     // an edge's "source->target"
-    var t = el.getAttribute("data-ends") || el.querySelector("title");
-    return t ? (t.textContent || t) : "";
+    var ends = el.getAttribute("data-ends");   // our layout; Graphviz writes a <title>
+    if (ends !== null) { return ends; }
+    var title = el.querySelector("title");
+    return title ? title.textContent : "";
   }
 
   function useLevel(index, keep) {
     var next = svgOf(index);
     if (!next) { return false; }
     if (selected && !nodes[selected]) {      // a box of the old level: keep its first member
-      selected = ((levels[current].boxes[selected] || {}).details || {}).members ? levels[current].boxes[selected].details.members[0] : null;
+      var old = levels[current].boxes[selected];
+      selected = old && old.details.members ? old.details.members[0] : null;
     }
     if (svg) { svg.remove(); }
     canvas.appendChild(next);
@@ -223,13 +226,14 @@
     $("vg-fold").disabled = !levels.slice(0, index).some(function (l) { return l.drawn; });
     $("vg-unfold").disabled = !levels.slice(index + 1).some(function (l) { return l.drawn; });
     drawMinimap();
-    if (keep && selected) { select(selected, true); } else {
+    if (keep && selected && visibleFor(selected)) { select(selected, true); } else {
       fit();
       highlight(null);
       if (cam.k < 0.45) {                    // too small to read: start at an output, readable
         var end = elements.filter(function (el) { return !succ[el.id].length; })[0];
         if (end) { cam.k = 0.8; centre(end); }
       }
+      if (keep && selected) { select(selected, false); }  // its details: "not drawn here"
     }
     status.textContent = levels[index].name + ": " + elements.length + " boxes";
     return true;
