@@ -20,7 +20,6 @@ from functools import cache
 from importlib import resources
 
 from .escape import html_text
-from .jsonout import _plain
 from .view import GraphView
 from .viewer import Level, page_data
 
@@ -96,7 +95,7 @@ def viewer_page(full: GraphView, levels: list[Level], start: int,
         f"press Enter) to see its details.</p></section>\n<p id=\"vg-help\">{_HELP}</p>"
         "</aside>\n</div>\n"
         "<script type=\"application/json\" id=\"vizgrad-data\">"
-        f"{json_for_script(_plain(data))}</script>\n<script>{asset('viewer.js')}</script>\n"
+        f"{json_for_script(data)}</script>\n<script>{asset('viewer.js')}</script>\n"
         "</body>\n</html>\n")
 
 

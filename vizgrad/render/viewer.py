@@ -185,7 +185,7 @@ def _compact(item: dict[str, Any], drop: tuple[str, ...]) -> dict[str, Any]:
 
 def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any]:
     """What the page's script reads: the full graph (JSON schema), facts and levels."""
-    from .jsonout import to_dict
+    from .jsonout import _plain, to_dict
 
     facts = _Facts()
     extra = {}
@@ -227,9 +227,11 @@ def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any
                                    or details[key] in ("", None) and same not in node):
                 del details[key]
     document["edges"] = [_compact(e, ()) for e in document["edges"]]
-    return {"graph": document, "extra": extra, "frames": facts.frames,
-            "stacks": facts.stacks, "levels": shown, "start": start,
-            "layout_limit": LAYOUT_LIMIT}
+    # JSON-safe (NaN as text, user text cleaned); the document already is, and
+    # cleaning its ~2 million strings again would double the save time of a big graph
+    rest = _plain({"extra": extra, "frames": facts.frames, "stacks": facts.stacks,
+                   "levels": shown})
+    return {"graph": document, **rest, "start": start, "layout_limit": LAYOUT_LIMIT}
 
 
 def build_levels(roots: Any, options: RenderOptions,
