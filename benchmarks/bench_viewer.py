@@ -81,7 +81,7 @@ def main() -> None:
     sizes = [1_000] if args.quick else [1_000, 20_000]
     cases = [(f"deep, scoped, {n:,}", deep_model, n) for n in sizes]
     cases += [(f"wide, no scopes, {n:,}", wide, n) for n in sizes]
-    print(f"{'graph':<24} {'nodes':>7} {'save s':>7} {'MB':>6} {'open s':>7} {'boxes':>6} "
+    print(f"{'graph':<24} {'ops':>7} {'save s':>7} {'MB':>6} {'open s':>7} {'boxes':>6} "
           f"{'unfold s':>8} {'boxes':>6}")
     with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=shutil.which("chromium"))
