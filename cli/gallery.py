@@ -159,10 +159,12 @@ def render_example(example: Example, folder: Path, out_dir: Path) -> Entry:
                              record_grads=bool(flags.get("show_grad")))
         if run.failed and anomaly and getattr(run.error, "node", None) is not None:
             result = render_error(run.error, run.last_backward, out_dir / f"{example.name}.svg")
+            viewer = render_error(run.error, run.last_backward,
+                                  out_dir / f"{example.name}.html").path
             first = str(run.error).splitlines()[0]
             return Entry(example, True, time.perf_counter() - start,
                          f"{result.nodes} nodes, {result.edges} edges; found: {first}",
-                         result.path)
+                         result.path, viewer)
         if run.failed:
             return Entry(example, False, time.perf_counter() - start,
                          "the script raised:\n" + format_traceback(run.error))
