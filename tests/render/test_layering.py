@@ -44,3 +44,22 @@ def test_the_check_sees_relative_core_imports(tmp_path: Path) -> None:
     sneaky.write_text("from ..core.node import Node\nfrom .. import core\n")
     assert "vizgrad.core.node" in _imports(sneaky)
     assert "vizgrad.core" in _imports(sneaky)
+
+
+CORE_FILES = sorted((PACKAGE / "core").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", CORE_FILES, ids=lambda p: f"core/{p.name}")
+def test_core_imports_nothing_above_it(path: Path) -> None:
+    """core/ is the bottom layer: the engine's broadcast reduction (SumTo) lives in core."""
+    bad = [name for name in _imports(path)
+           if name.startswith("vizgrad.") and not name.startswith("vizgrad.core")]
+    assert not bad, f"{path} imports {bad}: core must not depend on the layers above it"
+
+
+def test_the_check_sees_upward_imports_from_core(tmp_path: Path) -> None:
+    folder = tmp_path / "core"
+    folder.mkdir()
+    sneaky = folder / "sneaky.py"
+    sneaky.write_text("def f():\n    from ..ops.reduce_shape import sum_to\n")
+    assert "vizgrad.ops.reduce_shape" in _imports(sneaky)

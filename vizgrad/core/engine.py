@@ -92,7 +92,7 @@ def _needed_nodes(roots: list[Node], targets: set) -> set:
 def _reduce_to(grad: Tensor, shape: tuple, dtype: Any, node: Node, child: Node) -> Tensor:
     """Reduce a broadcast gradient to the input's shape and dtype (once, centrally)."""
     if grad.data.shape != shape:
-        from ..ops.reduce_shape import sum_to
+        from .broadcast import sum_to
 
         try:
             grad = sum_to(grad, shape)
@@ -105,22 +105,25 @@ def _reduce_to(grad: Tensor, shape: tuple, dtype: Any, node: Node, child: Node) 
     return grad
 
 
-def _call_backward(node: Node, grads: list, create_graph: bool) -> list:
-    """Run one node's backward and return one gradient per flat input."""
-    # A freed node still runs if its backward needs no saved tensor (as in PyTorch);
-    # reading a freed saved tensor raises GraphFreedError with the full story.
+def _call_backward(node: Node, grads: list) -> Any:
+    """Run one node's backward and return one gradient per flat input.
+
+    A freed node still runs if its backward needs no saved tensor (as in PyTorch);
+    reading a freed saved tensor raises GraphFreedError with the full story.
+    """
     result = node.fn.backward(node, *grads)
     if result.__class__ is not tuple:
         result = (result,)
-    return _flatten_grads(node._layout, result)
+    layout = node._layout
+    if layout.__class__ is ContiguousLayout and len(result) == len(layout):
+        return result  # one tensor per argument, from the first: nothing to map
+    return _flatten_grads(layout, result)
 
 
 def _flatten_grads(layout: tuple, result: tuple) -> Any:
     """Map backward's per-argument results to one gradient per flat input."""
-    if layout.__class__ is ContiguousLayout:  # one tensor per argument, from the first
-        count = len(layout)
-        if len(result) >= count:
-            return result if len(result) == count else result[:count]
+    if layout.__class__ is ContiguousLayout and len(result) > len(layout):
+        return result[:len(layout)]  # trailing Nones for non-tensor arguments
     flat = []
     for arg_index, ranks in layout:
         grad = result[arg_index] if arg_index < len(result) else None
@@ -214,27 +217,20 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
             else:
                 break
             buffer = buffers.pop(node)
+            # The common node (no hooks, no captures, no inputs= filter, every output
+            # got a gradient) runs here; _run_node handles everything else.
             if plain and not node._hooked and node.__class__ is not AccumulateGrad:
-                # The common case, inline: no hooks, no captures, no inputs= filter.
                 for grad in buffer:
                     if grad is None:
-                        grads = _run_plain_node(node, buffer, create_graph, retain_graph)
                         break
                 else:
-                    grads = node.fn.backward(node, *buffer)
-                    if grads.__class__ is not tuple:
-                        grads = (grads,)
-                    layout = node._layout
-                    if layout.__class__ is not ContiguousLayout or len(grads) != len(layout):
-                        grads = _flatten_grads(layout, grads)
+                    grads = _call_backward(node, buffer)
                     if not retain_graph:
-                        store = node._store  # Node._release, inline
-                        if store is not None:
-                            store.clear()
-                        node._freed = True
-            else:
+                        node._release()
+                    buffer = None
+            if buffer is not None:
                 grads = _run_node(node, buffer, create_graph, retain_graph, captures, captured,
-                                  needed, accumulate, inputs)
+                                  needed, accumulate)
             for child, nr, grad in zip(node._next_nodes, node._next_nrs, grads):
                 if child is None:
                     continue
@@ -278,30 +274,8 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     return captured
 
 
-def _run_plain_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool) -> list:
-    """The common case: no hooks, no captures, no ``inputs=`` filter."""
-    for grad in buffer:
-        if grad is None:
-            break
-    else:
-        grads = _call_backward(node, buffer, create_graph)
-        if not retain_graph:
-            node._release()
-        return grads
-    for grad in buffer:
-        if grad is not None:
-            grads = _call_backward(node, _materialize(node, buffer), create_graph)
-            break
-    else:
-        grads = [None] * len(node._next_nodes)
-    if not retain_graph:
-        node._release()
-    return grads
-
-
 def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
-              captures: dict, captured: list, needed: set | None, accumulate: bool,
-              inputs: list | None) -> list:
+              captures: dict, captured: list, needed: set | None, accumulate: bool) -> list:
     # Tensor hooks and retain_grad see the gradient of one output of this node.
     if node._tensor_hooks:
         for nr, hooks in node._tensor_hooks.items():
@@ -357,9 +331,9 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
         if any(grad is None for grad in buffer):
             buffer = _materialize(node, buffer)
         if NODE_LISTENERS:
-            grads = _call_listened(node, buffer, create_graph)
+            grads = _call_listened(node, buffer)
         else:
-            grads = _call_backward(node, buffer, create_graph)
+            grads = _call_backward(node, buffer)
     if node._post_hooks:
         for hook in list(node._post_hooks.values()):
             replaced = hook(tuple(grads), tuple(buffer))
@@ -373,10 +347,10 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
     return grads
 
 
-def _call_listened(node: Node, buffer: list, create_graph: bool) -> list:
+def _call_listened(node: Node, buffer: list) -> Any:
     """Run one node's backward and tell every node listener how it went."""
     try:
-        grads = _call_backward(node, buffer, create_graph)
+        grads = _call_backward(node, buffer)
     except Exception as error:
         for listener in list(NODE_LISTENERS):
             listener(node, tuple(buffer), None, error)  # may raise a clearer error

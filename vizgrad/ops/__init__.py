@@ -1,6 +1,7 @@
 """Every differentiable op.  Each op is one ``Function`` class (forward and backward
 side by side) plus a PyTorch-named function; ``methods`` binds them to Tensor."""
 
+from ..core.broadcast import expand, sum_to
 from . import methods  # noqa: F401 - binds Tensor methods and operators
 from .arithmetic import add, div, mul, neg, pow, sub
 from .comparison import all, allclose, any, eq, ge, gt, le, logical_not, lt, ne
@@ -8,7 +9,6 @@ from .indexing import getitem, setitem
 from .join import cat, chunk, concat, split, stack, unbind
 from .linalg import matmul
 from .operands import promote_types, result_type
-from .reduce_shape import expand, sum_to
 from .reduction import mean, sum
 from .select import clone, where
 from .unary import exp, log, relu, sigmoid, tanh

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core import backend
+from ..core.broadcast import expand
 from ..core.factory import as_dtype
 from ..core.function import _FORWARD_ONLY
 from ..core.state import grad_enabled
@@ -10,7 +11,6 @@ from ..core.tensor import Tensor
 from . import arithmetic as ar
 from . import comparison as cmp
 from . import indexing, join, linalg, reduction, select, unary, views
-from .reduce_shape import expand
 
 
 def _to(self, *args, dtype=None, device=None, copy=False):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..core.backend import array_module
-from ..core.function import Function
+from .backend import array_module
+from .function import Function
 
 
 def _sum_to_array(array, shape):
