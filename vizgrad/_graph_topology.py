@@ -1,7 +1,7 @@
 """Cheap facts about a graph for tools that look at it every training step.
 
 :func:`topology` finds the nodes and who feeds whom without building edge objects,
-and saved buffers are read straight from a node's saved-tensor specs.  Import these
+and saved buffers are read straight from a node's saved entries (``SavedEntry``).  Import these
 from :mod:`vizgrad.graph`; this module only keeps that file short.
 """
 
@@ -28,11 +28,11 @@ def core_buffers(raw: Node) -> tuple[tuple[int, int, bool], ...]:
     if not store or not raw._saved:
         return ()
     out = []
-    for spec in raw._saved:
-        kind = spec[0]
+    for entry in raw._saved:
+        kind = entry.kind
         if kind == SCALAR:
             continue
-        value = store[spec[1]]
+        value = store[entry.position]
         leaf = False
         if kind == INPUT:
             leaf = value.grad_fn is None

@@ -105,7 +105,7 @@ class GraphNode:
     @property
     def outputs(self) -> tuple[tuple[tuple[int, ...], str], ...]:
         """``(shape, dtype)`` of every forward output, flat (``input_meta`` without slots)."""
-        raw = getattr(self.raw, "_in_meta", None)
+        raw = getattr(self.raw, "_result_meta", None)
         if raw is None:
             return tuple((tuple(m.shape), to_dtype_name(m.dtype))
                          for row in self.input_meta for m in row)
@@ -118,7 +118,7 @@ class GraphNode:
 
     @property
     def output_count(self) -> int:
-        raw = getattr(self.raw, "_in_meta", None)
+        raw = getattr(self.raw, "_result_meta", None)
         return len(raw) if raw is not None else sum(len(row) for row in self.input_meta)
 
     @property
@@ -160,7 +160,7 @@ class GraphNode:
         raw = self.raw
         if raw.__class__ is Node:
             try:
-                outputs = _OUTPUTS.get(raw._in_meta) or self.outputs
+                outputs = _OUTPUTS.get(raw._result_meta) or self.outputs
                 return (raw.fn.backward_name, outputs, len(raw.next_functions),
                         raw.scope or "", raw._freed, None)
             except AttributeError:  # a node missing a field: take the general path
@@ -445,7 +445,7 @@ def _core_edges(node: GraphNode, seen: dict, edges: list) -> None:
     """``next_edges`` of a vizgrad node, read straight from its layout (the hot path)."""
     raw = node.raw
     nexts = raw.next_functions
-    metas = raw._out_meta
+    metas = raw._operand_meta
     flat = 0
     for slot, (_, ranks) in enumerate(raw._layout):
         for rank in range(1 if ranks < 0 else ranks):

@@ -170,7 +170,7 @@ class TorchNode:
         return nexts
 
     @property
-    def _in_meta(self) -> tuple[tuple[tuple[int, ...], Any], ...]:
+    def _result_meta(self) -> tuple[tuple[tuple[int, ...], Any], ...]:
         """``(shape, dtype)`` of every forward output (= gradient flowing in)."""
         meta = self._meta
         if meta is None:
@@ -188,7 +188,7 @@ class TorchNode:
         """Gradients sent on, one slot per ``next_functions`` entry (the next node's input)."""
         out = []
         for child, nr in self.next_functions:
-            metas = () if child is None else child._in_meta
+            metas = () if child is None else child._result_meta
             if nr < len(metas):
                 shape, dtype = metas[nr]
                 out.append((SlotMeta(shape, dtype, "", False),))
@@ -249,7 +249,7 @@ class TorchNode:
                     continue
                 metas = child._meta
                 if metas is None:
-                    metas = child._in_meta
+                    metas = child._result_meta
                 if nr < len(metas):
                     shape, dtype = metas[nr]
                     dtype = to_dtype_name(dtype)
@@ -266,7 +266,7 @@ class TorchNode:
         name = _NAMES.get(kind) or node_name(fn)
         meta = self._meta
         if meta is None:
-            meta = self._in_meta
+            meta = self._result_meta
         outputs = _OUTPUTS.get(meta)
         if outputs is None:
             outputs = tuple([(shape, to_dtype_name(dtype)) for shape, dtype in meta])

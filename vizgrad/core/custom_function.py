@@ -29,13 +29,12 @@ from .function import (
     _check_output_dtype,
     _ForwardCtx,
     _layout_of,
-    _new_node,
     _next_node_of,
     _numbers_of,
     _simple_layout,
 )
 from .inplace import refresh_view
-from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, SEQUENCE, ContiguousLayout, Node
+from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, Node
 from .saving import resolve_saved
 from .stack import capture
 from .state import STACK, current_scope, grad_enabled, set_grad_mode
@@ -78,18 +77,10 @@ def apply_user(cls: type, *args: Any) -> Any:
             return out.__class__([_as_tensor(o, tensors) for o in out])
         return _as_tensor(out, tensors)
 
-    node = _new_node(Node)
-    node.fn = cls
-    node._to_save = None
-    node._saved = None
-    node._store = None
-    node._freed = False
-    node._grad_mask = grad_mask
-    node._next_nodes = tuple([_next_node_of(t) for t in tensors])
-    node._next_nrs = _numbers_of(tensors)
+    node = Node(cls, tuple([_next_node_of(t) for t in tensors]), _numbers_of(tensors),
+                grad_mask)
     node._layout = _simple_layout(mask) if simple else _layout_of(args)
     node._arg_count = len(args)
-    node.seq = next(SEQUENCE)
     set_grad_mode(False)
     try:
         out = cls.forward(node, *args)
@@ -107,7 +98,7 @@ def apply_user(cls: type, *args: Any) -> Any:
             outs = [_as_tensor(o, tensors) for o in outs]
             break
     arrays = [o.data for o in outs]
-    node._in_meta = tuple([(a.shape, a.dtype) for a in arrays])
+    node._result_meta = tuple([(a.shape, a.dtype) for a in arrays])
     for a in arrays:
         if a.dtype.kind != "f":  # ints end the graph; complex is refused
             _check_output_dtype(cls, node, arrays)
@@ -115,7 +106,7 @@ def apply_user(cls: type, *args: Any) -> Any:
     if kind != OUT_SINGLE:
         node._out_kind = kind
     if grad_mask != mask or not simple:  # some input without an edge to read meta from
-        node._own_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
+        node._own_operand_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
     if tensors[0].data.__class__ is not _NUMPY_ARRAY:
         node._device = backend.device_of(tensors[0].data)
     node.scope = current_scope()
@@ -242,7 +233,7 @@ def checked_backward(backward: Callable) -> Callable:
         layout = ctx._layout
         if layout.__class__ is ContiguousLayout and len(result) == len(layout) \
                 == ctx._arg_count:
-            for grad, meta in zip(result, ctx._out_meta):
+            for grad, meta in zip(result, ctx._operand_meta):
                 if grad is not None and (grad.__class__ is not Tensor
                                          or grad.data.shape != meta[0]):
                     break
@@ -265,7 +256,7 @@ def _check_gradients(node: Node, result: Any) -> tuple:
             f"{expected}, got {len(result)}): backward must return one gradient per forward "
             "argument, None for an argument that needs none (such as a Python number).")
     positions = {arg_index: ranks for arg_index, ranks in node._layout}
-    meta = node._out_meta
+    meta = node._operand_meta
     flat = 0
     checked = list(result[:expected])
     for arg_index, grad in enumerate(checked):

@@ -149,7 +149,7 @@ def _materialize(node: Node, buffer: list) -> list:
     out = []
     for nr, grad in enumerate(buffer):
         if grad is None:
-            shape, dtype = node._in_meta[nr]
+            shape, dtype = node._result_meta[nr]
             grad = Tensor._make(xp.zeros(shape, dtype=dtype))
         out.append(grad)
     return out
@@ -187,7 +187,7 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     for (node, nr), grad in zip(root_edges, root_grads):
         buffer = buffers.get(node)
         if buffer is None:
-            buffer = buffers[node] = [None] * len(node._in_meta)
+            buffer = buffers[node] = [None] * len(node._result_meta)
             heapq.heappush(ready, (-node.seq, node))
         buffer[nr] = grad if buffer[nr] is None else buffer[nr] + grad
 
@@ -235,16 +235,16 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                 if child is None:
                     continue
                 if grad is not None:
-                    shape, dtype = child._in_meta[nr]
+                    shape, dtype = child._result_meta[nr]
                     data = grad.data
                     if data.shape != shape or data.dtype is not dtype and data.dtype != dtype:
                         grad = _reduce_to(grad, shape, dtype, node, child)
                 child_buffer = buffers.get(child)
                 if child_buffer is None:  # reached for the first time: it now waits to run
-                    if len(child._in_meta) == 1:
+                    if len(child._result_meta) == 1:
                         buffers[child] = [grad]
                     else:
-                        child_buffer = buffers[child] = [None] * len(child._in_meta)
+                        child_buffer = buffers[child] = [None] * len(child._result_meta)
                         child_buffer[nr] = grad
                     if following is None:
                         if ready and child.seq < -ready[0][0]:
@@ -282,7 +282,7 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
             if buffer[nr] is not None:
                 for hook in list(hooks.values()):
                     buffer[nr] = run_tensor_hook(hook, buffer[nr], describe_output(node, nr),
-                                                 node._in_meta[nr])
+                                                 node._result_meta[nr])
     if node._retained:
         for nr, ref in node._retained.items():
             tensor = ref()
@@ -299,7 +299,7 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
         grad = buffer[0]
         if grad is not None and variable._hooks:
             for hook in list(variable._hooks.values()):
-                grad = run_tensor_hook(hook, grad, describe_leaf(variable), node._in_meta[0])
+                grad = run_tensor_hook(hook, grad, describe_leaf(variable), node._result_meta[0])
             if captures:
                 for index in captures.get((node, 0), ()):
                     captured[index] = grad

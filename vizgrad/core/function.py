@@ -38,7 +38,7 @@ import numpy as np
 
 from . import backend
 from .inplace import refresh_view
-from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, SEQUENCE, ContiguousLayout, Node
+from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, Node
 from .saving import resolve_saved
 from .stack import capture, user_location
 from .state import STACK, current_scope, grad_enabled
@@ -85,7 +85,7 @@ _FORWARD_ONLY = _ForwardOnly()
 #: forward, once its node knows its stack and scope (anomaly mode's ``check_forward``
 #: finds the op that made a NaN here).  A listener may raise to stop the op.
 FORWARD_LISTENERS: list = []
-_new_node = _new_tensor = object.__new__
+_new_tensor = object.__new__
 _NUMPY_ARRAY = np.ndarray
 
 
@@ -249,17 +249,9 @@ class Function:
             tensors, mask = _with_number_slots(cls.number_slots, args, tensors, mask)
             next_nodes = [_next_node_of(t) for t in tensors]  # a number got a slot
             own_meta = True
-        node = _new_node(Node)
-        node.fn = cls
-        node._to_save = None
-        node._saved = None
-        node._store = None
-        node._freed = False
-        node._grad_mask = grad_mask
-        node._next_nodes = tuple(next_nodes)
-        node._next_nrs = _numbers_of(tensors) if numbered or len(tensors) >= len(_ZEROS) \
-            else _ZEROS[len(tensors)]
-        node.seq = next(SEQUENCE)
+        node = Node(cls, tuple(next_nodes),
+                    _numbers_of(tensors) if numbered or len(tensors) >= len(_ZEROS)
+                    else _ZEROS[len(tensors)], grad_mask)
         try:
             out = cls.forward(node, *raw)
         except (ValueError, IndexError, TypeError) as error:
@@ -275,7 +267,7 @@ class Function:
                 meta = _single_meta(out.shape, out.dtype)
                 if out.dtype.kind != "f":
                     _check_output_dtype(cls, node, (out,))
-            node._in_meta = meta
+            node._result_meta = meta
         else:
             if out_class is tuple:
                 kind, outs = OUT_TUPLE, out
@@ -292,7 +284,7 @@ class Function:
                     node._to_save = _resaved(node._to_save, outs, arrays)
                 outs = arrays
                 out = outs[0] if kind == OUT_SINGLE else outs
-            node._in_meta = tuple([(o.shape, o.dtype) for o in outs])
+            node._result_meta = tuple([(o.shape, o.dtype) for o in outs])
             for o in outs:
                 if o.dtype.kind != "f":  # an integer, bool or complex output: rare
                     _check_output_dtype(cls, node, outs)
@@ -302,7 +294,7 @@ class Function:
         if kind != OUT_SINGLE:
             node._out_kind = kind
         if own_meta:
-            node._own_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
+            node._own_operand_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
         if tensors[0].data.__class__ is not _NUMPY_ARRAY:
             node._device = backend.device_of(tensors[0].data)
         node.scope = current_scope()

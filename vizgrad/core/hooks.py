@@ -56,5 +56,5 @@ def describe_leaf(tensor: Tensor) -> str:
 
 
 def describe_output(node: Any, nr: int) -> str:
-    shape, dtype = node._in_meta[nr]
+    shape, dtype = node._result_meta[nr]
     return f"output {nr} of {node.name()} (shape {tuple(shape)}, {dtype})"

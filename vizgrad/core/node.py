@@ -93,16 +93,27 @@ def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
     return handle
 
 
-# What a node saved is described by one immutable *spec* per item, shared between the
-# nodes that save alike (a Mul saves its inputs 0 and 1 like every other Mul), while the
-# values sit in one list per node, ``Node._store``:
-#   (kind, index of the value in the store, input or output number, version at save
-#    time, positional?, name or None, scalar value / (shape, dtype) of a constant)
-# So saving allocates no record per item, and freeing a node is one ``list.clear()``.
-# An output's version counter sits in the store right after its array.
-KIND, INDEX, NUMBER, VERSION, POSITIONAL, NAME, EXTRA = range(7)
-#: The specs of a node that saved exactly its inputs, in order (by input count).
-INPUTS_IN_ORDER = {count: tuple((0, i, i, 0, True, None, None) for i in range(count))
+class SavedEntry(NamedTuple):
+    """How to find and check one item a node saved.
+
+    Entries are immutable and shared between the nodes that save alike (every Mul saves
+    its inputs 0 and 1 the same way), while the values themselves sit in one list per
+    node, ``Node._store``: so saving allocates no record per item, and freeing a node is
+    one ``list.clear()``.  An output's version counter sits in the store right after
+    its array.
+    """
+
+    kind: int  #: ``SavedTensor.INPUT``, ``OUTPUT``, ``CONSTANT`` or ``SCALAR``
+    index: int  #: where the value sits in ``Node._store`` (-1 for a scalar)
+    number: int  #: flat input number (an input) or output number (an output)
+    version: int  #: the version counter's value when it was saved
+    positional: bool  #: part of ``saved_tensors`` (False: only a ``save_named`` item)
+    name: str | None = None  #: the ``save_named`` name (None: named after the input)
+    extra: Any = None  #: a scalar's value, or ``(shape, dtype)`` of a constant array
+
+
+#: The entries of a node that saved exactly its inputs, in order (by input count).
+INPUTS_IN_ORDER = {count: tuple(SavedEntry(0, i, i, 0, True) for i in range(count))
                    for count in range(1, 8)}
 
 
@@ -117,33 +128,33 @@ class SavedTensor:
     Python scalar.  Name, shape and dtype stay readable after backward freed it.
     """
 
-    __slots__ = ("_node", "_spec")
+    __slots__ = ("_node", "_entry")
 
     INPUT, OUTPUT, CONSTANT, SCALAR = 0, 1, 2, 3
 
-    def __init__(self, node: Node, spec: tuple) -> None:
+    def __init__(self, node: Node, entry: SavedEntry) -> None:
         self._node = node
-        self._spec = spec
+        self._entry = entry
 
-    kind = property(lambda self: self._spec[KIND], doc="INPUT, OUTPUT, CONSTANT or SCALAR")
-    version = property(lambda self: self._spec[VERSION], doc="version counter when saved")
-    positional = property(lambda self: self._spec[POSITIONAL],
+    kind = property(lambda self: self._entry.kind, doc="INPUT, OUTPUT, CONSTANT or SCALAR")
+    version = property(lambda self: self._entry.version, doc="version counter when saved")
+    positional = property(lambda self: self._entry.positional,
                           doc="part of ``saved_tensors`` (not only a named save)")
-    output_nr = property(lambda self: self._spec[NUMBER],
+    output_nr = property(lambda self: self._entry.number,
                          doc="flat input number (an input) or output number (an output)")
 
     @property
     def name(self) -> str:
-        spec, node = self._spec, self._node
-        if spec[NAME] is not None:
-            return spec[NAME]
-        if spec[KIND] == SavedTensor.INPUT:
-            return _input_name(node, spec[NUMBER])
-        return "result" if len(node._in_meta) == 1 else f"result{spec[NUMBER]}"
+        entry, node = self._entry, self._node
+        if entry.name is not None:
+            return entry.name
+        if entry.kind == SavedTensor.INPUT:
+            return _input_name(node, entry.number)
+        return "result" if len(node._result_meta) == 1 else f"result{entry.number}"
 
     def _value(self) -> Any:
         store = self._node._store
-        return store[self._spec[INDEX]] if store else None
+        return store[self._entry.index] if store else None
 
     @property
     def tensor(self) -> Any:
@@ -155,19 +166,19 @@ class SavedTensor:
         """The saved array (the value itself for a scalar); ``None`` once freed."""
         kind = self.kind
         if kind == SavedTensor.SCALAR:
-            return self._spec[EXTRA]
+            return self._entry.extra
         value = self._value()
         return value.data if kind == SavedTensor.INPUT and value is not None else value
 
     def _meta(self) -> tuple:
         kind, node = self.kind, self._node
         if kind == SavedTensor.INPUT:  # the edge's metadata, which outlives the values
-            return node._out_meta[self.output_nr]
+            return node._operand_meta[self.output_nr]
         if kind == SavedTensor.OUTPUT:
-            return node._in_meta[self.output_nr]
+            return node._result_meta[self.output_nr]
         if kind == SavedTensor.CONSTANT:
-            return self._spec[EXTRA]
-        value = self._spec[EXTRA]
+            return self._entry.extra
+        value = self._entry.extra
         return tuple(getattr(value, "shape", ())), getattr(value, "dtype",
                                                             type(value).__name__)
 
@@ -185,7 +196,7 @@ class SavedTensor:
 
     def unpack(self) -> Any:
         """The value for backward: version-checked, an output rebuilt around its node."""
-        return self._node._unpack(self._spec)
+        return self._node._unpack(self._entry)
 
     def __repr__(self) -> str:
         return f"<SavedTensor {self.name} {self.shape} of {self._node.name()}>"
@@ -231,11 +242,58 @@ class Node:
     ((<MulBackward0 ...>, 0),)
     """
 
+    # Every field a recorded op has, declared once.  ``__init__`` fills them all;
+    # ``Function.apply`` overwrites the ones known only after forward ran.
     __slots__ = (
-        "seq", "fn", "_next_nodes", "_next_nrs", "_layout", "_in_meta", "_saved", "_store",
-        "_to_save", "_freed", "_stack_code", "_stack_lasti", "_stack_tail", "scope",
-        "_grad_mask", "__dict__", "__weakref__",
+        "seq", "fn", "_next_nodes", "_next_nrs", "_grad_mask", "_layout", "_result_meta",
+        "_to_save", "_saved", "_store", "_freed", "scope", "_stack_code", "_stack_lasti",
+        "_stack_tail", "__dict__", "__weakref__",
     )
+    #: Creation order: a node is always newer than the nodes it feeds (a topological order).
+    seq: int
+    #: The Function class whose backward this node runs (``fn.backward(node, *grads)``).
+    fn: Any
+    #: Per flat forward input: the node its gradient goes to (None: wants none) and
+    #: which of that node's forward outputs it was (``next_functions`` pairs them up).
+    _next_nodes: tuple[Node | None, ...]
+    _next_nrs: tuple[int, ...]
+    #: Bit i set: forward argument i wants a gradient (``needs_grad(i)``).
+    _grad_mask: int
+    #: ``(argument index, ranks)`` per tensor argument, ranks -1 for a single tensor.
+    _layout: tuple[tuple[int, int], ...]
+    #: ``(shape, dtype)`` of each forward output, i.e. of each gradient backward receives.
+    _result_meta: tuple[tuple[tuple[int, ...], Any], ...]
+    #: What forward passed to ``save_for_backward`` (until ``resolve_saved`` runs), then
+    #: the entries describing it and the values they point into (see ``SavedEntry``).
+    _to_save: tuple | None
+    _saved: tuple[SavedEntry, ...] | None
+    _store: list | None
+    #: True once backward released the saved values.
+    _freed: bool
+    #: The ``vizgrad.scope()`` (or module path) the op ran in.
+    scope: str
+    #: The user's call site as ``stack.capture`` gave it (code object, offset, outer
+    #: frames), kept in three slots rather than a tuple: one object fewer per op.
+    _stack_code: Any
+    _stack_lasti: int
+    _stack_tail: tuple
+
+    def __init__(self, fn: Any = None, next_nodes: tuple = (), next_nrs: tuple = (),
+                 grad_mask: int = 0) -> None:
+        self.fn = fn
+        self._next_nodes = next_nodes
+        self._next_nrs = next_nrs
+        self._grad_mask = grad_mask
+        self._layout = ()
+        self._result_meta = ()
+        self._to_save = None
+        self._saved = None
+        self._store = None
+        self._freed = False
+        self.scope = ""
+        self._stack_code = None
+        self.seq = next(SEQUENCE)
+
     # Rarely set: class-level defaults, stored in the instance dict only when set.
     _metadata: dict | None = None
     _pre_hooks: dict | None = None
@@ -253,7 +311,7 @@ class Node:
     # Set only when they differ (outputs in a tuple or list, an input with no edge to
     # read its metadata from, a device other than the CPU): one store fewer per op each.
     _out_kind = OUT_SINGLE
-    _own_meta: tuple | None = None
+    _own_operand_meta: tuple | None = None
     _device = "cpu"
 
     # -- identity -----------------------------------------------------------------
@@ -262,14 +320,14 @@ class Node:
         return self.fn.backward_name
 
     def __repr__(self) -> str:
-        if not hasattr(self, "fn"):  # a bare Node() that no op has filled in
+        if self.fn is None:  # a bare Node() that no op has filled in
             return f"<{type(self).__name__} (empty)>"
         return f"<{self.name()} seq={self.seq}>"
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         # A node holds its inputs' nodes and saved arrays: copying one would copy (or,
         # by pickling, lose) the graph behind it. PyTorch refuses the same way.
-        name = self.name() if hasattr(self, "fn") else type(self).__name__
+        name = type(self).__name__ if self.fn is None else self.name()
         raise TypeError(f"cannot pickle or copy '{name}' object: backward-graph nodes are "
                         "not copyable; copy the leaf tensors (t.detach().clone()) instead")
 
@@ -312,61 +370,62 @@ class Node:
             else:
                 return tuple(store)
         out = []
-        for spec in saved:
-            if spec[4]:  # positional
-                kind = spec[0]
+        for entry in saved:
+            if entry.positional:
+                kind = entry.kind
                 if kind == 0 and store:  # an input, unchanged: the common case
-                    tensor = store[spec[1]]
+                    tensor = store[entry.index]
                     counter = tensor._vc
-                    if counter is None or counter[0] == spec[3]:
+                    if counter is None or counter[0] == entry.version:
                         out.append(tensor)
                         continue
-                elif kind == 1 and store and store[spec[1] + 1][0] == spec[3]:  # an output
-                    out.append(Tensor._make(store[spec[1]], True, self, spec[2]))
+                elif kind == 1 and store and store[entry.index + 1][0] == entry.version:
+                    # an output, unchanged: rebuilt around this node
+                    out.append(Tensor._make(store[entry.index], True, self, entry.number))
                     continue
-                out.append(self._unpack(spec))
+                out.append(self._unpack(entry))
         return tuple(out)
 
-    def _unpack(self, spec: tuple) -> Any:
+    def _unpack(self, entry: SavedEntry) -> Any:
         """One saved value for backward (see ``SavedTensor``), version-checked."""
-        kind = spec[KIND]
+        kind = entry.kind
         if kind == SavedTensor.SCALAR:
-            return spec[EXTRA]
+            return entry.extra
         store = self._store
         if not store:
             error = GraphFreedError(_freed_message(self))
             error.node = self
             raise error
-        value = store[spec[INDEX]]
+        value = store[entry.index]
         if kind == SavedTensor.INPUT:
             counter = value._vc
         elif kind == SavedTensor.OUTPUT:
-            counter = store[spec[INDEX] + 1]
+            counter = store[entry.index + 1]
         else:
             return Tensor._make(value)
         now = 0 if counter is None else counter[0]
-        if now != spec[VERSION]:
-            error = InplaceModificationError(_inplace_message(self, SavedTensor(self, spec),
+        if now != entry.version:
+            error = InplaceModificationError(_inplace_message(self, SavedTensor(self, entry),
                                                               now))
             error.node = self
             raise error
         if kind == SavedTensor.INPUT:
             return value
-        return Tensor._make(value, True, self, spec[NUMBER])
+        return Tensor._make(value, True, self, entry.number)
 
     def _saved_outputs_written(self, array: Any, counter: list) -> None:
         """An in-place op wrote its result into ``array``: point saved outputs at it."""
-        if not any(spec[KIND] == SavedTensor.OUTPUT for spec in self._saved or ()):
+        if not any(entry.kind == SavedTensor.OUTPUT for entry in self._saved or ()):
             return
         store = self._store
-        specs = []
-        for spec in self._saved:
-            if spec[KIND] == SavedTensor.OUTPUT:
-                store[spec[INDEX]] = array
-                store[spec[INDEX] + 1] = counter
-                spec = spec[:VERSION] + (counter[0],) + spec[VERSION + 1:]
-            specs.append(spec)
-        self._saved = tuple(specs)
+        entries = []
+        for entry in self._saved:
+            if entry.kind == SavedTensor.OUTPUT:
+                store[entry.index] = array
+                store[entry.index + 1] = counter
+                entry = entry._replace(version=counter[0])
+            entries.append(entry)
+        self._saved = tuple(entries)
 
     def needs_grad(self, arg_index: int) -> bool:
         """Whether forward argument ``arg_index`` wants a gradient (cheap; for backward)."""
@@ -391,11 +450,11 @@ class Node:
         return tuple(zip(self._next_nodes, self._next_nrs))
 
     @property
-    def _out_meta(self) -> tuple:
+    def _operand_meta(self) -> tuple:
         """``(shape, dtype)`` of each input, read from the nodes they came from."""
-        if self._own_meta is not None:
-            return self._own_meta
-        return tuple([node._in_meta[nr] for node, nr in zip(self._next_nodes, self._next_nrs)])
+        if self._own_operand_meta is not None:
+            return self._own_operand_meta
+        return tuple([node._result_meta[nr] for node, nr in zip(self._next_nodes, self._next_nrs)])
 
     @property
     def next_edges(self) -> tuple[tuple[Edge | None, ...], ...]:
@@ -433,22 +492,22 @@ class Node:
     @property
     def input_meta(self) -> tuple[tuple[SlotMeta, ...], ...]:
         """Gradients flowing in (one per forward output), as ``[slot][rank]``."""
-        count = len(self._in_meta)
+        count = len(self._result_meta)
         grouping = [count] if self._out_kind == OUT_LIST else [1] * count
         nondiff = self._non_differentiable or ()
-        return self._meta(self._in_meta, grouping, [i in nondiff for i in range(count)])
+        return self._meta(self._result_meta, grouping, [i in nondiff for i in range(count)])
 
     @property
     def output_meta(self) -> tuple[tuple[SlotMeta, ...], ...]:
         """Gradients flowing out (one per forward input tensor), as ``[slot][rank]``."""
         grouping = [1 if ranks < 0 else ranks for _, ranks in self._layout]
         stops = [target is None for target, _ in self.next_functions]
-        return self._meta(self._out_meta, grouping, stops)
+        return self._meta(self._operand_meta, grouping, stops)
 
     @property
     def saved(self) -> tuple[SavedTensor, ...]:
         """What forward saved (metadata stays readable after backward frees the values)."""
-        return tuple(SavedTensor(self, spec) for spec in self._saved or ())
+        return tuple(SavedTensor(self, entry) for entry in self._saved or ())
 
     @property
     def saved_attributes(self) -> dict[str, Any]:
@@ -557,22 +616,11 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable: Any) -> None:
-        self.fn = _AccumulateGradFn
+        super().__init__(_AccumulateGradFn)
         self.variable = variable
-        self._next_nodes = ()
-        self._next_nrs = ()
-        self._layout = ()
-        self._in_meta = ((variable.data.shape, variable.data.dtype),)
+        self._result_meta = ((variable.data.shape, variable.data.dtype),)
         if variable.device != "cpu":
             self._device = variable.device
-        self._saved = None
-        self._store = None
-        self._to_save = None
-        self._freed = False
-        self._grad_mask = 0
-        self._stack_code = None
-        self.scope = ""
-        self.seq = next(SEQUENCE)
 
     def __repr__(self) -> str:
         return f"<AccumulateGrad seq={self.seq}>"

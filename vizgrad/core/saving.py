@@ -3,7 +3,7 @@
 ``Function.apply`` calls ``resolve_saved`` once the op's outputs exist: each saved array
 is recognised by identity as an input (kept as the input tensor), an output (kept as
 the array plus its version counter) or anything else.  See ``SavedTensor`` in node.py
-for the spec layout and how readers see the result.
+for the ``SavedEntry`` record and how readers see the result.
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from typing import Any
 import numpy as np
 
 from . import backend
-from .node import INPUTS_IN_ORDER, SavedTensor
+from .node import INPUTS_IN_ORDER, SavedEntry, SavedTensor
 
-# Spec tuples (see node.py) of what ops saved, keyed by an int with one base-64 digit per
-# saved item: ``1 + input number`` for an input, ``32 + output number`` for an output.
-# Almost every node finds its specs here and allocates none.
-_SPECS: dict[int, tuple] = {}
+# The entries of what ops saved, keyed by one int per saved item: the input number
+# for an input, ``~output number`` (negative) for an output.  Almost every node finds
+# its entries here and allocates none.
+_ENTRIES: dict[tuple[int, ...], tuple[SavedEntry, ...]] = {}
 
 
 def resolve_saved(node: Any, tensors: list, results: Any) -> None:
-    """Put the arrays ``save_for_backward`` got into the node's store, with their specs.
+    """Put the arrays ``save_for_backward`` got into the node's store, with their entries.
 
     An array is recognised as an input or an output of the op by identity.  The common
     case (inputs and fresh outputs) is done here; anything else (named saves, arrays
@@ -52,95 +52,93 @@ def resolve_saved(node: Any, tensors: list, results: Any) -> None:
                 node._store = [item, counter]
                 return
     store: list = []
-    key = 0
+    key = []
     for item in to_save:
-        digit = 1
+        number = 0
         for tensor in tensors:
             if tensor.data is item:
-                if tensor._vc is not None and tensor._vc[0] or digit > 31:
+                if tensor._vc is not None and tensor._vc[0]:
                     return _resolve_saved_general(node, to_save, tensors, results)
                 store.append(tensor)
+                key.append(number)
                 break
-            digit += 1
+            number += 1
         else:
-            digit = 32
+            number = 0
             for result in results:
                 if result.data is item:
                     counter = result._vc
-                    if digit > 63 or counter is not None and counter[0]:
+                    if counter is not None and counter[0]:
                         return _resolve_saved_general(node, to_save, tensors, results)
                     if counter is None:
                         counter = result._vc = [0]
                     store.append(item)
                     store.append(counter)
+                    key.append(~number)
                     break
-                digit += 1
+                number += 1
             else:
                 return _resolve_saved_general(node, to_save, tensors, results)
-        key = key << 6 | digit
-    node._saved = _SPECS.get(key) or _specs_of(key)
+    key = tuple(key)
+    node._saved = _ENTRIES.get(key) or _entries_of(key)
     node._store = store
 
 
-_OUTPUT_ONLY = ((SavedTensor.OUTPUT, 0, 0, 0, True, None, None),)
+_OUTPUT_ONLY = (SavedEntry(SavedTensor.OUTPUT, 0, 0, 0, True),)
 
 
-def _specs_of(key: int) -> tuple:
-    if len(_SPECS) > 4096:
-        _SPECS.clear()
-    digits = []
-    code = key
-    while code:
-        digits.append(code & 63)
-        code >>= 6
-    specs = []
+def _entries_of(key: tuple[int, ...]) -> tuple[SavedEntry, ...]:
+    if len(_ENTRIES) > 4096:
+        _ENTRIES.clear()
+    entries = []
     index = 0
-    for digit in reversed(digits):
-        if digit < 32:
-            specs.append((SavedTensor.INPUT, index, digit - 1, 0, True, None, None))
+    for number in key:
+        if number >= 0:
+            entries.append(SavedEntry(SavedTensor.INPUT, index, number, 0, True))
             index += 1
         else:
-            specs.append((SavedTensor.OUTPUT, index, digit - 32, 0, True, None, None))
+            entries.append(SavedEntry(SavedTensor.OUTPUT, index, ~number, 0, True))
             index += 2  # the array, then its version counter
-    value = _SPECS[key] = tuple(specs)
+    value = _ENTRIES[key] = tuple(entries)
     return value
 
 
 def _resolve_saved_general(node: Any, to_save: tuple, tensors: list, results: Any) -> None:
     """Every kind of saved item: named saves, intermediate arrays, scalars."""
     store: list = []
-    specs = []
+    entries = []
     for order, item in enumerate(to_save):
         name = None
         positional = True
         if item.__class__ is tuple and len(item) == 2 and item[0].__class__ is str:
             name, item = item
             positional = False
-        specs.append(_spec_of(item, name, order, positional, tensors, results, store))
-    node._saved = tuple(specs)
+        entries.append(_entry_of(item, name, order, positional, tensors, results, store))
+    node._saved = tuple(entries)
     node._store = store if store else None
 
 
-def _spec_of(item: Any, name: str | None, order: int, positional: bool, tensors: list,
-             results: Any, store: list) -> tuple:
+def _entry_of(item: Any, name: str | None, order: int, positional: bool, tensors: list,
+              results: Any, store: list) -> SavedEntry:
     for flat, tensor in enumerate(tensors):
         if tensor.data is item:
             counter = tensor._vc
             store.append(tensor)
-            return (SavedTensor.INPUT, len(store) - 1, flat,
-                    0 if counter is None else counter[0], positional, name, None)
+            return SavedEntry(SavedTensor.INPUT, len(store) - 1, flat,
+                              0 if counter is None else counter[0], positional, name)
     for nr, result in enumerate(results):
         if result.data is item:
             if result._vc is None:
                 result._vc = [0]
             store.append(item)
             store.append(result._vc)
-            return (SavedTensor.OUTPUT, len(store) - 2, nr, result._vc[0], positional, name,
-                    None)
+            return SavedEntry(SavedTensor.OUTPUT, len(store) - 2, nr, result._vc[0],
+                              positional, name)
     if not backend.is_array(item):
         if item is None or isinstance(item, (bool, int, float, complex, np.number)):
-            return (SavedTensor.SCALAR, -1, 0, 0, positional, name or f"saved{order}", item)
+            return SavedEntry(SavedTensor.SCALAR, -1, 0, 0, positional,
+                              name or f"saved{order}", item)
         item = backend.as_array(item, like=tensors[0].data if tensors else None)
     store.append(item)
-    return (SavedTensor.CONSTANT, len(store) - 1, 0, 0, positional, name or f"saved{order}",
-            (item.shape, item.dtype))
+    return SavedEntry(SavedTensor.CONSTANT, len(store) - 1, 0, 0, positional,
+                      name or f"saved{order}", (item.shape, item.dtype))

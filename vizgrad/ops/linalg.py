@@ -29,7 +29,7 @@ class Matmul(Function):
     @staticmethod
     def backward(ctx, grad):
         input, other = saved_crossed(ctx, 0)
-        (input_shape, _), (other_shape, _) = ctx._out_meta
+        (input_shape, _), (other_shape, _) = ctx._operand_meta
         g = grad
         if len(input_shape) == 1:
             g = g.unsqueeze(-2)
@@ -153,7 +153,7 @@ class Einsum(Function):
         terms = inputs.split(",")
         spare = [c for c in string.ascii_letters if c not in ctx.equation]
         sizes = {}
-        for term, (shape, _) in zip(terms, ctx._out_meta):
+        for term, (shape, _) in zip(terms, ctx._operand_meta):
             for label, extent in zip(term, shape):
                 sizes[label] = max(sizes.get(label, 1), extent)
         xp = array_module(grad.data)

@@ -150,7 +150,7 @@ class Conv(Function):
     @staticmethod
     def backward(ctx, grad):
         input, weight = saved_crossed(ctx, 0)
-        input_shape, weight_shape = ctx._out_meta[0][0], ctx._out_meta[1][0]
+        input_shape, weight_shape = ctx._operand_meta[0][0], ctx._operand_meta[1][0]
         need = ctx.needs_input_grad
         args = (ctx.stride, ctx.padding, ctx.dilation, ctx.groups)
         grad_input = grad_weight = grad_bias = None
@@ -181,7 +181,7 @@ class ConvTranspose(Function):
     @staticmethod
     def backward(ctx, grad):
         input, weight = saved_crossed(ctx, 0)
-        input_shape, weight_shape = ctx._out_meta[0][0], ctx._out_meta[1][0]
+        input_shape, weight_shape = ctx._operand_meta[0][0], ctx._operand_meta[1][0]
         need = ctx.needs_input_grad
         args = (ctx.stride, ctx.padding, ctx.dilation, ctx.groups)
         grad_input = grad_weight = grad_bias = None
@@ -209,7 +209,7 @@ class ConvWeight(Function):
     @staticmethod
     def backward(ctx, grad_weight):
         input, grad = saved_crossed(ctx, 0)
-        input_shape = ctx._out_meta[0][0]
+        input_shape = ctx._operand_meta[0][0]
         need = ctx.needs_input_grad
         args = (ctx.stride, ctx.padding, ctx.dilation, ctx.groups)
         grad_input = grad_grad = None
