@@ -32,6 +32,7 @@ Example (PyTorch's tutorial ``Exp``, which saves its output)
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -160,38 +161,30 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any) -> Any:
-        """Run the op on tensors (and plain values), recording a node when needed."""
-        # The hot path of every op, kept flat: no helper calls, few allocations (each
-        # GC-tracked object that survives an op makes Python's cyclic GC run sooner).
+        """Run the op on tensors (and plain values), recording a node when needed.
+
+        Every op takes the same steps (``apply_plain`` spells them out, one function
+        each): **unwrap** the tensors to backend arrays; when a gradient may be wanted,
+        **link edges** (a new ``Node`` pointing at the inputs' nodes); **run forward**
+        with the node as ctx; **wrap outputs** as Tensors pointing at the node; **save**
+        what forward kept.  Under ``no_grad`` (and when no input requires grad) only
+        unwrap, forward and wrap run, with one shared no-op ctx.
+
+        This method is the *fast path* of those steps, the only one in vizgrad: it runs
+        millions of times, so the common case (single-tensor arguments, one float
+        output) is inlined here with no helper calls and few allocations (each
+        GC-tracked object that survives an op makes Python's cyclic GC run sooner).
+        Anything else leaves it for ``apply_plain``.  tests/ops/test_fast_path.py runs
+        every op-table row through both and compares the graphs they build.
+        """
         if not grad_enabled():
-            # Nothing to record (inside a backward, under no_grad): unwrap, compute, wrap.
-            raw = []
-            for arg in args:
-                if arg.__class__ is Tensor or isinstance(arg, Tensor):
-                    raw.append(arg.data)
-                elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
-                        and isinstance(arg[0], Tensor):
-                    raw.append([t.data for t in arg])
-                else:
-                    raw.append(arg)
-            try:
-                out = cls.forward(_FORWARD_ONLY if cls._shared_ctx else _ForwardCtx(args), *raw)
-            except (ValueError, IndexError, TypeError) as error:
-                raise _op_error(cls, [a for a in args if isinstance(a, Tensor)], error) \
-                    from error
-            if out.__class__ in backend.ARRAY_TYPES and not cls.view_of_input:
-                return Tensor._make(out)
-            return _wrap_plain(cls, out, args)
+            return _run_unrecorded(cls, args, None, None)
+        # -- unwrap + link edges (gathered in one pass) --------------------------------
         raw = list(args)
         tensors = []
-        # Next nodes (and whether input numbers are all 0) are gathered in the same pass.
-        # They go in flat tuples (``next_functions`` pairs them up when read): fewer
-        # objects per op for the cyclic GC to track.
-        next_nodes = []
-        numbered = False  # some input is output 1+ of a multi-output op
+        next_nodes = []  # flat tuples (next_functions pairs them up when read): fewer
+        numbered = False  # objects for the GC; some input is output 1+ of its node
         own_meta = False  # some input has no node to read its (shape, dtype) from
-        requires = False
-        simple = True  # every tensor argument is a single tensor (no tensor lists)
         mask = 0  # argument positions that are tensor slots
         grad_mask = 0  # argument positions that want a gradient
         index = 0
@@ -203,7 +196,6 @@ class Function:
                 tensors.append(arg)
                 mask |= 1 << index
                 if arg._rg:
-                    requires = True
                     grad_mask |= 1 << index
                     if arg.grad_fn is not None:
                         next_nodes.append(arg.grad_fn)
@@ -219,82 +211,35 @@ class Function:
                     own_meta = True
             elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
                     and isinstance(arg[0], Tensor):
-                raw[index] = [t.data for t in arg]
-                tensors.extend(arg)
-                simple = False
-                for t in arg:
-                    if t._base is not None and t._view_version != t._vc[0]:
-                        refresh_view(t)
-                    if t._rg:
-                        requires = True
-                        grad_mask |= 1 << index
-                    next_nodes.append(_next_node_of(t))
-                    if t._rg and t.grad_fn is not None and t.output_nr:
-                        numbered = True
-                    elif not t._rg:
-                        own_meta = True
+                return cls.apply_plain(*args)  # a list of tensors (cat, stack ...)
             index += 1
-
-        if not requires:
-            try:
-                out = cls.forward(_FORWARD_ONLY if cls._shared_ctx else _ForwardCtx(args), *raw)
-            except (ValueError, IndexError, TypeError) as error:
-                raise _op_error(cls, tensors, error) from error
-            if out.__class__ in backend.ARRAY_TYPES and not cls.view_of_input:
-                return Tensor._make(out)
-            return _wrap_plain(cls, out, args)
-
+        if not grad_mask:
+            return _run_unrecorded(cls, args, raw, tensors)
         number_mask = cls._number_mask
-        if number_mask and simple and mask & number_mask != number_mask:
-            tensors, mask = _with_number_slots(cls.number_slots, args, tensors, mask)
-            next_nodes = [_next_node_of(t) for t in tensors]  # a number got a slot
-            own_meta = True
+        if number_mask and mask & number_mask != number_mask:
+            return cls.apply_plain(*args)  # a Python number takes an input slot
         node = Node(cls, tuple(next_nodes),
                     _numbers_of(tensors) if numbered or len(tensors) >= len(_ZEROS)
                     else _ZEROS[len(tensors)], grad_mask)
+        # -- run forward --------------------------------------------------------------
         try:
             out = cls.forward(node, *raw)
         except (ValueError, IndexError, TypeError) as error:
             raise _op_error(cls, tensors, error) from error
-
-        out_class = out.__class__
-        if out_class in backend.ARRAY_TYPES:
-            kind = OUT_SINGLE
-            meta = _SINGLE_META.get(out.shape)  # keyed by shape: cheaper than (shape, dtype)
-            if meta is None or meta[0][1] is not out.dtype:
-                # Only floating dtypes are cached by shape, so an integer, bool or complex
-                # output always comes here: the dtype rules cost the common case nothing.
-                meta = _single_meta(out.shape, out.dtype)
-                if out.dtype.kind != "f":
-                    _check_output_dtype(cls, node, (out,))
-            node._result_meta = meta
-        else:
-            if out_class is tuple:
-                kind, outs = OUT_TUPLE, out
-            elif out_class is list:
-                kind, outs = OUT_LIST, out
-            else:
-                kind, outs = OUT_SINGLE, (out,)
-            array_types = backend.ARRAY_TYPES
-            if not all(o.__class__ in array_types for o in outs):
-                # NumPy gives 0-d results as NumPy scalars: outputs must be arrays, and
-                # what forward saved of them must be those same arrays.
-                arrays = [_as_array(o, tensors) for o in outs]
-                if node._to_save is not None:
-                    node._to_save = _resaved(node._to_save, outs, arrays)
-                outs = arrays
-                out = outs[0] if kind == OUT_SINGLE else outs
-            node._result_meta = tuple([(o.shape, o.dtype) for o in outs])
-            for o in outs:
-                if o.dtype.kind != "f":  # an integer, bool or complex output: rare
-                    _check_output_dtype(cls, node, outs)
-                    break
-        node._layout = (_LAYOUTS.get(mask) or _simple_layout(mask)) if simple \
-            else _layout_of(args)
-        if kind != OUT_SINGLE:
-            node._out_kind = kind
+        node._layout = _LAYOUTS.get(mask) or _simple_layout(mask)
         if own_meta:
             node._own_operand_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
+        if out.__class__ not in backend.ARRAY_TYPES:  # several outputs, or a NumPy scalar
+            return _finish_recorded(cls, node, out, args, tensors)
+        meta = _SINGLE_META.get(out.shape)  # keyed by shape: cheaper than (shape, dtype)
+        if meta is None or meta[0][1] is not out.dtype:
+            # Only floating dtypes are cached by shape, so an integer, bool or complex
+            # output always comes here: the dtype rules cost the common case nothing.
+            meta = _single_meta(out.shape, out.dtype)
+            if out.dtype.kind != "f":
+                _check_output_dtype(cls, node, (out,))
+        node._result_meta = meta
+        # _describe_call, inlined:
         if tensors[0].data.__class__ is not _NUMPY_ARRAY:
             node._device = backend.device_of(tensors[0].data)
         node.scope = current_scope()
@@ -302,39 +247,48 @@ class Function:
         if depth:  # three slots rather than a tuple: one object fewer per op for the GC
             node._stack_code, node._stack_lasti, node._stack_tail = \
                 capture(depth, 2) or _NO_STACK  # 2: apply's caller
-        else:
-            node._stack_code = None
         if FORWARD_LISTENERS:  # anomaly mode's check_forward; one list read otherwise
             for listener in list(FORWARD_LISTENERS):
-                listener(node, tensors, out if kind != OUT_SINGLE else (out,))
-
-        if kind == OUT_SINGLE and node._non_differentiable is None:
-            result = _new_tensor(Tensor)  # Tensor._make, inlined on the hot path
-            result.data = out
-            result._rg = True
-            result.grad = None
-            result.grad_fn = node
-            result.output_nr = 0
-            result._vc = None
-            result._base = None
-            if node._to_save is not None:
-                resolve_saved(node, tensors, (result,))
-            if cls.view_of_input:
-                _mark_views(cls, args, (result,))
-            return result
-        nondiff = node._non_differentiable or ()
-        results = [Tensor._make(array) if id(array) in nondiff
-                   else Tensor._make(array, True, node, nr)
-                   for nr, array in enumerate(out if kind != OUT_SINGLE else (out,))]
-        if nondiff:  # ids -> output numbers, which is what Node.input_meta reads
-            node._non_differentiable = tuple(nr for nr, r in enumerate(results) if not r._rg)
+                listener(node, tensors, (out,))
+        if node._non_differentiable is not None:
+            return _finish_recorded(cls, node, out, args, tensors)
+        # -- wrap outputs -------------------------------------------------------------
+        result = _new_tensor(Tensor)  # Tensor._make, inlined
+        result.data = out
+        result._rg = True
+        result.grad = None
+        result.grad_fn = node
+        result.output_nr = 0
+        result._vc = None
+        result._base = None
+        # -- save ---------------------------------------------------------------------
         if node._to_save is not None:
-            resolve_saved(node, tensors, results)
+            resolve_saved(node, tensors, (result,))
         if cls.view_of_input:
-            _mark_views(cls, args, results)
-        if kind == OUT_SINGLE:
-            return results[0]
-        return tuple(results) if kind == OUT_TUPLE else results
+            _mark_views(cls, args, (result,))
+        return result
+
+    @classmethod
+    def apply_plain(cls, *args: Any) -> Any:
+        """``apply``, one named step at a time: what the fast path does, for every case."""
+        if not grad_enabled():
+            return _run_unrecorded(cls, args, None, None)
+        tensors, mask = _input_tensors(cls, args)
+        raw = _unwrap(args)
+        grad_mask = _grad_mask_of(args)
+        if not grad_mask:
+            return _run_unrecorded(cls, args, raw, tensors)
+        node = _link_edges(cls, tensors, grad_mask)
+        out = _run_forward(cls, node, raw, tensors)
+        node._layout = _layout_of(args) if mask is None else _simple_layout(mask)
+        if any(not t._rg for t in tensors):
+            node._own_operand_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
+        if out.__class__ in backend.ARRAY_TYPES:
+            node._result_meta = _single_meta(out.shape, out.dtype)
+            if out.dtype.kind != "f":
+                _check_output_dtype(cls, node, (out,))
+            _describe_call(node, tensors, (out,))
+        return _finish_recorded(cls, node, out, args, tensors)
 
     @classmethod
     def apply_(cls, target: Tensor, *args: Any) -> Tensor:
@@ -354,11 +308,177 @@ class Function:
         return apply_inplace(cls, target, args)
 
 
+def binary_operator(cls: type[Function], reflected: bool = False) -> Callable:
+    """A Python operator (``Tensor.__mul__`` ...) for ``cls``: ``cls.apply``, except that
+    when nothing will be recorded it calls ``cls.forward`` on the arrays directly.
+
+    That shortcut is the fast path of ``_run_unrecorded`` (no argument loop, no list),
+    and it matters: every op inside a backward formula runs there.  Anything unusual
+    (a list, a result that is not one array, an error) goes to ``cls.apply``, so
+    results and error messages are apply's.
+    """
+    forward = cls.forward
+
+    def operator(self: Tensor, other: Any) -> Any:
+        if grad_enabled() or other.__class__ is list or other.__class__ is tuple:
+            return cls.apply(other, self) if reflected else cls.apply(self, other)
+        value = other.data if isinstance(other, Tensor) else other
+        try:
+            out = forward(_FORWARD_ONLY, value, self.data) if reflected else \
+                forward(_FORWARD_ONLY, self.data, value)
+        except (ValueError, IndexError, TypeError):
+            out = None  # let apply raise its full error message
+        if out.__class__ in backend.ARRAY_TYPES:
+            return Tensor._make(out)
+        return cls.apply(other, self) if reflected else cls.apply(self, other)
+
+    operator.__name__ = f"{cls.__name__.lower()}_operator"
+    return operator
+
+
+def unary_operator(cls: type[Function]) -> Callable:
+    """Like ``binary_operator`` for one-argument ops (neg, exp, tanh ...)."""
+    forward = cls.forward
+
+    def operator(self: Tensor) -> Any:
+        if grad_enabled():
+            return cls.apply(self)
+        out = forward(_FORWARD_ONLY, self.data)
+        if out.__class__ in backend.ARRAY_TYPES:
+            return Tensor._make(out)
+        return cls.apply(self)
+
+    operator.__name__ = cls.__name__.lower()
+    return operator
+
+
 _NO_STACK = (None, 0, ())
 _LAYOUTS: dict[int, tuple] = {}
 # The input numbers of nodes whose inputs are all first outputs (nearly every node).
 _ZEROS = tuple((0,) * count for count in range(16))
 _NRS: dict[tuple, tuple] = {}  # the others, shared
+
+
+# -- the steps of apply_plain ----------------------------------------------------------
+def _is_tensor_list(arg: Any) -> bool:
+    return (arg.__class__ is list or arg.__class__ is tuple) and bool(arg) \
+        and isinstance(arg[0], Tensor)
+
+
+def _unwrap(args: tuple) -> list:
+    """Backend arrays for forward: a tensor's array, a list of tensors' arrays."""
+    return [arg.data if isinstance(arg, Tensor)
+            else [t.data for t in arg] if _is_tensor_list(arg) else arg for arg in args]
+
+
+def _input_tensors(cls: type[Function], args: tuple) -> tuple[list, int | None]:
+    """The flat input tensors (stale views refreshed, number slots filled) and the
+    argument mask of a layout with one tensor per argument (None: tensor lists)."""
+    tensors, mask = [], 0
+    for index, arg in enumerate(args):
+        group = [arg] if isinstance(arg, Tensor) else arg if _is_tensor_list(arg) else ()
+        for tensor in group:
+            if tensor._base is not None and tensor._view_version != tensor._vc[0]:
+                refresh_view(tensor)  # its base was written since: re-derive its history
+        tensors.extend(group)
+        if group:
+            mask = None if mask is None or group is arg else mask | 1 << index
+    if mask is not None and cls._number_mask:
+        tensors, mask = _with_number_slots(cls.number_slots, args, tensors, mask)
+    return tensors, mask
+
+
+def _grad_mask_of(args: tuple) -> int:
+    """Bit i set: argument i is (or holds) a tensor that requires grad."""
+    mask = 0
+    for index, arg in enumerate(args):
+        group = [arg] if isinstance(arg, Tensor) else arg if _is_tensor_list(arg) else ()
+        if any(t._rg for t in group):
+            mask |= 1 << index
+    return mask
+
+
+def _link_edges(cls: type[Function], tensors: list, grad_mask: int) -> Node:
+    """The op's node, pointing at the node each input's gradient goes to."""
+    return Node(cls, tuple([_next_node_of(t) for t in tensors]), _numbers_of(tensors),
+                grad_mask)
+
+
+def _run_forward(cls: type[Function], ctx: Any, raw: list, tensors: list) -> Any:
+    try:
+        return cls.forward(ctx, *raw)
+    except (ValueError, IndexError, TypeError) as error:
+        raise _op_error(cls, tensors, error) from error
+
+
+def _run_unrecorded(cls: type[Function], args: tuple, raw: list | None,
+                    tensors: list | None) -> Any:
+    """No node (no_grad, or no input requires grad): unwrap, run forward, wrap."""
+    if raw is None:
+        raw = _unwrap(args)
+        tensors = [a for a in args if isinstance(a, Tensor)]
+    out = _run_forward(cls, _FORWARD_ONLY if cls._shared_ctx else _ForwardCtx(args), raw,
+                       tensors)
+    if out.__class__ in backend.ARRAY_TYPES and not cls.view_of_input:
+        return Tensor._make(out)
+    return _wrap_plain(cls, out, args)
+
+
+def _describe_call(node: Node, tensors: list, outs: Any) -> None:
+    """Where the op ran: device, scope and (when captured) the user's call site; then
+    the forward listeners hear of it (they may raise to stop the op)."""
+    if tensors[0].data.__class__ is not _NUMPY_ARRAY:
+        node._device = backend.device_of(tensors[0].data)
+    node.scope = current_scope()
+    depth = STACK["depth"]
+    if depth:  # three slots rather than a tuple: one object fewer per op for the GC
+        node._stack_code, node._stack_lasti, node._stack_tail = \
+            capture(depth) or _NO_STACK
+    if FORWARD_LISTENERS:
+        for listener in list(FORWARD_LISTENERS):
+            listener(node, tensors, outs)
+
+
+def _finish_recorded(cls: type[Function], node: Node, out: Any, args: tuple,
+                     tensors: list) -> Any:
+    """Wrap outputs and save, for every kind of output (the fast path's rare cases)."""
+    out_class = out.__class__
+    if out_class in backend.ARRAY_TYPES:
+        kind, outs = OUT_SINGLE, (out,)
+    else:
+        if out_class is tuple:
+            kind, outs = OUT_TUPLE, out
+        elif out_class is list:
+            kind, outs = OUT_LIST, out
+        else:
+            kind, outs = OUT_SINGLE, (out,)
+        if not all(o.__class__ in backend.ARRAY_TYPES for o in outs):
+            # NumPy gives 0-d results as NumPy scalars: outputs must be arrays, and
+            # what forward saved of them must be those same arrays.
+            arrays = [_as_array(o, tensors) for o in outs]
+            if node._to_save is not None:
+                node._to_save = _resaved(node._to_save, outs, arrays)
+            outs = arrays
+        node._result_meta = tuple([(o.shape, o.dtype) for o in outs])
+        for o in outs:
+            if o.dtype.kind != "f":  # an integer, bool or complex output: rare
+                _check_output_dtype(cls, node, outs)
+                break
+        if kind != OUT_SINGLE:
+            node._out_kind = kind
+        _describe_call(node, tensors, outs)
+    nondiff = node._non_differentiable or ()
+    results = [Tensor._make(array) if id(array) in nondiff
+               else Tensor._make(array, True, node, nr) for nr, array in enumerate(outs)]
+    if nondiff:  # ids -> output numbers, which is what Node.input_meta reads
+        node._non_differentiable = tuple(nr for nr, r in enumerate(results) if not r._rg)
+    if node._to_save is not None:
+        resolve_saved(node, tensors, results)
+    if cls.view_of_input:
+        _mark_views(cls, args, results)
+    if kind == OUT_SINGLE:
+        return results[0]
+    return tuple(results) if kind == OUT_TUPLE else results
 
 
 def _next_node_of(tensor: Tensor) -> Node | None:

@@ -27,14 +27,6 @@ def _any_requires_grad(args: tuple) -> bool:
     return False
 
 
-def _unwrap(arg: Any) -> Any:
-    if isinstance(arg, Tensor):
-        return arg.data
-    if isinstance(arg, (list, tuple)) and arg and isinstance(arg[0], Tensor):
-        return [t.data for t in arg]
-    return arg
-
-
 # PyTorch's categories for in-place casts: a result may be written into a tensor of the
 # same or a higher category only (no float into an int tensor, no int into a bool one).
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
@@ -61,13 +53,14 @@ def _write(target: Tensor, array: Any) -> None:
 
 
 def apply_inplace(cls: type, target: Tensor, args: tuple) -> Tensor:
-    from .function import _FORWARD_ONLY
+    from .function import _FORWARD_ONLY, _run_forward, _unwrap
 
     if target._base is not None and target._view_version != target._vc[0]:
         refresh_view(target)
     record = grad_enabled() and (target._rg or _any_requires_grad(args))
     if not record:
-        out = cls.forward(_FORWARD_ONLY, target.data, *[_unwrap(a) for a in args])
+        # The unrecorded branch of Function.apply's steps: unwrap, run forward, write.
+        out = _run_forward(cls, _FORWARD_ONLY, _unwrap((target, *args)), [target])
         _write(target, out)
         return target
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from ..core import backend
 from ..core.broadcast import expand
 from ..core.factory import as_dtype
-from ..core.function import _FORWARD_ONLY
-from ..core.state import grad_enabled
+from ..core.function import binary_operator as _binary_operator
+from ..core.function import unary_operator as _unary_operator
 from ..core.tensor import Tensor
 from . import arithmetic as ar
 from . import comparison as cmp
@@ -30,44 +30,6 @@ def _to(self, *args, dtype=None, device=None, copy=False):
     if dtype is None and device is None:
         return select.clone(self) if copy else self
     return select.ToCopy.apply(self, dtype, device)
-
-
-def _binary_operator(cls, reflected=False):
-    """An operator straight to ``cls.apply``; when nothing will be recorded, straight to
-    ``cls.forward`` on the arrays (the path every op inside a backward takes)."""
-    forward, apply = cls.forward, cls.apply
-
-    def operator(self, other):
-        if grad_enabled() or other.__class__ is list or other.__class__ is tuple:
-            return apply(other, self) if reflected else apply(self, other)
-        value = other.data if isinstance(other, Tensor) else other
-        try:
-            out = forward(_FORWARD_ONLY, value, self.data) if reflected else \
-                forward(_FORWARD_ONLY, self.data, value)
-        except (ValueError, IndexError, TypeError):
-            out = None  # let apply raise its full error message
-        if out.__class__ in backend.ARRAY_TYPES:
-            return Tensor._make(out)
-        return apply(other, self) if reflected else apply(self, other)
-
-    operator.__name__ = f"{cls.__name__.lower()}_operator"
-    return operator
-
-
-def _unary_operator(cls):
-    """Like ``_binary_operator`` for one-argument ops (neg, exp, tanh ...)."""
-    forward, apply = cls.forward, cls.apply
-
-    def operator(self):
-        if grad_enabled():
-            return apply(self)
-        out = forward(_FORWARD_ONLY, self.data)
-        if out.__class__ in backend.ARRAY_TYPES:
-            return Tensor._make(out)
-        return apply(self)
-
-    operator.__name__ = cls.__name__.lower()
-    return operator
 
 
 def _inplace(fn):
