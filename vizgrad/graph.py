@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -48,10 +48,75 @@ from .core.node import OUT_LIST, AccumulateGrad, Node, SavedTensor, SlotMeta
 from .core.stack import StackFrame
 
 __all__ = [
-    "GraphEdge", "GraphNode", "GraphWalk", "Root", "SavedInfo", "SlotMeta", "StackFrame",
-    "TensorInfo", "Topology", "as_node", "as_tensor_info", "is_node", "is_tensor",
-    "is_torch_tensor", "to_dtype_name", "to_numpy", "topology", "walk", "walk_roots",
+    "BackwardNode", "GraphEdge", "GraphNode", "GraphWalk", "NodeFacts", "Root", "SavedInfo",
+    "SlotMeta", "StackFrame", "TensorInfo", "Topology", "as_node", "as_tensor_info", "is_node",
+    "is_tensor", "is_torch_tensor", "to_dtype_name", "to_numpy", "topology", "walk",
+    "walk_roots",
 ]
+
+
+@runtime_checkable
+class BackwardNode(Protocol):
+    """What a backward-graph node speaks, as PyTorch's ``torch.autograd.graph.Node``.
+
+    ``name()`` and ``next_functions`` are required to walk a graph; vizgrad's own
+    nodes (``vizgrad.core.node.Node``) have every member below, and :class:`GraphNode`
+    reads the others when present, so other define-by-run graphs (the PyTorch
+    adapter) can be drawn too.  ``input_meta``/``output_meta`` describe the gradients
+    flowing into / out of the node, ``[slot][rank]`` (one per forward output / input).
+
+    Example
+    -------
+    >>> isinstance(loss.grad_fn, graph.BackwardNode)
+    True
+    """
+
+    def name(self) -> str: ...
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]: ...
+
+    @property
+    def metadata(self) -> dict: ...
+
+    def register_hook(self, fn: Callable) -> Any: ...
+
+    def register_prehook(self, fn: Callable) -> Any: ...
+
+    # vizgrad's extras (read when present on a foreign node)
+    @property
+    def input_meta(self) -> tuple[tuple[SlotMeta, ...], ...]: ...
+
+    @property
+    def output_meta(self) -> tuple[tuple[SlotMeta, ...], ...]: ...
+
+    @property
+    def saved(self) -> tuple[Any, ...]: ...
+
+    @property
+    def freed(self) -> bool: ...
+
+    @property
+    def stack(self) -> tuple[StackFrame, ...]: ...
+
+    seq: int
+    scope: str
+
+
+if TYPE_CHECKING:  # mypy (scripts/test.sh) checks that core's Node speaks the protocol
+    def _speaks_the_protocol(node: Node) -> BackwardNode:
+        return node
+
+
+class NodeFacts(NamedTuple):
+    """What the renderer needs of every node, read in one call (``GraphNode.facts``)."""
+
+    name: str
+    outputs: tuple[tuple[tuple[int, ...], str], ...]  #: (shape, dtype name) per output
+    input_count: int  #: how many gradients the node sends on
+    scope: str
+    freed: bool
+    variable: TensorInfo | None  #: the leaf tensor of a gradient accumulator
 
 
 class GraphNode:
@@ -155,20 +220,20 @@ class GraphNode:
         out.extend((i, 0) for i in range(len(out), count))
         return tuple(out[:count])
 
-    def facts(self) -> tuple[str, tuple, int, str, bool, TensorInfo | None]:
-        """``(name, outputs, input_count, scope, freed, variable)`` in one call (hot path)."""
+    def facts(self) -> NodeFacts:
+        """Name, outputs, input count, scope, freed and variable in one call (hot path)."""
         raw = self.raw
         if raw.__class__ is Node:
             try:
                 outputs = _OUTPUTS.get(raw._result_meta) or self.outputs
-                return (raw.fn.backward_name, outputs, len(raw.next_functions),
-                        raw.scope or "", raw._freed, None)
+                return NodeFacts(raw.fn.backward_name, outputs, len(raw.next_functions),
+                                 raw.scope or "", raw._freed, None)
             except AttributeError:  # a node missing a field: take the general path
                 pass
         elif not isinstance(raw, Node) and hasattr(raw, "facts"):  # an adapter's own
-            return raw.facts()
-        return (self.name(), self.outputs, self.input_count, self.scope, self.freed,
-                self.variable)
+            return NodeFacts(*raw.facts())
+        return NodeFacts(self.name(), self.outputs, self.input_count, self.scope, self.freed,
+                         self.variable)
 
     def get_metadata(self, key: str, default: Any = None) -> Any:
         """Read ``metadata[key]`` without creating the dict on nodes that have none."""
