@@ -138,7 +138,7 @@ def _build(root: Any, arrays: dict[str, np.ndarray], where: str) -> Any:
             values.append(node["v"])
         elif kind in ("tensor", "ndarray"):
             array = arrays[node["ref"]]
-            values.append(Tensor._make(array) if kind == "tensor" else array)
+            values.append(Tensor.from_array(array) if kind == "tensor" else array)
         elif not ready:
             work.append((True, node))
             children = [c for pair in node["items"] for c in pair] \
@@ -215,7 +215,7 @@ def load(path: str | os.PathLike, *, max_bytes: int | None = DEFAULT_MAX_BYTES) 
         if _MANIFEST + ".npy" not in names:
             keys = _plain_keys(archive, where)
             reader.check_sizes(keys)
-            return {key: Tensor._make(reader.read(key)) for key in keys}
+            return {key: Tensor.from_array(reader.read(key)) for key in keys}
         manifest = reader.read(_MANIFEST)
         if manifest.dtype.kind != "U" or manifest.shape != ():
             raise CheckpointError(f"{where}: the checkpoint's manifest is not a string")

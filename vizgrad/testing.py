@@ -33,7 +33,7 @@ def _weighted_sum(fn: Callable, inputs: Sequence[Tensor], weights: list) -> Tens
     outputs = _outputs(fn(*inputs))
     total = None
     for output, weight in zip(outputs, weights):
-        term = (output * Tensor._make(weight)).sum()
+        term = (output * Tensor.from_array(weight)).sum()
         total = term if total is None else total + term
     return total
 

@@ -215,3 +215,12 @@ def test_operators():
         assert compared.grad_fn is None
     assert (a > 5.0).tolist() == [False, True]
     assert a[1].item() == 9.0 and a[[1, 0]].tolist() == [9.0, 4.0]
+
+
+def test_from_array_wraps_without_copying():
+    array = np.arange(3, dtype=np.float32)
+    tensor = vg.Tensor.from_array(array)
+    assert tensor.data is array and not tensor.requires_grad and tensor.grad_fn is None
+    leaf = vg.Tensor.from_array(array, requires_grad=True)
+    (leaf * 2).sum().backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), [2.0, 2.0, 2.0])

@@ -89,3 +89,23 @@ def test_every_registered_op_has_a_row():
     covered = {name for case in CASES for name in case.covers}
     missing = sorted(set(vizgrad.Function.registry) - covered)
     assert not missing, f"ops without a row in the op table: {missing}"
+
+
+def test_only_classes_that_say_so_stay_out_of_the_registry():
+    """Registration follows an explicit ``registered = False``, never a leading ``_``."""
+    from vizgrad.core.function import Function
+
+    def subclasses(cls):
+        found, stack = [], [cls]
+        while stack:
+            for sub in stack.pop().__subclasses__():
+                found.append(sub)
+                stack.append(sub)
+        return found
+
+    internal = [c for c in subclasses(Function) if c.__module__.startswith("vizgrad.")]
+    left_out = sorted(c.__name__ for c in internal if c.__name__ not in Function.registry)
+    assert left_out == sorted(c.__name__ for c in internal
+                              if not c.__dict__.get("registered", True))
+    assert "WindowSum" in Function.registry
+    assert "_IndexPad" not in Function.registry and "ReflectionPad2D" in Function.registry

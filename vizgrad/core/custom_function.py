@@ -335,7 +335,7 @@ def once_differentiable(backward: Callable) -> Callable:
             name = ctx.name() if hasattr(ctx, "name") else backward.__qualname__
 
             def delay(value: Any) -> Any:
-                return _NonDifferentiable.apply(value, name, *live) \
+                return OnceDifferentiable.apply(value, name, *live) \
                     if isinstance(value, Tensor) else value
 
             if isinstance(result, (tuple, list)):
@@ -346,7 +346,12 @@ def once_differentiable(backward: Callable) -> Callable:
     return wrapper
 
 
-class _NonDifferentiable(Function):
+class OnceDifferentiable(Function):
+    """Hangs a once_differentiable backward's result on the incoming gradients (PyTorch's
+    DelayedError): forward is the identity, backward raises.  Not in the op table (its
+    backward cannot pass a gradcheck); the once_differentiable tests in tests/core cover it."""
+
+    registered = False
     backward_name = "OnceDifferentiableBackward"
 
     @staticmethod

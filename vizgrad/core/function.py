@@ -117,8 +117,13 @@ class Function:
     #: Inputs saved only when a wanted gradient needs them (``a * b`` keeps ``b`` for
     #: ``a``'s gradient only); ``_saved_<name>`` reads None when not saved, as in PyTorch.
     saved_if_needed: ClassVar[tuple[str, ...]] = ()
-    #: Every Function defined inside vizgrad, for the op-table guard.
+    #: Every Function defined inside vizgrad, for the op-table guard (every one needs a
+    #: row in tests/ops/cases_*.py) ...
     registry: ClassVar[dict[str, type[Function]]] = {}
+    #: ... except a class that says ``registered = False`` in its own body: a base class
+    #: that only shares code with its subclasses (which are registered), never applied,
+    #: or OnceDifferentiable, whose backward only raises.
+    registered: ClassVar[bool] = True
     #: vizgrad's own ops share one no-op ctx when nothing is recorded; user Functions
     #: get a fresh one (they may read ``ctx.needs_input_grad`` in forward).
     _shared_ctx: ClassVar[bool] = True
@@ -148,7 +153,7 @@ class Function:
                           inspect.Parameter.POSITIONAL_OR_KEYWORD)
             cls.arg_names = tuple(p.name for p in params if p.kind in positional)
         cls._number_mask = sum(1 << i for i in cls.number_slots)
-        if cls.__module__.startswith("vizgrad.") and not cls.__name__.startswith("_"):
+        if cls._shared_ctx and cls.__dict__.get("registered", True):
             Function.registry[cls.__name__] = cls
 
     @staticmethod
@@ -256,7 +261,7 @@ class Function:
         result = _new_tensor(Tensor)  # Tensor._make, inlined
         result.data = out
         result._rg = True
-        result.grad = None
+        result._grad = None
         result.grad_fn = node
         result.output_nr = 0
         result._vc = None

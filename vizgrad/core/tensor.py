@@ -113,6 +113,21 @@ class Tensor:
         tensor._base = None
         return tensor
 
+    @staticmethod
+    def from_array(array: Any, requires_grad: bool = False) -> Tensor:
+        """Wrap a backend array (NumPy, CuPy ...) as a leaf tensor, without copying.
+
+        The seam nn, optim, serialization and ops use to make tensors from arrays they
+        computed; inside core, ``_make`` also links the tensor to its node.
+
+        Example
+        -------
+        >>> t = vizgrad.Tensor.from_array(np.zeros(3, np.float32))
+        >>> t.shape, t.requires_grad
+        ((3,), False)
+        """
+        return Tensor._make(array, requires_grad)
+
     # -- array facts ------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:

@@ -316,7 +316,7 @@ class Module:
             if set_to_none:
                 param.grad = None
             else:
-                param.grad = Tensor._make(param.grad.data * 0)
+                param.grad = Tensor.from_array(param.grad.data * 0)
 
     def apply(self, fn: Callable[[Module], Any]) -> Module:
         """Call ``fn`` on every submodule (children first) and on self, like PyTorch."""

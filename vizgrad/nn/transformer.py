@@ -22,7 +22,7 @@ def _additive(mask: Tensor, dtype: Any) -> Tensor:
     """A bool mask (True = blocked) becomes 0 / -inf; a float mask is used as given."""
     if mask.dtype.kind == "b":
         xp = array_module(mask.data)
-        return Tensor._make(xp.where(mask.data, -xp.inf, 0.0).astype(dtype))
+        return Tensor.from_array(xp.where(mask.data, -xp.inf, 0.0).astype(dtype))
     return mask
 
 

@@ -17,7 +17,7 @@ def _compare(name):
         # Compared in the promoted dtype, as PyTorch (an int64 and a float32 compare as
         # float32).
         # asarray: on 0-d inputs NumPy gives a NumPy scalar, and tensor data is an array
-        return Tensor._make(xp.asarray(getattr(xp, name)(*binary(input.data, _data(other)))))
+        return Tensor.from_array(xp.asarray(getattr(xp, name)(*binary(input.data, _data(other)))))
 
     compare.__name__ = name
     return compare
@@ -33,16 +33,16 @@ ge = _compare("greater_equal")
 
 def logical_not(input):
     xp = array_module(input.data)
-    return Tensor._make(xp.asarray(xp.logical_not(input.data)))
+    return Tensor.from_array(xp.asarray(xp.logical_not(input.data)))
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
-    return Tensor._make(array_module(input.data).asarray(input.data.any(axis=dim,
+    return Tensor.from_array(array_module(input.data).asarray(input.data.any(axis=dim,
                                                                            keepdims=keepdim)))
 
 
 def all(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
-    return Tensor._make(array_module(input.data).asarray(input.data.all(axis=dim,
+    return Tensor.from_array(array_module(input.data).asarray(input.data.all(axis=dim,
                                                                            keepdims=keepdim)))
 
 

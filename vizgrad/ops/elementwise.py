@@ -167,7 +167,10 @@ class Reciprocal(Function):
 
 
 class _Piecewise(Function):
-    """Piecewise-constant functions: PyTorch defines their gradient as zero everywhere."""
+    """Piecewise-constant functions: PyTorch defines their gradient as zero everywhere.
+    The base of Sign, Round, Floor ... (each registered on its own)."""
+
+    registered = False
 
     @staticmethod
     def backward(ctx, grad):

@@ -181,7 +181,7 @@ class Einsum(Function):
             subscripts = ",".join([output, *others, *extra_terms]) + "->" + "".join(target)
             tensors = [grad, *(_broadcast(o, t, sizes) for j, (o, t) in
                                enumerate(zip(operands, terms)) if j != i),
-                       *(Tensor._make(a) for a in extra)]
+                       *(Tensor.from_array(a) for a in extra)]
             grads.append(Einsum.apply(subscripts, tensors))
         return None, grads
 

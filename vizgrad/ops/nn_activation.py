@@ -92,7 +92,7 @@ def _keep_mask(input: Tensor, p: float, shape: tuple[int, ...]) -> Tensor:
     draws = generator().random(shape)
     mask = (draws >= p) * (1.0 / (1.0 - p))
     array = backend.as_array(mask, like=input.data, dtype=input.dtype)
-    return Tensor._make(array)
+    return Tensor.from_array(array)
 
 
 def _check_p(p: float) -> None:

@@ -55,7 +55,7 @@ class Embedding(Function):
         indices = indices.data
         if ctx.padding_idx is not None:
             keep = (indices != ctx.padding_idx)[..., None].astype(grad.dtype)
-            grad = grad * Tensor._make(keep)
+            grad = grad * Tensor.from_array(keep)
         return IndexBackward.apply(grad, indices, ctx.weight_shape, True), None, None
 
 
@@ -98,7 +98,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         if not -count <= padding_idx < count:
             raise ValueError(f"padding_idx {padding_idx} is out of range for {count} embeddings")
         padding_idx %= count
-    index_tensor = input if isinstance(input, Tensor) else Tensor._make(indices)
+    index_tensor = input if isinstance(input, Tensor) else Tensor.from_array(indices)
     return Embedding.apply(weight, index_tensor, padding_idx)
 
 
@@ -118,7 +118,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         num_classes = int(indices.max()) + 1 if indices.size else 0
     if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= num_classes):
         raise ValueError(f"one_hot: class values must be in [0, {num_classes})")
-    return Tensor._make((indices[..., None] == xp.arange(num_classes)).astype(xp.int64))
+    return Tensor.from_array((indices[..., None] == xp.arange(num_classes)).astype(xp.int64))
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
@@ -145,7 +145,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     scores = (query @ key.transpose(-2, -1)) * scale
     xp = array_module(query.data)
     if is_causal:
-        attn_mask = Tensor._make(xp.tril(xp.ones((length, source), dtype=bool)))
+        attn_mask = Tensor.from_array(xp.tril(xp.ones((length, source), dtype=bool)))
     if attn_mask is not None:
         if attn_mask.dtype.kind == "b":
             scores = where(attn_mask.data, scores, -math.inf)

@@ -45,7 +45,7 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
 
 
 def _constant(array, like: Tensor) -> Tensor:
-    return Tensor._make(array.astype(like.dtype))
+    return Tensor.from_array(array.astype(like.dtype))
 
 
 def _class_last(input: Tensor) -> Tensor:

@@ -198,15 +198,16 @@ class AvgPool2dBackward(Function):
         shape = grad.shape[-2:]
         planes = grad.reshape((-1,) + shape)
         outs = ctx.out_shape[-2:]
-        summed = _WindowSum.apply(planes, ctx.kernel, ctx.stride, ctx.pads, outs)
+        summed = WindowSum.apply(planes, ctx.kernel, ctx.stride, ctx.pads, outs)
         divisor = ctx.divisor
         if not isinstance(divisor, (int, float)):
-            divisor = Tensor._make(xp.asarray(divisor))
+            divisor = Tensor.from_array(xp.asarray(divisor))
         return (summed / divisor).reshape(ctx.out_shape), None, None, None, None, None
 
 
-class _WindowSum(Function):
-    """Sum over windows (internal: the adjoint of the spreading in AvgPool2dBackward)."""
+class WindowSum(Function):
+    """Sum over windows (the adjoint of the spreading in AvgPool2dBackward); its backward
+    spreads the gradient back: ``AvgPool2dBackward(grad, divisor=1)``."""
 
     backward_name = "WindowSumBackward0"
 

@@ -48,7 +48,10 @@ def _scatter_axes(grad, sources, spatial):
 
 
 class _UpsampleNearest(Function):
-    """Nearest-neighbour upsampling: one ``take`` per spatial dimension."""
+    """Nearest-neighbour upsampling: one ``take`` per spatial dimension; the gradient sums
+    onto each source (UpsampleNearestBackward).  The base of UpsampleNearest1d/2d/3d."""
+
+    registered = False
 
     @staticmethod
     def forward(ctx, input, sources):

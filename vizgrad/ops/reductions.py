@@ -42,7 +42,7 @@ def _axis(dims, ndim):
 
 
 def _const(array, like):
-    return Tensor._make(array.astype(like.dtype, copy=False))
+    return Tensor.from_array(array.astype(like.dtype, copy=False))
 
 
 class Var(Function):
@@ -205,7 +205,7 @@ class MaxDim(Function):
 
         index = ctx._saved_index
         grad = expand_reduced(grad, index.shape, (ctx.dim,), ctx.keepdim)
-        zeros = Tensor._make(array_module(grad.data).zeros(ctx.input_shape, grad.data.dtype))
+        zeros = Tensor.from_array(array_module(grad.data).zeros(ctx.input_shape, grad.data.dtype))
         return scatter(zeros, ctx.dim, index, grad), None, None
 
 
@@ -386,7 +386,7 @@ def _arg_reduce(input, dim, keepdim, smallest):
         (axis,) = normalize_dims(dim, data.ndim)
         out = _arg(xp, data, axis, smallest)
         out = xp.expand_dims(out, axis) if keepdim else out
-    return Tensor._make(xp.asarray(out, dtype=xp.int64))
+    return Tensor.from_array(xp.asarray(out, dtype=xp.int64))
 
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:

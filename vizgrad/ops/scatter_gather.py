@@ -42,7 +42,7 @@ def _along(xp, index, dim):
 
 
 def _zeros(like: Tensor, shape) -> Tensor:
-    return Tensor._make(array_module(like.data).zeros(shape, dtype=like.data.dtype))
+    return Tensor.from_array(array_module(like.data).zeros(shape, dtype=like.data.dtype))
 
 
 class Gather(Function):

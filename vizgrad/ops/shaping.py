@@ -116,7 +116,10 @@ def _pad_index(xp, n, before, after, mode):
 
 class _IndexPad(Function):
     """Padding that copies input entries (reflect/replicate/circular): a gather per dim,
-    so the backward is an ``index_add`` per dim (summing entries copied several times)."""
+    so the backward is an ``index_add`` per dim (summing entries copied several times).
+    The base of ReflectionPad*/ReplicationPad*/CircularPad*."""
+
+    registered = False
 
     @staticmethod
     def forward(ctx, input, pad, mode):
@@ -137,7 +140,7 @@ class _IndexPad(Function):
         for dim, (before, after) in reversed(pairs):
             n = ctx.input_shape[dim]
             shape[dim] = n
-            zeros = Tensor._make(xp.zeros(tuple(shape), dtype=grad.data.dtype))
+            zeros = Tensor.from_array(xp.zeros(tuple(shape), dtype=grad.data.dtype))
             grad = IndexAdd.apply(zeros, dim, _pad_index(xp, n, before, after, ctx.mode),
                                   grad, 1)
         return grad, None, None

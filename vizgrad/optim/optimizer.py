@@ -75,7 +75,7 @@ class Optimizer:
                 if set_to_none:
                     param.grad = None
                 else:
-                    param.grad = Tensor._make(param.grad.data * 0)
+                    param.grad = Tensor.from_array(param.grad.data * 0)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a ``.grad``; returns ``closure()`` if given."""
@@ -119,7 +119,7 @@ class Optimizer:
             for param in group["params"]:
                 if param in self.state:
                     state[index[id(param)]] = {
-                        k: Tensor._make(v.copy()) if hasattr(v, "shape") and v.ndim > 0
+                        k: Tensor.from_array(v.copy()) if hasattr(v, "shape") and v.ndim > 0
                         else v for k, v in self.state[param].items()}
         return {"state": state, "param_groups": groups}
 
