@@ -203,7 +203,7 @@ class GraphNode:
         count = len(raw.next_functions)
         if names is None or layout is None:
             return tuple(f"input{i}" for i in range(count))
-        out = []
+        out: list[str] = []
         for arg_index, ranks in layout:
             base = names[arg_index] if arg_index < len(names) else f"arg{arg_index}"
             out.extend([base] if ranks < 0 else [f"{base}[{r}]" for r in range(ranks)])
@@ -213,7 +213,7 @@ class GraphNode:
     @property
     def flat_slots(self) -> tuple[tuple[int, int], ...]:
         """``(slot, rank)`` of each flat input (the order of ``next_functions``)."""
-        out = []
+        out: list[tuple[int, int]] = []
         for slot, row in enumerate(self.output_meta):
             out.extend((slot, rank) for rank in range(len(row)))
         count = len(self.raw.next_functions)
@@ -319,9 +319,9 @@ class GraphNode:
         return getattr(self.raw, "metadata", {})
 
     @property
-    def retained_grads(self) -> dict[int, np.ndarray]:
+    def retained_grads(self) -> dict[int, np.ndarray | None]:
         """``output_nr -> grad`` of this node's outputs that called ``retain_grad()``."""
-        out = {}
+        out: dict[int, np.ndarray | None] = {}
         for nr, ref in (getattr(self.raw, "_retained", None) or {}).items():
             tensor = ref()
             if tensor is not None and tensor.grad is not None:
@@ -447,8 +447,8 @@ def walk(roots: Any) -> GraphWalk:
     family = getattr(type(stack[0]), "walk_graph", None) if stack else None
     if family is not None and all(getattr(type(raw), "walk_graph", None) is family
                                   for raw in stack):  # an adapter walks its own graphs
-        nodes, seqs, edges = family(stack)
-        return GraphWalk(root_items, nodes, edges, {node.raw: i for i, node in enumerate(nodes)},
+        nodes, seqs, found = family(stack)
+        return GraphWalk(root_items, nodes, found, {node.raw: i for i, node in enumerate(nodes)},
                          seqs)
     seen: dict[Any, GraphNode] = {}
     order: list[Any] = []

@@ -45,7 +45,7 @@ def test_many_saved_inputs_backpropagate() -> None:
 
 
 def test_entries_have_names_and_a_bare_node_is_complete() -> None:
-    assert SavedEntry._fields == ("kind", "index", "number", "version", "positional",
+    assert SavedEntry._fields == ("kind", "position", "number", "version", "positional",
                                   "name", "extra")
     node = Node()
     assert node.next_functions == () and node._saved is None and not node.freed

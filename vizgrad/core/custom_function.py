@@ -41,7 +41,7 @@ from .state import STACK, current_scope, grad_enabled, set_grad_mode
 from .tensor import Tensor
 
 
-def apply_user(cls: type, *args: Any) -> Any:
+def apply_user(cls: type[Function], *args: Any) -> Any:
     """``apply`` of a user Function: forward on Tensors under no_grad, then record."""
     tensors: list[Tensor] = []
     grad_mask = 0
@@ -49,6 +49,7 @@ def apply_user(cls: type, *args: Any) -> Any:
     simple = True  # no tensor lists among the arguments
     index = 0
     for arg in args:
+        items: Any
         if isinstance(arg, Tensor):
             items = (arg,)
             mask |= 1 << index
@@ -80,13 +81,14 @@ def apply_user(cls: type, *args: Any) -> Any:
     node = Node(cls, tuple([_next_node_of(t) for t in tensors]), _numbers_of(tensors),
                 grad_mask)
     node._layout = _simple_layout(mask) if simple else _layout_of(args)
-    node._arg_count = len(args)
+    node._arg_count = len(args)  # type: ignore[attr-defined]  # (in the node's __dict__)
     set_grad_mode(False)
     try:
         out = cls.forward(node, *args)
     finally:
         set_grad_mode(previous)
 
+    outs: Any
     if out.__class__ is tuple:
         kind, outs = OUT_TUPLE, out
     elif out.__class__ is list:
@@ -166,9 +168,9 @@ def _is_input(tensor: Tensor, tensors: list) -> bool:
     return False
 
 
-def _dirty_outputs(node: Node, outs: list) -> set:
+def _dirty_outputs(node: Node, outs: Any) -> set:
     """Ids of the tensors ``ctx.mark_dirty`` got, checked as PyTorch checks them."""
-    dirty = node._dirty
+    dirty = node._dirty or ()
     del node._dirty  # held only during forward
     returned = {id(o) for o in outs}
     if not all(id(t) in returned for t in dirty):
@@ -241,7 +243,7 @@ def checked_backward(backward: Callable) -> Callable:
                 return result
         return _check_gradients(ctx, result)
 
-    wrapper._vizgrad_checked = True
+    wrapper._vizgrad_checked = True  # type: ignore[attr-defined]
     return wrapper
 
 

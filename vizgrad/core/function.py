@@ -53,7 +53,7 @@ class _ForwardOnly:
     are never read back.
     """
 
-    needs_input_grad = ()
+    needs_input_grad: tuple[bool, ...] = ()
     _grad_mask = 0  # no argument wants a gradient: ops that save by need save nothing
 
     def save_for_backward(self, *arrays: Any) -> None:
@@ -135,13 +135,14 @@ class Function:
             from .custom_function import apply_user, checked_backward
 
             if "apply" not in cls.__dict__:
-                cls.apply = classmethod(apply_user)
+                cls.apply = classmethod(apply_user)  # type: ignore[method-assign,assignment]
             backward = cls.__dict__.get("backward")
             if backward is not None:
                 function = backward.__func__ if isinstance(backward, staticmethod) \
                     else backward
                 if not getattr(function, "_vizgrad_checked", False):
-                    cls.backward = staticmethod(checked_backward(function))
+                    cls.backward = staticmethod(  # type: ignore[method-assign]
+                        checked_backward(function))
         if "backward_name" not in cls.__dict__:
             internal = cls.__module__.startswith("vizgrad.")
             cls.backward_name = f"{cls.__name__}Backward" + ("0" if internal else "")
@@ -187,8 +188,10 @@ class Function:
         # -- unwrap + link edges (gathered in one pass) --------------------------------
         raw = list(args)
         tensors = []
-        next_nodes = []  # flat tuples (next_functions pairs them up when read): fewer
-        numbered = False  # objects for the GC; some input is output 1+ of its node
+        # Next nodes go in flat tuples (next_functions pairs them up when read): fewer
+        # objects for the GC.
+        next_nodes: list[Node | None] = []
+        numbered = False  # some input is output 1+ of its node
         own_meta = False  # some input has no node to read its (shape, dtype) from
         mask = 0  # argument positions that are tensor slots
         grad_mask = 0  # argument positions that want a gradient
@@ -228,13 +231,14 @@ class Function:
                     else _ZEROS[len(tensors)], grad_mask)
         # -- run forward --------------------------------------------------------------
         try:
-            out = cls.forward(node, *raw)
+            out: Any = cls.forward(node, *raw)
         except (ValueError, IndexError, TypeError) as error:
             raise _op_error(cls, tensors, error) from error
         node._layout = _LAYOUTS.get(mask) or _simple_layout(mask)
         if own_meta:
             node._own_operand_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
-        if out.__class__ not in backend.ARRAY_TYPES:  # several outputs, or a NumPy scalar
+        out_class = out.__class__
+        if out_class not in backend.ARRAY_TYPES:  # several outputs, or a NumPy scalar
             return _finish_recorded(cls, node, out, args, tensors)
         meta = _SINGLE_META.get(out.shape)  # keyed by shape: cheaper than (shape, dtype)
         if meta is None or meta[0][1] is not out.dtype:
@@ -270,7 +274,7 @@ class Function:
         if node._to_save is not None:
             resolve_saved(node, tensors, (result,))
         if cls.view_of_input:
-            _mark_views(cls, args, (result,))
+            _mark_views(cls, args, [result])
         return result
 
     @classmethod
@@ -288,7 +292,8 @@ class Function:
         node._layout = _layout_of(args) if mask is None else _simple_layout(mask)
         if any(not t._rg for t in tensors):
             node._own_operand_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
-        if out.__class__ in backend.ARRAY_TYPES:
+        out_class = out.__class__
+        if out_class in backend.ARRAY_TYPES:
             node._result_meta = _single_meta(out.shape, out.dtype)
             if out.dtype.kind != "f":
                 _check_output_dtype(cls, node, (out,))
@@ -379,16 +384,17 @@ def _unwrap(args: tuple) -> list:
 def _input_tensors(cls: type[Function], args: tuple) -> tuple[list, int | None]:
     """The flat input tensors (stale views refreshed, number slots filled) and the
     argument mask of a layout with one tensor per argument (None: tensor lists)."""
-    tensors, mask = [], 0
+    tensors: list[Tensor] = []
+    mask: int | None = 0
     for index, arg in enumerate(args):
-        group = [arg] if isinstance(arg, Tensor) else arg if _is_tensor_list(arg) else ()
+        group: Any = [arg] if isinstance(arg, Tensor) else arg if _is_tensor_list(arg) else ()
         for tensor in group:
             if tensor._base is not None and tensor._view_version != tensor._vc[0]:
                 refresh_view(tensor)  # its base was written since: re-derive its history
         tensors.extend(group)
         if group:
             mask = None if mask is None or group is arg else mask | 1 << index
-    if mask is not None and cls._number_mask:
+    if mask is not None and cls._number_mask:  # one tensor per argument: numbers may count
         tensors, mask = _with_number_slots(cls.number_slots, args, tensors, mask)
     return tensors, mask
 
@@ -419,7 +425,7 @@ def _run_forward(cls: type[Function], ctx: Any, raw: list, tensors: list) -> Any
 def _run_unrecorded(cls: type[Function], args: tuple, raw: list | None,
                     tensors: list | None) -> Any:
     """No node (no_grad, or no input requires grad): unwrap, run forward, wrap."""
-    if raw is None:
+    if raw is None or tensors is None:
         raw = _unwrap(args)
         tensors = [a for a in args if isinstance(a, Tensor)]
     out = _run_forward(cls, _FORWARD_ONLY if cls._shared_ctx else _ForwardCtx(args), raw,
@@ -448,6 +454,7 @@ def _finish_recorded(cls: type[Function], node: Node, out: Any, args: tuple,
                      tensors: list) -> Any:
     """Wrap outputs and save, for every kind of output (the fast path's rare cases)."""
     out_class = out.__class__
+    outs: Any
     if out_class in backend.ARRAY_TYPES:
         kind, outs = OUT_SINGLE, (out,)
     else:

@@ -8,12 +8,15 @@ so a saved tensor modified afterwards is caught when backward unpacks it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .node import SavedTensor
 from .stack import user_location
 from .state import grad_enabled
 from .tensor import Tensor
+
+if TYPE_CHECKING:
+    from .function import Function
 
 
 def _any_requires_grad(args: tuple) -> bool:
@@ -52,7 +55,7 @@ def _write(target: Tensor, array: Any) -> None:
     target._bump_version()
 
 
-def apply_inplace(cls: type, target: Tensor, args: tuple) -> Tensor:
+def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
     from .function import _FORWARD_ONLY, _run_forward, _unwrap
 
     if target._base is not None and target._view_version != target._vc[0]:
@@ -129,7 +132,7 @@ def _rebase(view: Tensor, base: Tensor) -> None:
     base.output_nr = 0
     base._rg = True
     _follow_retain_grad(base, old_base.grad_fn, old_base.output_nr)
-    fresh = regenerate_view(base, view._view_chain)
+    fresh = regenerate_view(base, cast(tuple, view._view_chain))
     view.grad_fn = fresh.grad_fn
     view.output_nr = fresh.output_nr
     view._view_version = base._vc[0]

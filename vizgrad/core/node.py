@@ -104,7 +104,7 @@ class SavedEntry(NamedTuple):
     """
 
     kind: int  #: ``SavedTensor.INPUT``, ``OUTPUT``, ``CONSTANT`` or ``SCALAR``
-    index: int  #: where the value sits in ``Node._store`` (-1 for a scalar)
+    position: int  #: where the value sits in ``Node._store`` (-1 for a scalar)
     number: int  #: flat input number (an input) or output number (an output)
     version: int  #: the version counter's value when it was saved
     positional: bool  #: part of ``saved_tensors`` (False: only a ``save_named`` item)
@@ -154,7 +154,7 @@ class SavedTensor:
 
     def _value(self) -> Any:
         store = self._node._store
-        return store[self._entry.index] if store else None
+        return store[self._entry.position] if store else None
 
     @property
     def tensor(self) -> Any:
@@ -374,14 +374,14 @@ class Node:
             if entry.positional:
                 kind = entry.kind
                 if kind == 0 and store:  # an input, unchanged: the common case
-                    tensor = store[entry.index]
+                    tensor = store[entry.position]
                     counter = tensor._vc
                     if counter is None or counter[0] == entry.version:
                         out.append(tensor)
                         continue
-                elif kind == 1 and store and store[entry.index + 1][0] == entry.version:
+                elif kind == 1 and store and store[entry.position + 1][0] == entry.version:
                     # an output, unchanged: rebuilt around this node
-                    out.append(Tensor._make(store[entry.index], True, self, entry.number))
+                    out.append(Tensor._make(store[entry.position], True, self, entry.number))
                     continue
                 out.append(self._unpack(entry))
         return tuple(out)
@@ -396,33 +396,34 @@ class Node:
             error = GraphFreedError(_freed_message(self))
             error.node = self
             raise error
-        value = store[entry.index]
+        value = store[entry.position]
         if kind == SavedTensor.INPUT:
             counter = value._vc
         elif kind == SavedTensor.OUTPUT:
-            counter = store[entry.index + 1]
+            counter = store[entry.position + 1]
         else:
             return Tensor._make(value)
         now = 0 if counter is None else counter[0]
         if now != entry.version:
-            error = InplaceModificationError(_inplace_message(self, SavedTensor(self, entry),
-                                                              now))
-            error.node = self
-            raise error
+            changed = InplaceModificationError(
+                _inplace_message(self, SavedTensor(self, entry), now))
+            changed.node = self
+            raise changed
         if kind == SavedTensor.INPUT:
             return value
         return Tensor._make(value, True, self, entry.number)
 
     def _saved_outputs_written(self, array: Any, counter: list) -> None:
         """An in-place op wrote its result into ``array``: point saved outputs at it."""
-        if not any(entry.kind == SavedTensor.OUTPUT for entry in self._saved or ()):
+        saved, store = self._saved, self._store
+        if saved is None or store is None or not any(
+                entry.kind == SavedTensor.OUTPUT for entry in saved):
             return
-        store = self._store
         entries = []
-        for entry in self._saved:
+        for entry in saved:
             if entry.kind == SavedTensor.OUTPUT:
-                store[entry.index] = array
-                store[entry.index + 1] = counter
+                store[entry.position] = array
+                store[entry.position + 1] = counter
                 entry = entry._replace(version=counter[0])
             entries.append(entry)
         self._saved = tuple(entries)
@@ -454,7 +455,9 @@ class Node:
         """``(shape, dtype)`` of each input, read from the nodes they came from."""
         if self._own_operand_meta is not None:
             return self._own_operand_meta
-        return tuple([node._result_meta[nr] for node, nr in zip(self._next_nodes, self._next_nrs)])
+        # (every input without a node has its metadata in _own_operand_meta)
+        return tuple([node._result_meta[nr]  # type: ignore[union-attr]
+                      for node, nr in zip(self._next_nodes, self._next_nrs)])
 
     @property
     def next_edges(self) -> tuple[tuple[Edge | None, ...], ...]:
@@ -462,7 +465,7 @@ class Node:
         slots = []
         flat = 0
         for _arg_index, ranks in self._layout:
-            row = []
+            row: list[Edge | None] = []
             for _ in range(1 if ranks < 0 else ranks):
                 target, nr = self.next_functions[flat]
                 if target is None:

@@ -79,8 +79,8 @@ def resolve_saved(node: Any, tensors: list, results: Any) -> None:
                 number += 1
             else:
                 return _resolve_saved_general(node, to_save, tensors, results)
-    key = tuple(key)
-    node._saved = _ENTRIES.get(key) or _entries_of(key)
+    found = tuple(key)
+    node._saved = _ENTRIES.get(found) or _entries_of(found)
     node._store = store
 
 

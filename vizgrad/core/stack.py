@@ -5,7 +5,7 @@ from __future__ import annotations
 import linecache
 import os
 from sys import _getframe
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # filename -> True when the file belongs to vizgrad itself (its frames are hidden), or
@@ -85,16 +85,17 @@ def capture(depth: int, skip: int = 1) -> tuple | None:
             hidden = _is_internal(code.co_filename)
         if not hidden:
             break
-        frame = frame.f_back
-        if frame is None:
+        back = frame.f_back
+        if back is None:
             return None
+        frame = back
     lasti = frame.f_lasti
     if depth <= 1:
         return (code, lasti, ())
     parent = frame.f_back
     walk_depth, chain, at_top, tail = _LAST_WALK
     if walk_depth == depth:
-        check = parent
+        check: Any = parent  # None once past the top: the AttributeError below
         try:
             for code_then, lasti_then in chain:
                 if check.f_lasti != lasti_then or check.f_code is not code_then:

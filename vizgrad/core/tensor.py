@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +23,8 @@ _NO_EDGE = (None, 0)
 
 class _Size(int):
     """``t.size`` is the element count (NumPy/Paddle); ``t.size()`` is the shape (PyTorch)."""
+
+    _shape: tuple[int, ...]
 
     def __new__(cls, shape: tuple[int, ...]) -> _Size:
         count = 1
@@ -73,6 +75,13 @@ class Tensor:
     # only when first set) with these class-level defaults, so making a tensor is cheap.
     __slots__ = ("data", "_rg", "_grad", "grad_fn", "output_nr", "_vc", "_base", "__dict__",
                  "__weakref__")
+    data: Any  #: the backend array (NumPy, CuPy ...)
+    _rg: bool  #: requires_grad
+    _grad: Tensor | None
+    grad_fn: Node | None  #: the node that made it (None for a leaf)
+    output_nr: int  #: which output of ``grad_fn`` it is
+    _vc: Any  #: version counter, a shared [int] (None: never written; a view always has one)
+    _base: Any  #: the Tensor it is a view of, or None
     name: str | None = None
     _view_chain: tuple | None = None
     _accumulator: Any = None
@@ -112,6 +121,13 @@ class Tensor:
         tensor._vc = None
         tensor._base = None
         return tensor
+
+    if TYPE_CHECKING:
+        # Operators and most methods are bound by vizgrad/ops/methods.py (its table lists
+        # each one and the op behind it); the ones core itself calls are declared here.
+        def __add__(self, other: Any) -> Tensor: ...
+        def __mul__(self, other: Any) -> Tensor: ...
+        def to(self, *args: Any, **kwargs: Any) -> Tensor: ...
 
     @staticmethod
     def from_array(array: Any, requires_grad: bool = False) -> Tensor:
