@@ -109,3 +109,9 @@ def test_only_classes_that_say_so_stay_out_of_the_registry():
                               if not c.__dict__.get("registered", True))
     assert "WindowSum" in Function.registry
     assert "_IndexPad" not in Function.registry and "ReflectionPad2D" in Function.registry
+
+
+def test_every_registered_op_says_its_backward_in_a_docstring():
+    missing = sorted(name for name, cls in vizgrad.Function.registry.items()
+                     if not (cls.__dict__.get("__doc__") or "").strip())
+    assert not missing, f"op classes without a docstring (forward; backward math): {missing}"

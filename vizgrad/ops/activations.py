@@ -28,6 +28,7 @@ _TANH_CUBIC = 0.044715
 
 
 class LeakyRelu(Function):
+    """Leaky ReLU: x if x > 0 else slope*x; backward: grad where x > 0, else grad * slope."""
     @staticmethod
     def forward(ctx, input, negative_slope):
         ctx.negative_slope = negative_slope
@@ -42,6 +43,7 @@ class LeakyRelu(Function):
 
 
 class Elu(Function):
+    """ELU: x if x > 0 else alpha*(e^x - 1); backward: grad where y > 0, else grad * (y + alpha)."""
     @staticmethod
     def forward(ctx, input, alpha):
         xp = array_module(input)
@@ -86,6 +88,7 @@ class Gelu(Function):
 
 
 class Silu(Function):
+    """SiLU: x * sigmoid(x); backward: grad * s * (1 + x*(1 - s)), s = sigmoid(x)."""
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)

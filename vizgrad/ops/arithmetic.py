@@ -17,6 +17,7 @@ from .operands import binary, result_type, save_crossed, save_one, saved_crossed
 
 
 class Add(Function):
+    """input + other; backward: grad to both (the engine reduces broadcast shapes)."""
     number_slots = (0, 1)
     saved_defaults = {"alpha": 1}
 
@@ -48,6 +49,7 @@ class AddScaled(Function):
 
 
 class Sub(Function):
+    """input - other; backward: grad, -grad."""
     number_slots = (0, 1)
     saved_defaults = {"alpha": 1}
 
@@ -79,6 +81,8 @@ class SubScaled(Function):
 
 
 class Mul(Function):
+    """input * other; backward: grad * other, grad * input (each operand saved only when
+    the other's gradient needs it)."""
     number_slots = (0, 1)
     saved_if_needed = ("input", "other")
 
@@ -101,6 +105,7 @@ class Mul(Function):
 
 
 class Div(Function):
+    """input / other; backward: grad / other, and -grad * input / other^2."""
     number_slots = (0, 1)
     saved_if_needed = ("input",)
 
@@ -127,6 +132,7 @@ class Div(Function):
 
 
 class Neg(Function):
+    """-input; backward: -grad."""
     @staticmethod
     def forward(ctx, input):
         return -input

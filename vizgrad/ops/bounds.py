@@ -74,6 +74,7 @@ class ClampTensor(Function):
 
 
 class Maximum(Function):
+    """Elementwise max; backward: grad to the larger operand (split evenly on ties, as PyTorch)."""
     @staticmethod
     def forward(ctx, input, other):
         ctx.save_for_backward(input, other)
@@ -86,6 +87,7 @@ class Maximum(Function):
 
 
 class Minimum(Function):
+    """Elementwise min; backward: grad to the smaller operand (split evenly on ties, as PyTorch)."""
     @staticmethod
     def forward(ctx, input, other):
         ctx.save_for_backward(input, other)

@@ -28,6 +28,7 @@ def _reverse_cumsum(tensor, dim):
 
 
 class Cumsum(Function):
+    """Cumulative sum along dim; backward: the reverse cumulative sum of grad."""
     @staticmethod
     def forward(ctx, input, dim):
         (dim,) = normalize_dims(dim, input.ndim)
@@ -40,6 +41,8 @@ class Cumsum(Function):
 
 
 class Cumprod(Function):
+    """Cumulative product along dim; backward: reverse cumulative sum of grad * y, divided
+    by x (with PyTorch's care at zeros)."""
     @staticmethod
     def forward(ctx, input, dim):
         (dim,) = normalize_dims(dim, input.ndim)

@@ -25,6 +25,7 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 class Abs(Function):
+    """|x|; backward: grad * sign(x) (0 at 0, PyTorch's subgradient)."""
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
@@ -38,6 +39,7 @@ class Abs(Function):
 
 
 class Sqrt(Function):
+    """sqrt(x); backward: grad / (2y)."""
     @staticmethod
     def forward(ctx, input):
         result = array_module(input).sqrt(input)
@@ -51,6 +53,7 @@ class Sqrt(Function):
 
 
 class Rsqrt(Function):
+    """1/sqrt(x); backward: -grad * y^3 / 2."""
     @staticmethod
     def forward(ctx, input):
         result = 1.0 / array_module(input).sqrt(input)
@@ -64,6 +67,7 @@ class Rsqrt(Function):
 
 
 class Expm1(Function):
+    """e^x - 1; backward: grad * (y + 1)."""
     @staticmethod
     def forward(ctx, input):
         result = array_module(input).expm1(input)
@@ -77,6 +81,7 @@ class Expm1(Function):
 
 
 class Log1p(Function):
+    """log(1 + x); backward: grad / (1 + x)."""
     backward_name = "Log1PBackward0"
 
     @staticmethod
@@ -91,6 +96,7 @@ class Log1p(Function):
 
 
 class Log2(Function):
+    """log2(x); backward: grad / (x * ln 2)."""
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
@@ -103,6 +109,7 @@ class Log2(Function):
 
 
 class Erf(Function):
+    """erf(x); backward: grad * 2/sqrt(pi) * exp(-x^2)."""
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
@@ -117,6 +124,7 @@ class Erf(Function):
 
 
 class Sin(Function):
+    """sin(x); backward: grad * cos(x)."""
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
@@ -129,6 +137,7 @@ class Sin(Function):
 
 
 class Cos(Function):
+    """cos(x); backward: -grad * sin(x)."""
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
@@ -141,6 +150,7 @@ class Cos(Function):
 
 
 class Tan(Function):
+    """tan(x); backward: grad * (1 + y^2)."""
     @staticmethod
     def forward(ctx, input):
         result = array_module(input).tan(input)
@@ -154,6 +164,7 @@ class Tan(Function):
 
 
 class Reciprocal(Function):
+    """1/x; backward: -grad * y^2."""
     @staticmethod
     def forward(ctx, input):
         result = 1.0 / input
@@ -178,23 +189,28 @@ class _Piecewise(Function):
 
 
 class Sign(_Piecewise):
+    """sign(x); piecewise constant: backward is zero."""
     forward = staticmethod(lambda ctx, input: array_module(input).sign(input))
 
 
 class Floor(_Piecewise):
+    """floor(x); piecewise constant: backward is zero."""
     forward = staticmethod(lambda ctx, input: array_module(input).floor(input))
 
 
 class Ceil(_Piecewise):
+    """ceil(x); piecewise constant: backward is zero."""
     forward = staticmethod(lambda ctx, input: array_module(input).ceil(input))
 
 
 class Round(_Piecewise):
+    """round(x), half to even; piecewise constant: backward is zero."""
     # Half to even, like PyTorch.
     forward = staticmethod(lambda ctx, input: array_module(input).round(input))
 
 
 class RoundDecimals(_Piecewise):
+    """round(x, decimals); piecewise constant: backward is zero."""
     backward_name = "RoundBackward1"
 
     @staticmethod

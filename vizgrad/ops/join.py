@@ -29,6 +29,7 @@ class Cat(Function):
 
 
 class Stack(Function):
+    """Stack tensors along a new dim; backward: unbind grad along it, one piece per input."""
     @staticmethod
     def forward(ctx, tensors, dim):
         dim = _dim(dim, tensors[0].ndim + 1)
@@ -82,6 +83,7 @@ class Split(SplitSizes):
 
 
 class Unbind(Function):
+    """Views of each slice along dim; backward: stack the slices' grads."""
     view_of_input = True
 
     @staticmethod

@@ -76,6 +76,7 @@ class Bmm(Function):
 
 
 class Tril(Function):
+    """Lower triangle (below diagonal k); backward: tril(grad, k)."""
     @staticmethod
     def forward(ctx, input, diagonal):
         ctx.diagonal = diagonal
@@ -87,6 +88,7 @@ class Tril(Function):
 
 
 class Triu(Function):
+    """Upper triangle (above diagonal k); backward: triu(grad, k)."""
     @staticmethod
     def forward(ctx, input, diagonal):
         ctx.diagonal = diagonal

@@ -78,14 +78,17 @@ class UpsampleNearestBackward(Function):
 
 
 class UpsampleNearest1d(_UpsampleNearest):
+    """Nearest upsampling of 1-d signals; backward: each source sums the grads of its copies."""
     backward_name = "UpsampleNearest1DBackward0"
 
 
 class UpsampleNearest2d(_UpsampleNearest):
+    """Nearest upsampling of images; backward: each source pixel sums the grads of its copies."""
     backward_name = "UpsampleNearest2DBackward0"
 
 
 class UpsampleNearest3d(_UpsampleNearest):
+    """Nearest upsampling of volumes; backward: each source voxel sums the grads of its copies."""
     backward_name = "UpsampleNearest3DBackward0"
 
 

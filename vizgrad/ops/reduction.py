@@ -29,6 +29,7 @@ def expand_reduced(grad, input_shape, dims, keepdim):
 
 
 class Sum(Function):
+    """Sum of all elements; backward: grad broadcast to the input's shape."""
     @staticmethod
     def forward(ctx, input):
         ctx.input_shape = input.shape
@@ -40,6 +41,7 @@ class Sum(Function):
 
 
 class SumDim(Function):
+    """Sum over dims; backward: grad broadcast back over the reduced dims."""
     backward_name = "SumBackward1"
 
     @staticmethod
@@ -54,6 +56,7 @@ class SumDim(Function):
 
 
 class Mean(Function):
+    """Mean of all elements; backward: grad / n broadcast to the input's shape."""
     @staticmethod
     def forward(ctx, input):
         ctx.input_shape = input.shape
@@ -67,6 +70,7 @@ class Mean(Function):
 
 
 class MeanDim(Function):
+    """Mean over dims; backward: grad / n broadcast back over the reduced dims."""
     backward_name = "MeanBackward1"
 
     @staticmethod

@@ -46,6 +46,7 @@ def _const(array, like):
 
 
 class Var(Function):
+    """Variance over dims; backward: grad * 2(x - mean) / (n - correction)."""
     @staticmethod
     def forward(ctx, input, dim, correction, keepdim):
         dims = normalize_dims(dim, input.ndim)
@@ -64,6 +65,8 @@ class Var(Function):
 
 
 class Std(Function):
+    """Standard deviation over dims; backward: grad * (x - mean) / ((n - correction) * y),
+    0 where y = 0."""
     @staticmethod
     def forward(ctx, input, dim, correction, keepdim):
         dims = normalize_dims(dim, input.ndim)
@@ -106,6 +109,7 @@ def _others_product(x, dim):
 
 
 class Prod(Function):
+    """Product of all elements; backward: grad * the product of all the other elements."""
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
@@ -118,6 +122,7 @@ class Prod(Function):
 
 
 class ProdDim(Function):
+    """Product along dim; backward: grad * the product of the other elements of each slice."""
     backward_name = "ProdBackward1"
 
     @staticmethod
@@ -141,6 +146,7 @@ def _tie_weights(x, extreme, dims):
 
 
 class Amax(Function):
+    """Max over dims; backward: grad shared evenly among the elements equal to the max."""
     @staticmethod
     def forward(ctx, input, dim, keepdim):
         dims = normalize_dims(dim, input.ndim)
@@ -158,6 +164,7 @@ class Amax(Function):
 
 
 class Amin(Amax):
+    """Min over dims; backward: grad shared evenly among the elements equal to the min."""
     @staticmethod
     def forward(ctx, input, dim, keepdim):
         return Amax.forward(ctx, -input, dim, keepdim) * -1
@@ -180,6 +187,7 @@ class Max(Function):
 
 
 class Min(Max):
+    """Min of all elements; backward: grad shared evenly among the minimal elements."""
     backward_name = "MinBackward1"
 
     @staticmethod
@@ -210,6 +218,8 @@ class MaxDim(Function):
 
 
 class MinDim(MaxDim):
+    """Min along dim with its index; backward: grad to the selected element (the index
+    carries none)."""
     backward_name = "MinBackward0"
 
     @staticmethod
@@ -236,6 +246,7 @@ def _select_along(ctx, xp, input, kept, dim, keepdim):
 
 
 class Logsumexp(Function):
+    """log(sum(exp(x))) over dims; backward: grad * exp(x - y) (the softmax)."""
     @staticmethod
     def forward(ctx, input, dim, keepdim):
         dims = normalize_dims(dim, input.ndim)

@@ -46,6 +46,8 @@ def _zeros(like: Tensor, shape) -> Tensor:
 
 
 class Gather(Function):
+    """out[i][j] = input[i][index[i][j]] along dim; backward: scatter_add grad into zeros
+    at index."""
     @staticmethod
     def forward(ctx, input, dim, index):
         dim = _dim(dim, input.ndim)
@@ -60,6 +62,8 @@ class Gather(Function):
 
 
 class ScatterAdd(Function):
+    """Add src into input at index along dim; backward: grad for input, gather(grad, index)
+    for src."""
     @staticmethod
     def forward(ctx, input, dim, index, src):
         dim = _dim(dim, input.ndim)
@@ -135,6 +139,7 @@ def _fit(grad, shape):
 
 
 class IndexSelect(Function):
+    """Select entries along dim at index; backward: index_add grad into zeros at index."""
     @staticmethod
     def forward(ctx, input, dim, index):
         dim = _dim(dim, input.ndim)
@@ -170,6 +175,7 @@ class IndexAdd(Function):
 
 
 class MaskedFill(Function):
+    """value where mask, else input; backward: grad where not mask, 0 where mask."""
     @staticmethod
     def forward(ctx, input, mask, value):
         ctx.value = value

@@ -10,6 +10,8 @@ from .operands import binary, result_type
 
 
 class Where(Function):
+    """input where condition, else other; backward: grad where condition to input, the rest
+    to other."""
     @staticmethod
     def forward(ctx, condition, input, other):
         ctx.save_named("condition", condition)
@@ -25,6 +27,7 @@ class Where(Function):
 
 
 class Clone(Function):
+    """A copy; backward: grad."""
     @staticmethod
     def forward(ctx, input):
         return input.copy()

@@ -24,6 +24,7 @@ def _dims(dims, ndim):
 
 
 class Repeat(Function):
+    """Tile the input repeats times per dim; backward: sum grad over the copies."""
     @staticmethod
     def forward(ctx, input, repeats):
         repeats = tuple(repeats)
@@ -45,6 +46,7 @@ class Repeat(Function):
 
 
 class Flip(Function):
+    """Reverse the order along dims; backward: flip grad along the same dims."""
     @staticmethod
     def forward(ctx, input, dims):
         ctx.dims = _dims(dims, input.ndim)
@@ -57,6 +59,7 @@ class Flip(Function):
 
 
 class Roll(Function):
+    """Shift entries cyclically along dims; backward: roll grad back by -shifts."""
     @staticmethod
     def forward(ctx, input, shifts, dims):
         ctx.shifts, ctx.dims = shifts, dims
@@ -147,30 +150,41 @@ class _IndexPad(Function):
 
 
 class ReflectionPad1D(_IndexPad):
+    """Reflection padding of 1-d signals; backward: each input entry sums the grads of its
+    copies."""
     pass
 
 
 class ReflectionPad2D(_IndexPad):
+    """Reflection padding of images; backward: each input entry sums the grads of its copies."""
     pass
 
 
 class ReflectionPad3D(_IndexPad):
+    """Reflection padding of volumes; backward: each input entry sums the grads of its copies."""
     pass
 
 
 class ReplicationPad1D(_IndexPad):
+    """Edge-replicating padding of 1-d signals; backward: each input entry sums the grads
+    of its copies."""
     pass
 
 
 class ReplicationPad2D(_IndexPad):
+    """Edge-replicating padding of images; backward: each input entry sums the grads of its
+    copies."""
     pass
 
 
 class ReplicationPad3D(_IndexPad):
+    """Edge-replicating padding of volumes; backward: each input entry sums the grads of
+    its copies."""
     pass
 
 
 class CircularPad(_IndexPad):
+    """Circular padding (wrap around); backward: each input entry sums the grads of its copies."""
     pass
 
 

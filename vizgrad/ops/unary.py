@@ -7,6 +7,7 @@ from ..core.function import Function
 
 
 class Exp(Function):
+    """e^x; backward: grad * y."""
     @staticmethod
     def forward(ctx, input):
         result = array_module(input).exp(input)
@@ -20,6 +21,7 @@ class Exp(Function):
 
 
 class Log(Function):
+    """ln(x); backward: grad / x."""
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
@@ -32,6 +34,7 @@ class Log(Function):
 
 
 class Tanh(Function):
+    """tanh(x); backward: grad * (1 - y^2) (TanhBackward, itself differentiable)."""
     @staticmethod
     def forward(ctx, input):
         result = array_module(input).tanh(input)
@@ -65,6 +68,7 @@ class TanhBackward(Function):
 
 
 class Sigmoid(Function):
+    """1 / (1 + e^-x); backward: grad * y * (1 - y) (SigmoidBackward, itself differentiable)."""
     @staticmethod
     def forward(ctx, input):
         xp = array_module(input)
@@ -98,6 +102,7 @@ class SigmoidBackward(Function):
 
 
 class Relu(Function):
+    """max(x, 0); backward: grad where y > 0, else 0."""
     @staticmethod
     def forward(ctx, input):
         result = array_module(input).maximum(input, 0)

@@ -49,6 +49,7 @@ class View(Function):
 
 
 class Transpose(Function):
+    """Swap two dims (a view); backward: swap them back in grad."""
     view_of_input = True
 
     @staticmethod
@@ -62,6 +63,7 @@ class Transpose(Function):
 
 
 class Permute(Function):
+    """Reorder dims (a view); backward: permute grad by the inverse order."""
     view_of_input = True
 
     @staticmethod
@@ -81,6 +83,7 @@ class Permute(Function):
 
 
 class Squeeze(Function):
+    """Drop size-1 dims (a view); backward: reshape grad to the input's shape."""
     view_of_input = True
 
     @staticmethod
@@ -99,6 +102,7 @@ class Squeeze(Function):
 
 
 class Unsqueeze(Function):
+    """Insert a size-1 dim (a view); backward: squeeze it from grad."""
     view_of_input = True
 
     @staticmethod
