@@ -105,13 +105,19 @@ def _reduce_to(grad: Tensor, shape: tuple, dtype: Any, node: Node, child: Node) 
     return grad
 
 
-def _call_backward(node: Node, grads: list) -> Any:
-    """Run one node's backward and return one gradient per flat input.
+def _call_backward(node: Node, grads: list, release: bool = False) -> Any:
+    """Run one node's backward and return one gradient per flat input; with ``release``,
+    free the node's saved values right after.
 
     A freed node still runs if its backward needs no saved tensor (as in PyTorch);
     reading a freed saved tensor raises GraphFreedError with the full story.
     """
     result = node.fn.backward(node, *grads)
+    if release:  # Node._release, inlined: this runs once per node of every backward
+        store = node._store
+        if store is not None:
+            store.clear()
+        node._freed = True
     if result.__class__ is not tuple:
         result = (result,)
     layout = node._layout
@@ -224,9 +230,7 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                     if grad is None:
                         break
                 else:
-                    grads = _call_backward(node, buffer)
-                    if not retain_graph:
-                        node._release()
+                    grads = _call_backward(node, buffer, not retain_graph)
                     buffer = None
             if buffer is not None:
                 grads = _run_node(node, buffer, create_graph, retain_graph, captures, captured,

@@ -183,8 +183,27 @@ class Function:
         Anything else leaves it for ``apply_plain``.  tests/ops/test_fast_path.py runs
         every op-table row through both and compares the graphs they build.
         """
-        if not grad_enabled():
-            return _run_unrecorded(cls, args, None, None)
+        if not grad_enabled():  # every op inside a backward comes here
+            # -- unwrap, run forward, wrap (_run_unrecorded, inlined) -------------------
+            raw = []
+            for arg in args:
+                if arg.__class__ is Tensor or isinstance(arg, Tensor):
+                    raw.append(arg.data)
+                elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
+                        and isinstance(arg[0], Tensor):
+                    raw.append([t.data for t in arg])
+                else:
+                    raw.append(arg)
+            out: Any
+            try:
+                out = cls.forward(_FORWARD_ONLY if cls._shared_ctx else _ForwardCtx(args),
+                                  *raw)
+            except (ValueError, IndexError, TypeError) as error:
+                raise _op_error(cls, [a for a in args if isinstance(a, Tensor)], error) \
+                    from error
+            if out.__class__ in backend.ARRAY_TYPES and not cls.view_of_input:
+                return Tensor._make(out)
+            return _wrap_plain(cls, out, args)
         # -- unwrap + link edges (gathered in one pass) --------------------------------
         raw = list(args)
         tensors = []
@@ -231,7 +250,7 @@ class Function:
                     else _ZEROS[len(tensors)], grad_mask)
         # -- run forward --------------------------------------------------------------
         try:
-            out: Any = cls.forward(node, *raw)
+            out = cls.forward(node, *raw)
         except (ValueError, IndexError, TypeError) as error:
             raise _op_error(cls, tensors, error) from error
         node._layout = _LAYOUTS.get(mask) or _simple_layout(mask)

@@ -371,17 +371,18 @@ class Node:
                 return tuple(store)
         out = []
         for entry in saved:
-            if entry.positional:
-                kind = entry.kind
+            # one unpacking instead of four attribute reads: this runs in every backward
+            kind, position, number, version, positional, _, _ = entry
+            if positional:
                 if kind == 0 and store:  # an input, unchanged: the common case
-                    tensor = store[entry.position]
+                    tensor = store[position]
                     counter = tensor._vc
-                    if counter is None or counter[0] == entry.version:
+                    if counter is None or counter[0] == version:
                         out.append(tensor)
                         continue
-                elif kind == 1 and store and store[entry.position + 1][0] == entry.version:
+                elif kind == 1 and store and store[position + 1][0] == version:
                     # an output, unchanged: rebuilt around this node
-                    out.append(Tensor._make(store[entry.position], True, self, entry.number))
+                    out.append(Tensor._make(store[position], True, self, number))
                     continue
                 out.append(self._unpack(entry))
         return tuple(out)
