@@ -69,6 +69,12 @@ class Tensor:
     >>> y.backward()
     >>> x.grad
     tensor([2., 4., 6.])
+
+    This class holds the state and the core methods (backward, hooks, views,
+    versions).  The operators (``__add__``, ``__mul__`` ...) and the op methods
+    (``sum``, ``tanh``, ``reshape`` ...) are bound from one table, ``METHODS`` (and
+    ``PROPERTIES``) in ``vizgrad/ops/methods.py``, which names the op behind each; the
+    op modules add theirs with ``methods.install``.
     """
 
     # Hot attributes are slots; rarely set ones live in the instance dict (created

@@ -22,15 +22,11 @@ from ..core.backend import array_module
 from ..core.function import Function
 from ..core.tensor import Tensor
 from .methods import install
-from .reduction import expand_reduced, normalize_dims
+from .reduction import _count, expand_reduced, normalize_dims
 from .select import where
 
 #: The ``(values, indices)`` pair returned by ``max(dim)`` / ``min(dim)``.
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
-
-
-def _count(shape, dims):
-    return math.prod(shape[d] for d in dims)
 
 
 def _keep_shape(shape, dims):
