@@ -36,7 +36,7 @@ def core_buffers(raw: Node) -> tuple[tuple[int, int, bool], ...]:
         leaf = False
         if kind == INPUT:
             leaf = value.grad_fn is None
-            value = value.data
+            value = value.array
         base = value.base
         if base is not None:
             value = _owner(value)

@@ -208,9 +208,9 @@ def test_saved_values_are_attributes():
     assert power._saved_input is a
     mul = (a * b).grad_fn
     assert mul._saved_other is b
-    assert np.shares_memory(mul._saved_input.data, a.data)
+    assert np.shares_memory(mul._saved_input.array, a.array)
     exp = a.exp()
-    assert np.array_equal(exp.grad_fn._saved_result.data, exp.data)
+    assert np.array_equal(exp.grad_fn._saved_result.array, exp.array)
     summed = a.reshape(3, 1).sum(dim=0, keepdim=True).grad_fn
     assert summed.name() == "SumBackward1"
     assert summed._saved_dim == (0,) and summed._saved_keepdim is True

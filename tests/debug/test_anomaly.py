@@ -128,8 +128,8 @@ class _LogModel(nn.Module):
 def test_check_forward_finds_the_op_that_made_the_nan(tmp_path) -> None:
     model = _LogModel()
     x = vg.tensor(np.array([[1.0, -1.0, 0.5]], dtype=np.float32))
-    model.fc.weight.data[...] = np.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]])
-    model.fc.bias.data[...] = 0.0  # unit 1 is -1 -> ReLU 0 -> log(0) = -inf
+    model.fc.weight.array[...] = np.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]])
+    model.fc.bias.array[...] = 0.0  # unit 1 is -1 -> ReLU 0 -> log(0) = -inf
     picture = tmp_path / "anomaly.svg"
     with pytest.raises(RuntimeError) as caught, np.errstate(all="ignore"), \
             vg.detect_anomaly(check_forward=True, save_to=picture):

@@ -74,7 +74,7 @@ CASES += [
 
 def _where(a, b):
     if isinstance(a, vg.Tensor):
-        return vg.where(b.data > 0, a, b)
+        return vg.where(b.array > 0, a, b)
     import torch
 
     return torch.where(b > 0, a, b)

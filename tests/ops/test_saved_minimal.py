@@ -122,16 +122,16 @@ def test_saved_bytes_when_only_one_operand_requires_grad():
     only_weight = (activations @ weight).grad_fn
     every = (both @ weight).grad_fn
     # the weight's gradient needs the activations only: the weight is not kept
-    assert _saved_bytes(only_weight) == activations.data.nbytes
-    assert _saved_bytes(every) == both.data.nbytes + weight.data.nbytes
+    assert _saved_bytes(only_weight) == activations.array.nbytes
+    assert _saved_bytes(every) == both.array.nbytes + weight.array.nbytes
     scaled = (weight * vg.randn(512, 64)).grad_fn
-    assert _saved_bytes(scaled) == weight.data.nbytes  # the other operand, not the weight
+    assert _saved_bytes(scaled) == weight.array.nbytes  # the other operand, not the weight
 
 
 def test_an_unsaved_operand_is_freed_with_its_tensor():
     x = vg.randn(1000, requires_grad=True)
     hidden = x.exp() * 1.0  # Mul by a number saves the number only
-    probe = weakref.ref(hidden.data)
+    probe = weakref.ref(hidden.array)
     y = hidden * vg.randn(1000)  # only hidden wants a gradient: hidden is not saved
     del hidden
     gc.collect()
@@ -160,7 +160,7 @@ def test_einsum_keeps_only_the_operands_other_gradients_need():
     c = vg.randn(4, 2)
     node = vg.einsum("ij,jk,kl->il", a, b, c).grad_fn
     # a's gradient needs b and c; nobody needs a
-    assert _saved_bytes(node) == b.data.nbytes + c.data.nbytes
+    assert _saved_bytes(node) == b.array.nbytes + c.array.nbytes
     assert [item.name for item in node.saved] == ["operands[1]", "operands[2]"]
     out = vg.einsum("ij,jk,kl->il", a, b, c)
     (grad,) = vg.autograd.grad((out * out).sum(), [a])

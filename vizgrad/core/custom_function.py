@@ -106,7 +106,7 @@ def apply_user(cls: type, *args: Any) -> Any:
         if o.__class__ is not Tensor:
             outs = [_as_tensor(o, tensors) for o in outs]
             break
-    arrays = [o.data for o in outs]
+    arrays = [o.array for o in outs]
     node._in_meta = tuple([(a.shape, a.dtype) for a in arrays])
     for a in arrays:
         if a.dtype.kind != "f":  # ints end the graph; complex is refused
@@ -115,9 +115,9 @@ def apply_user(cls: type, *args: Any) -> Any:
     if kind != OUT_SINGLE:
         node._out_kind = kind
     if grad_mask != mask or not simple:  # some input without an edge to read meta from
-        node._own_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
-    if tensors[0].data.__class__ is not _NUMPY_ARRAY:
-        node._device = backend.device_of(tensors[0].data)
+        node._own_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])
+    if tensors[0].array.__class__ is not _NUMPY_ARRAY:
+        node._device = backend.device_of(tensors[0].array)
     node.scope = current_scope()
     depth = STACK["depth"]
     if depth:
@@ -131,7 +131,7 @@ def apply_user(cls: type, *args: Any) -> Any:
     results = []
     nr = 0
     for o in outs:
-        array = o.data
+        array = o.array
         if dirty and id(o) in dirty:  # an input modified in place: it takes this node
             o._bump_version()
             o._rg = True
@@ -161,7 +161,7 @@ def apply_user(cls: type, *args: Any) -> Any:
         known = {id(t): t for t in (*tensors, *outs)}
         node._to_save = tuple([_saved_array(item, known) for item in node._to_save])
         if dirty:  # a dirty input is saved as the output it became (no node cycle)
-            tensors = [Tensor._make(t.data[...]) if id(t) in dirty else t for t in tensors]
+            tensors = [Tensor._make(t.array[...]) if id(t) in dirty else t for t in tensors]
         resolve_saved(node, tensors, results)
     if kind == OUT_SINGLE:
         return results[0]
@@ -202,7 +202,7 @@ def _as_tensor(value: Any, tensors: list) -> Any:
     """A forward output as a Tensor (arrays and numbers are wrapped)."""
     if isinstance(value, Tensor):
         return value
-    like = tensors[0].data if tensors else None
+    like = tensors[0].array if tensors else None
     return Tensor._make(value if value.__class__ in backend.ARRAY_TYPES
                         else backend.as_array(value, like=like))
 
@@ -219,8 +219,8 @@ def _saved_array(item: Any, known: dict) -> Any:
     if item.__class__ is tuple and len(item) == 2 and item[0].__class__ is str:
         name, item = item  # save_named
     if isinstance(item, Tensor):
-        array = item.data
-        if known.get(id(item)) is not item and any(t.data is array for t in known.values()):
+        array = item.array
+        if known.get(id(item)) is not item and any(t.array is array for t in known.values()):
             array = array[...]
         item = array
     return item if name is None else (name, item)
@@ -244,7 +244,7 @@ def checked_backward(backward: Callable) -> Callable:
                 == ctx._arg_count:
             for grad, meta in zip(result, ctx._out_meta):
                 if grad is not None and (grad.__class__ is not Tensor
-                                         or grad.data.shape != meta[0]):
+                                         or grad.array.shape != meta[0]):
                     break
             else:
                 return result
@@ -302,7 +302,7 @@ def _check_one(name: str, index: int, grad: Any, meta: tuple) -> Any:
                 f"Tensor or None (got {type(grad).__name__})")
         grad = Tensor._make(grad)
     shape = tuple(meta[0])
-    got = tuple(grad.data.shape)
+    got = tuple(grad.array.shape)
     if got != shape and not _expandable(shape, got):
         raise RuntimeError(
             f"Function {name} returned an invalid gradient at index {index} - got "

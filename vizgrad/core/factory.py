@@ -94,7 +94,7 @@ def _short(value: Any) -> str:
 def _to_array(data: Any, dtype: Any, device: str | None) -> Any:
     dtype = as_dtype(dtype)
     if isinstance(data, Tensor):
-        data = data.data
+        data = data.array
     if isinstance(data, (str, bytes)):  # np.asarray would make a 0-d string array
         raise TypeError(f"invalid data type '{type(data).__name__}' for a tensor: a tensor "
                         f"holds numbers or bools, got {_short(data)}")
@@ -228,10 +228,10 @@ def full(size: Sequence[int], fill_value: Any, dtype: Any = None, device: Any = 
 
 def _like(fill: str, other: Tensor, dtype: Any, device: Any, requires_grad: bool,
           value: Any = None) -> Tensor:
-    xp = backend.array_module(other.data) if device is None else \
+    xp = backend.array_module(other.array) if device is None else \
         backend.module_for_device(backend.normalize_device(device))
-    dtype = as_dtype(dtype) or other.data.dtype
-    shape = other.data.shape
+    dtype = as_dtype(dtype) or other.array.dtype
+    shape = other.array.shape
     array = xp.full(shape, value, dtype=dtype) if fill == "full" else \
         getattr(xp, fill)(shape, dtype=dtype)
     out = Tensor._make(array)

@@ -168,10 +168,10 @@ class Function:
             raw = []
             for arg in args:
                 if arg.__class__ is Tensor or isinstance(arg, Tensor):
-                    raw.append(arg.data)
+                    raw.append(arg.array)
                 elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
                         and isinstance(arg[0], Tensor):
-                    raw.append([t.data for t in arg])
+                    raw.append([t.array for t in arg])
                 else:
                     raw.append(arg)
             try:
@@ -199,7 +199,7 @@ class Function:
             if arg.__class__ is Tensor or isinstance(arg, Tensor):
                 if arg._base is not None and arg._view_version != arg._vc[0]:
                     refresh_view(arg)  # its base was written since: re-derive its history
-                raw[index] = arg.data
+                raw[index] = arg.array
                 tensors.append(arg)
                 mask |= 1 << index
                 if arg._rg:
@@ -219,7 +219,7 @@ class Function:
                     own_meta = True
             elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
                     and isinstance(arg[0], Tensor):
-                raw[index] = [t.data for t in arg]
+                raw[index] = [t.array for t in arg]
                 tensors.extend(arg)
                 simple = False
                 for t in arg:
@@ -302,9 +302,9 @@ class Function:
         if kind != OUT_SINGLE:
             node._out_kind = kind
         if own_meta:
-            node._own_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
-        if tensors[0].data.__class__ is not _NUMPY_ARRAY:
-            node._device = backend.device_of(tensors[0].data)
+            node._own_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])
+        if tensors[0].array.__class__ is not _NUMPY_ARRAY:
+            node._device = backend.device_of(tensors[0].array)
         node.scope = current_scope()
         depth = STACK["depth"]
         if depth:  # three slots rather than a tuple: one object fewer per op for the GC
@@ -318,7 +318,7 @@ class Function:
 
         if kind == OUT_SINGLE and node._non_differentiable is None:
             result = _new_tensor(Tensor)  # Tensor._make, inlined on the hot path
-            result.data = out
+            result.array = out
             result._rg = True
             result.grad = None
             result.grad_fn = node
@@ -477,7 +477,7 @@ def _resaved(to_save: tuple, before: Any, after: list) -> tuple:
 
 
 def _as_array(value: Any, tensors: list) -> Any:
-    like = tensors[0].data if tensors else None
+    like = tensors[0].array if tensors else None
     return backend.as_array(value, like=like)
 
 
@@ -490,7 +490,7 @@ def _wrap_plain(cls: type[Function], out: Any, args: tuple) -> Any:
             _mark_views(cls, args, results)
         return tuple(results) if out_class is tuple else results
     if out_class not in backend.ARRAY_TYPES:
-        out = backend.as_array(out, like=args[0].data if isinstance(args[0], Tensor) else None)
+        out = backend.as_array(out, like=args[0].array if isinstance(args[0], Tensor) else None)
     result = Tensor._make(out)
     if cls.view_of_input:
         _mark_views(cls, args, [result])
@@ -500,11 +500,11 @@ def _wrap_plain(cls: type[Function], out: Any, args: tuple) -> Any:
 def _mark_views(cls: type[Function], args: tuple, results: list) -> None:
     """Record view outputs: shared version counter, ``_base`` and how to regenerate them."""
     source = args[0]
-    source_array = source.data
+    source_array = source.array
     xp = backend.array_module(source_array)
     single = len(results) == 1
     for result in results:
-        if not xp.may_share_memory(result.data, source_array):
+        if not xp.may_share_memory(result.array, source_array):
             continue
         base = source._base if source._base is not None else source
         if base._vc is None:

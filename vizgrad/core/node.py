@@ -157,7 +157,7 @@ class SavedTensor:
         if kind == SavedTensor.SCALAR:
             return self._spec[EXTRA]
         value = self._value()
-        return value.data if kind == SavedTensor.INPUT and value is not None else value
+        return value.array if kind == SavedTensor.INPUT and value is not None else value
 
     def _meta(self) -> tuple:
         kind, node = self.kind, self._node
@@ -285,7 +285,7 @@ class Node:
     def mark_non_differentiable(self, *arrays: Any) -> None:
         """Outputs (by identity: arrays, or Tensors in a user Function) that carry no
         gradient, such as argmax indices."""
-        self._non_differentiable = tuple(id(a.data) if isinstance(a, Tensor) else id(a)
+        self._non_differentiable = tuple(id(a.array) if isinstance(a, Tensor) else id(a)
                                          for a in arrays)
 
     def mark_dirty(self, *tensors: Any) -> None:
@@ -562,7 +562,7 @@ class AccumulateGrad(Node):
         self._next_nodes = ()
         self._next_nrs = ()
         self._layout = ()
-        self._in_meta = ((variable.data.shape, variable.data.dtype),)
+        self._in_meta = ((variable.array.shape, variable.array.dtype),)
         if variable.device != "cpu":
             self._device = variable.device
         self._saved = None

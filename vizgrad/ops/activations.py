@@ -38,7 +38,7 @@ class LeakyRelu(Function):
     def backward(ctx, grad):
         (input,) = ctx.saved_tensors
         # At exactly 0 PyTorch takes the negative slope.
-        return where(input.data > 0, grad, grad * ctx.negative_slope), None
+        return where(input.array > 0, grad, grad * ctx.negative_slope), None
 
 
 class Elu(Function):
@@ -54,7 +54,7 @@ class Elu(Function):
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
         # For x <= 0, d/dx alpha*(e^x - 1) = result + alpha (finite on both branches).
-        return where(result.data > 0, grad, grad * (result + ctx.alpha)), None
+        return where(result.array > 0, grad, grad * (result + ctx.alpha)), None
 
 
 class Gelu(Function):
@@ -112,7 +112,7 @@ class Softplus(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        linear = x.data * ctx.beta > ctx.threshold
+        linear = x.array * ctx.beta > ctx.threshold
         return where(linear, grad, grad * sigmoid(x * ctx.beta)), None, None
 
 

@@ -177,8 +177,8 @@ class PowTensor(Function):
         if not isinstance(input, (int, float)):
             grad_input = grad * exponent * input ** (exponent - 1)
             # d/d(exponent) of 0 ** e is taken as 0 where the base is 0 (PyTorch does too).
-            safe = where(input.data != 0, input, 1.0)
-            grad_exponent = where(input.data != 0, grad * result * log(safe), 0.0)
+            safe = where(input.array != 0, input, 1.0)
+            grad_exponent = where(input.array != 0, grad * result * log(safe), 0.0)
         else:
             grad_input = None
             grad_exponent = grad * result * math.log(input) if input > 0 else grad * 0.0

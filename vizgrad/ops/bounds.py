@@ -39,7 +39,7 @@ class Clamp(Function):
     @staticmethod
     def backward(ctx, grad):
         (input,) = ctx.saved_tensors
-        x = input.data
+        x = input.array
         # Bounds are inclusive: a value sitting on a bound keeps its gradient.
         keep = (x >= ctx.min) if ctx.min is not None else None
         if ctx.max is not None:
@@ -98,7 +98,7 @@ class Minimum(Function):
 
 
 def _data(tensor):
-    return tensor.data if isinstance(tensor, Tensor) else tensor
+    return tensor.array if isinstance(tensor, Tensor) else tensor
 
 
 def _tie_share(ctx, grad, wins):
@@ -106,7 +106,7 @@ def _tie_share(ctx, grad, wins):
     a, b = (_data(t) for t in ctx.saved_tensors)
     xp = array_module(a)
     share = xp.where(a == b, 0.5, wins(a, b))
-    return share.astype(grad.data.dtype, copy=False)
+    return share.astype(grad.array.dtype, copy=False)
 
 
 def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002

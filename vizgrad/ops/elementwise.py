@@ -34,7 +34,7 @@ class Abs(Function):
     def backward(ctx, grad):
         (input,) = ctx.saved_tensors
         # sign(0) == 0: PyTorch's subgradient of |x| at 0.
-        return grad * array_module(input.data).sign(input.data)
+        return grad * array_module(input.array).sign(input.array)
 
 
 class Sqrt(Function):

@@ -156,8 +156,8 @@ class Einsum(Function):
         for term, (shape, _) in zip(terms, ctx._out_meta):
             for label, extent in zip(term, shape):
                 sizes[label] = max(sizes.get(label, 1), extent)
-        xp = array_module(grad.data)
-        dtype = grad.data.dtype
+        xp = array_module(grad.array)
+        dtype = grad.array.dtype
         grads = []
         for i, term in enumerate(terms):
             if ctx.next_functions[i][0] is None:

@@ -22,7 +22,7 @@ def _to(self, *args, dtype=None, device=None, copy=False):
         else:
             dtype = arg
     dtype = as_dtype(dtype)
-    if dtype == self.data.dtype:
+    if dtype == self.array.dtype:
         dtype = None
     device = None if device is None else backend.normalize_device(device)
     if device == self.device:
@@ -40,10 +40,10 @@ def _binary_operator(cls, reflected=False):
     def operator(self, other):
         if grad_enabled() or other.__class__ is list or other.__class__ is tuple:
             return apply(other, self) if reflected else apply(self, other)
-        value = other.data if isinstance(other, Tensor) else other
+        value = other.array if isinstance(other, Tensor) else other
         try:
-            out = forward(_FORWARD_ONLY, value, self.data) if reflected else \
-                forward(_FORWARD_ONLY, self.data, value)
+            out = forward(_FORWARD_ONLY, value, self.array) if reflected else \
+                forward(_FORWARD_ONLY, self.array, value)
         except (ValueError, IndexError, TypeError):
             out = None  # let apply raise its full error message
         if out.__class__ in backend.ARRAY_TYPES:
@@ -61,7 +61,7 @@ def _unary_operator(cls):
     def operator(self):
         if grad_enabled():
             return apply(self)
-        out = forward(_FORWARD_ONLY, self.data)
+        out = forward(_FORWARD_ONLY, self.array)
         if out.__class__ in backend.ARRAY_TYPES:
             return Tensor._make(out)
         return apply(self)
@@ -77,11 +77,15 @@ def _inplace(fn):
     return method
 
 
-def _iadd(self, other):
+def _iadd(self, other, alpha=1):
+    if alpha != 1:
+        return ar.AddScaled.apply_(self, other, alpha)
     return ar.Add.apply_(self, other)
 
 
-def _isub(self, other):
+def _isub(self, other, alpha=1):
+    if alpha != 1:
+        return ar.SubScaled.apply_(self, other, alpha)
     return ar.Sub.apply_(self, other)
 
 
@@ -102,7 +106,7 @@ def _rmatmul(self, other):
 
 
 def _contiguous(self):
-    if self.data.flags.c_contiguous:
+    if self.array.flags.c_contiguous:
         return self
     return select.clone(self)
 
@@ -141,7 +145,8 @@ METHODS = {
     "__truediv__": _binary_operator(ar.Div), "__rtruediv__": _rtruediv,
     "__pow__": ar.pow, "__rpow__": _rpow, "__matmul__": _binary_operator(linalg.Matmul),
     "__rmatmul__": _rmatmul, "__neg__": _unary_operator(ar.Neg), "__pos__": lambda self: self,
-    "__iadd__": _iadd, "__isub__": _isub, "__imul__": _inplace(ar.Mul),
+    "__iadd__": lambda self, other: _iadd(self, other),
+    "__isub__": lambda self, other: _isub(self, other), "__imul__": _inplace(ar.Mul),
     "__itruediv__": _inplace(ar.Div),
     "__eq__": cmp.eq, "__ne__": cmp.ne, "__lt__": cmp.lt, "__le__": cmp.le, "__gt__": cmp.gt,
     "__ge__": cmp.ge, "__invert__": cmp.logical_not,

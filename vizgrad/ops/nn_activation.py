@@ -91,7 +91,7 @@ def _keep_mask(input: Tensor, p: float, shape: tuple[int, ...]) -> Tensor:
     """A constant tensor: 1/(1-p) where an element is kept, 0 where dropped."""
     draws = generator().random(shape)
     mask = (draws >= p) * (1.0 / (1.0 - p))
-    array = backend.as_array(mask, like=input.data, dtype=input.dtype)
+    array = backend.as_array(mask, like=input.array, dtype=input.dtype)
     return Tensor._make(array)
 
 

@@ -52,7 +52,7 @@ class Embedding(Function):
     @staticmethod
     def backward(ctx, grad):
         (indices,) = ctx.saved_tensors
-        indices = indices.data
+        indices = indices.array
         if ctx.padding_idx is not None:
             keep = (indices != ctx.padding_idx)[..., None].astype(grad.dtype)
             grad = grad * Tensor._make(keep)
@@ -90,7 +90,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are "
                                   "not supported")
-    indices = input.data if isinstance(input, Tensor) else input
+    indices = input.array if isinstance(input, Tensor) else input
     if indices.dtype.kind not in "iu":
         raise TypeError(f"embedding indices must be integers, got {indices.dtype}")
     if padding_idx is not None:
@@ -110,7 +110,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     >>> one_hot(vizgrad.tensor([0, 2]), 3).tolist()
     [[1, 0, 0], [0, 0, 1]]
     """
-    indices = tensor.data
+    indices = tensor.array
     if indices.dtype.kind not in "iu":
         raise TypeError(f"one_hot is only applicable to index tensors, got {indices.dtype}")
     xp = array_module(indices)
@@ -143,12 +143,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     length, source = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = (query @ key.transpose(-2, -1)) * scale
-    xp = array_module(query.data)
+    xp = array_module(query.array)
     if is_causal:
         attn_mask = Tensor._make(xp.tril(xp.ones((length, source), dtype=bool)))
     if attn_mask is not None:
         if attn_mask.dtype.kind == "b":
-            scores = where(attn_mask.data, scores, -math.inf)
+            scores = where(attn_mask.array, scores, -math.inf)
         else:
             scores = scores + attn_mask
     weights = softmax(scores, dim=-1)

@@ -79,7 +79,7 @@ class Std(Function):
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
         dims = ctx.dim
-        zero = result.data == 0
+        zero = result.array == 0
         # A constant slice has std 0: PyTorch gives it a zero gradient, not nan.
         scale = where(zero, 0.0, grad / where(zero, 1.0, result))
         scale = expand_reduced(scale, x.shape, dims, ctx.keepdim)
@@ -94,8 +94,8 @@ def _others_product(x, dim):
     from .shaping import flip, narrow
 
     n = x.shape[dim]
-    xp = array_module(x.data)
-    ones = _const(xp.ones(_keep_shape(x.shape, (dim,))), x.data)
+    xp = array_module(x.array)
+    ones = _const(xp.ones(_keep_shape(x.shape, (dim,))), x.array)
     if n <= 1:
         return ones.expand(x.shape)
     head = narrow(x, dim, 0, n - 1)
@@ -205,7 +205,7 @@ class MaxDim(Function):
 
         index = ctx._saved_index
         grad = expand_reduced(grad, index.shape, (ctx.dim,), ctx.keepdim)
-        zeros = Tensor._make(array_module(grad.data).zeros(ctx.input_shape, grad.data.dtype))
+        zeros = Tensor._make(array_module(grad.array).zeros(ctx.input_shape, grad.array.dtype))
         return scatter(zeros, ctx.dim, index, grad), None, None
 
 
@@ -290,7 +290,7 @@ class Norm(Function):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
-        p, dims, xd = ctx.p, ctx.dim, x.data
+        p, dims, xd = ctx.p, ctx.dim, x.array
         xp = array_module(xd)
         grad = expand_reduced(grad, x.shape, dims, ctx.keepdim)
         sign = xp.sign(xd)
@@ -301,9 +301,9 @@ class Norm(Function):
         norm = expand_reduced(result, x.shape, dims, ctx.keepdim)
         if math.isinf(p):
             # Ties share the gradient evenly, like amax.
-            weights = _tie_weights(xp.abs(xd), norm.data, dims)
+            weights = _tie_weights(xp.abs(xd), norm.array, dims)
             return grad * (weights * sign), None, None, None
-        zero = norm.data == 0
+        zero = norm.array == 0
         scale = where(zero, 0.0, grad / where(zero, 1.0, norm) ** (p - 1))
         if p == 2:
             return scale * x, None, None, None
@@ -377,7 +377,7 @@ def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
 
 
 def _arg_reduce(input, dim, keepdim, smallest):
-    data = input.data
+    data = input.array
     xp = array_module(data)
     if dim is None:
         flat = _arg(xp, data.reshape(-1), 0, smallest)

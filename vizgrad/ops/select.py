@@ -20,7 +20,7 @@ class Where(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        condition = ctx._saved_condition.data
+        condition = ctx._saved_condition.array
         return None, Where.apply(condition, grad, 0.0), Where.apply(condition, 0.0, grad)
 
 
@@ -77,7 +77,7 @@ class Fill(Function):
 def where(condition, input, other):
     """Elements of ``input`` where ``condition`` holds, else of ``other``."""
     if isinstance(condition, Tensor):
-        condition = condition.data
+        condition = condition.array
     if condition.dtype.kind != "b":
         condition = condition.astype(bool)
     return Where.apply(condition, input, other)

@@ -107,7 +107,7 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return grad * (result.data > 0)
+        return grad * (result.array > 0)
 
 
 def exp(input):
