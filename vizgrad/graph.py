@@ -44,7 +44,7 @@ from ._graph_values import (
     to_dtype_name,
     to_numpy,
 )
-from .core.node import OUT_LIST, AccumulateGrad, Node, SavedTensor, SlotMeta
+from .core.node import OP_NODE_CLASSES, OUT_LIST, AccumulateGrad, Node, SavedTensor, SlotMeta
 from .core.stack import StackFrame
 
 __all__ = [
@@ -158,7 +158,7 @@ class GraphNode:
     def facts(self) -> tuple[str, tuple, int, str, bool, TensorInfo | None]:
         """``(name, outputs, input_count, scope, freed, variable)`` in one call (hot path)."""
         raw = self.raw
-        if raw.__class__ is Node:
+        if raw.__class__ in OP_NODE_CLASSES:
             try:
                 outputs = _OUTPUTS.get(raw._in_meta) or self.outputs
                 return (raw.fn.backward_name, outputs, len(raw.next_functions),

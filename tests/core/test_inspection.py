@@ -194,7 +194,7 @@ def test_metadata_stays_readable_after_backward_frees_saved_tensors():
     with pytest.raises(GraphFreedError, match="retain_graph=True"):
         _ = mul._saved_other
     with pytest.raises(GraphFreedError):
-        _ = mul.saved_tensors
+        _ = mul.saved_values
 
 
 def test_saved_values_are_attributes():
@@ -203,7 +203,7 @@ def test_saved_values_are_attributes():
     assert add._saved_alpha == 2.5
     power = (a ** 3).grad_fn
     assert power._saved_exponent == 3
-    (saved,) = power.saved_tensors
+    (saved,) = power.saved_values
     assert saved is a
     assert power._saved_input is a
     mul = (a * b).grad_fn

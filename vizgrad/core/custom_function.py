@@ -78,7 +78,7 @@ def apply_user(cls: type, *args: Any) -> Any:
             return out.__class__([_as_tensor(o, tensors) for o in out])
         return _as_tensor(out, tensors)
 
-    node = _new_node(Node)
+    node = _new_node(cls._node_class)  # a FunctionNode subclass named after the op
     node.fn = cls
     node._to_save = None
     node._saved = None
@@ -234,7 +234,7 @@ def checked_backward(backward: Callable) -> Callable:
     @functools.wraps(backward)
     def wrapper(ctx: Any, *grads: Any) -> Any:
         result = backward(ctx, *grads)
-        if ctx.__class__ is not Node or "_arg_count" not in ctx.__dict__:
+        if not isinstance(ctx, Node) or "_arg_count" not in ctx.__dict__:
             return result  # called by hand, not by the engine
         # The common case, checked cheaply: one Tensor of the input's shape per argument.
         if result.__class__ is not tuple:

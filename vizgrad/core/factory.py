@@ -323,13 +323,23 @@ def rand(*size: Any, dtype: Any = None, device: Any = None,
     return _random(generator().random(_shape(size, "rand")), dtype, device, requires_grad)
 
 
-def randint(low: int, high: int | None = None, size: Sequence[int] = (), dtype: Any = None,
-            device: Any = None) -> Tensor:
-    if high is None:
+def randint(low: int, high: Any = None, size: Sequence[int] | None = None, dtype: Any = None,
+            device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Integers in ``[low, high)``; PyTorch's two forms ``randint(high, size)`` and
+    ``randint(low, high, size)``.
+
+    Example
+    -------
+    >>> vizgrad.randint(10, (3,)).shape
+    (3,)
+    """
+    if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
+        low, high, size = 0, low, high
+    elif high is None:
         low, high = 0, low
     low, high = _int_argument(low, "randint", "low"), _int_argument(high, "randint", "high")
-    values = generator().integers(low, high, size=_shape((size,), "randint"))
-    return _random(values, dtype or int64, device, False)
+    values = generator().integers(low, high, size=_shape((tuple(size or ()),), "randint"))
+    return _random(values, dtype or int64, device, requires_grad)
 
 
 def randn_like(other: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
@@ -340,3 +350,24 @@ def randn_like(other: Tensor, dtype: Any = None, requires_grad: bool = False) ->
 def rand_like(other: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     return rand(*other.shape, dtype=dtype or other.dtype, device=other.device,
                 requires_grad=requires_grad)
+
+
+def _typed_constructor(dtype: Any, name: str) -> Any:
+    def construct(*args: Any, device: Any = None) -> Tensor:
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            return tensor(args[0], dtype=dtype, device=device)  # LongTensor([1, 2])
+        return empty(*args, dtype=dtype, device=device)  # FloatTensor(2, 3): uninitialised
+
+    construct.__name__ = construct.__qualname__ = name
+    construct.__doc__ = (f"PyTorch's legacy ``{name}``: ``{name}(data)`` copies data, "
+                         f"``{name}(*sizes)`` is an uninitialised tensor of dtype {dtype}.")
+    return construct
+
+
+FloatTensor = _typed_constructor(float32, "FloatTensor")
+DoubleTensor = _typed_constructor(float64, "DoubleTensor")
+HalfTensor = _typed_constructor(float16, "HalfTensor")
+LongTensor = _typed_constructor(int64, "LongTensor")
+IntTensor = _typed_constructor(int32, "IntTensor")
+BoolTensor = _typed_constructor(bool_, "BoolTensor")
+ByteTensor = _typed_constructor(np.dtype("uint8"), "ByteTensor")

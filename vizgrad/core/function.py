@@ -38,7 +38,7 @@ import numpy as np
 
 from . import backend
 from .inplace import refresh_view
-from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, SEQUENCE, ContiguousLayout, Node
+from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, SEQUENCE, ContiguousLayout, Node, node_class
 from .saving import resolve_saved
 from .stack import capture, user_location
 from .state import STACK, current_scope, grad_enabled
@@ -139,6 +139,7 @@ class Function:
         if "backward_name" not in cls.__dict__:
             internal = cls.__module__.startswith("vizgrad.")
             cls.backward_name = f"{cls.__name__}Backward" + ("0" if internal else "")
+        cls._node_class = node_class(cls.backward_name, not cls._shared_ctx)
         forward = cls.__dict__.get("forward")
         if forward is not None:
             function = forward.__func__ if isinstance(forward, staticmethod) else forward
@@ -249,7 +250,7 @@ class Function:
             tensors, mask = _with_number_slots(cls.number_slots, args, tensors, mask)
             next_nodes = [_next_node_of(t) for t in tensors]  # a number got a slot
             own_meta = True
-        node = _new_node(Node)
+        node = _new_node(cls._node_class)
         node.fn = cls
         node._to_save = None
         node._saved = None

@@ -100,7 +100,7 @@ def apply_inplace(cls: type, target: Tensor, args: tuple) -> Tensor:
     _write(target, result.array)
     if target._vc is None:
         target._vc = [0]
-    node._saved_outputs_written(target.array, target._vc)
+    node._rewrite_saved_outputs(target.array, target._vc)
     target.grad_fn = node
     target.output_nr = result.output_nr
     target._rg = True

@@ -297,8 +297,12 @@ class Node:
         self._materialize_grads = bool(value)
 
     @property
-    def saved_tensors(self) -> tuple:
-        """The tensors saved in forward, unpacked (version-checked) for backward."""
+    def saved_values(self) -> tuple:
+        """The tensors saved in forward, unpacked (version-checked) for backward.
+
+        A user Function's node also has it as ``saved_tensors``; built-in nodes, as in
+        PyTorch, have no ``saved_tensors`` (their saves are the ``_saved_*`` attributes).
+        """
         saved = self._saved
         if saved is None:
             return ()
@@ -354,7 +358,7 @@ class Node:
             return value
         return Tensor._make(value, True, self, spec[NUMBER])
 
-    def _saved_outputs_written(self, array: Any, counter: list) -> None:
+    def _rewrite_saved_outputs(self, array: Any, counter: list) -> None:
         """An in-place op wrote its result into ``array``: point saved outputs at it."""
         if not any(spec[KIND] == SavedTensor.OUTPUT for spec in self._saved or ()):
             return
@@ -501,7 +505,7 @@ class Node:
                 return defaults[key]
             if key in getattr(self.fn, "saved_if_needed", ()):
                 return None  # not needed by the gradients wanted, so not saved: as PyTorch
-        raise AttributeError(f"{type(self).__name__} {self.name()} has no attribute {name!r}")
+        raise AttributeError(f"node {self.name()} has no attribute {name!r}")
 
     def __dir__(self) -> list[str]:
         # pytorchviz-style tools find saved values by scanning dir(node) for "_saved_".
@@ -532,6 +536,33 @@ class Node:
 
 
 _SLOTS = frozenset(Node.__slots__) | {"variable"}
+class FunctionNode(Node):
+    """The node of a user-defined Function: it has PyTorch's ``ctx.saved_tensors``."""
+
+    __slots__ = ()
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward``, unpacked (version-checked).
+
+        Example
+        -------
+        >>> (x,) = ctx.saved_tensors        # inside a custom Function's backward
+        """
+        return self.saved_values
+
+
+#: Every per-op node class (``MulBackward0`` ...): the renderer's fast path checks it.
+OP_NODE_CLASSES: set[type] = set()
+
+
+def node_class(name: str, user: bool) -> type[Node]:
+    """A Node subclass named after the backward op, so ``type(node).__name__`` is
+    PyTorch's node name (pytorchviz labels boxes with it). Made once per Function class."""
+    cls = type(name, (FunctionNode if user else Node,), {"__slots__": ()})
+    cls.__qualname__ = name
+    OP_NODE_CLASSES.add(cls)
+    return cls
 
 
 def _input_name(node: Node, flat: int) -> str:

@@ -158,8 +158,8 @@ class Tensor:
         return self.array.ndim
 
     @property
-    def device(self) -> str:
-        return backend.device_of(self.array)
+    def device(self) -> backend.device:
+        return backend.device_object(self.array)
 
     @property
     def is_cuda(self) -> bool:

@@ -36,7 +36,7 @@ class LeakyRelu(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         # At exactly 0 PyTorch takes the negative slope.
         return where(input.array > 0, grad, grad * ctx.negative_slope), None
 
@@ -52,7 +52,7 @@ class Elu(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         # For x <= 0, d/dx alpha*(e^x - 1) = result + alpha (finite on both branches).
         return where(result.array > 0, grad, grad * (result + ctx.alpha)), None
 
@@ -74,7 +74,7 @@ class Gelu(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_values
         if ctx.approximate == "tanh":
             x2 = x * x
             t = tanh(_TANH_SCALE * (x + _TANH_CUBIC * x2 * x))
@@ -93,7 +93,7 @@ class Silu(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_values
         s = sigmoid(x)
         return grad * s * (1.0 + x * (1.0 - s))
 
@@ -111,7 +111,7 @@ class Softplus(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_values
         linear = x.array * ctx.beta > ctx.threshold
         return where(linear, grad, grad * sigmoid(x * ctx.beta)), None, None
 

@@ -95,7 +95,7 @@ class Mul(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        input, other = ctx.saved_tensors if ctx._grad_mask == 3 else saved_crossed(ctx, 0)
+        input, other = ctx.saved_values if ctx._grad_mask == 3 else saved_crossed(ctx, 0)
         return (None if other is None else grad * other,
                 None if input is None else grad * input)
 
@@ -119,9 +119,9 @@ class Div(Function):
     @staticmethod
     def backward(ctx, grad):
         if not ctx._grad_mask & 2:
-            saved = ctx.saved_tensors
+            saved = ctx.saved_values
             return grad / (saved[0] if saved else ctx._saved_other), None
-        input, other = ctx.saved_tensors
+        input, other = ctx.saved_values
         grad_input = grad / other
         return grad_input if ctx._grad_mask & 1 else None, -grad_input * input / other
 
@@ -147,7 +147,7 @@ class Pow(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         exponent = ctx.exponent
         if exponent == 0:
             return grad * 0.0, None
@@ -172,7 +172,7 @@ class PowTensor(Function):
         from .select import where
         from .unary import log
 
-        input, exponent, result = ctx.saved_tensors
+        input, exponent, result = ctx.saved_values
         grad_exponent = None
         if not isinstance(input, (int, float)):
             grad_input = grad * exponent * input ** (exponent - 1)
@@ -214,7 +214,7 @@ class Rdiv(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        input, result = ctx.saved_tensors
+        input, result = ctx.saved_values
         return -grad * result / input, None
 
 

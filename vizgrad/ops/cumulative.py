@@ -50,7 +50,7 @@ class Cumprod(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        x, result = ctx.saved_tensors
+        x, result = ctx.saved_values
         return _cumprod_grad(x, result, grad, ctx.dim), None
 
 

@@ -32,7 +32,7 @@ class Abs(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         # sign(0) == 0: PyTorch's subgradient of |x| at 0.
         return grad * array_module(input.array).sign(input.array)
 
@@ -46,7 +46,7 @@ class Sqrt(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return grad / (2.0 * result)
 
 
@@ -59,7 +59,7 @@ class Rsqrt(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return grad * -0.5 * result * result * result
 
 
@@ -72,7 +72,7 @@ class Expm1(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return grad * (result + 1.0)
 
 
@@ -86,7 +86,7 @@ class Log1p(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         return grad / (input + 1.0)
 
 
@@ -98,7 +98,7 @@ class Log2(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         return grad / (input * _LN2)
 
 
@@ -110,7 +110,7 @@ class Erf(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         from .unary import exp
 
         return grad * _TWO_OVER_SQRT_PI * exp(-(input * input))
@@ -124,7 +124,7 @@ class Sin(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         return grad * Cos.apply(input)
 
 
@@ -136,7 +136,7 @@ class Cos(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         return grad * -Sin.apply(input)
 
 
@@ -149,7 +149,7 @@ class Tan(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return grad * (1.0 + result * result)
 
 
@@ -162,7 +162,7 @@ class Reciprocal(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return grad * -(result * result)
 
 

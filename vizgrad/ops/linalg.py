@@ -147,7 +147,7 @@ class Einsum(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        saved = iter(ctx.saved_tensors)
+        saved = iter(ctx.saved_values)
         operands = [next(saved) if need else None for need in _needed(ctx)]
         inputs, output = ctx.equation.split("->")
         terms = inputs.split(",")

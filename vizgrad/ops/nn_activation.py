@@ -35,7 +35,7 @@ class Softmax(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         weighted = grad * result
         return weighted - result * weighted.sum(dim=ctx.dim, keepdim=True), None
 
@@ -54,7 +54,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return grad - result.exp() * grad.sum(dim=ctx.dim, keepdim=True), None
 
 

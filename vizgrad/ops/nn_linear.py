@@ -51,7 +51,7 @@ class Embedding(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (indices,) = ctx.saved_tensors
+        (indices,) = ctx.saved_values
         indices = indices.array
         if ctx.padding_idx is not None:
             keep = (indices != ctx.padding_idx)[..., None].astype(grad.dtype)

@@ -119,7 +119,7 @@ class MaxPool2d(Function):
 
     @staticmethod
     def backward(ctx, grad, grad_indices=None):
-        (indices,) = ctx.saved_tensors
+        (indices,) = ctx.saved_values
         return (max_unpool_grad(grad, indices.array, ctx.input_shape),
                 None, None, None, None, None)
 
@@ -247,7 +247,7 @@ class AdaptiveAvgPool2d(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        rows, cols = ctx.saved_tensors
+        rows, cols = ctx.saved_values
         return rows.t() @ grad @ cols, None
 
 

@@ -56,7 +56,7 @@ class Var(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_values
         dims = ctx.dim
         scale = 2.0 / (_count(x.shape, dims) - ctx.correction)
         centered = x - x.mean(dim=dims, keepdim=True)
@@ -77,7 +77,7 @@ class Std(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        x, result = ctx.saved_tensors
+        x, result = ctx.saved_values
         dims = ctx.dim
         zero = result.array == 0
         # A constant slice has std 0: PyTorch gives it a zero gradient, not nan.
@@ -113,7 +113,7 @@ class Prod(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_values
         return grad * _others_product(x.reshape(-1), 0).reshape(x.shape)
 
 
@@ -129,7 +129,7 @@ class ProdDim(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_values
         grad = expand_reduced(grad, x.shape, (ctx.dim,), ctx.keepdim)
         return grad * _others_product(x, ctx.dim), None, None
 
@@ -254,7 +254,7 @@ class Logsumexp(Function):
     def backward(ctx, grad):
         from .unary import exp
 
-        x, result = ctx.saved_tensors
+        x, result = ctx.saved_values
         kept = _keep_shape(x.shape, ctx.dim)
         return expand_reduced(grad, x.shape, ctx.dim, ctx.keepdim) * exp(
             x - result.reshape(kept)), None, None
@@ -289,7 +289,7 @@ class Norm(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        x, result = ctx.saved_tensors
+        x, result = ctx.saved_values
         p, dims, xd = ctx.p, ctx.dim, x.array
         xp = array_module(xd)
         grad = expand_reduced(grad, x.shape, dims, ctx.keepdim)

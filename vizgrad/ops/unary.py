@@ -15,7 +15,7 @@ class Exp(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return grad * result
 
 
@@ -27,7 +27,7 @@ class Log(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         return grad / input
 
 
@@ -40,7 +40,7 @@ class Tanh(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return TanhBackward.apply(grad, result)
 
 
@@ -60,7 +60,7 @@ class TanhBackward(Function):
 
     @staticmethod
     def backward(ctx, grad_grad):
-        grad, result = ctx.saved_tensors
+        grad, result = ctx.saved_values
         return TanhBackward.apply(grad_grad, result), grad_grad * grad * result * -2.0
 
 
@@ -75,7 +75,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return SigmoidBackward.apply(grad, result)
 
 
@@ -92,7 +92,7 @@ class SigmoidBackward(Function):
 
     @staticmethod
     def backward(ctx, grad_grad):
-        grad, result = ctx.saved_tensors
+        grad, result = ctx.saved_values
         return (SigmoidBackward.apply(grad_grad, result),
                 grad_grad * grad * (1.0 - 2.0 * result))
 
@@ -106,7 +106,7 @@ class Relu(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return grad * (result.array > 0)
 
 
