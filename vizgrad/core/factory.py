@@ -371,3 +371,26 @@ LongTensor = _typed_constructor(int64, "LongTensor")
 IntTensor = _typed_constructor(int32, "IntTensor")
 BoolTensor = _typed_constructor(bool_, "BoolTensor")
 ByteTensor = _typed_constructor(np.dtype("uint8"), "ByteTensor")
+
+
+class Generator:
+    """PyTorch's ``torch.Generator``: a seedable random source to pass as ``generator=``
+    (``DataLoader``, ``random_split``).
+
+    Example
+    -------
+    >>> g = vizgrad.Generator().manual_seed(0)
+    """
+
+    def __init__(self, device: Any = "cpu") -> None:
+        self.device = device
+        self._seed = 0
+        self.rng = np.random.default_rng(0)
+
+    def manual_seed(self, seed: int) -> Generator:
+        self._seed = int(seed)
+        self.rng = np.random.default_rng(self._seed)
+        return self
+
+    def initial_seed(self) -> int:
+        return self._seed

@@ -269,3 +269,67 @@ def pow(input, exponent):  # noqa: A001 - PyTorch's name
     if isinstance(exponent, Tensor):
         return PowTensor.apply(input, exponent)
     return Pow.apply(input, exponent)
+
+
+class Addcmul(Function):
+    """``input + value * tensor1 * tensor2`` (PyTorch's ``addcmul``)."""
+
+    number_slots = (0,)
+    saved_defaults = {"value": 1}
+
+    @staticmethod
+    def forward(ctx, self, tensor1, tensor2, value):
+        if value != 1:
+            ctx.value = value
+        ctx.save_for_backward(tensor1, tensor2)
+        return self + value * (tensor1 * tensor2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        tensor1, tensor2 = ctx.saved_values
+        scaled = grad * ctx.value if ctx.value != 1 else grad
+        return (grad, scaled * tensor2 if ctx.needs_grad(1) else None,
+                scaled * tensor1 if ctx.needs_grad(2) else None, None)
+
+
+class Addcdiv(Function):
+    """``input + value * tensor1 / tensor2`` (PyTorch's ``addcdiv``)."""
+
+    number_slots = (0,)
+    saved_defaults = {"value": 1}
+
+    @staticmethod
+    def forward(ctx, self, tensor1, tensor2, value):
+        if value != 1:
+            ctx.value = value
+        ctx.save_for_backward(tensor1, tensor2)
+        return self + value * (tensor1 / tensor2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        tensor1, tensor2 = ctx.saved_values
+        scaled = grad * ctx.value if ctx.value != 1 else grad
+        return (grad, scaled / tensor2 if ctx.needs_grad(1) else None,
+                -scaled * tensor1 / (tensor2 * tensor2) if ctx.needs_grad(2) else None, None)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2``.
+
+    Example
+    -------
+    >>> vizgrad.addcmul(vizgrad.zeros(2), vizgrad.ones(2), vizgrad.ones(2), value=3).tolist()
+    [3.0, 3.0]
+    """
+    return Addcmul.apply(input, tensor1, tensor2, value)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2``.
+
+    Example
+    -------
+    >>> vizgrad.addcdiv(vizgrad.zeros(2), vizgrad.ones(2), vizgrad.full((2,), 4.0)).tolist()
+    [0.25, 0.25]
+    """
+    return Addcdiv.apply(input, tensor1, tensor2, value)

@@ -232,3 +232,71 @@ def tril(input: Tensor, diagonal: int = 0) -> Tensor:
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """Upper triangle of the last two dims (entries below ``diagonal`` set to 0)."""
     return Triu.apply(input, diagonal)
+
+
+class Mm(Function):
+    """Matrix product of two 2-D tensors (``torch.mm``: no broadcasting)."""
+
+    @staticmethod
+    def forward(ctx, self, mat2):
+        if self.ndim != 2 or mat2.ndim != 2:
+            raise ValueError(f"mm expects two 2-D tensors, got {self.ndim}-D and {mat2.ndim}-D")
+        ctx.save_for_backward(self, mat2)
+        return array_module(self).matmul(self, mat2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        self, mat2 = ctx.saved_values
+        return (Mm.apply(grad, mat2.t()) if ctx.needs_grad(0) else None,
+                Mm.apply(self.t(), grad) if ctx.needs_grad(1) else None)
+
+
+class Mv(Function):
+    """Matrix-vector product (``torch.mv``)."""
+
+    @staticmethod
+    def forward(ctx, self, vec):
+        if self.ndim != 2 or vec.ndim != 1:
+            raise ValueError(f"mv expects a 2-D and a 1-D tensor, got {self.ndim}-D and "
+                             f"{vec.ndim}-D")
+        ctx.save_for_backward(self, vec)
+        return array_module(self).matmul(self, vec)
+
+    @staticmethod
+    def backward(ctx, grad):
+        self, vec = ctx.saved_values
+        return (grad.unsqueeze(1) * vec if ctx.needs_grad(0) else None,
+                Mv.apply(self.t(), grad) if ctx.needs_grad(1) else None)
+
+
+class Dot(Function):
+    """Inner product of two 1-D tensors (``torch.dot``)."""
+
+    @staticmethod
+    def forward(ctx, self, tensor):
+        if self.ndim != 1 or tensor.ndim != 1:
+            raise ValueError(f"dot expects two 1-D tensors, got {self.ndim}-D and "
+                             f"{tensor.ndim}-D")
+        ctx.save_for_backward(self, tensor)
+        return array_module(self).asarray(array_module(self).dot(self, tensor))
+
+    @staticmethod
+    def backward(ctx, grad):
+        self, tensor = ctx.saved_values
+        return (grad * tensor if ctx.needs_grad(0) else None,
+                grad * self if ctx.needs_grad(1) else None)
+
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """``input @ mat2`` for two matrices. Example: ``vizgrad.mm(a, b)``."""
+    return Mm.apply(input, mat2)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """``input @ vec`` for a matrix and a vector. Example: ``vizgrad.mv(a, v)``."""
+    return Mv.apply(input, vec)
+
+
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
+    """Inner product of two vectors. Example: ``vizgrad.dot(u, v)``."""
+    return Dot.apply(input, tensor)

@@ -85,3 +85,74 @@ def where(condition, input, other):
 
 def clone(input):
     return Clone.apply(input)
+
+
+class Copy(Function):
+    """``copy_(src)``: the values of ``src`` (broadcast, cast to the target's dtype)."""
+
+    backward_name = "CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, self, src):
+        xp = array_module(self)
+        return xp.broadcast_to(xp.asarray(src, dtype=self.dtype), self.shape).copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0.0, grad
+
+
+class _Refill(Function):
+    """Overwrite with values drawn before the call (so the op is deterministic given
+    them): ``normal_``, ``uniform_``. The old values get a zero gradient."""
+
+    @staticmethod
+    def forward(ctx, self, values):
+        return array_module(self).asarray(values, dtype=self.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0.0, None
+
+
+class Normal(_Refill):
+    backward_name = "NormalBackward0"
+
+
+class Uniform(_Refill):
+    backward_name = "UniformBackward0"
+
+
+class FillDiagonal(Function):
+    """``fill_diagonal_(value, wrap)``; PyTorch writes through a diagonal view, so its
+    node is a ``CopySlices``: the diagonal's gradient is zero."""
+
+    backward_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, self, fill_value, wrap):
+        xp = array_module(self)
+        out = self.copy()
+        ctx.mask = _diagonal_mask(xp, self.shape, wrap)
+        out[ctx.mask] = fill_value
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return where(ctx.mask, 0.0, grad), None, None
+
+
+def _diagonal_mask(xp, shape, wrap):
+    if len(shape) < 2 or (len(shape) > 2 and len(set(shape)) != 1):
+        raise ValueError(f"fill_diagonal_ needs a 2-D tensor or one with all dimensions "
+                         f"equal, got shape {shape}")
+    mask = xp.zeros(shape, dtype=bool)
+    if len(shape) > 2:
+        index = xp.arange(shape[0])
+        mask[(index,) * len(shape)] = True
+        return mask
+    rows, cols = shape
+    flat = mask.reshape(-1)
+    end = rows * cols if wrap or rows <= cols else cols * cols
+    flat[0:end:cols + 1] = True
+    return mask
