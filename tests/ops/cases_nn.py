@@ -41,13 +41,14 @@ def same_row(name, fn_name, args, covers, *extra, node_name=None, row_kw=None, *
 
 
 LINEAR = [
-    same_row("linear", "linear", [A((3, 4)), A((5, 4)), A((5,))], ("Addmm",),
+    same_row("linear", "linear", [A((3, 4)), A((5, 4)), A((5,))], ("Addmm", "T"),
              node_name="AddmmBackward0"),
-    same_row("linear_no_bias", "linear", [A((3, 4)), A((5, 4))], ("Matmul",),
+    same_row("linear_no_bias", "linear", [A((3, 4)), A((5, 4))], ("Mm", "T"),
              node_name="MmBackward0"),
     same_row("linear_3d", "linear", [A((2, 3, 4)), A((5, 4)), A((5,))], ("Addmm", "Reshape"),
              node_name="ViewBackward0"),
-    same_row("linear_1d", "linear", [A((4,)), A((5, 4)), A((5,))], ("Matmul",)),
+    same_row("linear_1d", "linear", [A((4,)), A((5, 4)), A((5,))], ("Addmm", "Reshape"),
+             node_name="ViewBackward0"),
     # padding_idx deliberately breaks the true gradient: tested against torch in tests/nn.
     row("embedding", lambda w, i: F.embedding(i, w), [A((5, 3)), labels((2, 3), [[0, 1, 4],
                                                                              [4, 2, 1]])],

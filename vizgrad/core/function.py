@@ -116,6 +116,9 @@ class Function:
     #: Inputs saved only when a wanted gradient needs them (``a * b`` keeps ``b`` for
     #: ``a``'s gradient only); ``_saved_<name>`` reads None when not saved, as in PyTorch.
     saved_if_needed: ClassVar[tuple[str, ...]] = ()
+    #: The name a built-in op's first argument ``input`` is saved under: PyTorch's
+    #: ``self`` unless its ATen signature says ``input`` (native_layer_norm, convolution).
+    saved_input_name: ClassVar[str] = "self"
     #: Every Function defined inside vizgrad, for the op-table guard.
     registry: ClassVar[dict[str, type[Function]]] = {}
     #: vizgrad's own ops share one no-op ctx when nothing is recorded; user Functions
@@ -146,7 +149,15 @@ class Function:
             params = list(inspect.signature(function).parameters.values())[1:]
             positional = (inspect.Parameter.POSITIONAL_ONLY,
                           inspect.Parameter.POSITIONAL_OR_KEYWORD)
-            cls.arg_names = tuple(p.name for p in params if p.kind in positional)
+            names = tuple(p.name for p in params if p.kind in positional)
+            if cls._shared_ctx and names and names[0] == "input":
+                # PyTorch calls the tensor an op is a method of ``self`` (``_saved_self``);
+                # the few ops whose ATen argument is ``input`` say so in saved_input_name.
+                names = (cls.saved_input_name,) + names[1:]
+                if "input" in cls.saved_if_needed:
+                    cls.saved_if_needed = tuple(cls.saved_input_name if n == "input" else n
+                                                for n in cls.saved_if_needed)
+            cls.arg_names = names
         cls._number_mask = sum(1 << i for i in cls.number_slots)
         if cls.__module__.startswith("vizgrad.") and not cls.__name__.startswith("_"):
             Function.registry[cls.__name__] = cls

@@ -456,10 +456,12 @@ class Node:
 
     @property
     def saved_attributes(self) -> dict[str, Any]:
-        """Non-tensor attributes the forward stored on ctx (``_saved_dim`` and friends)."""
+        """Non-tensor attributes the forward stored on ctx (``_saved_dim`` and friends),
+        under PyTorch's names (an input's shape is its ``self_sym_sizes``)."""
         attributes = dict(getattr(self.fn, "saved_defaults", None) or {})
         attributes.update(getattr(self, "__dict__", None) or {})
-        return {k: v for k, v in attributes.items() if not k.startswith("_")}
+        return {_TORCH_ATTRIBUTE.get(k, k): v for k, v in attributes.items()
+                if not k.startswith("_")}
 
     @property
     def freed(self) -> bool:
@@ -499,6 +501,7 @@ class Node:
                 if item.name == key:
                     return item.unpack()
             attributes = getattr(self, "__dict__", None) or {}
+            key = _OUR_ATTRIBUTE.get(key, key)
             if key in attributes:
                 return attributes[key]
             if key in defaults:
@@ -536,6 +539,11 @@ class Node:
 
 
 _SLOTS = frozenset(Node.__slots__) | {"variable"}
+# ctx attribute -> the name PyTorch shows it under (``_saved_self_sym_sizes``), and back.
+_TORCH_ATTRIBUTE = {"input_shape": "self_sym_sizes"}
+_OUR_ATTRIBUTE = {torch: ours for ours, torch in _TORCH_ATTRIBUTE.items()}
+
+
 class FunctionNode(Node):
     """The node of a user-defined Function: it has PyTorch's ``ctx.saved_tensors``."""
 

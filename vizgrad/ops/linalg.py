@@ -12,45 +12,48 @@ from .operands import same_dtype as _same_dtype
 from .operands import save_crossed, saved_crossed
 
 
-class Matmul(Function):
-    """``input @ other`` with NumPy's rules (1-D operands, broadcast batch dims)."""
-
-    backward_name = "MmBackward0"
-    saved_if_needed = ("input", "other")
-
-    @staticmethod
-    def forward(ctx, input, other):
-        if input.ndim == 0 or other.ndim == 0:
-            raise ValueError("matmul: both operands need at least one dimension")
-        _same_dtype("matmul", input, other)
-        save_crossed(ctx, 0, input, other)  # each only for the other's gradient
-        return array_module(input).matmul(input, other)
-
-    @staticmethod
-    def backward(ctx, grad):
-        input, other = saved_crossed(ctx, 0)
-        (input_shape, _), (other_shape, _) = ctx._out_meta
-        g = grad
-        if len(input_shape) == 1:
-            g = g.unsqueeze(-2)
-        if len(other_shape) == 1:
-            g = g.unsqueeze(-1)
-        grad_input = grad_other = None
-        if other is not None:
-            b = other.unsqueeze(-1) if other.ndim == 1 else other
-            grad_input = g @ b.transpose(-1, -2)
-            if len(input_shape) == 1:
-                grad_input = grad_input.squeeze(-2)
-        if input is not None:
-            a = input.unsqueeze(0) if input.ndim == 1 else input
-            grad_other = a.transpose(-1, -2) @ g
-            if len(other_shape) == 1:
-                grad_other = grad_other.squeeze(-1)
-        return grad_input, grad_other
-
-
 def matmul(input, other):
-    return Matmul.apply(input, other)
+    """``input @ other`` with NumPy's rules, recorded as PyTorch decomposes it: ``Dot``,
+    ``Mv``, ``Mm``, a folded ``View -> Mm -> UnsafeView`` for a batch times a matrix, or
+    ``Expand -> View -> Bmm -> UnsafeView`` for two batches.
+
+    Example
+    -------
+    >>> (vizgrad.randn(2, 5, 3) @ vizgrad.randn(3, 4)).shape
+    (2, 5, 4)
+    """
+    from .reduce_shape import expand
+    from .views import UnsafeView, reshape
+
+    a, b = input.ndim, other.ndim
+    if a == 0 or b == 0:
+        raise ValueError("matmul: both operands need at least one dimension")
+    if a == 1 and b == 1:
+        return Dot.apply(input, other)
+    if a == 2 and b == 1:
+        return Mv.apply(input, other)
+    if a == 1 and b == 2:
+        return Mm.apply(input.unsqueeze(0), other).squeeze(0)
+    if a == 2 and b == 2:
+        return Mm.apply(input, other)
+    if a >= 3 and b <= 2:  # fold the batch into the rows
+        rows = reshape(input, (-1, input.shape[-1]))
+        out = Mv.apply(rows, other) if b == 1 else Mm.apply(rows, other)
+        tail = () if b == 1 else (other.shape[-1],)
+        return UnsafeView.apply(out, input.shape[:-1] + tail)
+    left = input.unsqueeze(0) if a == 1 else input
+    right = other.unsqueeze(-1) if b == 1 else other
+    xp = array_module(left.array)
+    batch = xp.broadcast_shapes(left.shape[:-2], right.shape[:-2])
+    n, k, m = left.shape[-2], left.shape[-1], right.shape[-1]
+    left = reshape(expand(left, batch + (n, k)), (-1, n, k))
+    right = reshape(expand(right, batch + right.shape[-2:]), (-1, k, m))
+    out = UnsafeView.apply(Bmm.apply(left, right), batch + (n, m))
+    if a == 1:
+        out = out.squeeze(-2)
+    if b == 1:
+        out = out.squeeze(-1)
+    return out
 
 
 class Bmm(Function):
@@ -237,54 +240,63 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 class Mm(Function):
     """Matrix product of two 2-D tensors (``torch.mm``: no broadcasting)."""
 
+    saved_if_needed = ("self", "mat2")
+
     @staticmethod
     def forward(ctx, self, mat2):
         if self.ndim != 2 or mat2.ndim != 2:
             raise ValueError(f"mm expects two 2-D tensors, got {self.ndim}-D and {mat2.ndim}-D")
-        ctx.save_for_backward(self, mat2)
+        _same_dtype("mm", self, mat2)
+        save_crossed(ctx, 0, self, mat2)  # each only for the other's gradient
         return array_module(self).matmul(self, mat2)
 
     @staticmethod
     def backward(ctx, grad):
-        self, mat2 = ctx.saved_values
-        return (Mm.apply(grad, mat2.t()) if ctx.needs_grad(0) else None,
-                Mm.apply(self.t(), grad) if ctx.needs_grad(1) else None)
+        self, mat2 = saved_crossed(ctx, 0)
+        return (Mm.apply(grad, mat2.t()) if mat2 is not None else None,
+                Mm.apply(self.t(), grad) if self is not None else None)
 
 
 class Mv(Function):
     """Matrix-vector product (``torch.mv``)."""
+
+    saved_if_needed = ("self", "vec")
 
     @staticmethod
     def forward(ctx, self, vec):
         if self.ndim != 2 or vec.ndim != 1:
             raise ValueError(f"mv expects a 2-D and a 1-D tensor, got {self.ndim}-D and "
                              f"{vec.ndim}-D")
-        ctx.save_for_backward(self, vec)
+        _same_dtype("mv", self, vec)
+        save_crossed(ctx, 0, self, vec)  # each only for the other's gradient
         return array_module(self).matmul(self, vec)
 
     @staticmethod
     def backward(ctx, grad):
-        self, vec = ctx.saved_values
-        return (grad.unsqueeze(1) * vec if ctx.needs_grad(0) else None,
-                Mv.apply(self.t(), grad) if ctx.needs_grad(1) else None)
+        self, vec = saved_crossed(ctx, 0)
+        return (grad.unsqueeze(1) * vec if vec is not None else None,
+                Mv.apply(self.t(), grad) if self is not None else None)
 
 
 class Dot(Function):
     """Inner product of two 1-D tensors (``torch.dot``)."""
+
+    saved_if_needed = ("self", "tensor")
 
     @staticmethod
     def forward(ctx, self, tensor):
         if self.ndim != 1 or tensor.ndim != 1:
             raise ValueError(f"dot expects two 1-D tensors, got {self.ndim}-D and "
                              f"{tensor.ndim}-D")
-        ctx.save_for_backward(self, tensor)
+        _same_dtype("dot", self, tensor)
+        save_crossed(ctx, 0, self, tensor)  # each only for the other's gradient
         return array_module(self).asarray(array_module(self).dot(self, tensor))
 
     @staticmethod
     def backward(ctx, grad):
-        self, tensor = ctx.saved_values
-        return (grad * tensor if ctx.needs_grad(0) else None,
-                grad * self if ctx.needs_grad(1) else None)
+        self, tensor = saved_crossed(ctx, 0)
+        return (grad * tensor if tensor is not None else None,
+                grad * self if self is not None else None)
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:

@@ -101,8 +101,18 @@ def _rpow(self, other):
     return ar.PowTensor.apply(other, self)
 
 
+def _matmul_operator(self, other):
+    if grad_enabled() or not isinstance(other, Tensor):
+        return linalg.matmul(self, other)
+    try:  # nothing recorded: one product, no decomposition
+        out = backend.array_module(self.array).matmul(self.array, other.array)
+    except (ValueError, TypeError):
+        return linalg.matmul(self, other)  # its error message names the shapes
+    return Tensor._make(out)
+
+
 def _rmatmul(self, other):
-    return linalg.Matmul.apply(other, self)
+    return linalg.matmul(other, self)
 
 
 def _contiguous(self):
@@ -258,7 +268,7 @@ METHODS = {
     "__sub__": _binary_operator(ar.Sub), "__rsub__": _rsub,
     "__mul__": _binary_operator(ar.Mul), "__rmul__": _binary_operator(ar.Mul, True),
     "__truediv__": _binary_operator(ar.Div), "__rtruediv__": _rtruediv,
-    "__pow__": ar.pow, "__rpow__": _rpow, "__matmul__": _binary_operator(linalg.Matmul),
+    "__pow__": ar.pow, "__rpow__": _rpow, "__matmul__": _matmul_operator,
     "__rmatmul__": _rmatmul, "__neg__": _unary_operator(ar.Neg), "__pos__": lambda self: self,
     "__iadd__": lambda self, other: _iadd(self, other),
     "__isub__": lambda self, other: _isub(self, other), "__imul__": _inplace(ar.Mul),

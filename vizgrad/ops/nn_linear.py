@@ -15,29 +15,41 @@ from ..core.backend import array_module
 from ..core.function import Function
 from ..core.tensor import Tensor
 from .indexing import IndexBackward
+from .linalg import Mm, matmul
 from .nn_activation import dropout, softmax
 from .operands import same_dtype, save_crossed, saved_crossed
 from .select import where
+from .views import T
 
 
 class Addmm(Function):
-    """``bias + input @ weight.T`` for a 2-d input: the fused linear layer."""
+    """``beta * self + alpha * (mat1 @ mat2)``: the fused linear layer, PyTorch's
+    ``addmm(bias, input, weight.t())`` (so the weight reaches it through ``TBackward0``)."""
 
-    saved_if_needed = ("input", "weight")
+    saved_defaults = {"alpha": 1, "beta": 1}
+    saved_if_needed = ("mat1", "mat2")
 
     @staticmethod
-    def forward(ctx, bias, input, weight):
-        same_dtype("linear", input, weight)
-        save_crossed(ctx, 1, input, weight)  # each only for the other's gradient
-        return array_module(input).matmul(input, weight.T) + bias
+    def forward(ctx, self, mat1, mat2, beta=1, alpha=1):
+        same_dtype("linear", mat1, mat2)
+        save_crossed(ctx, 1, mat1, mat2)  # each only for the other's gradient
+        out = array_module(mat1).matmul(mat1, mat2)
+        if alpha != 1:
+            ctx.alpha = alpha
+            out = out * alpha
+        if beta != 1:
+            ctx.beta = beta
+            self = self * beta
+        return out + self
 
     @staticmethod
     def backward(ctx, grad):
-        input, weight = saved_crossed(ctx, 1)
+        mat1, mat2 = saved_crossed(ctx, 1)
+        scaled = grad * ctx.alpha if ctx.alpha != 1 else grad
         # The bias gradient is ``grad`` itself; the engine sums it to the bias's shape.
-        grad_input = None if weight is None else grad @ weight
-        grad_weight = None if input is None else grad.t() @ input
-        return grad, grad_input, grad_weight
+        return (grad * ctx.beta if ctx.beta != 1 else grad,
+                None if mat2 is None else Mm.apply(scaled, mat2.t()),
+                None if mat1 is None else Mm.apply(mat1.t(), scaled), None, None)
 
 
 class Embedding(Function):
@@ -67,14 +79,14 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     >>> linear(vizgrad.randn(8, 3), vizgrad.randn(4, 3), vizgrad.zeros(4)).shape
     (8, 4)
     """
+    # PyTorch's decomposition: addmm on a 2-D view of the input when there is a bias,
+    # matmul otherwise; the weight enters through t() (TBackward0) either way.
     if bias is None:
-        return input @ weight.t()
+        return matmul(input, T.apply(weight))
     if input.ndim == 2:
-        return Addmm.apply(bias, input, weight)
-    if input.ndim < 2:
-        return input @ weight.t() + bias
+        return Addmm.apply(bias, input, T.apply(weight))
     lead = input.shape[:-1]
-    flat = Addmm.apply(bias, input.reshape(-1, input.shape[-1]), weight)
+    flat = Addmm.apply(bias, input.reshape(-1, input.shape[-1]), T.apply(weight))
     return flat.reshape(lead + (weight.shape[0],))
 
 
