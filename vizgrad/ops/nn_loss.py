@@ -19,6 +19,7 @@ from ..core.tensor import Tensor
 from .elementwise import abs as _abs
 from .elementwise import log1p
 from .nn_activation import log_softmax
+from .nn_loss_nodes import MseLoss, NllLoss
 from .select import where
 from .unary import exp, log
 
@@ -71,6 +72,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     """
     reduction = _reduction(reduction, size_average, reduce)
     labels = target.array if isinstance(target, Tensor) else target
+    if input.ndim <= 2:  # PyTorch's one NllLossBackward0 node
+        return NllLoss.apply(input, labels, None if weight is None else weight.array,
+                             reduction, ignore_index)
     xp = array_module(labels)
     flat_labels = labels.reshape(-1)
     scores = _class_last(input)
@@ -164,6 +168,8 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
     >>> mse_loss(prediction, target, reduction="sum")
     """
     reduction = _reduction(reduction, size_average, reduce)
+    if weight is None and isinstance(input, Tensor) and isinstance(target, Tensor):
+        return MseLoss.apply(input, target, reduction)  # PyTorch's one MseLossBackward0 node
     difference = input - target
     loss = difference * difference
     if weight is not None:
