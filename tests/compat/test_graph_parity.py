@@ -170,10 +170,10 @@ LOSSES = [
 ]
 
 NORMS = [
-    layer("LayerNorm", lambda nn: nn.LayerNorm(4), [(3, 4)],
-          differs="torch: NativeLayerNormBackward0; vizgrad: a composition (not fused yet)"),
-    functional("layer_norm", lambda F, x: F.layer_norm(x, (4,)), [(3, 4)],
-               differs="as LayerNorm"),
+    layer("LayerNorm", lambda nn: nn.LayerNorm(4), [(2, 3, 4)]),
+    layer("LayerNorm_no_bias", lambda nn: nn.LayerNorm((3, 4), bias=False), [(2, 3, 4)],
+          covers=("LayerNorm",)),
+    functional("layer_norm", lambda F, x: F.layer_norm(x, (4,)), [(3, 4)]),
     layer("BatchNorm1d", lambda nn: nn.BatchNorm1d(3), [(4, 3)],
           differs="torch: NativeBatchNormBackward0; vizgrad: a composition"),
     layer("BatchNorm2d", lambda nn: nn.BatchNorm2d(2), [(3, 2, 4, 4)],

@@ -90,8 +90,13 @@ ACTIVATION = [
 
 NORM = [
     row("layer_norm", lambda x, w, b: F.layer_norm(x, (4,), w, b), [A((3, 4)), A((4,)), A((4,))],
-        ("MeanDim",), lambda x, w, b: _tf().layer_norm(x, (4,), w, b)),
-    same_row("layer_norm_2d", "layer_norm", [A((2, 3, 4))], ("MeanDim",), (3, 4), eps=1e-3),
+        ("NativeLayerNorm",), lambda x, w, b: _tf().layer_norm(x, (4,), w, b),
+        "NativeLayerNormBackward0"),
+    same_row("layer_norm_2d", "layer_norm", [A((2, 3, 4))], ("NativeLayerNorm",), (3, 4),
+             eps=1e-3),
+    row("layer_norm_weight_only", lambda x, w: F.layer_norm(x, (2, 3), w),
+        [A((2, 2, 3)), A((2, 3))], ("NativeLayerNorm",),
+        lambda x, w: _tf().layer_norm(x, (2, 3), w), "NativeLayerNormBackward0"),
     row("batch_norm_train",
         lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
         [A((4, 3, 2, 2)), A((3,)), A((3,))], ("MeanDim",),
