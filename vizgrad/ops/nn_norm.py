@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..core.backend import array_module
 from ..core.function import Function
-from ..core.state import no_grad
+from ..core.state import is_grad_enabled, no_grad
 from ..core.tensor import Tensor
 
 
@@ -81,6 +81,8 @@ class NativeLayerNorm(Function):
         x = saved.pop(0)
         weight = saved.pop(0) if ctx._has_weight else None
         dims = ctx._dims
+        if not is_grad_enabled():  # a plain backward: arrays and the saved statistics
+            return _layer_norm_grads(ctx, grad, x, weight)
         mean = x.mean(dim=dims, keepdim=True)
         centred = x - mean
         rstd = ((centred * centred).mean(dim=dims, keepdim=True) + ctx._eps) ** -0.5
@@ -91,6 +93,20 @@ class NativeLayerNorm(Function):
         # weight and bias gradients are reduced to their shapes by the engine (SumTo)
         return (grad_input, grad * normalized if ctx.needs_grad(1) else None,
                 grad if ctx.needs_grad(2) else None, None, None)
+
+
+def _layer_norm_grads(ctx, grad, x, weight):
+    """NativeLayerNorm's backward on arrays (nothing to record): no recomputation."""
+    dims = ctx._dims
+    g = grad.array
+    normalized = (x.array - ctx._saved_result1.array) * ctx._saved_result2.array
+    scaled = g * weight.array if weight is not None else g
+    grad_input = ctx._saved_result2.array * (
+        scaled - scaled.mean(axis=dims, keepdims=True)
+        - normalized * (scaled * normalized).mean(axis=dims, keepdims=True))
+    return (Tensor._make(grad_input.astype(g.dtype, copy=False)),
+            Tensor._make(g * normalized) if ctx.needs_grad(1) else None,
+            grad if ctx.needs_grad(2) else None, None, None)
 
 
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
