@@ -166,7 +166,7 @@ LOSSES = [
     layer("BCEWithLogitsLoss", lambda nn: nn.BCEWithLogitsLoss(), [(4, 3)], extra=[PROBS],
           differs="as binary_cross_entropy_with_logits"),
     functional("kl_div", lambda F, x, t: F.kl_div(x, t, reduction="batchmean"), [(4, 3)],
-               extra=[PROBS], differs="torch decomposes kl_div differently"),
+               extra=[PROBS]),
 ]
 
 NORMS = [

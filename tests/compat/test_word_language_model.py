@@ -98,7 +98,7 @@ def models(torch):
         def _generate_square_subsequent_mask(self, sz):
             mask = (torch.triu(torch.ones(sz, sz)) == 1).transpose(0, 1)
             return mask.float().masked_fill(mask == 0, float("-inf")).masked_fill(
-                mask == 1, float(0.0))
+                mask == 1, float(0.0))  # noqa: UP018 - the example's own spelling
 
         def init_weights(self):
             initrange = 0.1

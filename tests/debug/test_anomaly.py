@@ -63,7 +63,7 @@ def test_inf_gradient_is_caught_with_the_shape_of_its_input() -> None:
     text = str(caught.value)
     assert _first_line(caught.value) == "Function 'SqrtBackward0' returned inf values in " \
                                         "its 0th output."
-    assert "for input 'input' of shape (1, 3)" in text and "y = x.sqrt()" in text
+    assert "for input 'self' of shape (1, 3)" in text and "y = x.sqrt()" in text
     # the finite part of the bad gradient: 0.5/sqrt(1), 0.5/sqrt(4)
     assert "3 values, 0 NaN, 1 Inf; finite ones: norm 0.559, min 0.25, max 0.5" in text
 

@@ -45,7 +45,7 @@ def test_relu_backward_on_a_zero_dim_tensor(value, expected):
 def test_zero_dim_saved_output_is_the_result_array():
     x = vg.tensor(0.3, requires_grad=True)
     y = x.exp()
-    (result,) = y.grad_fn.saved_tensors
+    (result,) = y.grad_fn.saved_values
     assert result.array is y.array  # saved by identity, so in-place checks still apply
     (grad,) = vg.autograd.grad(y, [x], create_graph=True)
     (second,) = vg.autograd.grad(grad, [x])

@@ -514,6 +514,8 @@ class Node:
         # pytorchviz-style tools find saved values by scanning dir(node) for "_saved_".
         names = {f"_saved_{item.name}" for item in self.saved}
         names.update(f"_saved_{key}" for key in self.saved_attributes)
+        # saved only when a wanted gradient needs it: PyTorch still lists it (reads None)
+        names.update(f"_saved_{key}" for key in getattr(self.fn, "saved_if_needed", ()))
         return sorted(set(super().__dir__()) | names)
 
     # -- hooks --------------------------------------------------------------------

@@ -230,7 +230,7 @@ TUTORIAL_METHODS = {
     "softmax": _softmax, "log_softmax": _log_softmax,
     "topk": _sorting("topk"), "sort": _sorting("sort"), "argsort": _sorting("argsort"),
     "normal_": _normal_, "uniform_": _uniform_,
-    "fill_diagonal_": lambda self, fill_value, wrap=False: select.FillDiagonal.apply_(
+    "fill_diagonal_": lambda self, fill_value, wrap=False: linalg.FillDiagonal.apply_(
         self, fill_value, wrap),
     "copy_": lambda self, src, non_blocking=False: select.Copy.apply_(self, src),
     "equal": _equal, "type": _type,
