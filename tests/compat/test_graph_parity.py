@@ -225,12 +225,15 @@ CONV = [
 ]
 
 RECURRENT = [
-    layer("RNNCell", lambda nn: nn.RNNCell(3, 4), [(2, 3), (2, 4)],
-          differs="torch: TanhBackward0 over AddBackward0 of two AddmmBackward0 with "
-                  "TBackward0; vizgrad composes Mm/Add/Transpose"),
-    layer("LSTMCell", lambda nn: nn.LSTMCell(3, 4), [(2, 3)],
-          differs="torch: Addmm + T + UnsafeSplit; vizgrad: Mm + Add + Transpose + Split"),
-    layer("GRUCell", lambda nn: nn.GRUCell(3, 4), [(2, 3)], differs="as LSTMCell"),
+    layer("RNNCell", lambda nn: nn.RNNCell(3, 4), [(2, 3), (2, 4)]),
+    layer("RNNCell_relu", lambda nn: nn.RNNCell(3, 4, nonlinearity="relu"), [(2, 3)],
+          covers=("RNNCell",)),
+    layer("LSTMCell", lambda nn: nn.LSTMCell(3, 4), [(2, 3)]),
+    layer("LSTMCell_state", lambda nn: nn.LSTMCell(3, 4, bias=False), [(2, 3), (2, 4), (2, 4)],
+          call=lambda m, x, h, c: m(x, (h, c)), covers=("LSTMCell",)),
+    layer("GRUCell", lambda nn: nn.GRUCell(3, 4), [(2, 3)]),
+    layer("GRUCell_state", lambda nn: nn.GRUCell(3, 4), [(2, 3), (2, 4)],
+          covers=("GRUCell",)),
     layer("RNN", lambda nn: nn.RNN(3, 4), [(5, 2, 3)],
           differs="torch's CPU RNN is one fused node per layer; vizgrad unrolls the steps"),
     layer("LSTM", lambda nn: nn.LSTM(3, 4), [(5, 2, 3)], differs="as RNN"),

@@ -63,4 +63,6 @@ CASES = [
     OpCase("fill_diagonal_wrap", lambda a: _inplace(a, "fill_diagonal_", -1.0, wrap=True),
            [A((7, 3))], ("FillDiagonal",),
            lambda a: _inplace(a, "fill_diagonal_", -1.0, wrap=True), "CopySlices"),
+    OpCase("unsafe_chunk", lambda a: a.unsafe_chunk(3, 1), [A((2, 7))], ("UnsafeSplit",),
+           lambda a: a.unsafe_chunk(3, 1), "UnsafeSplitBackward0"),
 ]

@@ -233,7 +233,7 @@ TUTORIAL_METHODS = {
     "fill_diagonal_": lambda self, fill_value, wrap=False: linalg.FillDiagonal.apply_(
         self, fill_value, wrap),
     "copy_": lambda self, src, non_blocking=False: select.Copy.apply_(self, src),
-    "equal": _equal, "type": _type,
+    "equal": _equal, "type": _type, "unsafe_chunk": join.unsafe_chunk,
 }
 
 METHODS = {
