@@ -118,23 +118,13 @@ LINEAR = [
           covers=("Linear",)),
     functional("linear", lambda F, x, w, b: F.linear(x, w, b), [(3, 4), (5, 4), (5,)]),
     layer("Bilinear", lambda nn: nn.Bilinear(3, 4, 2), [(5, 3), (5, 4)],
-          differs="torch records one BilinearBackward? composite of _trilinear "
-                  "(TrilinearBackward0); vizgrad composes einsum-like products"),
-    layer("Embedding", lambda nn: nn.Embedding(5, 3),
-          [], call=lambda m, idx: m(idx), extra=[np.array([[0, 4], [2, 2]])],
-          differs="torch saves indices, padding_idx, scale_grad_by_freq, sparse; vizgrad "
-                  "saves indices, padding_idx and the weight shape, and gives the indices a "
-                  "(None, 0) edge torch does not have"),
-    functional("embedding", lambda F, idx, w: F.embedding(idx, w), [],
-               extra=[np.array([1, 3, 0])],
-               differs="the Embedding row's difference"),
+          differs="torch: Add over one TrilinearBackward0 fed by views of the inputs and "
+                  "weight; vizgrad: a Mm/Mul/Sum composition"),
+    layer("Embedding", lambda nn: nn.Embedding(5, 3, padding_idx=2), [],
+          call=lambda m, idx: m(idx), extra=[np.array([[0, 4], [2, 2]])]),
+    functional("embedding", lambda F, w, idx: F.embedding(idx, w), [(5, 3)],
+               extra=[np.array([1, 3, 0])]),
 ]
-# Embedding rows need the weight as a leaf: rebuild them with one.
-LINEAR[-2] = layer("Embedding", lambda nn: nn.Embedding(5, 3), [],
-                   call=lambda m, idx: m(idx), extra=[np.array([[0, 4], [2, 2]])],
-                   differs=LINEAR[-2].differs)
-LINEAR[-1] = functional("embedding", lambda F, w, idx: F.embedding(idx, w), [(5, 3)],
-                        extra=[np.array([1, 3, 0])], differs=LINEAR[-1].differs)
 
 LOSSES = [
     functional("cross_entropy", lambda F, x, t: F.cross_entropy(x, t), [(4, 3)],

@@ -53,22 +53,30 @@ class Addmm(Function):
 
 
 class Embedding(Function):
-    """Rows of ``weight`` picked by integer ``indices``; ``padding_idx`` rows get no gradient."""
+    """Rows of ``weight`` picked by integer ``indices``; ``padding_idx`` rows get no gradient.
+
+    As in PyTorch the indices are not an input slot (no ``(None, 0)`` edge): they are
+    saved as ``_saved_indices`` with ``padding_idx`` (-1 for none), ``scale_grad_by_freq``
+    and ``sparse``.
+    """
+
+    saved_defaults = {"padding_idx": -1, "scale_grad_by_freq": False, "sparse": False}
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx):
-        ctx.weight_shape, ctx.padding_idx = weight.shape, padding_idx
-        ctx.save_for_backward(indices)
+        ctx._weight_shape = weight.shape
+        if padding_idx is not None:
+            ctx.padding_idx = padding_idx
+        ctx.save_named("indices", indices)
         return weight[indices]
 
     @staticmethod
     def backward(ctx, grad):
-        (indices,) = ctx.saved_values
-        indices = indices.array
-        if ctx.padding_idx is not None:
+        indices = ctx._saved_indices.array
+        if ctx.padding_idx >= 0:
             keep = (indices != ctx.padding_idx)[..., None].astype(grad.dtype)
             grad = grad * Tensor._make(keep)
-        return IndexBackward.apply(grad, indices, ctx.weight_shape, True), None, None
+        return IndexBackward.apply(grad, indices, ctx._weight_shape, True), None, None
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -110,8 +118,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         if not -count <= padding_idx < count:
             raise ValueError(f"padding_idx {padding_idx} is out of range for {count} embeddings")
         padding_idx %= count
-    index_tensor = input if isinstance(input, Tensor) else Tensor._make(indices)
-    return Embedding.apply(weight, index_tensor, padding_idx)
+    return Embedding.apply(weight, indices, padding_idx)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
