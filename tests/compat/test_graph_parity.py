@@ -56,7 +56,7 @@ def _first(out):
     return out[0] if isinstance(out, (tuple, list)) else out
 
 
-def layer(name, make, shapes, differs="", call=None, covers=None, extra=()):
+def layer(name, make, shapes, differs="", call=None, covers=None, extra=(), **ranges):
     """A row running ``make(nn)`` on leaves of ``shapes`` (weights copied torch -> vizgrad)."""
 
     def build(lib):
@@ -67,7 +67,7 @@ def layer(name, make, shapes, differs="", call=None, covers=None, extra=()):
         if lib is vizgrad:
             torch.manual_seed(0)
             copy_weights(module, make(torch.nn))
-        inputs = [_leaf(lib, s, i) for i, s in enumerate(shapes)] + \
+        inputs = [_leaf(lib, s, i, **ranges) for i, s in enumerate(shapes)] + \
             [_const(lib, e) for e in extra]
         return _first(call(module, *inputs) if call else module(*inputs))
 
@@ -145,16 +145,12 @@ LOSSES = [
     functional("huber_loss", lambda F, x, y: F.huber_loss(x, y), [(3, 4), (3, 4)],
                differs="torch: HuberLossBackward0; vizgrad: a composition"),
     functional("binary_cross_entropy", lambda F, p, t: F.binary_cross_entropy(p, t),
-               [(4, 3)], extra=[PROBS], low=0.1, high=0.9,
-               differs="torch: BinaryCrossEntropyBackward0; vizgrad: a composition"),
-    layer("BCELoss", lambda nn: nn.BCELoss(), [(4, 3)], extra=[PROBS],
-          differs="as binary_cross_entropy"),
+               [(4, 3)], extra=[PROBS], low=0.1, high=0.9),
+    layer("BCELoss", lambda nn: nn.BCELoss(), [(4, 3)], extra=[PROBS], low=0.1, high=0.9),
     functional("binary_cross_entropy_with_logits",
                lambda F, x, t: F.binary_cross_entropy_with_logits(x, t), [(4, 3)],
-               extra=[PROBS],
-               differs="torch: BinaryCrossEntropyWithLogitsBackward0; vizgrad: a composition"),
-    layer("BCEWithLogitsLoss", lambda nn: nn.BCEWithLogitsLoss(), [(4, 3)], extra=[PROBS],
-          differs="as binary_cross_entropy_with_logits"),
+               extra=[PROBS]),
+    layer("BCEWithLogitsLoss", lambda nn: nn.BCEWithLogitsLoss(), [(4, 3)], extra=[PROBS]),
     functional("kl_div", lambda F, x, t: F.kl_div(x, t, reduction="batchmean"), [(4, 3)],
                extra=[PROBS]),
 ]

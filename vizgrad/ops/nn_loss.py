@@ -19,7 +19,7 @@ from ..core.tensor import Tensor
 from .elementwise import abs as _abs
 from .elementwise import log1p
 from .nn_activation import log_softmax
-from .nn_loss_nodes import MseLoss, NllLoss
+from .nn_loss_nodes import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, MseLoss, NllLoss
 from .select import where
 from .unary import exp, log
 
@@ -253,6 +253,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     data = input.array
     if bool(((data < 0) | (data > 1)).any()):
         raise ValueError("binary_cross_entropy: all input values must be between 0 and 1")
+    if isinstance(target, Tensor) and (weight is None or not weight.requires_grad):
+        return BinaryCrossEntropy.apply(input, target, None if weight is None else
+                                        weight.array, reduction)
     loss = -(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input))
     if weight is not None:
         loss = loss * weight
@@ -277,6 +280,12 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
         raise ValueError(f"binary_cross_entropy_with_logits: target size "
                          f"{tuple(target.shape)} must match the input size "
                          f"{tuple(input.shape)}")
+    if isinstance(target, Tensor) and all(w is None or not w.requires_grad
+                                          for w in (weight, pos_weight)):
+        # PyTorch's one node; weights that want gradients take the composition below
+        return BinaryCrossEntropyWithLogits.apply(
+            input, target, None if weight is None else weight.array,
+            None if pos_weight is None else pos_weight.array, reduction)
     # softplus(-x) = max(-x, 0) + log1p(exp(-|x|)); both pieces are picked with ``where``
     # so that at x == 0 the derivative is the true -1/2, not the zero subgradient of |x|.
     nonnegative = input.array >= 0

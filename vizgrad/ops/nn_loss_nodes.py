@@ -87,3 +87,105 @@ class MseLoss(Function):
         scale = 2.0 / difference.numel() if ctx.reduction == REDUCTION_CODES["mean"] else 2.0
         grad_self = difference * (grad * scale)
         return grad_self, -grad_self if ctx.needs_grad(1) else None, None
+
+
+def _reduced(loss, reduction: str):
+    if reduction == "none":
+        return loss
+    xp = array_module(loss)
+    return xp.asarray(loss.sum() if reduction == "sum" else loss.mean(), dtype=loss.dtype)
+
+
+def _upstream(ctx, grad):
+    """The incoming gradient spread over the elements (``mean`` divides by their count)."""
+    if ctx.reduction == REDUCTION_CODES["mean"]:
+        return grad * (1.0 / ctx._count)
+    return grad
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    """``(1 - t) x + (1 + (pos_weight - 1) t) softplus(-x)``, times ``weight``, reduced;
+    PyTorch's one ``BinaryCrossEntropyWithLogitsBackward0`` node (edges: input, target)."""
+
+    @staticmethod
+    def forward(ctx, self, target, weight, pos_weight, reduction):
+        xp = array_module(self)
+        softplus_negative = xp.maximum(-self, 0) + xp.log1p(xp.exp(-xp.abs(self)))
+        if pos_weight is not None:
+            softplus_negative = softplus_negative * ((pos_weight - 1) * target + 1)
+        loss = (1 - target) * self + softplus_negative
+        if weight is not None:
+            loss = loss * weight
+        ctx.save_for_backward(self, target)
+        for name, value in (("weight", weight), ("pos_weight", pos_weight)):
+            if value is None:
+                setattr(ctx, name, None)
+            else:
+                ctx.save_named(name, value)
+        ctx.reduction, ctx._count = REDUCTION_CODES[reduction], loss.size
+        ctx._weight, ctx._pos_weight = weight, pos_weight
+        return _reduced(loss.astype(self.dtype, copy=False), reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, target = ctx.saved_values
+        g = _upstream(ctx, grad)
+        weight = None if ctx._weight is None else Tensor._make(ctx._weight)
+        grad_x = grad_target = None
+        if ctx._pos_weight is None:
+            if ctx.needs_grad(0):
+                grad_x = x.sigmoid() - target
+            if ctx.needs_grad(1):
+                grad_target = -x
+        else:
+            pos = Tensor._make(ctx._pos_weight)
+            scale = (pos - 1.0) * target + 1.0
+            if ctx.needs_grad(0):
+                grad_x = x.sigmoid() * scale - pos * target
+            if ctx.needs_grad(1):
+                from .activations import softplus
+
+                grad_target = (pos - 1.0) * softplus(-x) - x
+        out = []
+        for term in (grad_x, grad_target):
+            if term is not None:
+                term = term * g if weight is None else term * weight * g
+            out.append(term)
+        return out[0], out[1], None, None, None
+
+
+class BinaryCrossEntropy(Function):
+    """``-w (t log p + (1 - t) log(1 - p))`` with logs clamped at -100, reduced;
+    PyTorch's ``BinaryCrossEntropyBackward0`` (edges: input, target)."""
+
+    @staticmethod
+    def forward(ctx, self, target, weight, reduction):
+        xp = array_module(self)
+        with xp.errstate(divide="ignore"):
+            log_p = xp.maximum(xp.log(self), -100.0)
+            log_q = xp.maximum(xp.log1p(-self), -100.0)
+        loss = -(target * log_p + (1 - target) * log_q)
+        if weight is not None:
+            loss = loss * weight
+            ctx.save_named("weight", weight)
+        else:
+            ctx.weight = None
+        ctx.save_for_backward(self, target)
+        ctx.reduction, ctx._count, ctx._weight = REDUCTION_CODES[reduction], loss.size, weight
+        return _reduced(loss.astype(self.dtype, copy=False), reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .bounds import clamp
+
+        p, target = ctx.saved_values
+        g = _upstream(ctx, grad)
+        if ctx._weight is not None:
+            g = g * Tensor._make(ctx._weight)
+        grad_p = grad_target = None
+        if ctx.needs_grad(0):  # torch: (p - t) / max((1 - p) p, 1e-12)
+            grad_p = (p - target) / clamp((1.0 - p) * p, min=1e-12) * g
+        if ctx.needs_grad(1):
+            grad_target = (clamp((1.0 - p).log(), min=-100.0)
+                           - clamp(p.log(), min=-100.0)) * g
+        return grad_p, grad_target, None, None
