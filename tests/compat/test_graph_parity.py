@@ -176,8 +176,8 @@ NORMS = [
 
 CONV = [
     layer("Conv1d", lambda nn: nn.Conv1d(2, 3, 3), [(2, 2, 7)],
-          differs="torch: ConvolutionBackward0 saving input/weight/stride...; vizgrad names "
-                  "its convolution node differently"),
+          differs="same ConvolutionBackward0 and edges; torch also saves output_padding and "
+                  "transposed"),
     layer("Conv2d", lambda nn: nn.Conv2d(2, 3, 3, padding=1), [(2, 2, 5, 5)],
           differs="as Conv1d"),
     layer("ConvTranspose2d", lambda nn: nn.ConvTranspose2d(2, 3, 3), [(2, 2, 4, 4)],
@@ -191,23 +191,26 @@ CONV = [
     functional("conv_transpose1d", lambda F, x, w: F.conv_transpose1d(x, w),
                [(1, 2, 5), (2, 3, 3)], differs="as Conv1d"),
     functional("conv_transpose2d", lambda F, x, w: F.conv_transpose2d(x, w),
-               [(1, 2, 4, 4), (2, 3, 3, 3)], differs="as Conv1d"),
+               [(1, 2, 4, 4), (2, 3, 3, 3)],
+               differs="as Conv1d, and without a bias torch keeps a (None, 0) bias edge"),
     layer("MaxPool2d", lambda nn: nn.MaxPool2d(2), [(1, 2, 4, 4)],
-          differs="torch: MaxPool2DWithIndicesBackward0; vizgrad's pooling node differs"),
+          differs="same node; vizgrad does not save the input (torch's _saved_self)"),
     functional("max_pool2d", lambda F, x: F.max_pool2d(x, 2), [(1, 2, 4, 4)],
                differs="as MaxPool2d"),
     layer("AvgPool2d", lambda nn: nn.AvgPool2d(2), [(1, 2, 4, 4)],
-          differs="torch: AvgPool2DBackward0 saving self and its options; vizgrad differs"),
+          differs="same node; vizgrad saves pads/divisor where torch saves padding and self"),
     functional("avg_pool2d", lambda F, x: F.avg_pool2d(x, 2), [(1, 2, 4, 4)],
                differs="as AvgPool2d"),
     layer("AdaptiveAvgPool2d", lambda nn: nn.AdaptiveAvgPool2d(1), [(1, 2, 4, 4)],
-          differs="torch: MeanBackward1 for output size 1; vizgrad differs"),
+          differs="for output size 1 torch records MeanBackward1; vizgrad its pooling node"),
     functional("adaptive_avg_pool2d", lambda F, x: F.adaptive_avg_pool2d(x, 2),
-               [(1, 2, 4, 4)], differs="torch: AdaptiveAvgPool2DBackward0; vizgrad differs"),
+               [(1, 2, 4, 4)],
+               differs="same node; torch saves self, vizgrad two unnamed index arrays"),
     functional("interpolate", lambda F, x: F.interpolate(x, scale_factor=2), [(1, 2, 3, 3)],
-               differs="torch: UpsampleNearest2DBackward0; vizgrad differs"),
+               differs="same node; torch saves output_size/scales_h/scales_w, vizgrad the "
+                       "source indices"),
     functional("pad", lambda F, x: F.pad(x, (1, 2)), [(2, 3)],
-               differs="torch: ConstantPadNdBackward0; vizgrad differs"),
+               differs="same node; vizgrad also saves the fill value"),
 ]
 
 RECURRENT = [
@@ -221,7 +224,8 @@ RECURRENT = [
     layer("GRUCell_state", lambda nn: nn.GRUCell(3, 4), [(2, 3), (2, 4)],
           covers=("GRUCell",)),
     layer("RNN", lambda nn: nn.RNN(3, 4), [(5, 2, 3)],
-          differs="torch's CPU RNN is one fused node per layer; vizgrad unrolls the steps"),
+          differs="torch runs the ATen cell per step; vizgrad projects the whole sequence "
+                  "with one addmm and adds per step (fewer nodes, other operand order)"),
     layer("LSTM", lambda nn: nn.LSTM(3, 4), [(5, 2, 3)], differs="as RNN"),
     layer("GRU", lambda nn: nn.GRU(3, 4), [(5, 2, 3)], differs="as RNN"),
 ]
@@ -230,10 +234,12 @@ ATTENTION = [
     functional("scaled_dot_product_attention",
                lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v),
                [(2, 3, 4), (2, 3, 4), (2, 3, 4)],
-               differs="torch: one fused attention node (math backend on CPU differs too)"),
+               differs="torch's math path: SafeSoftmaxBackward0 and q, k each scaled by "
+                       "sqrt(scale); vizgrad: Softmax and one scaling of the scores"),
     layer("MultiheadAttention", lambda nn: nn.MultiheadAttention(4, 2), [(3, 2, 4)],
           call=lambda m, x: m(x, x, x),
-          differs="torch runs the fused _native_multi_head_attention path"),
+          differs="torch's in-projection/head split decomposition (UnsafeView, Clone, "
+                  "transposes) differs from vizgrad's reshapes"),
     layer("TransformerEncoderLayer",
           lambda nn: nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0), [(3, 2, 4)],
           differs="as MultiheadAttention, plus the fused layer norms"),
