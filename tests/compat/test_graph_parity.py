@@ -209,8 +209,7 @@ CONV = [
     functional("interpolate", lambda F, x: F.interpolate(x, scale_factor=2), [(1, 2, 3, 3)],
                differs="same node; torch saves output_size/scales_h/scales_w, vizgrad the "
                        "source indices"),
-    functional("pad", lambda F, x: F.pad(x, (1, 2)), [(2, 3)],
-               differs="same node; vizgrad also saves the fill value"),
+    functional("pad", lambda F, x: F.pad(x, (1, 2), value=0.5), [(2, 3)]),
 ]
 
 RECURRENT = [

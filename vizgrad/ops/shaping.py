@@ -82,7 +82,7 @@ class ConstantPadNd(Function):
 
     @staticmethod
     def forward(ctx, input, pad, value):
-        ctx.pad, ctx.value = tuple(pad), value
+        ctx.pad = tuple(pad)  # the fill value is not needed by backward (torch keeps pad)
         pairs = _pad_pairs(pad, input.ndim)
         crop, widths = [], []
         for dim in range(input.ndim):
