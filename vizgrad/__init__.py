@@ -10,7 +10,7 @@ Example
 'SumBackward0'
 """
 
-from . import autograd, debug, graph, nn, ops, optim, render
+from . import autograd, cuda, debug, graph, nn, onnx, ops, optim, render, utils
 from .core import (
                    AccumulateGrad,
                    Edge,
@@ -26,7 +26,16 @@ from .core import (
                    scope,
                    set_grad_enabled,
 )
+from .core.backend import device, get_default_device, set_default_device
 from .core.factory import (
+                   BoolTensor,
+                   ByteTensor,
+                   DoubleTensor,
+                   FloatTensor,
+                   Generator,
+                   HalfTensor,
+                   IntTensor,
+                   LongTensor,
                    arange,
                    as_dtype,
                    bool_,
@@ -59,7 +68,7 @@ from .core.factory import (
 from .debug.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .ops import *  # noqa: F403 - the op functions are vizgrad's top-level API
 from .ops import __all__ as _op_names
-from .render import make_dot, print_graph, show
+from .render import make_dot, make_dot_from_trace, print_graph, show
 from .serialization import CheckpointError, load, save
 from .watching import on_backward, unwatch, watch, watched
 
@@ -88,7 +97,10 @@ __all__ = [
     "randn_like", "scope", "set_default_dtype", "set_grad_enabled", "tensor", "zeros",
     "zeros_like", *_op_names,
     "debug", "detect_anomaly", "graph", "is_anomaly_enabled", "make_dot",
-    "set_detect_anomaly", "print_graph", "render", "show",
+    "make_dot_from_trace", "set_detect_anomaly", "print_graph", "render", "show",
+    "BoolTensor", "ByteTensor", "DoubleTensor", "FloatTensor", "Generator", "HalfTensor",
+    "IntTensor", "LongTensor", "cuda", "device", "get_default_device", "onnx",
+    "set_default_device", "utils",
     "on_backward", "unwatch", "watch", "watched",
     "CheckpointError", "load", "nn", "optim", "save",
 ]

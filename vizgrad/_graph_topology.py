@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .core.node import AccumulateGrad, Node, SavedTensor
+from .core.node import OP_NODE_CLASSES, AccumulateGrad, Node, SavedTensor
 
 if TYPE_CHECKING:
     from .graph import GraphNode
@@ -35,8 +35,10 @@ def core_buffers(raw: Node) -> tuple[tuple[int, int, bool], ...]:
         value = store[entry.position]
         leaf = False
         if kind == INPUT:
-            leaf = value.grad_fn is None
-            value = value.data
+            # a view of a leaf (linear's weight.t()) holds the leaf's memory
+            base = value._base
+            leaf = value.grad_fn is None or (base is not None and base.grad_fn is None)
+            value = value.array
         base = value.base
         if base is not None:
             value = _owner(value)
@@ -70,7 +72,7 @@ class Topology:
     def saved_buffers(self) -> list[tuple[tuple[int, int, bool], ...]]:
         """``GraphNode.saved_buffers()`` of every node, in order (without the wrappers)."""
         wrap = _graph().GraphNode
-        return [core_buffers(raw) if raw.__class__ is Node else wrap(raw).saved_buffers()
+        return [core_buffers(raw) if raw.__class__ in OP_NODE_CLASSES else wrap(raw).saved_buffers()
                 for raw in self.raws]
 
     @property

@@ -50,7 +50,7 @@ def to_numpy(value: Any) -> np.ndarray | None:
     if is_torch_tensor(value):  # detached, on the host; NumPy has no bfloat16
         value = value.detach().cpu()
         return (value.float() if str(value.dtype) == "torch.bfloat16" else value).numpy()
-    data = getattr(value, "data", value)
+    data = getattr(value, "array", value)
     getter = getattr(data, "get", None)  # CuPy arrays copy to the host with .get()
     if getter is not None and not isinstance(data, np.ndarray):
         data = getter()
@@ -109,7 +109,7 @@ class TensorInfo:
     @property
     def signature(self) -> tuple[tuple[int, ...], str]:
         """``(shape, dtype)`` in one read (the renderer's hot path)."""
-        data = getattr(self.tensor, "data", None)
+        data = getattr(self.tensor, "array", None)
         if data is None or not hasattr(data, "shape"):
             return self.shape, self.dtype
         return tuple(data.shape), to_dtype_name(data.dtype)

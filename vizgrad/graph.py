@@ -44,7 +44,7 @@ from ._graph_values import (
     to_dtype_name,
     to_numpy,
 )
-from .core.node import OUT_LIST, AccumulateGrad, Node, SavedTensor, SlotMeta
+from .core.node import OP_NODE_CLASSES, OUT_LIST, AccumulateGrad, Node, SavedTensor, SlotMeta
 from .core.stack import StackFrame
 
 __all__ = [
@@ -223,7 +223,8 @@ class GraphNode:
     def facts(self) -> NodeFacts:
         """Name, outputs, input count, scope, freed and variable in one call (hot path)."""
         raw = self.raw
-        if raw.__class__ is Node:
+        kind = raw.__class__
+        if kind in OP_NODE_CLASSES:
             try:
                 outputs = _OUTPUTS.get(raw._result_meta) or self.outputs
                 return NodeFacts(raw.fn.backward_name, outputs, len(raw.next_functions),

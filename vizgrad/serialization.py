@@ -66,7 +66,7 @@ def _encode(root: Any, arrays: dict[str, np.ndarray]) -> Any:
             raise ValueError(f"vizgrad.save: the object is nested deeper than {MAX_DEPTH} "
                              "levels (or contains itself)")
         if isinstance(value, Tensor) or backend.is_array(value):
-            array = backend.to_numpy(value.data if isinstance(value, Tensor) else value)
+            array = backend.to_numpy(value.array if isinstance(value, Tensor) else value)
             if array.dtype.hasobject:
                 raise TypeError("cannot save an object array (it would need pickle)")
             key = f"a{len(arrays)}"

@@ -55,7 +55,7 @@ def _numeric_gradient(scalar_fn: Callable[[], float], array: Any, eps: float) ->
 def _weights(fn: Callable, inputs: Sequence[Tensor], seed: int) -> list:
     rng = np.random.default_rng(seed)
     outputs = _outputs(fn(*inputs))
-    return [backend.as_array(rng.standard_normal(o.shape), like=o.data).astype(o.dtype)
+    return [backend.as_array(rng.standard_normal(o.shape), like=o.array).astype(o.dtype)
             for o in outputs]
 
 
@@ -73,8 +73,8 @@ def gradcheck(fn: Callable, inputs: Sequence[Tensor], eps: float = 1e-6, atol: f
         return float(_weighted_sum(fn, inputs, weights).item())
 
     for index, (tensor, grad) in enumerate(zip(differentiable, analytic)):
-        numeric = _numeric_gradient(value, tensor.data, eps)
-        got = np.zeros_like(numeric) if grad is None else backend.to_numpy(grad.data)
+        numeric = _numeric_gradient(value, tensor.array, eps)
+        got = np.zeros_like(numeric) if grad is None else backend.to_numpy(grad.array)
         if not np.allclose(got, numeric, atol=atol, rtol=rtol):
             worst = np.abs(got - numeric).max()
             raise GradcheckError(f"gradient of input {index} (shape {tensor.shape}) differs by "

@@ -23,31 +23,31 @@ def test_a_level_laid_out_in_the_page_works_like_graphviz_s(open_page, tmp_path:
     script = tmp_path / "train.py"
     script.write_text(TRAIN)
     namespace = runpy.run_path(str(script))
-    monkeypatch.setattr(viewer, "LAYOUT_LIMIT", 10)  # "everything" (20 boxes) is too big
+    monkeypatch.setattr(viewer, "LAYOUT_LIMIT", 10)  # "everything" (23 boxes) is too big
     path = vizgrad.render.save(namespace["loss"], tmp_path / "g.html")
     opened = open_page(path)
     page = opened.page
     levels = page.evaluate("vizgradViewer.levels.map(l => [l.count, l.layout])")
-    assert levels == [[4, "graphviz"], [8, "graphviz"], [20, "page"]]
+    assert levels == [[4, "graphviz"], [8, "graphviz"], [23, "page"]]
     assert opened.count() == 8  # opens at the finest level Graphviz laid out
     page.keyboard.press("]")
-    assert opened.count() == 20
+    assert opened.count() == 23  # each Linear has a TBackward0 under its weight, as torch
     page.fill("#vg-search", "train.py:7")
     page.press("#vg-search", "Enter")
     page.locator("#vg-results .vg-result", has_text="MulBackward0").click()
-    assert _classed(opened, "vg-selected") == {"n11"}
-    page.click("#vg-canvas g.node#n6")
+    assert _classed(opened, "vg-selected") == {"n14"}
+    page.click("#vg-canvas g.node#n8")  # the middle layer's AddmmBackward0
     edges = page.eval_on_selector_all("#vg-canvas .edge", "els => els.map(e => e.dataset.ends)")
     pairs = [tuple(e.split("->")) for e in edges]
-    assert len(pairs) == 20  # 19 boxes feed on, MulBackward0 twice (hidden * hidden)
-    assert _classed(opened, "vg-up") == _reach([(t, s) for s, t in pairs], "n6")
-    assert _classed(opened, "vg-down") == _reach(pairs, "n6") == {"n7", "n10", "n11", "n12",
+    assert len(pairs) == 23  # 22 boxes feed on, MulBackward0 twice (hidden * hidden)
+    assert _classed(opened, "vg-up") == _reach([(t, s) for s, t in pairs], "n8")
+    assert _classed(opened, "vg-down") == _reach(pairs, "n8") == {"n9", "n13", "n14", "n15",
                                                                   "t0"}
     # labels are drawn where the reader looks (all of this small graph once zoomed in)
     page.keyboard.press("0")
     page.keyboard.press("+")
     page.wait_for_timeout(200)
-    texts = page.eval_on_selector_all("#vg-canvas g.node#n6 text", "els => els.map(e => "
+    texts = page.eval_on_selector_all("#vg-canvas g.node#n8 text", "els => els.map(e => "
                                       "e.textContent)")
     assert texts == ["AddmmBackward0"]
     assert opened.errors == [] and len(opened.requests) == 1

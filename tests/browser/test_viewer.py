@@ -81,13 +81,13 @@ def test_search_by_source_line_then_click_shows_the_stack(open_page, page_path: 
     assert sorted(results.all_inner_texts()) == ["MeanBackward0 train.py:7",
                                                  "MulBackward0 train.py:7"]
     page.locator("#vg-results .vg-result", has_text="MulBackward0").click()
-    assert _classed(opened, "vg-selected") == {"n11"}
+    assert _classed(opened, "vg-selected") == {"n14"}
     details = page.inner_text("#vg-details")
     assert "MulBackward0" in details and "FORWARD STACK" in details.upper()
     assert "train.py:7 in <module>" in details
     assert "loss = (hidden * hidden).mean()" in details  # the user's source line
     # the node's other facts: seq, both inputs with slot.rank, what it saved
-    assert "id\tn11" in details and re.search(r"^seq\t\d+$", details, re.M)
+    assert "id\tn14" in details and re.search(r"^seq\t\d+$", details, re.M)
     assert "0.0\tAddmmBackward0" in details
     assert "1.0\tAddmmBackward0" in details and "(3, 1) float32" in details
     assert opened.errors == []
@@ -113,8 +113,8 @@ def test_a_search_hit_inside_a_group_is_shown_as_its_own_box(open_page,
     assert opened.count() == 4  # TanhBackward0 of sequential.3 is inside a group
     page.fill("#vg-search", "sequential.3")
     page.press("#vg-search", "Enter")
-    assert opened.count() == 20 and _classed(opened, "vg-selected") == {"n7"}
-    assert page.evaluate("document.activeElement.id") == "n7"
+    assert opened.count() == 23 and _classed(opened, "vg-selected") == {"n9"}
+    assert page.evaluate("document.activeElement.id") == "n9"
 
 
 def test_fold_and_unfold_change_the_boxes_drawn(open_page, page_path: Path,
@@ -122,9 +122,10 @@ def test_fold_and_unfold_change_the_boxes_drawn(open_page, page_path: Path,
     _, levels, start = build_levels(train["loss"], RenderOptions.make(params=train["params"]),
                                     60)
     counts = [len(level.view.nodes) for level in levels]
-    assert counts == [4, 8, 20] and start == 2  # depth 1, depth 2, everything
+    # depth 1, depth 2, everything (each Linear has a TBackward0 under its weight, as torch)
+    assert counts == [4, 8, 23] and start == 2
     opened = open_page(page_path)
-    assert opened.count() == 20
+    assert opened.count() == 23
     opened.page.click("#vg-fold")
     assert opened.count() == 8
     opened.page.click("#vg-fold")
@@ -137,7 +138,7 @@ def test_fold_and_unfold_change_the_boxes_drawn(open_page, page_path: Path,
     opened.page.keyboard.press("u")
     assert opened.count() == 8 and len(_classed(opened, "vg-selected")) == 1
     opened.page.click("#vg-unfold")
-    assert opened.count() == 20
+    assert opened.count() == 23
     assert opened.errors == []
 
 
@@ -145,23 +146,24 @@ def test_path_highlighting_marks_exactly_the_paths(open_page, page_path: Path,
                                                    train: dict) -> None:
     _, levels, _ = build_levels(train["loss"], RenderOptions.make(params=train["params"]), 60)
     edges = [(e.source, e.target) for e in levels[-1].view.edges]
-    upstream = _reach([(t, s) for s, t in edges], "n6")  # depends on: towards the leaves
-    downstream = _reach(edges, "n6")                     # feeds: towards the output
-    assert upstream >= {"v5", "n5", "v4", "n4", "n3", "n2", "v1", "n0"}
-    assert downstream == {"n7", "n10", "n11", "n12", "t0"}
+    # n8: the middle layer's AddmmBackward0
+    upstream = _reach([(t, s) for s, t in edges], "n8")  # depends on: towards the leaves
+    downstream = _reach(edges, "n8")                     # feeds: towards the output
+    assert upstream >= {"v7", "n7", "n6", "v5", "n5", "n4", "n3", "n2", "v2", "n0"}
+    assert downstream == {"n9", "n13", "n14", "n15", "t0"}
     opened = open_page(page_path)
-    opened.page.click("#vg-canvas g.node#n6")
-    assert _classed(opened, "vg-selected") == {"n6"}
+    opened.page.click("#vg-canvas g.node#n8")
+    assert _classed(opened, "vg-selected") == {"n8"}
     assert _classed(opened, "vg-up") == upstream
     assert _classed(opened, "vg-down") == downstream
     marked_edges = opened.page.eval_on_selector_all(
         "#vg-canvas g.edge.vg-up, #vg-canvas g.edge.vg-down",
         "els => els.map(e => e.querySelector('title').textContent)")
     on_paths = {(s, t) for s, t in edges
-                if {s, t} <= upstream | {"n6"} or {s, t} <= downstream | {"n6"}}
+                if {s, t} <= upstream | {"n8"} or {s, t} <= downstream | {"n8"}}
     assert {tuple(title.split("->")) for title in marked_edges} == on_paths
     opened.page.uncheck("#vg-paths")  # paths off: only the selection stays marked
-    assert _classed(opened, "vg-up") == set() and _classed(opened, "vg-selected") == {"n6"}
+    assert _classed(opened, "vg-up") == set() and _classed(opened, "vg-selected") == {"n8"}
 
 
 def test_keyboard_alone(open_page, page_path: Path) -> None:
@@ -190,7 +192,7 @@ def test_keyboard_alone(open_page, page_path: Path) -> None:
     page.keyboard.press("[")
     assert opened.count() == 8
     page.keyboard.press("]")
-    assert opened.count() == 20
+    assert opened.count() == 23
     page.keyboard.press("0")  # fit: the whole drawing inside the canvas
     box = page.evaluate("(() => { const r = document.querySelector('#vg-canvas g.graph')"
                         ".getBoundingClientRect(), c = document.querySelector('#vg-canvas')"

@@ -66,7 +66,7 @@ def test_renderer_flags_reach_the_picture(script, tmp_path) -> None:
     assert "#1e1e1e" in _dot(path, tmp_path, "--theme", "dark")
     assert "subgraph cluster" in _dot(path, tmp_path, "--cluster")
     assert "model.py:6" in _dot(path, tmp_path, "--show-stack")
-    assert "weight:" in _dot(path, tmp_path, "--show-attrs") and "weight:" not in plain
+    assert "mat1:" in _dot(path, tmp_path, "--show-attrs") and "mat1:" not in plain
     assert len(_dot(path, tmp_path, "--show-saved")) > len(plain)
     coloured = _dot(path, tmp_path, "--show-grad")
     assert "legend" in coloured and "MeanBackward0<BR/>|grad| " in coloured  # op nodes too

@@ -45,7 +45,7 @@ def test_deepcopy_of_a_leaf_copies_data_requires_grad_name_and_grad():
     x.grad = vizgrad.tensor([3.0, 4.0])
     y = x * 2  # x now has an AccumulateGrad node, alive while y is
     x_copy = copy.deepcopy(x)
-    assert x_copy is not x and x_copy.data is not x.data
+    assert x_copy is not x and x_copy.array is not x.array
     assert x_copy.requires_grad == t_copy.requires_grad and x_copy.is_leaf
     assert x_copy.name == "w"
     assert x_copy.grad is not x.grad and t_copy.grad is not t.grad
@@ -56,8 +56,8 @@ def test_deepcopy_of_a_leaf_copies_data_requires_grad_name_and_grad():
     np.testing.assert_array_equal(x.grad.numpy(), [3.0, 4.0])
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [5.0, 6.0])
-    x_copy.data[0] = 100.0
-    assert x.data[0] == 1.0
+    x_copy.array[0] = 100.0
+    assert x.array[0] == 1.0
 
 
 def test_deepcopy_keeps_a_parameter_a_parameter():

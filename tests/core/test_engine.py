@@ -111,8 +111,8 @@ def test_grad_is_not_aliased_to_the_upstream_gradient():
     y = x + 0.0  # AddBackward0 passes the upstream gradient through unchanged
     upstream = vg.tensor(np.array([1.0, 1.0]))
     y.backward(upstream)
-    x.grad.data[0] = 99.0
-    assert upstream.data[0] == 1.0
+    x.grad.array[0] = 99.0
+    assert upstream.array[0] == 1.0
 
 
 def test_hooks_run_in_pytorch_order_and_handles_remove_them():

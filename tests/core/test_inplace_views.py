@@ -100,15 +100,15 @@ def test_views_share_data_with_their_base():
     for view in (base.reshape(4, 3), base.view(12), base.transpose(0, 1), base[1:, ::2],
                  base[0], base.unsqueeze(0), base.permute(1, 0), base.t()):
         assert view._is_view() and view._base is base
-        assert np.shares_memory(view.data, base.data)
+        assert np.shares_memory(view.array, base.array)
     element = base[1, 2]
     assert element.shape == () and element._base is base
-    assert np.shares_memory(element.data, base.data)
+    assert np.shares_memory(element.array, base.array)
     nested = base[1:].transpose(0, 1)
     assert nested._base is base
     assert not base._is_view() and base._base is None
     copy = base.transpose(0, 1).reshape(12)  # non-contiguous: reshape copies, as PyTorch
-    assert not np.shares_memory(copy.data, base.data)
+    assert not np.shares_memory(copy.array, base.array)
     assert not base[[0, 2]]._is_view()  # advanced indexing copies
     view = base[1]
     view.fill_(-1.0)
@@ -186,7 +186,7 @@ def test_detach_shares_data_and_version_counter():
     h = x * 2.0
     d = h.detach()
     assert not d.requires_grad and d.grad_fn is None
-    assert np.shares_memory(d.data, h.data)
+    assert np.shares_memory(d.array, h.array)
     z = h * h
     d.add_(1.0)
     assert h._version == 1

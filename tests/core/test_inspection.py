@@ -188,13 +188,13 @@ def test_metadata_stays_readable_after_backward_frees_saved_tensors():
     assert mul.output_meta == ((SlotMeta((3, 2), np.dtype("float32"), "cpu", False),),
                                (SlotMeta((2,), np.dtype("float32"), "cpu", False),))
     assert [s.shape for s in mul.saved] == [(3, 2), (2,)]
-    assert [s.name for s in mul.saved] == ["input", "other"]
+    assert [s.name for s in mul.saved] == ["self", "other"]
     assert all(s.freed for s in mul.saved)
     assert structure(loss.grad_fn)[1][0] == "TanhBackward0"
     with pytest.raises(GraphFreedError, match="retain_graph=True"):
         _ = mul._saved_other
     with pytest.raises(GraphFreedError):
-        _ = mul.saved_tensors
+        _ = mul.saved_values
 
 
 def test_saved_values_are_attributes():
@@ -203,21 +203,21 @@ def test_saved_values_are_attributes():
     assert add._saved_alpha == 2.5
     power = (a ** 3).grad_fn
     assert power._saved_exponent == 3
-    (saved,) = power.saved_tensors
+    (saved,) = power.saved_values
     assert saved is a
-    assert power._saved_input is a
+    assert power._saved_self is a
     mul = (a * b).grad_fn
     assert mul._saved_other is b
-    assert np.shares_memory(mul._saved_input.data, a.data)
+    assert np.shares_memory(mul._saved_self.array, a.array)
     exp = a.exp()
-    assert np.array_equal(exp.grad_fn._saved_result.data, exp.data)
+    assert np.array_equal(exp.grad_fn._saved_result.array, exp.array)
     summed = a.reshape(3, 1).sum(dim=0, keepdim=True).grad_fn
     assert summed.name() == "SumBackward1"
     assert summed._saved_dim == (0,) and summed._saved_keepdim is True
     assert power.saved_attributes == {"exponent": 3}
     # pytorchviz finds saved values by scanning dir(node) for the _saved_ prefix
     assert {"_saved_alpha"} <= set(dir(add))
-    assert {"_saved_input", "_saved_exponent"} <= set(dir(power))
+    assert {"_saved_self", "_saved_exponent"} <= set(dir(power))
     with pytest.raises(AttributeError):
         _ = mul._saved_nonexistent
 

@@ -55,7 +55,7 @@ def test_dropping_the_loss_frees_every_node_and_saved_array(no_cyclic_gc):
     loss = _build(x, w)
     node_refs, array_refs = _weak_graph(loss)
     assert len(node_refs) > 8 and len(array_refs) > 5
-    intermediate = [r for r in array_refs if r() is not x.data and r() is not w.data]
+    intermediate = [r for r in array_refs if r() is not x.array and r() is not w.array]
     assert intermediate
     del loss
     assert all(r() is None for r in node_refs), "a node outlived its graph (a reference cycle?)"
@@ -81,7 +81,7 @@ def test_backward_releases_saved_arrays_but_keeps_the_structure(no_cyclic_gc):
     loss = _build(x, w)
     nodes = _all_nodes(loss.grad_fn)
     _, array_refs = _weak_graph(loss)
-    intermediate = [r for r in array_refs if r() is not x.data and r() is not w.data]
+    intermediate = [r for r in array_refs if r() is not x.array and r() is not w.array]
     loss.backward()
     assert all(r() is None for r in intermediate), "backward kept saved arrays alive"
     assert all(n.freed for n in nodes if n.name() != "AccumulateGrad")

@@ -53,7 +53,7 @@ def test_tensor_infers_dtypes_and_copies():
     source = np.ones(3)
     t = vg.tensor(source)
     source[0] = 5.0
-    assert t.data[0] == 1.0
+    assert t.array[0] == 1.0
     named = vg.tensor([1.0], requires_grad=True, name="weight")
     assert named.name == "weight" and named.requires_grad and named.is_leaf
     assert vg.tensor(vg.tensor([1.0, 2.0])).shape == (2,)
@@ -64,7 +64,7 @@ def test_from_numpy_shares_memory_and_keeps_dtype():
     t = vg.from_numpy(array)
     assert t.dtype == np.int32
     array[0] = 42
-    assert t.data[0] == 42
+    assert t.array[0] == 42
     assert np.shares_memory(t.numpy(), array)
     with pytest.raises(TypeError):
         vg.from_numpy([1, 2])
@@ -121,7 +121,7 @@ def test_random_factories_are_seeded_by_manual_seed():
 # -- attributes --------------------------------------------------------------------------
 def test_array_facts():
     t = vg.tensor(np.zeros((2, 3), dtype=np.float32), name="t")
-    assert isinstance(t.data, np.ndarray)
+    assert isinstance(t.array, np.ndarray)
     assert t.shape == (2, 3) and isinstance(t.shape, tuple)
     assert t.dtype == np.float32 and t.ndim == 2 and t.dim() == 2
     assert t.size == 6 and t.size() == (2, 3) and t.size(1) == 3 and t.numel() == 6
@@ -149,11 +149,11 @@ def test_detach_detach_clone():
     x = vg.tensor([1.0, 2.0], requires_grad=True)
     y = x * 2.0
     d = y.detach()
-    assert d.is_leaf and not d.requires_grad and np.shares_memory(d.data, y.data)
+    assert d.is_leaf and not d.requires_grad and np.shares_memory(d.array, y.array)
     z = x * 3.0
     assert z.detach_() is z and z.is_leaf and z.grad_fn is None and not z.requires_grad
     c = y.clone()
-    assert c.grad_fn.name() == "CloneBackward0" and not np.shares_memory(c.data, y.data)
+    assert c.grad_fn.name() == "CloneBackward0" and not np.shares_memory(c.array, y.array)
     c.sum().backward()
     assert_close(x.grad.numpy(), [2.0, 2.0])
 
@@ -175,7 +175,7 @@ def test_item_to_numpy_tolist():
     converted.sum().backward()
     assert x.grad.dtype == np.float32
     host = t.numpy()
-    assert isinstance(host, np.ndarray) and np.shares_memory(host, t.data)
+    assert isinstance(host, np.ndarray) and np.shares_memory(host, t.array)
     assert t.tolist() == [1.0, 2.0]
     assert float(vg.tensor(1.5)) == 1.5 and int(vg.tensor(3)) == 3
     assert bool(vg.tensor(True))
@@ -220,7 +220,7 @@ def test_operators():
 def test_from_array_wraps_without_copying():
     array = np.arange(3, dtype=np.float32)
     tensor = vg.Tensor.from_array(array)
-    assert tensor.data is array and not tensor.requires_grad and tensor.grad_fn is None
+    assert tensor.array is array and not tensor.requires_grad and tensor.grad_fn is None
     leaf = vg.Tensor.from_array(array, requires_grad=True)
     (leaf * 2).sum().backward()
     np.testing.assert_array_equal(leaf.grad.numpy(), [2.0, 2.0, 2.0])

@@ -63,7 +63,7 @@ def test_inf_gradient_is_caught_with_the_shape_of_its_input() -> None:
     text = str(caught.value)
     assert _first_line(caught.value) == "Function 'SqrtBackward0' returned inf values in " \
                                         "its 0th output."
-    assert "for input 'input' of shape (1, 3)" in text and "y = x.sqrt()" in text
+    assert "for input 'self' of shape (1, 3)" in text and "y = x.sqrt()" in text
     # the finite part of the bad gradient: 0.5/sqrt(1), 0.5/sqrt(4)
     assert "3 values, 0 NaN, 1 Inf; finite ones: norm 0.559, min 0.25, max 0.5" in text
 
@@ -128,8 +128,8 @@ class _LogModel(nn.Module):
 def test_check_forward_finds_the_op_that_made_the_nan(tmp_path) -> None:
     model = _LogModel()
     x = vg.tensor(np.array([[1.0, -1.0, 0.5]], dtype=np.float32))
-    model.fc.weight.data[...] = np.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]])
-    model.fc.bias.data[...] = 0.0  # unit 1 is -1 -> ReLU 0 -> log(0) = -inf
+    model.fc.weight.array[...] = np.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]])
+    model.fc.bias.array[...] = 0.0  # unit 1 is -1 -> ReLU 0 -> log(0) = -inf
     picture = tmp_path / "anomaly.svg"
     with pytest.raises(RuntimeError) as caught, np.errstate(all="ignore"), \
             vg.detect_anomaly(check_forward=True, save_to=picture):

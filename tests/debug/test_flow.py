@@ -40,8 +40,8 @@ class _TwoLayers(nn.Module):
 
 def test_forgotten_layer_and_dead_unit_are_flagged() -> None:
     model = _TwoLayers()
-    model.fc1.weight.data[...] = np.array([[1.0, 1.0, 1.0], [-1.0, -1.0, -1.0]])
-    model.fc1.bias.data[...] = 0.0
+    model.fc1.weight.array[...] = np.array([[1.0, 1.0, 1.0], [-1.0, -1.0, -1.0]])
+    model.fc1.bias.array[...] = 0.0
     x = vg.tensor(np.abs(np.random.default_rng(0).normal(size=(5, 3))).astype(np.float32))
     loss = model(x).sum()
     with vg.debug.record_grads(loss):

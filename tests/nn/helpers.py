@@ -19,10 +19,10 @@ def copy_weights(vmodule: Any, tmodule: torch.nn.Module) -> None:
     assert sorted(vparams) == sorted(tparams), (sorted(vparams), sorted(tparams))
     for name, tparam in tparams.items():
         assert vparams[name].shape == tuple(tparam.shape), name
-        vparams[name].data[...] = tparam.detach().numpy()
+        vparams[name].array[...] = tparam.detach().numpy()
     vbuffers = dict(vmodule.named_buffers())
     for name, tbuffer in tmodule.named_buffers():
-        vbuffers[name].data[...] = tbuffer.detach().numpy()
+        vbuffers[name].array[...] = tbuffer.detach().numpy()
 
 
 def _flatten(value: Any) -> list:

@@ -121,3 +121,46 @@ def test_encoder_layer_is_causal_without_a_mask_is_refused_as_in_pytorch():
     layer = nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True)
     with pytest.raises(RuntimeError, match="is_causal"):
         layer(vg.randn(1, 3, 4), is_causal=True)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_transformer_decoder_layer(norm_first, batch_first):
+    options = {"dim_feedforward": 16, "dropout": 0.0, "norm_first": norm_first,
+               "batch_first": batch_first}
+    vlayer = nn.TransformerDecoderLayer(8, 2, **options)
+    tlayer = torch.nn.TransformerDecoderLayer(8, 2, **options)
+    tgt, memory = (randn(3, 4, 8), randn(3, 6, 8, seed=1)) if batch_first else \
+        (randn(4, 3, 8), randn(6, 3, 8, seed=1))
+    causal = np.triu(np.ones((4, 4), dtype=bool), k=1)
+    padding = np.zeros((3, 6), dtype=bool)
+    padding[1, 4:] = True
+    compare_module(vlayer, tlayer, [tgt, memory],
+                   kwargs={"tgt_mask": causal, "memory_key_padding_mask": padding}, steps=12)
+
+
+def test_transformer_encoder_and_decoder_stacks():
+    vlayer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0)
+    tlayer = torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0)
+    vencoder = nn.TransformerEncoder(vlayer, 2, norm=nn.LayerNorm(8))
+    tencoder = torch.nn.TransformerEncoder(tlayer, 2, norm=torch.nn.LayerNorm(8),
+                                           enable_nested_tensor=False)
+    assert vencoder.layers[0] is not vencoder.layers[1]  # deep copies, as in torch
+    compare_module(vencoder, tencoder, [randn(5, 3, 8)], steps=16)
+    vdecoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 16, 0.0), 2)
+    tdecoder = torch.nn.TransformerDecoder(torch.nn.TransformerDecoderLayer(8, 2, 16, 0.0), 2)
+    compare_module(vdecoder, tdecoder, [randn(4, 3, 8), randn(5, 3, 8, seed=2)], steps=24)
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor")
+def test_transformer_model_matches_torch():
+    options = dict(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=1,
+                   dim_feedforward=16, dropout=0.0)
+    vmodel, tmodel = nn.Transformer(**options), torch.nn.Transformer(**options)
+    vmask = nn.Transformer.generate_square_subsequent_mask(4)
+    tmask = torch.nn.Transformer.generate_square_subsequent_mask(4)
+    np.testing.assert_array_equal(vmask.numpy(), tmask.numpy())
+    compare_module(vmodel, tmodel, [randn(6, 2, 8), randn(4, 2, 8, seed=1)],
+                   kwargs={"tgt_mask": tmask.numpy()}, steps=32)
+    with pytest.raises(RuntimeError, match="d_model"):
+        vmodel(nn.Parameter(np.zeros((6, 2, 4))), nn.Parameter(np.zeros((4, 2, 4))))

@@ -28,6 +28,13 @@ OPTIMIZERS = [
     ("Adagrad", {"lr": 0.1}),
     ("Adagrad", {"lr": 0.1, "lr_decay": 0.01, "weight_decay": 0.05,
                  "initial_accumulator_value": 0.1}),
+    ("Adadelta", {}),
+    ("Adadelta", {"lr": 0.5, "rho": 0.8, "eps": 1e-5, "weight_decay": 0.05}),
+    ("Adamax", {"lr": 0.01}),
+    ("Adamax", {"lr": 0.01, "betas": (0.8, 0.99), "weight_decay": 0.1, "maximize": True}),
+    ("NAdam", {"lr": 0.01}),
+    ("NAdam", {"lr": 0.01, "weight_decay": 0.1, "momentum_decay": 0.01}),
+    ("NAdam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True}),
 ]
 
 

@@ -24,7 +24,7 @@ def _model():
 
 def _raw(model):
     """Every parameter and buffer: (the array object, its exact bytes)."""
-    return {k: (v.data, v.data.tobytes()) for k, v in model.state_dict(keep_vars=True).items()}
+    return {k: (v.array, v.array.tobytes()) for k, v in model.state_dict(keep_vars=True).items()}
 
 
 BAD_VALUES = {

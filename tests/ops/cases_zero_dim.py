@@ -72,9 +72,29 @@ CASES += [
 ]
 
 
+CASES += [
+    OpCase("addcmul_0d", lambda a, b, c: a.addcmul(b, c, value=0.5), [A(()), A(()), A(())],
+           ("Addcmul",), lambda a, b, c: a.addcmul(b, c, value=0.5)),
+    OpCase("addcdiv_0d", lambda a, b, c: a.addcdiv(b, c, value=2.0),
+           [A(()), A(()), A((), 0.5, 2.0)], ("Addcdiv",),
+           lambda a, b, c: a.addcdiv(b, c, value=2.0)),
+    OpCase("copy_0d", lambda a, b: (a * 1.0).copy_(b), [A(()), A(())], ("Copy",),
+           lambda a, b: (a * 1.0).copy_(b)),
+    OpCase("normal_0d", lambda a: _seeded(a, "normal_"), [A(())], ("Normal",), None),
+    OpCase("uniform_0d", lambda a: _seeded(a, "uniform_"), [A(())], ("Uniform",), None),
+]
+
+
+def _seeded(a, method):
+    vg.manual_seed(0)  # the draw repeats on each gradcheck call: keep the forward a function
+    out = a * 1.0
+    getattr(out, method)()
+    return out + a
+
+
 def _where(a, b):
     if isinstance(a, vg.Tensor):
-        return vg.where(b.data > 0, a, b)
+        return vg.where(b.array > 0, a, b)
     import torch
 
     return torch.where(b > 0, a, b)

@@ -40,7 +40,7 @@ def _graph(outputs: list) -> list:
             if child is not None and child not in index:
                 index[child] = len(index)
                 queue.append(child)
-    return [(node.name(), tuple((None if c is None else index[c], nr)
+    return [(node.name(), type(node).__name__, tuple((None if c is None else index[c], nr)
                                 for c, nr in node.next_functions),
              node.input_meta, node.output_meta, _saved(node),
              {k: repr(v) for k, v in node.saved_attributes.items()})

@@ -40,13 +40,13 @@ def test_a_mul_operand_that_no_gradient_needs_is_not_saved():
     for first_grad, second_grad in [(True, False), (False, True), (True, True)]:
         a, b, node = run(vg, first_grad, second_grad)
         _, _, reference = run(torch, first_grad, second_grad)
-        # vizgrad names the first operand after its forward argument ("input")
-        assert (node._saved_input is None) == (reference._saved_self is None)
+        # the first operand is saved under torch's name for it ("self")
+        assert (node._saved_self is None) == (reference._saved_self is None)
         assert (node._saved_other is None) == (reference._saved_other is None)
         if node._saved_other is not None:
             assert node._saved_other is b
-        if node._saved_input is not None:
-            assert node._saved_input is a
+        if node._saved_self is not None:
+            assert node._saved_self is a
 
 
 @pytest.mark.parametrize("requires", ["input", "other", "both"])
@@ -57,18 +57,18 @@ def test_div_saves_like_torch(requires):
         return (a / b).grad_fn
 
     node, reference = run(vg), run(torch)
-    assert (node._saved_input is None) == (reference._saved_self is None)
+    assert (node._saved_self is None) == (reference._saved_self is None)
     assert (node._saved_other is None) == (reference._saved_other is None)
 
 
 def _products(lib):
     functional = vg.nn.functional if lib is vg else torch.nn.functional
     return {
-        "matmul": (lambda a, b: a @ b, (2, 3), (3, 4), ("input", "self"), ("other", "mat2")),
-        "bmm": (lambda a, b: lib.bmm(a, b), (2, 2, 3), (2, 3, 4), ("input", "self"),
+        "matmul": (lambda a, b: a @ b, (2, 3), (3, 4), ("self", "self"), ("mat2", "mat2")),
+        "bmm": (lambda a, b: lib.bmm(a, b), (2, 2, 3), (2, 3, 4), ("self", "self"),
                 ("mat2", "mat2")),
         "linear": (lambda a, b: functional.linear(a, b, lib.ones(4, dtype=lib.float64)),
-                   (2, 3), (4, 3), ("input", "mat1"), ("weight", "mat2")),
+                   (2, 3), (4, 3), ("mat1", "mat1"), ("mat2", "mat2")),
         "conv2d": (lambda a, b: functional.conv2d(a, b), (1, 2, 5, 5), (3, 2, 3, 3),
                    ("input", "input"), ("weight", "weight")),
     }
@@ -122,16 +122,16 @@ def test_saved_bytes_when_only_one_operand_requires_grad():
     only_weight = (activations @ weight).grad_fn
     every = (both @ weight).grad_fn
     # the weight's gradient needs the activations only: the weight is not kept
-    assert _saved_bytes(only_weight) == activations.data.nbytes
-    assert _saved_bytes(every) == both.data.nbytes + weight.data.nbytes
+    assert _saved_bytes(only_weight) == activations.array.nbytes
+    assert _saved_bytes(every) == both.array.nbytes + weight.array.nbytes
     scaled = (weight * vg.randn(512, 64)).grad_fn
-    assert _saved_bytes(scaled) == weight.data.nbytes  # the other operand, not the weight
+    assert _saved_bytes(scaled) == weight.array.nbytes  # the other operand, not the weight
 
 
 def test_an_unsaved_operand_is_freed_with_its_tensor():
     x = vg.randn(1000, requires_grad=True)
     hidden = x.exp() * 1.0  # Mul by a number saves the number only
-    probe = weakref.ref(hidden.data)
+    probe = weakref.ref(hidden.array)
     y = hidden * vg.randn(1000)  # only hidden wants a gradient: hidden is not saved
     del hidden
     gc.collect()
@@ -160,7 +160,7 @@ def test_einsum_keeps_only_the_operands_other_gradients_need():
     c = vg.randn(4, 2)
     node = vg.einsum("ij,jk,kl->il", a, b, c).grad_fn
     # a's gradient needs b and c; nobody needs a
-    assert _saved_bytes(node) == b.data.nbytes + c.data.nbytes
+    assert _saved_bytes(node) == b.array.nbytes + c.array.nbytes
     assert [item.name for item in node.saved] == ["operands[1]", "operands[2]"]
     out = vg.einsum("ij,jk,kl->il", a, b, c)
     (grad,) = vg.autograd.grad((out * out).sum(), [a])

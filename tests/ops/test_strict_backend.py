@@ -44,7 +44,7 @@ def _differentiable(outputs):
 
 
 def _to_host(tensor):
-    return None if tensor is None else vizgrad.core.backend.to_numpy(tensor.detach().data)
+    return None if tensor is None else vizgrad.core.backend.to_numpy(tensor.detach().array)
 
 
 def _run(case: OpCase, make_array):
@@ -88,8 +88,8 @@ def _assert_same(name, reference, strict_tensor):
         assert strict_tensor is None, f"{name}: None on NumPy, a tensor on the strict backend"
         return
     assert strict_tensor is not None, f"{name}: a tensor on NumPy, None on the strict backend"
-    assert type(strict_tensor.data) is StrictArray, (
-        f"{name}: the strict run produced a {type(strict_tensor.data).__name__}, not a "
+    assert type(strict_tensor.array) is StrictArray, (
+        f"{name}: the strict run produced a {type(strict_tensor.array).__name__}, not a "
         "StrictArray: some code made a NumPy array where it should have used the data's "
         "array module")
     assert strict_tensor.dtype == reference.dtype, f"{name}: dtype differs"
@@ -152,7 +152,7 @@ def test_tensor_on_strict_backend_refuses_implicit_numpy():
     with pytest.raises(TypeError):
         np.asarray(x)
     assert isinstance(x.numpy(), np.ndarray)  # the explicit way out
-    assert vizgrad.core.backend.array_module(x.data) is strict_numpy
+    assert vizgrad.core.backend.array_module(x.array) is strict_numpy
 
 
 def test_engine_creates_arrays_with_the_backend_of_the_data():
@@ -162,7 +162,7 @@ def test_engine_creates_arrays_with_the_backend_of_the_data():
     with strict_mode():
         first, _, _ = x.split(2)
         first.sum().backward()
-    assert type(x.grad.data) is StrictArray
+    assert type(x.grad.array) is StrictArray
     np.testing.assert_array_equal(x.grad.numpy(), [1, 1, 0, 0, 0, 0])
 
 

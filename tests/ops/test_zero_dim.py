@@ -34,19 +34,19 @@ def test_every_zero_dim_row_has_only_zero_dim_or_mixed_inputs():
 def test_relu_backward_on_a_zero_dim_tensor(value, expected):
     x = vg.tensor(value, requires_grad=True)
     y = x.relu()
-    assert type(y.data) is np.ndarray and y.shape == ()
+    assert type(y.array) is np.ndarray and y.shape == ()
     # the output array itself is saved, not the NumPy scalar np.maximum gave
-    assert y.grad_fn.saved[0].array is y.data
+    assert y.grad_fn.saved[0].array is y.array
     y.backward()
-    assert type(x.grad.data) is np.ndarray and x.grad.shape == ()
+    assert type(x.grad.array) is np.ndarray and x.grad.shape == ()
     assert x.grad.item() == expected
 
 
 def test_zero_dim_saved_output_is_the_result_array():
     x = vg.tensor(0.3, requires_grad=True)
     y = x.exp()
-    (result,) = y.grad_fn.saved_tensors
-    assert result.data is y.data  # saved by identity, so in-place checks still apply
+    (result,) = y.grad_fn.saved_values
+    assert result.array is y.array  # saved by identity, so in-place checks still apply
     (grad,) = vg.autograd.grad(y, [x], create_graph=True)
     (second,) = vg.autograd.grad(grad, [x])
     np.testing.assert_allclose(second.item(), np.exp(np.float32(0.3)), rtol=1e-6)
@@ -67,4 +67,4 @@ def test_zero_dim_saved_output_written_in_place_is_caught():
 def test_comparisons_of_zero_dim_tensors_hold_arrays(compare):
     x = vg.tensor(1.5)
     result = vg.logical_not(x) if compare == "logical_not" else getattr(vg, compare)(x, 1.0)
-    assert type(result.data) is np.ndarray and result.shape == () and result.dtype == bool
+    assert type(result.array) is np.ndarray and result.shape == () and result.dtype == bool

@@ -49,7 +49,7 @@ def test_node_protocol_exposes_metadata_saved_and_variable() -> None:
     walk = graph.walk(loss)
     mm = next(n for n in walk if n.name() == "MmBackward0" and n.scope == "model.2")
     assert mm.scope == "model.2"
-    assert [s.name for s in mm.saved] == ["input", "other"]
+    assert [s.name for s in mm.saved] == ["self", "mat2"]  # torch: _saved_self, _saved_mat2
     assert mm.saved[0].shape == (4, 5) and not mm.saved[0].freed
     assert mm.input_meta[0][0].shape == (4, 2)
     assert mm.output_meta[1][0].shape == (5, 2)

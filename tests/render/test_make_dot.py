@@ -51,7 +51,7 @@ def test_show_attrs_truncates_like_pytorchviz() -> None:
     x = vg.ones(200, requires_grad=True)
     y = x.reshape(10, 20).sum()
     source = vg.make_dot(y, show_attrs=True, max_attr_chars=8).source
-    assert "input_shape: (10, 20)" in source
+    assert "self_sym_sizes: (10, 20)" in source
     source = vg.make_dot(x.reshape(2, 100).reshape(200).sum(), show_attrs=True,
                          max_attr_chars=5).source
     assert "..." in source

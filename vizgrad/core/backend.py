@@ -68,10 +68,87 @@ def device_of(array: Any) -> str:
     return getter(array) if getter is not None else "cpu"
 
 
+def device_object(array: Any) -> device:
+    """``vizgrad.device`` of an array (one shared object per device)."""
+    return _device_object(device_of(array))
+
+
+def cuda_device_count() -> int:
+    """How many GPUs CuPy sees (0 without CuPy or without a GPU)."""
+    cupy = _load_cupy()
+    if cupy is None:
+        return 0
+    try:
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:  # noqa: BLE001 - no driver, no device: no GPU to use
+        return 0
+
+
+class device(str):  # noqa: N801 - PyTorch's name
+    """PyTorch's ``torch.device``: a device string with ``type`` and ``index``.
+
+    It *is* its canonical string, so it goes wherever a device string does.
+
+    Example
+    -------
+    >>> vizgrad.device("cuda", 1).index
+    1
+    >>> vizgrad.device("cpu") == "cpu"
+    True
+    """
+
+    def __new__(cls, type: Any, index: int | None = None) -> device:  # noqa: A002
+        text = str(type) if index is None else f"{type}:{index}"
+        return super().__new__(cls, normalize_device(text))
+
+    @property
+    def type(self) -> str:
+        return self.split(":")[0]
+
+    @property
+    def index(self) -> int | None:  # type: ignore[override]  # torch.device's, not str's
+        return int(self.split(":")[1]) if ":" in self else None
+
+    def __repr__(self) -> str:
+        if ":" in self:
+            return f"device(type='{self.type}', index={self.index})"
+        return f"device(type='{self}')"
+
+
+_DEFAULT_DEVICE = {"device": "cpu"}
+
+
+def set_default_device(device: Any) -> None:
+    """The device factories (``zeros``, ``randn``, ``tensor`` ...) use when given none.
+
+    Example
+    -------
+    >>> vizgrad.set_default_device("cpu")
+    """
+    _DEFAULT_DEVICE["device"] = "cpu" if device is None else normalize_device(device)
+
+
+def get_default_device() -> device:
+    return _device_object(_DEFAULT_DEVICE["device"])
+
+
+_DEVICE_OBJECTS: dict[str, device] = {}
+
+
+def _device_object(text: str) -> device:
+    found = _DEVICE_OBJECTS.get(text)
+    if found is None:
+        found = _DEVICE_OBJECTS[text] = device(text)
+    return found
+
+
 def normalize_device(device: Any) -> str:
-    """Turn ``None``, ``"cpu"``, ``"cuda"``, ``"cuda:1"`` into a canonical device string."""
+    """Turn ``None`` (the default device), ``"cpu"``, ``"cuda"``, ``"cuda:1"``, a
+    ``vizgrad.device`` into a canonical device string."""
     if device is None:
-        return "cpu"
+        return _DEFAULT_DEVICE["device"]
+    if isinstance(device, int) and not isinstance(device, bool):
+        device = f"cuda:{device}"  # torch: an integer is a CUDA ordinal
     text = str(device).strip().lower()
     if text == "cpu":
         return "cpu"

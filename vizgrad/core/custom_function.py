@@ -78,7 +78,7 @@ def apply_user(cls: type[Function], *args: Any) -> Any:
             return out.__class__([_as_tensor(o, tensors) for o in out])
         return _as_tensor(out, tensors)
 
-    node = Node(cls, tuple([_next_node_of(t) for t in tensors]), _numbers_of(tensors),
+    node = cls._node_class(cls, tuple([_next_node_of(t) for t in tensors]), _numbers_of(tensors),
                 grad_mask)
     node._layout = _simple_layout(mask) if simple else _layout_of(args)
     node._arg_count = len(args)  # type: ignore[attr-defined]  # (in the node's __dict__)
@@ -99,7 +99,7 @@ def apply_user(cls: type[Function], *args: Any) -> Any:
         if o.__class__ is not Tensor:
             outs = [_as_tensor(o, tensors) for o in outs]
             break
-    arrays = [o.data for o in outs]
+    arrays = [o.array for o in outs]
     node._result_meta = tuple([(a.shape, a.dtype) for a in arrays])
     for a in arrays:
         if a.dtype.kind != "f":  # ints end the graph; complex is refused
@@ -108,9 +108,9 @@ def apply_user(cls: type[Function], *args: Any) -> Any:
     if kind != OUT_SINGLE:
         node._out_kind = kind
     if grad_mask != mask or not simple:  # some input without an edge to read meta from
-        node._own_operand_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
-    if tensors[0].data.__class__ is not _NUMPY_ARRAY:
-        node._device = backend.device_of(tensors[0].data)
+        node._own_operand_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])
+    if tensors[0].array.__class__ is not _NUMPY_ARRAY:
+        node._device = backend.device_of(tensors[0].array)
     node.scope = current_scope()
     depth = STACK["depth"]
     if depth:
@@ -124,7 +124,7 @@ def apply_user(cls: type[Function], *args: Any) -> Any:
     results = []
     nr = 0
     for o in outs:
-        array = o.data
+        array = o.array
         if dirty and id(o) in dirty:  # an input modified in place: it takes this node
             o._bump_version()
             o._rg = True
@@ -154,7 +154,7 @@ def apply_user(cls: type[Function], *args: Any) -> Any:
         known = {id(t): t for t in (*tensors, *outs)}
         node._to_save = tuple([_saved_array(item, known) for item in node._to_save])
         if dirty:  # a dirty input is saved as the output it became (no node cycle)
-            tensors = [Tensor._make(t.data[...]) if id(t) in dirty else t for t in tensors]
+            tensors = [Tensor._make(t.array[...]) if id(t) in dirty else t for t in tensors]
         resolve_saved(node, tensors, results)
     if kind == OUT_SINGLE:
         return results[0]
@@ -195,7 +195,7 @@ def _as_tensor(value: Any, tensors: list) -> Any:
     """A forward output as a Tensor (arrays and numbers are wrapped)."""
     if isinstance(value, Tensor):
         return value
-    like = tensors[0].data if tensors else None
+    like = tensors[0].array if tensors else None
     return Tensor._make(value if value.__class__ in backend.ARRAY_TYPES
                         else backend.as_array(value, like=like))
 
@@ -212,8 +212,8 @@ def _saved_array(item: Any, known: dict) -> Any:
     if item.__class__ is tuple and len(item) == 2 and item[0].__class__ is str:
         name, item = item  # save_named
     if isinstance(item, Tensor):
-        array = item.data
-        if known.get(id(item)) is not item and any(t.data is array for t in known.values()):
+        array = item.array
+        if known.get(id(item)) is not item and any(t.array is array for t in known.values()):
             array = array[...]
         item = array
     return item if name is None else (name, item)
@@ -227,7 +227,7 @@ def checked_backward(backward: Callable) -> Callable:
     @functools.wraps(backward)
     def wrapper(ctx: Any, *grads: Any) -> Any:
         result = backward(ctx, *grads)
-        if ctx.__class__ is not Node or "_arg_count" not in ctx.__dict__:
+        if not isinstance(ctx, Node) or "_arg_count" not in ctx.__dict__:
             return result  # called by hand, not by the engine
         # The common case, checked cheaply: one Tensor of the input's shape per argument.
         if result.__class__ is not tuple:
@@ -237,7 +237,7 @@ def checked_backward(backward: Callable) -> Callable:
                 == ctx._arg_count:
             for grad, meta in zip(result, ctx._operand_meta):
                 if grad is not None and (grad.__class__ is not Tensor
-                                         or grad.data.shape != meta[0]):
+                                         or grad.array.shape != meta[0]):
                     break
             else:
                 return result
@@ -295,7 +295,7 @@ def _check_one(name: str, index: int, grad: Any, meta: tuple) -> Any:
                 f"Tensor or None (got {type(grad).__name__})")
         grad = Tensor._make(grad)
     shape = tuple(meta[0])
-    got = tuple(grad.data.shape)
+    got = tuple(grad.array.shape)
     if got != shape and not _expandable(shape, got):
         raise RuntimeError(
             f"Function {name} returned an invalid gradient at index {index} - got "

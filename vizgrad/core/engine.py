@@ -38,7 +38,7 @@ def _root_gradients(outputs: list[Tensor], gradients: list | None) -> list[Tenso
     for index, output in enumerate(outputs):
         gradient = None if gradients is None else gradients[index]
         if gradient is None:
-            if output.data.size != 1:
+            if output.array.size != 1:
                 raise RuntimeError(
                     f"backward() on a non-scalar tensor of shape {output.shape} needs a "
                     "gradient: grad can be created implicitly only for scalar outputs. Pass "
@@ -91,7 +91,7 @@ def _needed_nodes(roots: list[Node], targets: set) -> set:
 
 def _reduce_to(grad: Tensor, shape: tuple, dtype: Any, node: Node, child: Node) -> Tensor:
     """Reduce a broadcast gradient to the input's shape and dtype (once, centrally)."""
-    if grad.data.shape != shape:
+    if grad.array.shape != shape:
         from .broadcast import sum_to
 
         try:
@@ -100,7 +100,7 @@ def _reduce_to(grad: Tensor, shape: tuple, dtype: Any, node: Node, child: Node) 
             raise RuntimeError(
                 f"{node.name()} returned a gradient of shape {grad.shape} for an input of "
                 f"shape {shape}, which it cannot be reduced to") from error
-    if grad.data.dtype != dtype:
+    if grad.array.dtype != dtype:
         grad = grad.to(dtype)
     return grad
 
@@ -150,7 +150,7 @@ def _materialize(node: Node, buffer: list) -> list:
 
     # Zeros come from the backend of a gradient that did arrive (never from the device
     # name), so they match it: CuPy on its device, or a registered test backend.
-    like = next(grad.data for grad in buffer if grad is not None)
+    like = next(grad.array for grad in buffer if grad is not None)
     xp = array_module(like)
     out = []
     for nr, grad in enumerate(buffer):
@@ -240,7 +240,7 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                     continue
                 if grad is not None:
                     shape, dtype = child._result_meta[nr]
-                    data = grad.data
+                    data = grad.array
                     if data.shape != shape or data.dtype is not dtype and data.dtype != dtype:
                         grad = _reduce_to(grad, shape, dtype, node, child)
                 child_buffer = buffers.get(child)
@@ -267,9 +267,9 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                 elif create_graph:
                     child_buffer[nr] = old + grad
                 elif old in owned:  # a sum this loop made: nobody else holds it
-                    old.data += grad.data
+                    old.array += grad.array
                 else:
-                    total = child_buffer[nr] = Tensor._make(old.data + grad.data)
+                    total = child_buffer[nr] = Tensor._make(old.array + grad.array)
                     owned.add(total)
     finally:
         set_grad_mode(previous_mode)
@@ -366,13 +366,13 @@ def _call_listened(node: Node, buffer: list) -> Any:
 
 def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
     if not create_graph:
-        grad = Tensor._make(grad.data.copy() if variable.grad is None else grad.data)
+        grad = Tensor._make(grad.array.copy() if variable.grad is None else grad.array)
     if variable.grad is None:
         variable.grad = grad
     elif create_graph:
         variable.grad = variable.grad + grad
     else:
-        variable.grad = Tensor._make(variable.grad.data + grad.data)
+        variable.grad = Tensor._make(variable.grad.array + grad.array)
 
 
 #: Callables told ``listener(outputs)`` at the start of every ``backward()``; the CLI

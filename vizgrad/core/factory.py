@@ -95,7 +95,7 @@ def _short(value: Any) -> str:
 def _to_array(data: Any, dtype: Any, device: str | None) -> Any:
     dtype = as_dtype(dtype)
     if isinstance(data, Tensor):
-        data = data.data
+        data = data.array
     if isinstance(data, (str, bytes)):  # np.asarray would make a 0-d string array
         raise TypeError(f"invalid data type '{type(data).__name__}' for a tensor: a tensor "
                         f"holds numbers or bools, got {_short(data)}")
@@ -229,10 +229,10 @@ def full(size: Sequence[int], fill_value: Any, dtype: Any = None, device: Any = 
 
 def _like(fill: str, other: Tensor, dtype: Any, device: Any, requires_grad: bool,
           value: Any = None) -> Tensor:
-    xp = backend.array_module(other.data) if device is None else \
+    xp = backend.array_module(other.array) if device is None else \
         backend.module_for_device(backend.normalize_device(device))
-    dtype = as_dtype(dtype) or other.data.dtype
-    shape = other.data.shape
+    dtype = as_dtype(dtype) or other.array.dtype
+    shape = other.array.shape
     array = xp.full(shape, value, dtype=dtype) if fill == "full" else \
         getattr(xp, fill)(shape, dtype=dtype)
     out = Tensor._make(array)
@@ -324,13 +324,23 @@ def rand(*size: Any, dtype: Any = None, device: Any = None,
     return _random(generator().random(_shape(size, "rand")), dtype, device, requires_grad)
 
 
-def randint(low: int, high: int | None = None, size: Sequence[int] = (), dtype: Any = None,
-            device: Any = None) -> Tensor:
-    if high is None:
+def randint(low: int, high: Any = None, size: Sequence[int] | None = None, dtype: Any = None,
+            device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Integers in ``[low, high)``; PyTorch's two forms ``randint(high, size)`` and
+    ``randint(low, high, size)``.
+
+    Example
+    -------
+    >>> vizgrad.randint(10, (3,)).shape
+    (3,)
+    """
+    if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
+        low, high, size = 0, low, high
+    elif high is None:
         low, high = 0, low
     low, high = _int_argument(low, "randint", "low"), _int_argument(high, "randint", "high")
-    values = generator().integers(low, high, size=_shape((size,), "randint"))
-    return _random(values, dtype or int64, device, False)
+    values = generator().integers(low, high, size=_shape((tuple(size or ()),), "randint"))
+    return _random(values, dtype or int64, device, requires_grad)
 
 
 def randn_like(other: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
@@ -341,3 +351,47 @@ def randn_like(other: Tensor, dtype: Any = None, requires_grad: bool = False) ->
 def rand_like(other: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     return rand(*other.shape, dtype=dtype or other.dtype, device=other.device,
                 requires_grad=requires_grad)
+
+
+def _typed_constructor(dtype: Any, name: str) -> Any:
+    def construct(*args: Any, device: Any = None) -> Tensor:
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            return tensor(args[0], dtype=dtype, device=device)  # LongTensor([1, 2])
+        return empty(*args, dtype=dtype, device=device)  # FloatTensor(2, 3): uninitialised
+
+    construct.__name__ = construct.__qualname__ = name
+    construct.__doc__ = (f"PyTorch's legacy ``{name}``: ``{name}(data)`` copies data, "
+                         f"``{name}(*sizes)`` is an uninitialised tensor of dtype {dtype}.")
+    return construct
+
+
+FloatTensor = _typed_constructor(float32, "FloatTensor")
+DoubleTensor = _typed_constructor(float64, "DoubleTensor")
+HalfTensor = _typed_constructor(float16, "HalfTensor")
+LongTensor = _typed_constructor(int64, "LongTensor")
+IntTensor = _typed_constructor(int32, "IntTensor")
+BoolTensor = _typed_constructor(bool_, "BoolTensor")
+ByteTensor = _typed_constructor(np.dtype("uint8"), "ByteTensor")
+
+
+class Generator:
+    """PyTorch's ``torch.Generator``: a seedable random source to pass as ``generator=``
+    (``DataLoader``, ``random_split``).
+
+    Example
+    -------
+    >>> g = vizgrad.Generator().manual_seed(0)
+    """
+
+    def __init__(self, device: Any = "cpu") -> None:
+        self.device = device
+        self._seed = 0
+        self.rng = np.random.default_rng(0)
+
+    def manual_seed(self, seed: int) -> Generator:
+        self._seed = int(seed)
+        self.rng = np.random.default_rng(self._seed)
+        return self
+
+    def initial_seed(self) -> int:
+        return self._seed

@@ -39,7 +39,7 @@ import numpy as np
 
 from . import backend
 from .inplace import refresh_view
-from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, Node
+from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, Node, node_class
 from .saving import resolve_saved
 from .stack import capture, user_location
 from .state import STACK, current_scope, grad_enabled
@@ -117,6 +117,9 @@ class Function:
     #: Inputs saved only when a wanted gradient needs them (``a * b`` keeps ``b`` for
     #: ``a``'s gradient only); ``_saved_<name>`` reads None when not saved, as in PyTorch.
     saved_if_needed: ClassVar[tuple[str, ...]] = ()
+    #: The name a built-in op's first argument ``input`` is saved under: PyTorch's
+    #: ``self`` unless its ATen signature says ``input`` (native_layer_norm, convolution).
+    saved_input_name: ClassVar[str] = "self"
     #: Every Function defined inside vizgrad, for the op-table guard (every one needs a
     #: row in tests/ops/cases_*.py) ...
     registry: ClassVar[dict[str, type[Function]]] = {}
@@ -127,6 +130,8 @@ class Function:
     #: vizgrad's own ops share one no-op ctx when nothing is recorded; user Functions
     #: get a fresh one (they may read ``ctx.needs_input_grad`` in forward).
     _shared_ctx: ClassVar[bool] = True
+    #: The Node subclass named after the op (``MulBackward0``) its nodes are made of.
+    _node_class: ClassVar[type[Node]] = Node
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -146,13 +151,22 @@ class Function:
         if "backward_name" not in cls.__dict__:
             internal = cls.__module__.startswith("vizgrad.")
             cls.backward_name = f"{cls.__name__}Backward" + ("0" if internal else "")
+        cls._node_class = node_class(cls.backward_name, not cls._shared_ctx)
         forward = cls.__dict__.get("forward")
         if forward is not None:
             function = forward.__func__ if isinstance(forward, staticmethod) else forward
             params = list(inspect.signature(function).parameters.values())[1:]
             positional = (inspect.Parameter.POSITIONAL_ONLY,
                           inspect.Parameter.POSITIONAL_OR_KEYWORD)
-            cls.arg_names = tuple(p.name for p in params if p.kind in positional)
+            names = tuple(p.name for p in params if p.kind in positional)
+            if cls._shared_ctx and names and names[0] == "input":
+                # PyTorch calls the tensor an op is a method of ``self`` (``_saved_self``);
+                # the few ops whose ATen argument is ``input`` say so in saved_input_name.
+                names = (cls.saved_input_name,) + names[1:]
+                if "input" in cls.saved_if_needed:
+                    cls.saved_if_needed = tuple(cls.saved_input_name if n == "input" else n
+                                                for n in cls.saved_if_needed)
+            cls.arg_names = names
         cls._number_mask = sum(1 << i for i in cls.number_slots)
         if cls._shared_ctx and cls.__dict__.get("registered", True):
             Function.registry[cls.__name__] = cls
@@ -188,10 +202,10 @@ class Function:
             raw = []
             for arg in args:
                 if arg.__class__ is Tensor or isinstance(arg, Tensor):
-                    raw.append(arg.data)
+                    raw.append(arg.array)
                 elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
                         and isinstance(arg[0], Tensor):
-                    raw.append([t.data for t in arg])
+                    raw.append([t.array for t in arg])
                 else:
                     raw.append(arg)
             out: Any
@@ -219,7 +233,7 @@ class Function:
             if arg.__class__ is Tensor or isinstance(arg, Tensor):
                 if arg._base is not None and arg._view_version != arg._vc[0]:
                     refresh_view(arg)  # its base was written since: re-derive its history
-                raw[index] = arg.data
+                raw[index] = arg.array
                 tensors.append(arg)
                 mask |= 1 << index
                 if arg._rg:
@@ -245,7 +259,7 @@ class Function:
         number_mask = cls._number_mask
         if number_mask and mask & number_mask != number_mask:
             return cls.apply_plain(*args)  # a Python number takes an input slot
-        node = Node(cls, tuple(next_nodes),
+        node = cls._node_class(cls, tuple(next_nodes),
                     _numbers_of(tensors) if numbered or len(tensors) >= len(_ZEROS)
                     else _ZEROS[len(tensors)], grad_mask)
         # -- run forward --------------------------------------------------------------
@@ -255,7 +269,7 @@ class Function:
             raise _op_error(cls, tensors, error) from error
         node._layout = _LAYOUTS.get(mask) or _simple_layout(mask)
         if own_meta:
-            node._own_operand_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
+            node._own_operand_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])
         out_class = out.__class__
         if out_class not in backend.ARRAY_TYPES:  # several outputs, or a NumPy scalar
             return _finish_recorded(cls, node, out, args, tensors)
@@ -268,8 +282,8 @@ class Function:
                 _check_output_dtype(cls, node, (out,))
         node._result_meta = meta
         # _describe_call, inlined:
-        if tensors[0].data.__class__ is not _NUMPY_ARRAY:
-            node._device = backend.device_of(tensors[0].data)
+        if tensors[0].array.__class__ is not _NUMPY_ARRAY:
+            node._device = backend.device_of(tensors[0].array)
         node.scope = current_scope()
         depth = STACK["depth"]
         if depth:  # three slots rather than a tuple: one object fewer per op for the GC
@@ -282,7 +296,7 @@ class Function:
             return _finish_recorded(cls, node, out, args, tensors)
         # -- wrap outputs -------------------------------------------------------------
         result = _new_tensor(Tensor)  # Tensor._make, inlined
-        result.data = out
+        result.array = out
         result._rg = True
         result._grad = None
         result.grad_fn = node
@@ -310,7 +324,7 @@ class Function:
         out = _run_forward(cls, node, raw, tensors)
         node._layout = _layout_of(args) if mask is None else _simple_layout(mask)
         if any(not t._rg for t in tensors):
-            node._own_operand_meta = tuple([(t.data.shape, t.data.dtype) for t in tensors])
+            node._own_operand_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])
         out_class = out.__class__
         if out_class in backend.ARRAY_TYPES:
             node._result_meta = _single_meta(out.shape, out.dtype)
@@ -351,10 +365,10 @@ def binary_operator(cls: type[Function], reflected: bool = False) -> Callable:
     def operator(self: Tensor, other: Any) -> Any:
         if grad_enabled() or other.__class__ is list or other.__class__ is tuple:
             return cls.apply(other, self) if reflected else cls.apply(self, other)
-        value = other.data if isinstance(other, Tensor) else other
+        value = other.array if isinstance(other, Tensor) else other
         try:
-            out = forward(_FORWARD_ONLY, value, self.data) if reflected else \
-                forward(_FORWARD_ONLY, self.data, value)
+            out = forward(_FORWARD_ONLY, value, self.array) if reflected else \
+                forward(_FORWARD_ONLY, self.array, value)
         except (ValueError, IndexError, TypeError):
             out = None  # let apply raise its full error message
         if out.__class__ in backend.ARRAY_TYPES:
@@ -372,7 +386,7 @@ def unary_operator(cls: type[Function]) -> Callable:
     def operator(self: Tensor) -> Any:
         if grad_enabled():
             return cls.apply(self)
-        out = forward(_FORWARD_ONLY, self.data)
+        out = forward(_FORWARD_ONLY, self.array)
         if out.__class__ in backend.ARRAY_TYPES:
             return Tensor._make(out)
         return cls.apply(self)
@@ -396,8 +410,8 @@ def _is_tensor_list(arg: Any) -> bool:
 
 def _unwrap(args: tuple) -> list:
     """Backend arrays for forward: a tensor's array, a list of tensors' arrays."""
-    return [arg.data if isinstance(arg, Tensor)
-            else [t.data for t in arg] if _is_tensor_list(arg) else arg for arg in args]
+    return [arg.array if isinstance(arg, Tensor)
+            else [t.array for t in arg] if _is_tensor_list(arg) else arg for arg in args]
 
 
 def _input_tensors(cls: type[Function], args: tuple) -> tuple[list, int | None]:
@@ -430,8 +444,8 @@ def _grad_mask_of(args: tuple) -> int:
 
 def _link_edges(cls: type[Function], tensors: list, grad_mask: int) -> Node:
     """The op's node, pointing at the node each input's gradient goes to."""
-    return Node(cls, tuple([_next_node_of(t) for t in tensors]), _numbers_of(tensors),
-                grad_mask)
+    return cls._node_class(cls, tuple([_next_node_of(t) for t in tensors]),
+                           _numbers_of(tensors), grad_mask)
 
 
 def _run_forward(cls: type[Function], ctx: Any, raw: list, tensors: list) -> Any:
@@ -457,8 +471,8 @@ def _run_unrecorded(cls: type[Function], args: tuple, raw: list | None,
 def _describe_call(node: Node, tensors: list, outs: Any) -> None:
     """Where the op ran: device, scope and (when captured) the user's call site; then
     the forward listeners hear of it (they may raise to stop the op)."""
-    if tensors[0].data.__class__ is not _NUMPY_ARRAY:
-        node._device = backend.device_of(tensors[0].data)
+    if tensors[0].array.__class__ is not _NUMPY_ARRAY:
+        node._device = backend.device_of(tensors[0].array)
     node.scope = current_scope()
     depth = STACK["depth"]
     if depth:  # three slots rather than a tuple: one object fewer per op for the GC
@@ -620,7 +634,7 @@ def _resaved(to_save: tuple, before: Any, after: list) -> tuple:
 
 
 def _as_array(value: Any, tensors: list) -> Any:
-    like = tensors[0].data if tensors else None
+    like = tensors[0].array if tensors else None
     return backend.as_array(value, like=like)
 
 
@@ -633,7 +647,7 @@ def _wrap_plain(cls: type[Function], out: Any, args: tuple) -> Any:
             _mark_views(cls, args, results)
         return tuple(results) if out_class is tuple else results
     if out_class not in backend.ARRAY_TYPES:
-        out = backend.as_array(out, like=args[0].data if isinstance(args[0], Tensor) else None)
+        out = backend.as_array(out, like=args[0].array if isinstance(args[0], Tensor) else None)
     result = Tensor._make(out)
     if cls.view_of_input:
         _mark_views(cls, args, [result])
@@ -643,11 +657,11 @@ def _wrap_plain(cls: type[Function], out: Any, args: tuple) -> Any:
 def _mark_views(cls: type[Function], args: tuple, results: list) -> None:
     """Record view outputs: shared version counter, ``_base`` and how to regenerate them."""
     source = args[0]
-    source_array = source.data
+    source_array = source.array
     xp = backend.array_module(source_array)
     single = len(results) == 1
     for result in results:
-        if not xp.may_share_memory(result.data, source_array):
+        if not xp.may_share_memory(result.array, source_array):
             continue
         base = source._base if source._base is not None else source
         if base._vc is None:

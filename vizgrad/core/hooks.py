@@ -24,16 +24,16 @@ def run_tensor_hook(hook: Callable, grad: Tensor, tensor: str, meta: tuple) -> T
         raise TypeError(
             f"expected Tensor, but hook returned '{type(replaced).__name__}': hook "
             f"{_describe(hook)} registered on {tensor} must return a Tensor or None")
-    if replaced.data.shape != grad.data.shape and replaced.data.shape != meta[0]:
+    if replaced.array.shape != grad.array.shape and replaced.array.shape != meta[0]:
         raise RuntimeError(
             f"hook '{_name(hook)}' has changed the size of value: it returned a gradient of "
-            f"shape {tuple(replaced.data.shape)} for {tensor}, whose gradient has shape "
-            f"{tuple(grad.data.shape)}. The hook ({_describe(hook)}) must return a gradient "
+            f"shape {tuple(replaced.array.shape)} for {tensor}, whose gradient has shape "
+            f"{tuple(grad.array.shape)}. The hook ({_describe(hook)}) must return a gradient "
             "of the same shape and dtype, or None.")
-    if replaced.data.dtype != grad.data.dtype and replaced.data.dtype != meta[1]:
+    if replaced.array.dtype != grad.array.dtype and replaced.array.dtype != meta[1]:
         raise RuntimeError(
-            f"hook '{_name(hook)}' has changed the type of value (was {grad.data.dtype} got "
-            f"{replaced.data.dtype}): hook {_describe(hook)} registered on {tensor} must "
+            f"hook '{_name(hook)}' has changed the type of value (was {grad.array.dtype} got "
+            f"{replaced.array.dtype}): hook {_describe(hook)} registered on {tensor} must "
             "return a gradient of the same dtype; cast it with .to(grad.dtype).")
     return replaced
 
@@ -52,7 +52,7 @@ def _describe(hook: Callable) -> str:
 
 def describe_leaf(tensor: Tensor) -> str:
     name = f" '{tensor.name}'" if tensor.name else ""
-    return f"the leaf tensor{name} of shape {tuple(tensor.data.shape)} ({tensor.data.dtype})"
+    return f"the leaf tensor{name} of shape {tuple(tensor.array.shape)} ({tensor.array.dtype})"
 
 
 def describe_output(node: Any, nr: int) -> str:

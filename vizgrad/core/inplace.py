@@ -36,8 +36,8 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
 def _write(target: Tensor, array: Any) -> None:
-    if array is not target.data:
-        dtype = target.data.dtype
+    if array is not target.array:
+        dtype = target.array.dtype
         if array.dtype != dtype and _CATEGORY.get(array.dtype.kind, 0) > \
                 _CATEGORY.get(dtype.kind, 0):
             raise RuntimeError(
@@ -46,7 +46,7 @@ def _write(target: Tensor, array: Any) -> None:
                 f"dtype. Use the out-of-place op (x = x + y), or convert first "
                 f"(x = x.to({str(array.dtype)!r})).")
         try:
-            target.data[...] = array
+            target.array[...] = array
         except ValueError as error:
             raise RuntimeError(
                 f"cannot write in place into this tensor of shape {target.shape} at "
@@ -85,18 +85,18 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
                 f"a view of a leaf tensor that requires grad is used in an in-place operation "
                 f"({cls.__name__.lower()}_ at {where}). Modify a clone of the leaf instead.")
 
-    old = Tensor._make(target.data, target._rg, target.grad_fn, target.output_nr)
+    old = Tensor._make(target.array, target._rg, target.grad_fn, target.output_nr)
     result = cls.apply(old, *args)
     node = result.grad_fn
     if node is None:  # nothing to record after all (e.g. non-differentiable op)
-        _write(target, result.data)
+        _write(target, result.array)
         return target
     if any(item.kind == SavedTensor.INPUT and item.tensor is old for item in node.saved):
-        old.data = old.data.copy()  # keep the pre-write value the op needs
-    _write(target, result.data)
+        old.array = old.array.copy()  # keep the pre-write value the op needs
+    _write(target, result.array)
     if target._vc is None:
         target._vc = [0]
-    node._saved_outputs_written(target.data, target._vc)
+    node._rewrite_saved_outputs(target.array, target._vc)
     target.grad_fn = node
     target.output_nr = result.output_nr
     target._rg = True
@@ -126,7 +126,7 @@ def _rebase(view: Tensor, base: Tensor) -> None:
     from .copy_slices import CopySlices
 
     view._view_version = base._vc[0]  # its grad_fn is the write's node: current, not stale
-    old_base = Tensor._make(base.data, base._rg, base.grad_fn, base.output_nr)
+    old_base = Tensor._make(base.array, base._rg, base.grad_fn, base.output_nr)
     new_base = CopySlices.apply(old_base, view, view._view_chain)
     base.grad_fn = new_base.grad_fn
     base.output_nr = 0

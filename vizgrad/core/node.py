@@ -168,7 +168,7 @@ class SavedTensor:
         if kind == SavedTensor.SCALAR:
             return self._entry.extra
         value = self._value()
-        return value.data if kind == SavedTensor.INPUT and value is not None else value
+        return value.array if kind == SavedTensor.INPUT and value is not None else value
 
     def _meta(self) -> tuple:
         kind, node = self.kind, self._node
@@ -343,7 +343,7 @@ class Node:
     def mark_non_differentiable(self, *arrays: Any) -> None:
         """Outputs (by identity: arrays, or Tensors in a user Function) that carry no
         gradient, such as argmax indices."""
-        self._non_differentiable = tuple(id(a.data) if isinstance(a, Tensor) else id(a)
+        self._non_differentiable = tuple(id(a.array) if isinstance(a, Tensor) else id(a)
                                          for a in arrays)
 
     def mark_dirty(self, *tensors: Any) -> None:
@@ -355,8 +355,12 @@ class Node:
         self._materialize_grads = bool(value)
 
     @property
-    def saved_tensors(self) -> tuple:
-        """The tensors saved in forward, unpacked (version-checked) for backward."""
+    def saved_values(self) -> tuple:
+        """The tensors saved in forward, unpacked (version-checked) for backward.
+
+        A user Function's node also has it as ``saved_tensors``; built-in nodes, as in
+        PyTorch, have no ``saved_tensors`` (their saves are the ``_saved_*`` attributes).
+        """
         saved = self._saved
         if saved is None:
             return ()
@@ -414,7 +418,7 @@ class Node:
             return value
         return Tensor._make(value, True, self, entry.number)
 
-    def _saved_outputs_written(self, array: Any, counter: list) -> None:
+    def _rewrite_saved_outputs(self, array: Any, counter: list) -> None:
         """An in-place op wrote its result into ``array``: point saved outputs at it."""
         saved, store = self._saved, self._store
         if saved is None or store is None or not any(
@@ -515,10 +519,12 @@ class Node:
 
     @property
     def saved_attributes(self) -> dict[str, Any]:
-        """Non-tensor attributes the forward stored on ctx (``_saved_dim`` and friends)."""
+        """Non-tensor attributes the forward stored on ctx (``_saved_dim`` and friends),
+        under PyTorch's names (an input's shape is its ``self_sym_sizes``)."""
         attributes = dict(getattr(self.fn, "saved_defaults", None) or {})
         attributes.update(getattr(self, "__dict__", None) or {})
-        return {k: v for k, v in attributes.items() if not k.startswith("_")}
+        return {_TORCH_ATTRIBUTE.get(k) or k: v for k, v in attributes.items()
+                if not k.startswith("_")}
 
     @property
     def freed(self) -> bool:
@@ -558,18 +564,21 @@ class Node:
                 if item.name == key:
                     return item.unpack()
             attributes = getattr(self, "__dict__", None) or {}
+            key = _OUR_ATTRIBUTE.get(key, key)
             if key in attributes:
                 return attributes[key]
             if key in defaults:
                 return defaults[key]
             if key in getattr(self.fn, "saved_if_needed", ()):
                 return None  # not needed by the gradients wanted, so not saved: as PyTorch
-        raise AttributeError(f"{type(self).__name__} {self.name()} has no attribute {name!r}")
+        raise AttributeError(f"node {self.name()} has no attribute {name!r}")
 
     def __dir__(self) -> list[str]:
         # pytorchviz-style tools find saved values by scanning dir(node) for "_saved_".
         names = {f"_saved_{item.name}" for item in self.saved}
         names.update(f"_saved_{key}" for key in self.saved_attributes)
+        # saved only when a wanted gradient needs it: PyTorch still lists it (reads None)
+        names.update(f"_saved_{key}" for key in getattr(self.fn, "saved_if_needed", ()))
         return sorted(set(super().__dir__()) | names)
 
     # -- hooks --------------------------------------------------------------------
@@ -595,6 +604,38 @@ class Node:
 
 
 _SLOTS = frozenset(Node.__slots__) | {"variable"}
+# ctx attribute -> the name PyTorch shows it under (``_saved_self_sym_sizes``), and back.
+_TORCH_ATTRIBUTE = {"input_shape": "self_sym_sizes"}
+_OUR_ATTRIBUTE = {torch: ours for ours, torch in _TORCH_ATTRIBUTE.items()}
+
+
+class FunctionNode(Node):
+    """The node of a user-defined Function: it has PyTorch's ``ctx.saved_tensors``."""
+
+    __slots__ = ()
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward``, unpacked (version-checked).
+
+        Example
+        -------
+        >>> (x,) = ctx.saved_tensors        # inside a custom Function's backward
+        """
+        return self.saved_values
+
+
+#: Every per-op node class (``MulBackward0`` ...): the renderer's fast path checks it.
+OP_NODE_CLASSES: set[type] = set()
+
+
+def node_class(name: str, user: bool) -> type[Node]:
+    """A Node subclass named after the backward op, so ``type(node).__name__`` is
+    PyTorch's node name (pytorchviz labels boxes with it). Made once per Function class."""
+    cls = type(name, (FunctionNode if user else Node,), {"__slots__": ()})
+    cls.__qualname__ = name
+    OP_NODE_CLASSES.add(cls)
+    return cls
 
 
 def _input_name(node: Node, flat: int) -> str:
@@ -622,7 +663,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable: Any) -> None:
         super().__init__(_AccumulateGradFn)
         self.variable = variable
-        self._result_meta = ((variable.data.shape, variable.data.dtype),)
+        self._result_meta = ((variable.array.shape, variable.array.dtype),)
         if variable.device != "cpu":
             self._device = variable.device
 

@@ -33,7 +33,7 @@ def resolve_saved(node: Any, tensors: list, results: Any) -> None:
     count = len(to_save)
     if count == len(tensors) and count < 8:  # every input, in order? (mul, div, matmul)
         for item, tensor in zip(to_save, tensors):
-            if item is not tensor.data or tensor._vc is not None and tensor._vc[0]:
+            if item is not tensor.array or tensor._vc is not None and tensor._vc[0]:
                 break
         else:
             node._saved = INPUTS_IN_ORDER[count]
@@ -42,9 +42,9 @@ def resolve_saved(node: Any, tensors: list, results: Any) -> None:
     if count == 1 and len(results) == 1:  # only the output? (tanh, exp, sigmoid, relu)
         item = to_save[0]
         result = results[0]
-        if item is result.data and result._vc is None:
+        if item is result.array and result._vc is None:
             for tensor in tensors:
-                if tensor.data is item:  # the output is an input too: an input it is
+                if tensor.array is item:  # the output is an input too: an input it is
                     break
             else:
                 result._vc = counter = [0]
@@ -56,7 +56,7 @@ def resolve_saved(node: Any, tensors: list, results: Any) -> None:
     for item in to_save:
         number = 0
         for tensor in tensors:
-            if tensor.data is item:
+            if tensor.array is item:
                 if tensor._vc is not None and tensor._vc[0]:
                     return _resolve_saved_general(node, to_save, tensors, results)
                 store.append(tensor)
@@ -66,7 +66,7 @@ def resolve_saved(node: Any, tensors: list, results: Any) -> None:
         else:
             number = 0
             for result in results:
-                if result.data is item:
+                if result.array is item:
                     counter = result._vc
                     if counter is not None and counter[0]:
                         return _resolve_saved_general(node, to_save, tensors, results)
@@ -121,13 +121,13 @@ def _resolve_saved_general(node: Any, to_save: tuple, tensors: list, results: An
 def _entry_of(item: Any, name: str | None, order: int, positional: bool, tensors: list,
               results: Any, store: list) -> SavedEntry:
     for flat, tensor in enumerate(tensors):
-        if tensor.data is item:
+        if tensor.array is item:
             counter = tensor._vc
             store.append(tensor)
             return SavedEntry(SavedTensor.INPUT, len(store) - 1, flat,
                               0 if counter is None else counter[0], positional, name)
     for nr, result in enumerate(results):
-        if result.data is item:
+        if result.array is item:
             if result._vc is None:
                 result._vc = [0]
             store.append(item)
@@ -138,7 +138,7 @@ def _entry_of(item: Any, name: str | None, order: int, positional: bool, tensors
         if item is None or isinstance(item, (bool, int, float, complex, np.number)):
             return SavedEntry(SavedTensor.SCALAR, -1, 0, 0, positional,
                               name or f"saved{order}", item)
-        item = backend.as_array(item, like=tensors[0].data if tensors else None)
+        item = backend.as_array(item, like=tensors[0].array if tensors else None)
     store.append(item)
     return SavedEntry(SavedTensor.CONSTANT, len(store) - 1, 0, 0, positional,
                       name or f"saved{order}", (item.shape, item.dtype))

@@ -79,9 +79,9 @@ class Tensor:
 
     # Hot attributes are slots; rarely set ones live in the instance dict (created
     # only when first set) with these class-level defaults, so making a tensor is cheap.
-    __slots__ = ("data", "_rg", "_grad", "grad_fn", "output_nr", "_vc", "_base", "__dict__",
+    __slots__ = ("array", "_rg", "_grad", "grad_fn", "output_nr", "_vc", "_base", "__dict__",
                  "__weakref__")
-    data: Any  #: the backend array (NumPy, CuPy ...)
+    array: Any  #: the backend array (NumPy, CuPy ...)
     _rg: bool  #: requires_grad
     _grad: Tensor | None
     grad_fn: Node | None  #: the node that made it (None for a leaf)
@@ -100,7 +100,7 @@ class Tensor:
     def __init__(self, data: Any, requires_grad: bool = False, name: str | None = None) -> None:
         from .factory import _to_array
 
-        self.data = _to_array(data, None, "cpu")
+        self.array = _to_array(data, None, "cpu")
         self._init_state(False, None, 0)
         self.name = name
         if requires_grad:
@@ -119,7 +119,7 @@ class Tensor:
               output_nr: int = 0) -> Tensor:
         """Wrap an array without copying (the hot path of every op)."""
         tensor = Tensor.__new__(Tensor)
-        tensor.data = data
+        tensor.array = data
         tensor._rg = requires_grad
         tensor._grad = None
         tensor.grad_fn = grad_fn
@@ -152,30 +152,51 @@ class Tensor:
 
     # -- array facts ------------------------------------------------------------
     @property
+    def data(self) -> Tensor:
+        """PyTorch's ``.data``: a Tensor sharing this one's storage, with no history.
+
+        Unlike ``detach()`` it does not share the version counter, so writes through it
+        are invisible to autograd (the classic manual SGD step). The backend array itself
+        is ``t.array``.
+
+        Example
+        -------
+        >>> p.data.add_(p.grad, alpha=-0.1)     # updates p in place
+        """
+        return Tensor._make(self.array)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"tensor.data = value needs a Tensor, got {type(value).__name__}; "
+                            "to replace the backend array itself assign tensor.array")
+        self.array = value.array
+
+    @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self.data.shape)
+        return tuple(self.array.shape)
 
     @property
     def dtype(self) -> Any:
-        return self.data.dtype
+        return self.array.dtype
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self.array.ndim
 
     @property
     def size(self) -> _Size:
-        return _Size(tuple(self.data.shape))
+        return _Size(tuple(self.array.shape))
 
     def numel(self) -> int:
-        return int(self.data.size)
+        return int(self.array.size)
 
     def dim(self) -> int:
-        return self.data.ndim
+        return self.array.ndim
 
     @property
-    def device(self) -> str:
-        return backend.device_of(self.data)
+    def device(self) -> backend.device:
+        return backend.device_object(self.array)
 
     @property
     def is_cuda(self) -> bool:
@@ -200,9 +221,9 @@ class Tensor:
         # backward assigns every leaf's gradient through here: the common case (same
         # shape and dtype, both NumPy) costs three comparisons, the rest is checked in full
         if value is not None and not (
-                isinstance(value, Tensor) and type(value.data) is np.ndarray
-                and type(self.data) is np.ndarray and value.data.shape == self.data.shape
-                and value.data.dtype == self.data.dtype):
+                isinstance(value, Tensor) and type(value.array) is np.ndarray
+                and type(self.array) is np.ndarray and value.array.shape == self.array.shape
+                and value.array.dtype == self.array.dtype):
             check_grad(self, value)
         self._grad = value
 
@@ -213,8 +234,8 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         value = bool(value)
-        if value and self.data.dtype.kind != "f":
-            raise RuntimeError(_no_grad_dtype_message(self.data.dtype))
+        if value and self.array.dtype.kind != "f":
+            raise RuntimeError(_no_grad_dtype_message(self.array.dtype))
         if not value and self.grad_fn is not None:
             raise RuntimeError(
                 "requires_grad can only be turned off on a leaf tensor; this one was made "
@@ -311,7 +332,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A tensor sharing data (and version counter) with no history."""
-        out = Tensor._make(self.data)
+        out = Tensor._make(self.array)
         if self._vc is None:
             self._vc = [0]
         out._vc = self._vc
@@ -327,37 +348,37 @@ class Tensor:
         return self
 
     def item(self) -> Any:
-        if self.data.size != 1:
+        if self.array.size != 1:
             raise ValueError(f"item() needs a tensor with one element, this one has shape "
                              f"{self.shape}")
-        return self.data.item()
+        return self.array.item()
 
     def tolist(self) -> Any:
-        return backend.to_numpy(self.data).tolist()
+        return backend.to_numpy(self.array).tolist()
 
     def numpy(self) -> np.ndarray:
         """The data as a NumPy array (copied to host memory when on a GPU)."""
         if self._rg:
             raise RuntimeError("can't call numpy() on a tensor that requires grad; "
                                "use tensor.detach().numpy()")
-        return backend.to_numpy(self.data)
+        return backend.to_numpy(self.array)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        if type(self.data) is not np.ndarray:
+        if type(self.array) is not np.ndarray:
             raise TypeError(f"implicit conversion of a {self.device} tensor to NumPy is not "
                             "allowed; call .numpy() explicitly")
-        return self.data if dtype is None else self.data.astype(dtype)
+        return self.array if dtype is None else self.array.astype(dtype)
 
     def __len__(self) -> int:
-        if self.data.ndim == 0:
+        if self.array.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self.array.shape[0]
 
     def __bool__(self) -> bool:
-        if self.data.size != 1:
-            raise RuntimeError(f"the truth value of a tensor with {self.data.size} elements "
+        if self.array.size != 1:
+            raise RuntimeError(f"the truth value of a tensor with {self.array.size} elements "
                                "is ambiguous; use .any() or .all()")
-        return bool(self.data.item())
+        return bool(self.array.item())
 
     def __float__(self) -> float:
         return float(self.item())
@@ -366,7 +387,7 @@ class Tensor:
         return int(self.item())
 
     def __index__(self) -> int:
-        if self.data.dtype.kind not in "iub":
+        if self.array.dtype.kind not in "iub":
             raise TypeError("only integer tensors can be used as an index")
         return int(self.item())
 
@@ -382,7 +403,7 @@ class Tensor:
                 "t.detach().clone(), or deepcopy t.detach().")
         new = type(self).__new__(type(self))
         memo[id(self)] = new
-        new.data = copy.deepcopy(self.data, memo)
+        new.array = copy.deepcopy(self.array, memo)
         new._init_state(self._rg, None, 0)
         if self._grad is not None:
             new._grad = copy.deepcopy(self._grad, memo)
@@ -394,15 +415,15 @@ class Tensor:
     def __reduce_ex__(self, protocol: Any) -> Any:
         # As torch.save/pickle do: the values, requires_grad and name, no history and no
         # .grad; a non-leaf comes back as a leaf.
-        return (rebuild_tensor, (backend.to_numpy(self.data), self._rg, self.name,
+        return (rebuild_tensor, (backend.to_numpy(self.array), self._rg, self.name,
                                   self.device))
 
     def __repr__(self) -> str:
-        body = np.array2string(backend.to_numpy(self.data), separator=", ", precision=4,
+        body = np.array2string(backend.to_numpy(self.array), separator=", ", precision=4,
                                prefix="tensor(")
         extras = []
-        if self.data.dtype not in (np.float32, np.int64, np.bool_):
-            extras.append(f"dtype={self.data.dtype}")
+        if self.array.dtype not in (np.float32, np.int64, np.bool_):
+            extras.append(f"dtype={self.array.dtype}")
         if self.device != "cpu":
             extras.append(f"device='{self.device}'")
         if self.name:

@@ -257,17 +257,17 @@ def _node_listener(raw: Any, grad_outputs: tuple, grad_inputs: tuple | None,
     if error is not None or not _STATE["check_nan"]:
         return
     bad = [flat for flat, grad in enumerate(grad_inputs or ())
-           if grad is not None and _quick_nonfinite(grad.data)]
+           if grad is not None and _quick_nonfinite(grad.array)]
     if bad:
         # Like PyTorch, name the first output with NaN; failing that, the first with Inf.
-        nans = [flat for flat in bad if _bad_kind(grad_inputs[flat].data) == "nan"]
+        nans = [flat for flat in bad if _bad_kind(grad_inputs[flat].array) == "nan"]
         flat = (nans or bad)[0]
         raise _backward_anomaly(graph.GraphNode(raw), flat, grad_inputs[flat], grad_outputs)
 
 
 def _backward_anomaly(node: graph.GraphNode, flat: int, grad: Any,
                       grad_outputs: tuple) -> AnomalyError:
-    kind = _bad_kind(grad.data)
+    kind = _bad_kind(grad.array)
     slot, rank = node.flat_slots[flat]
     names = node.input_names
     metas = [meta for row in node.output_meta for meta in row]
@@ -275,13 +275,13 @@ def _backward_anomaly(node: graph.GraphNode, flat: int, grad: Any,
     lines = [f"Function '{node.name()}' returned {kind} values in its {_ordinal(flat)} "
              "output.",
              f"  gradient {slot}.{rank} (for input '{names[flat]}' of shape {shape}), going "
-             f"to {_target_text(node, flat)}: {_stats_text(grad.data)}"]
+             f"to {_target_text(node, flat)}: {_stats_text(grad.array)}"]
     incoming = [g for g in grad_outputs if g is not None]
     for nr, value in enumerate(grad_outputs):
         if value is not None:
             lines.append(f"  incoming gradient {nr} (of the node's output): "
-                         f"{_stats_text(value.data)}")
-    if incoming and not any(_quick_nonfinite(g.data) for g in incoming):
+                         f"{_stats_text(value.array)}")
+    if incoming and not any(_quick_nonfinite(g.array) for g in incoming):
         lines.append("  The incoming gradients are finite: this node's backward made the "
                      f"{kind}.")
     elif incoming:
@@ -311,8 +311,8 @@ def _forward_listener(raw: Any, inputs: list, outputs: tuple) -> None:
         for index, tensor in enumerate(inputs):
             name = names[index] if index < len(names) else f"input{index}"
             label = f" '{tensor.name}'" if getattr(tensor, "name", None) else ""
-            lines.append(f"  input '{name}'{label}: {_stats_text(tensor.data)}")
-            clean = clean and not _quick_nonfinite(tensor.data)
+            lines.append(f"  input '{name}'{label}: {_stats_text(tensor.array)}")
+            clean = clean and not _quick_nonfinite(tensor.array)
         lines.append("  Its inputs are finite: this op made the non-finite values."
                      if clean else "  An input already held NaN/Inf (made by an op that "
                      "was not recorded, or given as data).")

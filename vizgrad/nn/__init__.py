@@ -37,6 +37,32 @@ from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .parameter import Parameter
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .transformer import MultiheadAttention, TransformerEncoderLayer
+from .transformer_stack import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+)
+
+
+class _NotProvided:
+    """A PyTorch name vizgrad deliberately does not provide: constructing it says so."""
+
+    reason = ""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise NotImplementedError(f"vizgrad does not provide nn.{type(self).__name__}: "
+                                  f"{self.reason}")
+
+
+class DataParallel(_NotProvided):
+    reason = ("vizgrad runs on one device (NumPy, or one GPU through CuPy); use the model "
+              "directly: model(x)")
+
+
+class DistributedDataParallel(_NotProvided):
+    reason = "vizgrad has no multi-process training; use the model directly: model(x)"
+
 
 __all__ = [
     "ELU", "GELU", "GRU", "LSTM", "RNN", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss",
@@ -45,6 +71,8 @@ __all__ = [
     "GroupNorm", "Identity", "L1Loss", "LSTMCell", "LayerNorm", "LeakyReLU", "Linear",
     "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList",
     "MultiheadAttention", "NLLLoss", "Parameter", "RNNCell", "ReLU", "Sequential", "SiLU",
-    "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh", "TransformerEncoderLayer",
+    "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh", "Transformer", "TransformerDecoder",
+    "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
+    "DataParallel", "DistributedDataParallel",
     "functional", "init", "utils",
 ]

@@ -22,10 +22,10 @@ from ..core.tensor import Tensor
 
 
 def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
-    array = values.astype(tensor.data.dtype, copy=False)
+    array = values.astype(tensor.array.dtype, copy=False)
     if tensor.device != "cpu":
         array = backend.to_device(array, tensor.device)
-    tensor.data[...] = array
+    tensor.array[...] = array
     tensor._bump_version()
     return tensor
 

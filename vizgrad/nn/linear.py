@@ -149,7 +149,7 @@ class Embedding(Module):
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            self.weight.data[self.padding_idx] = 0
+            self.weight.array[self.padding_idx] = 0
 
     def forward(self, input: Tensor) -> Tensor:
         return F.embedding(input, self.weight, self.padding_idx)

@@ -316,7 +316,7 @@ class Module:
             if set_to_none:
                 param.grad = None
             else:
-                param.grad = Tensor.from_array(param.grad.data * 0)
+                param.grad = Tensor.from_array(param.grad.array * 0)
 
     def apply(self, fn: Callable[[Module], Any]) -> Module:
         """Call ``fn`` on every submodule (children first) and on self, like PyTorch."""
@@ -334,7 +334,7 @@ class Module:
                             continue
                         moved = cast_tensor(tensor, args, kwargs)
                         if moved is not tensor:
-                            tensor.data = moved.data
+                            tensor.array = moved.array
                             if tensor.grad is not None:
                                 tensor.grad = cast_tensor(tensor.grad, args, kwargs)
         return self

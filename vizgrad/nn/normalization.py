@@ -43,9 +43,9 @@ class _BatchNorm(Module):
 
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
-            self.running_mean.data[...] = 0
-            self.running_var.data[...] = 1
-            self.num_batches_tracked.data[...] = 0
+            self.running_mean.array[...] = 0
+            self.running_var.array[...] = 1
+            self.num_batches_tracked.array[...] = 0
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
@@ -62,9 +62,9 @@ class _BatchNorm(Module):
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
             # num_batches_tracked counts updates; momentum=None means a cumulative average.
-            self.num_batches_tracked.data[...] += 1
+            self.num_batches_tracked.array[...] += 1
             if self.momentum is None:
-                factor = 1.0 / float(self.num_batches_tracked.data)
+                factor = 1.0 / float(self.num_batches_tracked.array)
         use_batch = self.training or not self.track_running_stats
         return F.batch_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
                             use_batch, factor, self.eps)

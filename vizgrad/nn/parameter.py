@@ -27,8 +27,8 @@ class Parameter(Tensor):
         if data is None:
             data = _to_array([], "float32", None)
         # A Parameter takes over the array of a tensor (no copy), like torch.nn.Parameter.
-        array = data.data if isinstance(data, Tensor) else _to_array(data, None, None)
-        self.data = array
+        array = data.array if isinstance(data, Tensor) else _to_array(data, None, None)
+        self.array = array
         self._init_state(False, None, 0)
         if requires_grad:
             self.requires_grad = True
@@ -37,4 +37,4 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        return (Parameter, (self.data, self.requires_grad))
+        return (Parameter, (self.array, self.requires_grad))

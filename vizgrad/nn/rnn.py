@@ -46,6 +46,28 @@ def _rnn_step(mode: str, x_proj: Tensor, state: Any, w_hh: Tensor, b_hh: Tensor 
     return pre.tanh() if mode == "RNN_TANH" else pre.relu()
 
 
+def _cell_step(mode: str, x: Tensor, state: Any, w_ih: Tensor, w_hh: Tensor,
+               b_ih: Tensor | None, b_hh: Tensor | None) -> Any:
+    """One cell step in PyTorch's order of operations (ATen's ``lstm_cell``,
+    ``gru_cell``, ``rnn_tanh_cell``), so the graph is PyTorch's: two addmm, the gates
+    split with ``unsafe_chunk``, the hidden projection first in every sum."""
+    if mode == "LSTM":
+        h, c = state
+        gates = F.linear(h, w_hh, b_hh) + F.linear(x, w_ih, b_ih)
+        i, f, g, o = gates.unsafe_chunk(4, 1)
+        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+        return o.sigmoid() * c.tanh(), c
+    if mode == "GRU":
+        x_r, x_z, x_n = F.linear(x, w_ih, b_ih).unsafe_chunk(3, 1)
+        h_r, h_z, h_n = F.linear(state, w_hh, b_hh).unsafe_chunk(3, 1)
+        r = (h_r + x_r).sigmoid()
+        z = (h_z + x_z).sigmoid()
+        n = (x_n + h_n * r).tanh()
+        return (state - n) * z + n
+    pre = F.linear(state, w_hh, b_hh) + F.linear(x, w_ih, b_ih)
+    return pre.tanh() if mode == "RNN_TANH" else pre.relu()
+
+
 def _project(x: Tensor, w_ih: Tensor, b_ih: Tensor | None) -> Tensor:
     return F.linear(x, w_ih, b_ih)
 
@@ -236,8 +258,8 @@ class _CellBase(Module):
             hx = (fresh, fresh) if self.mode == "LSTM" else fresh
         elif unbatched:
             hx = tuple(h.unsqueeze(0) for h in hx) if self.mode == "LSTM" else hx.unsqueeze(0)
-        state = _rnn_step(self.mode, _project(input, self.weight_ih, self.bias_ih), hx,
-                          self.weight_hh, self.bias_hh)
+        state = _cell_step(self.mode, input, hx, self.weight_ih, self.weight_hh,
+                           self.bias_ih, self.bias_hh)
         if unbatched:
             state = tuple(s.squeeze(0) for s in state) if self.mode == "LSTM" \
                 else state.squeeze(0)

@@ -14,7 +14,7 @@ IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_k
 
 def _as_array(value: Any) -> Any:
     if isinstance(value, Tensor):
-        return value.data
+        return value.array
     if backend.is_array(value):
         return value
     import numpy as np
@@ -37,17 +37,17 @@ def _prepare(key: str, value: Any, target: Tensor) -> tuple[Any, str | None]:
     if shape != tuple(target.shape):
         return None, (f"{_SHAPE}  {key}: checkpoint has shape {shape}, the model expects "
                       f"{tuple(target.shape)}")
-    kind, want = array.dtype.kind, target.data.dtype
+    kind, want = array.dtype.kind, target.array.dtype
     if kind not in "biufc":
         return None, (f"  {key}: checkpoint holds {array.dtype} values, which are not "
                       f"numbers (the model expects {want})")
     if kind == "c" and want.kind != "c":
         return None, (f"  {key}: checkpoint holds complex values; copying them into {want} "
                       "would discard the imaginary part")
-    flags = getattr(target.data, "flags", None)
+    flags = getattr(target.array, "flags", None)
     if flags is not None and not flags.writeable:
         return None, f"  {key}: the model's tensor is read-only"
-    xp = backend.array_module(target.data)
+    xp = backend.array_module(target.array)
     try:
         if backend.array_module(array) is not xp:
             array = backend.to_device(backend.to_numpy(array), target.device)
@@ -92,7 +92,7 @@ def load_into(module: Any, state_dict: Any, strict: bool) -> Any:
                               if strict and (missing or unexpected) else ""))
     for target, array in ready:
         # Copy into the existing buffer so optimizers and views keep seeing the same array.
-        target.data[...] = array
+        target.array[...] = array
         target._bump_version()
     return IncompatibleKeys(missing, unexpected)
 

@@ -21,8 +21,8 @@ from .parameter import Parameter
 def _additive(mask: Tensor, dtype: Any) -> Tensor:
     """A bool mask (True = blocked) becomes 0 / -inf; a float mask is used as given."""
     if mask.dtype.kind == "b":
-        xp = array_module(mask.data)
-        return Tensor.from_array(xp.where(mask.data, -xp.inf, 0.0).astype(dtype))
+        xp = array_module(mask.array)
+        return Tensor.from_array(xp.where(mask.array, -xp.inf, 0.0).astype(dtype))
     return mask
 
 

@@ -31,12 +31,12 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
     if not params:
         return make_tensor(0.0)
     norm_type = float(norm_type)
-    xp = array_module(params[0].grad.data)
+    xp = array_module(params[0].grad.array)
     if norm_type == math.inf:
-        norms = [float(xp.abs(p.grad.data).max()) for p in params]
+        norms = [float(xp.abs(p.grad.array).max()) for p in params]
         total = max(norms)
     else:
-        total = float(sum(float((xp.abs(p.grad.data.astype("float64")) ** norm_type).sum())
+        total = float(sum(float((xp.abs(p.grad.array.astype("float64")) ** norm_type).sum())
                           for p in params) ** (1.0 / norm_type))
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(f"the total norm of order {norm_type} of the gradients is "
@@ -44,13 +44,13 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
     coefficient = max_norm / (total + 1e-6)
     if coefficient < 1:
         for p in params:
-            grad = p.grad.data
-            p.grad.data = (grad * coefficient).astype(grad.dtype, copy=False)
+            grad = p.grad.array
+            p.grad.array = (grad * coefficient).astype(grad.dtype, copy=False)
     return make_tensor(total, dtype=params[0].grad.dtype)
 
 
 def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -> None:
     """Clamp every gradient element into ``[-clip_value, clip_value]``."""
     for p in _with_grads(parameters):
-        grad = p.grad.data
-        p.grad.data = array_module(grad).clip(grad, -clip_value, clip_value)
+        grad = p.grad.array
+        p.grad.array = array_module(grad).clip(grad, -clip_value, clip_value)

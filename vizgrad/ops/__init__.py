@@ -61,6 +61,12 @@ from .scatter_gather import (
 )
 from .shaping import flatten, flip, narrow, pad, repeat, roll, tile, unflatten
 
+# isort: split
+from .arithmetic import addcdiv, addcmul
+from .linalg import dot, mm, mv
+from .nn_activation import log_softmax, softmax
+from .sorting import argsort, sort, topk
+
 __all__ = [
     "add", "all", "allclose", "any", "cat", "chunk", "clone", "concat", "div", "eq", "exp",
     "expand", "ge", "getitem", "gt", "le", "log", "logical_not", "lt", "matmul", "mean", "mul",
@@ -78,4 +84,6 @@ __all__ = [
     "bmm", "einsum", "flatten", "flip", "gather", "index_add", "index_select", "masked_fill",
     "narrow", "outer", "pad", "repeat", "roll", "scatter", "scatter_add", "take_along_dim",
     "tile", "tril", "triu", "unflatten",
+    # the PyTorch tutorial surface
+    "addcdiv", "addcmul", "argsort", "dot", "log_softmax", "mm", "mv", "softmax", "sort", "topk",
 ]

@@ -37,9 +37,9 @@ class LeakyRelu(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         # At exactly 0 PyTorch takes the negative slope.
-        return where(input.data > 0, grad, grad * ctx.negative_slope), None
+        return where(input.array > 0, grad, grad * ctx.negative_slope), None
 
 
 class Elu(Function):
@@ -54,9 +54,9 @@ class Elu(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         # For x <= 0, d/dx alpha*(e^x - 1) = result + alpha (finite on both branches).
-        return where(result.data > 0, grad, grad * (result + ctx.alpha)), None
+        return where(result.array > 0, grad, grad * (result + ctx.alpha)), None
 
 
 class Gelu(Function):
@@ -76,7 +76,7 @@ class Gelu(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_values
         if ctx.approximate == "tanh":
             x2 = x * x
             t = tanh(_TANH_SCALE * (x + _TANH_CUBIC * x2 * x))
@@ -96,7 +96,7 @@ class Silu(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_values
         s = sigmoid(x)
         return grad * s * (1.0 + x * (1.0 - s))
 
@@ -114,8 +114,8 @@ class Softplus(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        linear = x.data * ctx.beta > ctx.threshold
+        (x,) = ctx.saved_values
+        linear = x.array * ctx.beta > ctx.threshold
         return where(linear, grad, grad * sigmoid(x * ctx.beta)), None, None
 
 

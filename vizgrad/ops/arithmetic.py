@@ -99,7 +99,7 @@ class Mul(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        input, other = ctx.saved_tensors if ctx._grad_mask == 3 else saved_crossed(ctx, 0)
+        input, other = ctx.saved_values if ctx._grad_mask == 3 else saved_crossed(ctx, 0)
         return (None if other is None else grad * other,
                 None if input is None else grad * input)
 
@@ -124,9 +124,9 @@ class Div(Function):
     @staticmethod
     def backward(ctx, grad):
         if not ctx._grad_mask & 2:
-            saved = ctx.saved_tensors
+            saved = ctx.saved_values
             return grad / (saved[0] if saved else ctx._saved_other), None
-        input, other = ctx.saved_tensors
+        input, other = ctx.saved_values
         grad_input = grad / other
         return grad_input if ctx._grad_mask & 1 else None, -grad_input * input / other
 
@@ -153,7 +153,7 @@ class Pow(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         exponent = ctx.exponent
         if exponent == 0:
             return grad * 0.0, None
@@ -178,13 +178,13 @@ class PowTensor(Function):
         from .select import where
         from .unary import log
 
-        input, exponent, result = ctx.saved_tensors
+        input, exponent, result = ctx.saved_values
         grad_exponent = None
         if not isinstance(input, (int, float)):
             grad_input = grad * exponent * input ** (exponent - 1)
             # d/d(exponent) of 0 ** e is taken as 0 where the base is 0 (PyTorch does too).
-            safe = where(input.data != 0, input, 1.0)
-            grad_exponent = where(input.data != 0, grad * result * log(safe), 0.0)
+            safe = where(input.array != 0, input, 1.0)
+            grad_exponent = where(input.array != 0, grad * result * log(safe), 0.0)
         else:
             grad_input = None
             grad_exponent = grad * result * math.log(input) if input > 0 else grad * 0.0
@@ -220,7 +220,7 @@ class Rdiv(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        input, result = ctx.saved_tensors
+        input, result = ctx.saved_values
         return -grad * result / input, None
 
 
@@ -275,3 +275,67 @@ def pow(input, exponent):  # noqa: A001 - PyTorch's name
     if isinstance(exponent, Tensor):
         return PowTensor.apply(input, exponent)
     return Pow.apply(input, exponent)
+
+
+class Addcmul(Function):
+    """``input + value * tensor1 * tensor2`` (PyTorch's ``addcmul``)."""
+
+    number_slots = (0,)
+    saved_defaults = {"value": 1}
+
+    @staticmethod
+    def forward(ctx, self, tensor1, tensor2, value):
+        if value != 1:
+            ctx.value = value
+        ctx.save_for_backward(tensor1, tensor2)
+        return self + value * (tensor1 * tensor2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        tensor1, tensor2 = ctx.saved_values
+        scaled = grad * ctx.value if ctx.value != 1 else grad
+        return (grad, scaled * tensor2 if ctx.needs_grad(1) else None,
+                scaled * tensor1 if ctx.needs_grad(2) else None, None)
+
+
+class Addcdiv(Function):
+    """``input + value * tensor1 / tensor2`` (PyTorch's ``addcdiv``)."""
+
+    number_slots = (0,)
+    saved_defaults = {"value": 1}
+
+    @staticmethod
+    def forward(ctx, self, tensor1, tensor2, value):
+        if value != 1:
+            ctx.value = value
+        ctx.save_for_backward(tensor1, tensor2)
+        return self + value * (tensor1 / tensor2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        tensor1, tensor2 = ctx.saved_values
+        scaled = grad * ctx.value if ctx.value != 1 else grad
+        return (grad, scaled / tensor2 if ctx.needs_grad(1) else None,
+                -scaled * tensor1 / (tensor2 * tensor2) if ctx.needs_grad(2) else None, None)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2``.
+
+    Example
+    -------
+    >>> vizgrad.addcmul(vizgrad.zeros(2), vizgrad.ones(2), vizgrad.ones(2), value=3).tolist()
+    [3.0, 3.0]
+    """
+    return Addcmul.apply(input, tensor1, tensor2, value)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2``.
+
+    Example
+    -------
+    >>> vizgrad.addcdiv(vizgrad.zeros(2), vizgrad.ones(2), vizgrad.full((2,), 4.0)).tolist()
+    [0.25, 0.25]
+    """
+    return Addcdiv.apply(input, tensor1, tensor2, value)

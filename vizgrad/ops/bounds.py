@@ -38,8 +38,8 @@ class Clamp(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
-        x = input.data
+        (input,) = ctx.saved_values
+        x = input.array
         # Bounds are inclusive: a value sitting on a bound keeps its gradient.
         keep = (x >= ctx.min) if ctx.min is not None else None
         if ctx.max is not None:
@@ -62,7 +62,7 @@ class ClampTensor(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        input, low, high = (_data(t) for t in ctx.saved_tensors)
+        input, low, high = (_data(t) for t in ctx.saved_values)
         # PyTorch's clamp_backward_min_max, including the min > max case (max wins).
         if low is not None and high is not None:
             return (where((input >= low) & (input <= high), grad, 0.0),
@@ -100,15 +100,15 @@ class Minimum(Function):
 
 
 def _data(tensor):
-    return tensor.data if isinstance(tensor, Tensor) else tensor
+    return tensor.array if isinstance(tensor, Tensor) else tensor
 
 
 def _tie_share(ctx, grad, wins):
     """The first operand's share of the gradient: 1 where it wins, 1/2 at ties."""
-    a, b = (_data(t) for t in ctx.saved_tensors)
+    a, b = (_data(t) for t in ctx.saved_values)
     xp = array_module(a)
     share = xp.where(a == b, 0.5, wins(a, b))
-    return share.astype(grad.data.dtype, copy=False)
+    return share.astype(grad.array.dtype, copy=False)
 
 
 def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002

@@ -8,16 +8,16 @@ from .operands import binary
 
 
 def _data(value):
-    return value.data if isinstance(value, Tensor) else value
+    return value.array if isinstance(value, Tensor) else value
 
 
 def _compare(name):
     def compare(input, other):
-        xp = array_module(input.data)
+        xp = array_module(input.array)
         # Compared in the promoted dtype, as PyTorch (an int64 and a float32 compare as
         # float32).
         # asarray: on 0-d inputs NumPy gives a NumPy scalar, and tensor data is an array
-        return Tensor.from_array(xp.asarray(getattr(xp, name)(*binary(input.data, _data(other)))))
+        return Tensor.from_array(xp.asarray(getattr(xp, name)(*binary(input.array, _data(other)))))
 
     compare.__name__ = name
     return compare
@@ -32,20 +32,20 @@ ge = _compare("greater_equal")
 
 
 def logical_not(input):
-    xp = array_module(input.data)
-    return Tensor.from_array(xp.asarray(xp.logical_not(input.data)))
+    xp = array_module(input.array)
+    return Tensor.from_array(xp.asarray(xp.logical_not(input.array)))
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
-    return Tensor.from_array(array_module(input.data).asarray(input.data.any(axis=dim,
+    return Tensor.from_array(array_module(input.array).asarray(input.array.any(axis=dim,
                                                                            keepdims=keepdim)))
 
 
 def all(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
-    return Tensor.from_array(array_module(input.data).asarray(input.data.all(axis=dim,
+    return Tensor.from_array(array_module(input.array).asarray(input.array.all(axis=dim,
                                                                            keepdims=keepdim)))
 
 
 def allclose(input, other, rtol=1e-5, atol=1e-8):
-    xp = array_module(input.data)
-    return bool(xp.allclose(input.data, _data(other), rtol=rtol, atol=atol))
+    xp = array_module(input.array)
+    return bool(xp.allclose(input.array, _data(other), rtol=rtol, atol=atol))

@@ -53,7 +53,7 @@ class Cumprod(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        x, result = ctx.saved_tensors
+        x, result = ctx.saved_values
         return _cumprod_grad(x, result, grad, ctx.dim), None
 
 
@@ -65,10 +65,10 @@ def _cumprod_grad(x, out, grad, dim):
     else 1)`` where h is this same gradient for x with x_z replaced by 1 (one zero fewer).
     Levels are peeled iteratively, one per zero, and combined innermost first.
     """
-    xp = array_module(x.data)
+    xp = array_module(x.array)
     levels = []
     while True:
-        zero = x.data == 0
+        zero = x.array == 0
         if not zero.any():
             result = _reverse_cumsum(grad * out, dim) / x
             break

@@ -33,9 +33,9 @@ class Abs(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         # sign(0) == 0: PyTorch's subgradient of |x| at 0.
-        return grad * array_module(input.data).sign(input.data)
+        return grad * array_module(input.array).sign(input.array)
 
 
 class Sqrt(Function):
@@ -48,7 +48,7 @@ class Sqrt(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return grad / (2.0 * result)
 
 
@@ -62,7 +62,7 @@ class Rsqrt(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return grad * -0.5 * result * result * result
 
 
@@ -76,7 +76,7 @@ class Expm1(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return grad * (result + 1.0)
 
 
@@ -91,7 +91,7 @@ class Log1p(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         return grad / (input + 1.0)
 
 
@@ -104,7 +104,7 @@ class Log2(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         return grad / (input * _LN2)
 
 
@@ -117,7 +117,7 @@ class Erf(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         from .unary import exp
 
         return grad * _TWO_OVER_SQRT_PI * exp(-(input * input))
@@ -132,7 +132,7 @@ class Sin(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         return grad * Cos.apply(input)
 
 
@@ -145,7 +145,7 @@ class Cos(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         return grad * -Sin.apply(input)
 
 
@@ -159,7 +159,7 @@ class Tan(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return grad * (1.0 + result * result)
 
 
@@ -173,7 +173,7 @@ class Reciprocal(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return grad * -(result * result)
 
 

@@ -13,7 +13,7 @@ def normalize_key(key):
     out, basic = [], True
     for part in parts:
         if isinstance(part, Tensor):
-            part = part.data
+            part = part.array
         if isinstance(part, list):
             basic = False
         elif part is None or part is Ellipsis or isinstance(part, (int, slice)):
@@ -118,6 +118,6 @@ def getitem(input, key):
 
 def setitem(input, key, value):
     key, _ = normalize_key(key)
-    if isinstance(value, Tensor) and value.data.dtype != input.data.dtype:
-        value = value.to(input.data.dtype)
+    if isinstance(value, Tensor) and value.array.dtype != input.array.dtype:
+        value = value.to(input.array.dtype)
     SetItem.apply_(input, value, key)

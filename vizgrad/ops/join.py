@@ -82,6 +82,25 @@ class Split(SplitSizes):
         return SplitSizes.forward(ctx, input, sizes or [0], dim)
 
 
+class UnsafeSplit(Split):
+    """``unsafe_split``/``unsafe_chunk``: a split whose pieces are not tracked as views
+    (PyTorch's recurrent cells chunk their gates this way: ``UnsafeSplitBackward0``)."""
+
+    backward_name = "UnsafeSplitBackward0"
+    view_of_input = False
+
+
+def unsafe_chunk(input, chunks: int, dim: int = 0):
+    """``chunk`` without view tracking (the pieces may be written in place freely).
+
+    Example
+    -------
+    >>> i, f, g, o = gates.unsafe_chunk(4, 1)
+    """
+    extent = input.shape[dim]
+    return UnsafeSplit.apply(input, -(-extent // chunks) if extent else 1, dim)
+
+
 class Unbind(Function):
     """Views of each slice along dim; backward: stack the slices' grads."""
     view_of_input = True

@@ -12,45 +12,48 @@ from .operands import same_dtype as _same_dtype
 from .operands import save_crossed, saved_crossed
 
 
-class Matmul(Function):
-    """``input @ other`` with NumPy's rules (1-D operands, broadcast batch dims)."""
-
-    backward_name = "MmBackward0"
-    saved_if_needed = ("input", "other")
-
-    @staticmethod
-    def forward(ctx, input, other):
-        if input.ndim == 0 or other.ndim == 0:
-            raise ValueError("matmul: both operands need at least one dimension")
-        _same_dtype("matmul", input, other)
-        save_crossed(ctx, 0, input, other)  # each only for the other's gradient
-        return array_module(input).matmul(input, other)
-
-    @staticmethod
-    def backward(ctx, grad):
-        input, other = saved_crossed(ctx, 0)
-        (input_shape, _), (other_shape, _) = ctx._operand_meta
-        g = grad
-        if len(input_shape) == 1:
-            g = g.unsqueeze(-2)
-        if len(other_shape) == 1:
-            g = g.unsqueeze(-1)
-        grad_input = grad_other = None
-        if other is not None:
-            b = other.unsqueeze(-1) if other.ndim == 1 else other
-            grad_input = g @ b.transpose(-1, -2)
-            if len(input_shape) == 1:
-                grad_input = grad_input.squeeze(-2)
-        if input is not None:
-            a = input.unsqueeze(0) if input.ndim == 1 else input
-            grad_other = a.transpose(-1, -2) @ g
-            if len(other_shape) == 1:
-                grad_other = grad_other.squeeze(-1)
-        return grad_input, grad_other
-
-
 def matmul(input, other):
-    return Matmul.apply(input, other)
+    """``input @ other`` with NumPy's rules, recorded as PyTorch decomposes it: ``Dot``,
+    ``Mv``, ``Mm``, a folded ``View -> Mm -> UnsafeView`` for a batch times a matrix, or
+    ``Expand -> View -> Bmm -> UnsafeView`` for two batches.
+
+    Example
+    -------
+    >>> (vizgrad.randn(2, 5, 3) @ vizgrad.randn(3, 4)).shape
+    (2, 5, 4)
+    """
+    from ..core.broadcast import expand
+    from .views import UnsafeView, reshape
+
+    a, b = input.ndim, other.ndim
+    if a == 0 or b == 0:
+        raise ValueError("matmul: both operands need at least one dimension")
+    if a == 1 and b == 1:
+        return Dot.apply(input, other)
+    if a == 2 and b == 1:
+        return Mv.apply(input, other)
+    if a == 1 and b == 2:
+        return Mm.apply(input.unsqueeze(0), other).squeeze(0)
+    if a == 2 and b == 2:
+        return Mm.apply(input, other)
+    if a >= 3 and b <= 2:  # fold the batch into the rows
+        rows = reshape(input, (-1, input.shape[-1]))
+        out = Mv.apply(rows, other) if b == 1 else Mm.apply(rows, other)
+        tail = () if b == 1 else (other.shape[-1],)
+        return UnsafeView.apply(out, input.shape[:-1] + tail)
+    left = input.unsqueeze(0) if a == 1 else input
+    right = other.unsqueeze(-1) if b == 1 else other
+    xp = array_module(left.array)
+    batch = xp.broadcast_shapes(left.shape[:-2], right.shape[:-2])
+    n, k, m = left.shape[-2], left.shape[-1], right.shape[-1]
+    left = reshape(expand(left, batch + (n, k)), (-1, n, k))
+    right = reshape(expand(right, batch + right.shape[-2:]), (-1, k, m))
+    out = UnsafeView.apply(Bmm.apply(left, right), batch + (n, m))
+    if a == 1:
+        out = out.squeeze(-2)
+    if b == 1:
+        out = out.squeeze(-1)
+    return out
 
 
 class Bmm(Function):
@@ -149,7 +152,7 @@ class Einsum(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        saved = iter(ctx.saved_tensors)
+        saved = iter(ctx.saved_values)
         operands = [next(saved) if need else None for need in _needed(ctx)]
         inputs, output = ctx.equation.split("->")
         terms = inputs.split(",")
@@ -158,8 +161,8 @@ class Einsum(Function):
         for term, (shape, _) in zip(terms, ctx._operand_meta):
             for label, extent in zip(term, shape):
                 sizes[label] = max(sizes.get(label, 1), extent)
-        xp = array_module(grad.data)
-        dtype = grad.data.dtype
+        xp = array_module(grad.array)
+        dtype = grad.array.dtype
         grads = []
         for i, term in enumerate(terms):
             if ctx.next_functions[i][0] is None:
@@ -234,3 +237,117 @@ def tril(input: Tensor, diagonal: int = 0) -> Tensor:
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """Upper triangle of the last two dims (entries below ``diagonal`` set to 0)."""
     return Triu.apply(input, diagonal)
+
+
+class Mm(Function):
+    """Matrix product of two 2-D tensors (``torch.mm``: no broadcasting)."""
+
+    saved_if_needed = ("self", "mat2")
+
+    @staticmethod
+    def forward(ctx, self, mat2):
+        if self.ndim != 2 or mat2.ndim != 2:
+            raise ValueError(f"mm expects two 2-D tensors, got {self.ndim}-D and {mat2.ndim}-D")
+        _same_dtype("mm", self, mat2)
+        save_crossed(ctx, 0, self, mat2)  # each only for the other's gradient
+        return array_module(self).matmul(self, mat2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        self, mat2 = saved_crossed(ctx, 0)
+        return (Mm.apply(grad, mat2.t()) if mat2 is not None else None,
+                Mm.apply(self.t(), grad) if self is not None else None)
+
+
+class Mv(Function):
+    """Matrix-vector product (``torch.mv``)."""
+
+    saved_if_needed = ("self", "vec")
+
+    @staticmethod
+    def forward(ctx, self, vec):
+        if self.ndim != 2 or vec.ndim != 1:
+            raise ValueError(f"mv expects a 2-D and a 1-D tensor, got {self.ndim}-D and "
+                             f"{vec.ndim}-D")
+        _same_dtype("mv", self, vec)
+        save_crossed(ctx, 0, self, vec)  # each only for the other's gradient
+        return array_module(self).matmul(self, vec)
+
+    @staticmethod
+    def backward(ctx, grad):
+        self, vec = saved_crossed(ctx, 0)
+        return (grad.unsqueeze(1) * vec if vec is not None else None,
+                Mv.apply(self.t(), grad) if self is not None else None)
+
+
+class Dot(Function):
+    """Inner product of two 1-D tensors (``torch.dot``)."""
+
+    saved_if_needed = ("self", "tensor")
+
+    @staticmethod
+    def forward(ctx, self, tensor):
+        if self.ndim != 1 or tensor.ndim != 1:
+            raise ValueError(f"dot expects two 1-D tensors, got {self.ndim}-D and "
+                             f"{tensor.ndim}-D")
+        _same_dtype("dot", self, tensor)
+        save_crossed(ctx, 0, self, tensor)  # each only for the other's gradient
+        return array_module(self).asarray(array_module(self).dot(self, tensor))
+
+    @staticmethod
+    def backward(ctx, grad):
+        self, tensor = saved_crossed(ctx, 0)
+        return (grad * tensor if tensor is not None else None,
+                grad * self if self is not None else None)
+
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """``input @ mat2`` for two matrices. Example: ``vizgrad.mm(a, b)``."""
+    return Mm.apply(input, mat2)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """``input @ vec`` for a matrix and a vector. Example: ``vizgrad.mv(a, v)``."""
+    return Mv.apply(input, vec)
+
+
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
+    """Inner product of two vectors. Example: ``vizgrad.dot(u, v)``."""
+    return Dot.apply(input, tensor)
+
+
+class FillDiagonal(Function):
+    """``fill_diagonal_(value, wrap)``; PyTorch writes through a diagonal view, so its
+    node is a ``CopySlices``: the diagonal's gradient is zero."""
+
+    backward_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, self, fill_value, wrap):
+        xp = array_module(self)
+        out = self.copy()
+        ctx.mask = _diagonal_mask(xp, self.shape, wrap)
+        out[ctx.mask] = fill_value
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .select import where
+
+        return where(ctx.mask, 0.0, grad), None, None
+
+
+def _diagonal_mask(xp, shape, wrap):
+    if len(shape) < 2 or (len(shape) > 2 and len(set(shape)) != 1):
+        raise ValueError(f"fill_diagonal_ needs a 2-D tensor or one with all dimensions "
+                         f"equal, got shape {shape}")
+    mask = xp.zeros(shape, dtype=bool)
+    if len(shape) > 2:
+        index = xp.arange(shape[0])
+        mask[(index,) * len(shape)] = True
+        return mask
+    rows, cols = shape
+    flat = mask.reshape(-1)
+    end = rows * cols if wrap or rows <= cols else cols * cols
+    flat[0:end:cols + 1] = True
+    return mask

@@ -7,6 +7,7 @@ from ..core.broadcast import expand
 from ..core.factory import as_dtype
 from ..core.function import binary_operator as _binary_operator
 from ..core.function import unary_operator as _unary_operator
+from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from . import arithmetic as ar
 from . import comparison as cmp
@@ -22,7 +23,7 @@ def _to(self, *args, dtype=None, device=None, copy=False):
         else:
             dtype = arg
     dtype = as_dtype(dtype)
-    if dtype == self.data.dtype:
+    if dtype == self.array.dtype:
         dtype = None
     device = None if device is None else backend.normalize_device(device)
     if device == self.device:
@@ -39,11 +40,15 @@ def _inplace(fn):
     return method
 
 
-def _iadd(self, other):
+def _iadd(self, other, alpha=1):
+    if alpha != 1:
+        return ar.AddScaled.apply_(self, other, alpha)
     return ar.Add.apply_(self, other)
 
 
-def _isub(self, other):
+def _isub(self, other, alpha=1):
+    if alpha != 1:
+        return ar.SubScaled.apply_(self, other, alpha)
     return ar.Sub.apply_(self, other)
 
 
@@ -59,15 +64,140 @@ def _rpow(self, other):
     return ar.PowTensor.apply(other, self)
 
 
+def _matmul_operator(self, other):
+    if grad_enabled() or not isinstance(other, Tensor):
+        return linalg.matmul(self, other)
+    try:  # nothing recorded: one product, no decomposition
+        out = backend.array_module(self.array).matmul(self.array, other.array)
+    except (ValueError, TypeError):
+        return linalg.matmul(self, other)  # its error message names the shapes
+    return Tensor.from_array(out)
+
+
 def _rmatmul(self, other):
-    return linalg.Matmul.apply(other, self)
+    return linalg.matmul(other, self)
 
 
 def _contiguous(self):
-    if self.data.flags.c_contiguous:
+    if self.array.flags.c_contiguous:
         return self
     return select.clone(self)
 
+
+# -- PyTorch tutorial surface -----------------------------------------------------------
+def _factory_kwargs(self, dtype, device):
+    return {"dtype": self.dtype if dtype is None else dtype,
+            "device": self.device if device is None else device}
+
+
+def _new_factory(name):
+    def method(self, *size, dtype=None, device=None, requires_grad=False):
+        from ..core import factory
+
+        return getattr(factory, name)(*size, requires_grad=requires_grad,
+                                      **_factory_kwargs(self, dtype, device))
+
+    method.__name__ = f"new_{name}"
+    method.__doc__ = f"``vizgrad.{name}(*size)`` with this tensor's dtype and device."
+    return method
+
+
+def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+    from ..core.factory import full
+
+    return full(size, fill_value, requires_grad=requires_grad,
+                **_factory_kwargs(self, dtype, device))
+
+
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    from ..core.factory import tensor
+
+    return tensor(data, requires_grad=requires_grad, **_factory_kwargs(self, dtype, device))
+
+
+def _draw(self, values):
+    """Random values for ``normal_``/``uniform_`` as an array of ``self``'s backend."""
+    return backend.as_array(values, like=self.array).astype(self.dtype)
+
+
+def _normal_(self, mean=0.0, std=1.0):
+    from ..core.factory import generator
+
+    return select.Normal.apply_(self, _draw(self, generator().normal(mean, std, self.shape)))
+
+
+def _uniform_(self, from_=0.0, to=1.0, **kwargs):
+    from ..core.factory import generator
+
+    low, high = kwargs.pop("from", from_), to
+    return select.Uniform.apply_(self, _draw(self, generator().uniform(low, high, self.shape)))
+
+
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+_TYPE_DTYPES = {name: dtype for dtype, name in _TYPE_NAMES.items()}
+
+
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    """PyTorch's ``type()``: no argument, the type name (``"torch.FloatTensor"``, the
+    string PyTorch code compares with); a dtype or type name, a cast."""
+    if dtype is None:
+        prefix = "torch.cuda." if self.is_cuda else "torch."
+        return prefix + _TYPE_NAMES.get(str(self.dtype), str(self.dtype))
+    name = getattr(dtype, "__name__", dtype)
+    if isinstance(name, str) and name.rsplit(".", 1)[-1] in _TYPE_DTYPES:
+        short = name.rsplit(".", 1)[-1]
+        device = "cuda" if ".cuda." in name else None
+        return _to(self, _TYPE_DTYPES[short], device=device)
+    return _to(self, dtype)
+
+
+def _equal(self, other):
+    """True when both have the same shape and the same values (PyTorch's ``equal``)."""
+    if self.shape != other.shape:
+        return False
+    return bool(backend.array_module(self.array).array_equal(self.array, other.array))
+
+
+def _softmax(self, dim, dtype=None):
+    from .nn_activation import softmax
+
+    return softmax(self, dim, dtype=dtype)
+
+
+def _log_softmax(self, dim, dtype=None):
+    from .nn_activation import log_softmax
+
+    return log_softmax(self, dim, dtype=dtype)
+
+
+def _sorting(name):
+    def method(self, *args, **kwargs):
+        from . import sorting
+
+        return getattr(sorting, name)(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+TUTORIAL_METHODS = {
+    "new_zeros": _new_factory("zeros"), "new_ones": _new_factory("ones"),
+    "new_empty": _new_factory("empty"), "new_full": _new_full, "new_tensor": _new_tensor,
+    "addcmul": lambda self, t1, t2, *, value=1: ar.addcmul(self, t1, t2, value=value),
+    "addcdiv": lambda self, t1, t2, *, value=1: ar.addcdiv(self, t1, t2, value=value),
+    "addcmul_": lambda self, t1, t2, *, value=1: ar.Addcmul.apply_(self, t1, t2, value),
+    "addcdiv_": lambda self, t1, t2, *, value=1: ar.Addcdiv.apply_(self, t1, t2, value),
+    "mm": linalg.mm, "mv": linalg.mv, "dot": linalg.dot,
+    "softmax": _softmax, "log_softmax": _log_softmax,
+    "topk": _sorting("topk"), "sort": _sorting("sort"), "argsort": _sorting("argsort"),
+    "normal_": _normal_, "uniform_": _uniform_,
+    "fill_diagonal_": lambda self, fill_value, wrap=False: linalg.FillDiagonal.apply_(
+        self, fill_value, wrap),
+    "copy_": lambda self, src, non_blocking=False: select.Copy.apply_(self, src),
+    "equal": _equal, "type": _type, "unsafe_chunk": join.unsafe_chunk,
+}
 
 METHODS = {
     "add": ar.add, "sub": ar.sub, "mul": ar.mul, "div": ar.div, "neg": ar.neg, "pow": ar.pow,
@@ -101,9 +231,10 @@ METHODS = {
     "__sub__": _binary_operator(ar.Sub), "__rsub__": _rsub,
     "__mul__": _binary_operator(ar.Mul), "__rmul__": _binary_operator(ar.Mul, True),
     "__truediv__": _binary_operator(ar.Div), "__rtruediv__": _rtruediv,
-    "__pow__": ar.pow, "__rpow__": _rpow, "__matmul__": _binary_operator(linalg.Matmul),
+    "__pow__": ar.pow, "__rpow__": _rpow, "__matmul__": _matmul_operator,
     "__rmatmul__": _rmatmul, "__neg__": _unary_operator(ar.Neg), "__pos__": lambda self: self,
-    "__iadd__": _iadd, "__isub__": _isub, "__imul__": _inplace(ar.Mul),
+    "__iadd__": lambda self, other: _iadd(self, other),
+    "__isub__": lambda self, other: _isub(self, other), "__imul__": _inplace(ar.Mul),
     "__itruediv__": _inplace(ar.Div),
     "__eq__": cmp.eq, "__ne__": cmp.ne, "__lt__": cmp.lt, "__le__": cmp.le, "__gt__": cmp.gt,
     "__ge__": cmp.ge, "__invert__": cmp.logical_not,
@@ -126,3 +257,4 @@ def install(methods: dict | None = None, properties: dict | None = None) -> None
 
 
 install(METHODS, PROPERTIES)
+install(TUTORIAL_METHODS)

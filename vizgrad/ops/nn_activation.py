@@ -35,7 +35,7 @@ class Softmax(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         weighted = grad * result
         return weighted - result * weighted.sum(dim=ctx.dim, keepdim=True), None
 
@@ -54,7 +54,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return grad - result.exp() * grad.sum(dim=ctx.dim, keepdim=True), None
 
 
@@ -91,7 +91,7 @@ def _keep_mask(input: Tensor, p: float, shape: tuple[int, ...]) -> Tensor:
     """A constant tensor: 1/(1-p) where an element is kept, 0 where dropped."""
     draws = generator().random(shape)
     mask = (draws >= p) * (1.0 / (1.0 - p))
-    array = backend.as_array(mask, like=input.data, dtype=input.dtype)
+    array = backend.as_array(mask, like=input.array, dtype=input.dtype)
     return Tensor.from_array(array)
 
 

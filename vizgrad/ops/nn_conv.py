@@ -136,6 +136,7 @@ class Conv(Function):
     """N-d convolution (cross-correlation) with bias, stride, padding, dilation, groups."""
 
     backward_name = "ConvolutionBackward0"
+    saved_input_name = "input"  # torch: convolution(input, weight, ...)
     saved_if_needed = ("input", "weight")
 
     @staticmethod
@@ -167,6 +168,7 @@ class ConvTranspose(Function):
     """Transposed convolution: the adjoint of ``Conv`` in its input (weight (Cin, Cout/g, *k))."""
 
     backward_name = "ConvolutionBackward0"
+    saved_input_name = "input"  # torch: convolution(input, weight, ...)
     saved_if_needed = ("input", "weight")
 
     @staticmethod

@@ -15,48 +15,68 @@ from ..core.backend import array_module
 from ..core.function import Function
 from ..core.tensor import Tensor
 from .indexing import IndexBackward
+from .linalg import Mm, matmul
 from .nn_activation import dropout, softmax
 from .operands import same_dtype, save_crossed, saved_crossed
 from .select import where
+from .views import T
 
 
 class Addmm(Function):
-    """``bias + input @ weight.T`` for a 2-d input: the fused linear layer."""
+    """``beta * self + alpha * (mat1 @ mat2)``: the fused linear layer, PyTorch's
+    ``addmm(bias, input, weight.t())`` (so the weight reaches it through ``TBackward0``)."""
 
-    saved_if_needed = ("input", "weight")
+    saved_defaults = {"alpha": 1, "beta": 1}
+    saved_if_needed = ("mat1", "mat2")
 
     @staticmethod
-    def forward(ctx, bias, input, weight):
-        same_dtype("linear", input, weight)
-        save_crossed(ctx, 1, input, weight)  # each only for the other's gradient
-        return array_module(input).matmul(input, weight.T) + bias
+    def forward(ctx, self, mat1, mat2, beta=1, alpha=1):
+        same_dtype("linear", mat1, mat2)
+        save_crossed(ctx, 1, mat1, mat2)  # each only for the other's gradient
+        out = array_module(mat1).matmul(mat1, mat2)
+        if alpha != 1:
+            ctx.alpha = alpha
+            out = out * alpha
+        if beta != 1:
+            ctx.beta = beta
+            self = self * beta
+        return out + self
 
     @staticmethod
     def backward(ctx, grad):
-        input, weight = saved_crossed(ctx, 1)
+        mat1, mat2 = saved_crossed(ctx, 1)
+        scaled = grad * ctx.alpha if ctx.alpha != 1 else grad
         # The bias gradient is ``grad`` itself; the engine sums it to the bias's shape.
-        grad_input = None if weight is None else grad @ weight
-        grad_weight = None if input is None else grad.t() @ input
-        return grad, grad_input, grad_weight
+        return (grad * ctx.beta if ctx.beta != 1 else grad,
+                None if mat2 is None else Mm.apply(scaled, mat2.t()),
+                None if mat1 is None else Mm.apply(mat1.t(), scaled), None, None)
 
 
 class Embedding(Function):
-    """Rows of ``weight`` picked by integer ``indices``; ``padding_idx`` rows get no gradient."""
+    """Rows of ``weight`` picked by integer ``indices``; ``padding_idx`` rows get no gradient.
+
+    As in PyTorch the indices are not an input slot (no ``(None, 0)`` edge): they are
+    saved as ``_saved_indices`` with ``padding_idx`` (-1 for none), ``scale_grad_by_freq``
+    and ``sparse``.
+    """
+
+    saved_defaults = {"padding_idx": -1, "scale_grad_by_freq": False, "sparse": False}
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx):
-        ctx.weight_shape, ctx.padding_idx = weight.shape, padding_idx
-        ctx.save_for_backward(indices)
+        ctx._weight_shape = weight.shape
+        if padding_idx is not None:
+            ctx.padding_idx = padding_idx
+        ctx.save_named("indices", indices)
         return weight[indices]
 
     @staticmethod
     def backward(ctx, grad):
-        (indices,) = ctx.saved_tensors
-        indices = indices.data
-        if ctx.padding_idx is not None:
+        indices = ctx._saved_indices.array
+        if ctx.padding_idx >= 0:
             keep = (indices != ctx.padding_idx)[..., None].astype(grad.dtype)
             grad = grad * Tensor.from_array(keep)
-        return IndexBackward.apply(grad, indices, ctx.weight_shape, True), None, None
+        return IndexBackward.apply(grad, indices, ctx._weight_shape, True), None, None
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -67,14 +87,14 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     >>> linear(vizgrad.randn(8, 3), vizgrad.randn(4, 3), vizgrad.zeros(4)).shape
     (8, 4)
     """
+    # PyTorch's decomposition: addmm on a 2-D view of the input when there is a bias,
+    # matmul otherwise; the weight enters through t() (TBackward0) either way.
     if bias is None:
-        return input @ weight.t()
+        return matmul(input, T.apply(weight))
     if input.ndim == 2:
-        return Addmm.apply(bias, input, weight)
-    if input.ndim < 2:
-        return input @ weight.t() + bias
+        return Addmm.apply(bias, input, T.apply(weight))
     lead = input.shape[:-1]
-    flat = Addmm.apply(bias, input.reshape(-1, input.shape[-1]), weight)
+    flat = Addmm.apply(bias, input.reshape(-1, input.shape[-1]), T.apply(weight))
     return flat.reshape(lead + (weight.shape[0],))
 
 
@@ -90,7 +110,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are "
                                   "not supported")
-    indices = input.data if isinstance(input, Tensor) else input
+    indices = input.array if isinstance(input, Tensor) else input
     if indices.dtype.kind not in "iu":
         raise TypeError(f"embedding indices must be integers, got {indices.dtype}")
     if padding_idx is not None:
@@ -98,8 +118,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         if not -count <= padding_idx < count:
             raise ValueError(f"padding_idx {padding_idx} is out of range for {count} embeddings")
         padding_idx %= count
-    index_tensor = input if isinstance(input, Tensor) else Tensor.from_array(indices)
-    return Embedding.apply(weight, index_tensor, padding_idx)
+    return Embedding.apply(weight, indices, padding_idx)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
@@ -110,7 +129,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     >>> one_hot(vizgrad.tensor([0, 2]), 3).tolist()
     [[1, 0, 0], [0, 0, 1]]
     """
-    indices = tensor.data
+    indices = tensor.array
     if indices.dtype.kind not in "iu":
         raise TypeError(f"one_hot is only applicable to index tensors, got {indices.dtype}")
     xp = array_module(indices)
@@ -143,12 +162,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     length, source = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = (query @ key.transpose(-2, -1)) * scale
-    xp = array_module(query.data)
+    xp = array_module(query.array)
     if is_causal:
         attn_mask = Tensor.from_array(xp.tril(xp.ones((length, source), dtype=bool)))
     if attn_mask is not None:
         if attn_mask.dtype.kind == "b":
-            scores = where(attn_mask.data, scores, -math.inf)
+            scores = where(attn_mask.array, scores, -math.inf)
         else:
             scores = scores + attn_mask
     weights = softmax(scores, dim=-1)

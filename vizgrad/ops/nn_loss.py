@@ -19,6 +19,7 @@ from ..core.tensor import Tensor
 from .elementwise import abs as _abs
 from .elementwise import log1p
 from .nn_activation import log_softmax
+from .nn_loss_nodes import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, MseLoss, NllLoss
 from .select import where
 from .unary import exp, log
 
@@ -70,7 +71,10 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     >>> nll_loss(log_softmax(logits, 1), labels, ignore_index=0)
     """
     reduction = _reduction(reduction, size_average, reduce)
-    labels = target.data if isinstance(target, Tensor) else target
+    labels = target.array if isinstance(target, Tensor) else target
+    if input.ndim <= 2:  # PyTorch's one NllLossBackward0 node
+        return NllLoss.apply(input, labels, None if weight is None else weight.array,
+                             reduction, ignore_index)
     xp = array_module(labels)
     flat_labels = labels.reshape(-1)
     scores = _class_last(input)
@@ -82,7 +86,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     picked = scores[xp.arange(flat_labels.shape[0]), safe]
     weights = keep.astype(input.dtype)
     if weight is not None:
-        weights = weights * weight.data[safe]
+        weights = weights * weight.array[safe]
     weights = _constant(weights, input)
     loss = -picked * weights
     if reduction == "none":
@@ -119,7 +123,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     nll = nll_loss(log_probs, target, weight, None, ignore_index, None, reduction)
     if label_smoothing == 0.0:
         return nll
-    labels = target.data
+    labels = target.array
     ignored = labels == ignore_index
     weighted = log_probs if weight is None else log_probs * weight.reshape(tuple(shape))
     smooth = -weighted.sum(dim=class_dim)
@@ -127,7 +131,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if reduction == "mean":
         if weight is not None:
             safe = array_module(labels).where(ignored, 0, labels)
-            total = (weight.data[safe] * (~ignored)).sum()
+            total = (weight.array[safe] * (~ignored)).sum()
             smooth = smooth.sum() / float(total)
         else:
             # PyTorch averages over the non-ignored targets here, as nll_loss does.
@@ -164,6 +168,8 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
     >>> mse_loss(prediction, target, reduction="sum")
     """
     reduction = _reduction(reduction, size_average, reduce)
+    if weight is None and isinstance(input, Tensor) and isinstance(target, Tensor):
+        return MseLoss.apply(input, target, reduction)  # PyTorch's one MseLossBackward0 node
     difference = input - target
     loss = difference * difference
     if weight is not None:
@@ -201,7 +207,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     magnitude = _abs(difference)
     if beta == 0.0:
         return _reduce(magnitude, reduction)
-    loss = where(magnitude.data < beta, difference * difference * (0.5 / beta),
+    loss = where(magnitude.array < beta, difference * difference * (0.5 / beta),
                  magnitude - 0.5 * beta)
     return _reduce(loss, reduction)
 
@@ -217,7 +223,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     reduction = _reduction(reduction)
     difference = input - target
     magnitude = _abs(difference)
-    loss = where(magnitude.data < delta, difference * difference * 0.5,
+    loss = where(magnitude.array < delta, difference * difference * 0.5,
                  (magnitude - 0.5 * delta) * delta)
     if weight is not None:
         loss = loss * weight
@@ -229,7 +235,7 @@ _LOG_FLOOR = -100.0  # PyTorch clamps log terms here so 0 * log(0) stays finite
 
 def _clamped_log(x: Tensor) -> Tensor:
     floor = math.exp(_LOG_FLOOR)
-    return log(where(x.data > floor, x, floor))
+    return log(where(x.array > floor, x, floor))
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -244,9 +250,12 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if tuple(input.shape) != tuple(target.shape):
         raise ValueError(f"binary_cross_entropy: target size {tuple(target.shape)} must be "
                          f"the same as the input size {tuple(input.shape)}")
-    data = input.data
+    data = input.array
     if bool(((data < 0) | (data > 1)).any()):
         raise ValueError("binary_cross_entropy: all input values must be between 0 and 1")
+    if isinstance(target, Tensor) and (weight is None or not weight.requires_grad):
+        return BinaryCrossEntropy.apply(input, target, None if weight is None else
+                                        weight.array, reduction)
     loss = -(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input))
     if weight is not None:
         loss = loss * weight
@@ -271,9 +280,15 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
         raise ValueError(f"binary_cross_entropy_with_logits: target size "
                          f"{tuple(target.shape)} must match the input size "
                          f"{tuple(input.shape)}")
+    if isinstance(target, Tensor) and all(w is None or not w.requires_grad
+                                          for w in (weight, pos_weight)):
+        # PyTorch's one node; weights that want gradients take the composition below
+        return BinaryCrossEntropyWithLogits.apply(
+            input, target, None if weight is None else weight.array,
+            None if pos_weight is None else pos_weight.array, reduction)
     # softplus(-x) = max(-x, 0) + log1p(exp(-|x|)); both pieces are picked with ``where``
     # so that at x == 0 the derivative is the true -1/2, not the zero subgradient of |x|.
-    nonnegative = input.data >= 0
+    nonnegative = input.array >= 0
     softplus_negative = (where(nonnegative, 0.0, -input)
                          + log1p(exp(where(nonnegative, -input, input))))
     if pos_weight is not None:
@@ -299,7 +314,7 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
     if log_target:
         loss = exp(target) * (target - input)
     else:
-        positive = target.data > 0
+        positive = target.array > 0
         # xlogy: 0 log 0 is 0, and the discarded branch stays finite for double backward.
         entropy = where(positive, target * log(where(positive, target, 1.0)), 0.0)
         loss = entropy - target * input

@@ -13,7 +13,9 @@ Example
 
 from __future__ import annotations
 
-from ..core.state import no_grad
+from ..core.backend import array_module
+from ..core.function import Function
+from ..core.state import is_grad_enabled, no_grad
 from ..core.tensor import Tensor
 
 
@@ -38,6 +40,75 @@ def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None,
     return out
 
 
+class NativeLayerNorm(Function):
+    """Layer norm as one node (PyTorch's ``NativeLayerNormBackward0``): saves the input,
+    weight, bias and the statistics (``result1`` mean, ``result2`` 1/std).
+
+    ``weight``/``bias`` absent are the numbers 1 and 0, so they still get PyTorch's
+    ``(None, 0)`` edges. Backward recomputes the statistics from the saved input with
+    differentiable ops, so double backward sees how they depend on it.
+    """
+
+    number_slots = (1, 2)
+    saved_input_name = "input"
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, normalized_shape, eps):
+        xp = array_module(input)
+        dims = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+        mean = input.mean(axis=dims, keepdims=True)
+        centred = input - mean
+        rstd = 1.0 / xp.sqrt((centred * centred).mean(axis=dims, keepdims=True) + eps)
+        out = centred * rstd
+        if not isinstance(weight, (int, float)):
+            out = out * weight
+        if not isinstance(bias, (int, float)):
+            out = out + bias
+        ctx.normalized_shape, ctx._eps, ctx._dims = tuple(normalized_shape), eps, dims
+        ctx._has_weight = not isinstance(weight, (int, float))
+        ctx.save_for_backward(input, *[t for t in (weight, bias)
+                                       if not isinstance(t, (int, float))])
+        for name, value in (("weight", weight), ("bias", bias)):
+            if isinstance(value, (int, float)):
+                setattr(ctx, name, None)  # PyTorch shows _saved_weight = None
+        ctx.save_named("result1", mean.astype(input.dtype, copy=False))
+        ctx.save_named("result2", rstd.astype(input.dtype, copy=False))
+        return out.astype(input.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        saved = list(ctx.saved_values)
+        x = saved.pop(0)
+        weight = saved.pop(0) if ctx._has_weight else None
+        dims = ctx._dims
+        if not is_grad_enabled():  # a plain backward: arrays and the saved statistics
+            return _layer_norm_grads(ctx, grad, x, weight)
+        mean = x.mean(dim=dims, keepdim=True)
+        centred = x - mean
+        rstd = ((centred * centred).mean(dim=dims, keepdim=True) + ctx._eps) ** -0.5
+        normalized = centred * rstd
+        scaled = grad * weight if weight is not None else grad
+        grad_input = rstd * (scaled - scaled.mean(dim=dims, keepdim=True)
+                             - normalized * (scaled * normalized).mean(dim=dims, keepdim=True))
+        # weight and bias gradients are reduced to their shapes by the engine (SumTo)
+        return (grad_input, grad * normalized if ctx.needs_grad(1) else None,
+                grad if ctx.needs_grad(2) else None, None, None)
+
+
+def _layer_norm_grads(ctx, grad, x, weight):
+    """NativeLayerNorm's backward on arrays (nothing to record): no recomputation."""
+    dims = ctx._dims
+    g = grad.array
+    normalized = (x.array - ctx._saved_result1.array) * ctx._saved_result2.array
+    scaled = g * weight.array if weight is not None else g
+    grad_input = ctx._saved_result2.array * (
+        scaled - scaled.mean(axis=dims, keepdims=True)
+        - normalized * (scaled * normalized).mean(axis=dims, keepdims=True))
+    return (Tensor.from_array(grad_input.astype(g.dtype, copy=False)),
+            Tensor.from_array(g * normalized) if ctx.needs_grad(1) else None,
+            grad if ctx.needs_grad(2) else None, None, None)
+
+
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` dimensions.
@@ -52,9 +123,8 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     if tuple(input.shape[input.ndim - count:]) != tuple(normalized_shape):
         raise ValueError(f"layer_norm: normalized_shape {tuple(normalized_shape)} does not "
                          f"match the trailing dimensions of input {tuple(input.shape)}")
-    dims = tuple(range(input.ndim - count, input.ndim))
-    out, _ = _normalize(input, dims, eps)
-    return _affine(out, weight, bias)
+    return NativeLayerNorm.apply(input, 1.0 if weight is None else weight,
+                                 0.0 if bias is None else bias, tuple(normalized_shape), eps)
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,

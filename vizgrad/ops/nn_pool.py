@@ -119,8 +119,8 @@ class MaxPool2d(Function):
 
     @staticmethod
     def backward(ctx, grad, grad_indices=None):
-        (indices,) = ctx.saved_tensors
-        return (max_unpool_grad(grad, indices.data, ctx.input_shape),
+        (indices,) = ctx.saved_values
+        return (max_unpool_grad(grad, indices.array, ctx.input_shape),
                 None, None, None, None, None)
 
 
@@ -194,7 +194,7 @@ class AvgPool2dBackward(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        xp = array_module(grad.data)
+        xp = array_module(grad.array)
         shape = grad.shape[-2:]
         planes = grad.reshape((-1,) + shape)
         outs = ctx.out_shape[-2:]
@@ -248,7 +248,7 @@ class AdaptiveAvgPool2d(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        rows, cols = ctx.saved_tensors
+        rows, cols = ctx.saved_values
         return rows.t() @ grad @ cols, None
 
 

@@ -112,7 +112,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if (size is None) == (scale_factor is None):
         raise ValueError("interpolate: give exactly one of size and scale_factor")
     spatial = input.shape[2:]
-    xp = array_module(input.data)
+    xp = array_module(input.array)
     if size is not None:
         outs = as_tuple(size, n, "size")
         scales = [s / o for s, o in zip(spatial, outs)]

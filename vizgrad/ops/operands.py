@@ -184,7 +184,7 @@ def save_one(ctx: Any, position: int, value: Any) -> None:
 def saved_crossed(ctx: Any, first: int) -> tuple:
     """``(input, other)`` as ``save_crossed`` kept them; None for the one not saved."""
     mask = ctx._grad_mask >> first & 3
-    saved = ctx.saved_tensors
+    saved = ctx.saved_values
     if mask == 3:
         return saved
     position = first + 1 if mask == 1 else first

@@ -53,7 +53,7 @@ class Var(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_values
         dims = ctx.dim
         scale = 2.0 / (_count(x.shape, dims) - ctx.correction)
         centered = x - x.mean(dim=dims, keepdim=True)
@@ -76,9 +76,9 @@ class Std(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        x, result = ctx.saved_tensors
+        x, result = ctx.saved_values
         dims = ctx.dim
-        zero = result.data == 0
+        zero = result.array == 0
         # A constant slice has std 0: PyTorch gives it a zero gradient, not nan.
         scale = where(zero, 0.0, grad / where(zero, 1.0, result))
         scale = expand_reduced(scale, x.shape, dims, ctx.keepdim)
@@ -93,8 +93,8 @@ def _others_product(x, dim):
     from .shaping import flip, narrow
 
     n = x.shape[dim]
-    xp = array_module(x.data)
-    ones = _const(xp.ones(_keep_shape(x.shape, (dim,))), x.data)
+    xp = array_module(x.array)
+    ones = _const(xp.ones(_keep_shape(x.shape, (dim,))), x.array)
     if n <= 1:
         return ones.expand(x.shape)
     head = narrow(x, dim, 0, n - 1)
@@ -113,7 +113,7 @@ class Prod(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_values
         return grad * _others_product(x.reshape(-1), 0).reshape(x.shape)
 
 
@@ -130,7 +130,7 @@ class ProdDim(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_values
         grad = expand_reduced(grad, x.shape, (ctx.dim,), ctx.keepdim)
         return grad * _others_product(x, ctx.dim), None, None
 
@@ -209,7 +209,7 @@ class MaxDim(Function):
 
         index = ctx._saved_index
         grad = expand_reduced(grad, index.shape, (ctx.dim,), ctx.keepdim)
-        zeros = Tensor.from_array(array_module(grad.data).zeros(ctx.input_shape, grad.data.dtype))
+        zeros = Tensor.from_array(array_module(grad.array).zeros(ctx.input_shape, grad.array.dtype))
         return scatter(zeros, ctx.dim, index, grad), None, None
 
 
@@ -261,7 +261,7 @@ class Logsumexp(Function):
     def backward(ctx, grad):
         from .unary import exp
 
-        x, result = ctx.saved_tensors
+        x, result = ctx.saved_values
         kept = _keep_shape(x.shape, ctx.dim)
         return expand_reduced(grad, x.shape, ctx.dim, ctx.keepdim) * exp(
             x - result.reshape(kept)), None, None
@@ -296,8 +296,8 @@ class Norm(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        x, result = ctx.saved_tensors
-        p, dims, xd = ctx.p, ctx.dim, x.data
+        x, result = ctx.saved_values
+        p, dims, xd = ctx.p, ctx.dim, x.array
         xp = array_module(xd)
         grad = expand_reduced(grad, x.shape, dims, ctx.keepdim)
         sign = xp.sign(xd)
@@ -308,9 +308,9 @@ class Norm(Function):
         norm = expand_reduced(result, x.shape, dims, ctx.keepdim)
         if math.isinf(p):
             # Ties share the gradient evenly, like amax.
-            weights = _tie_weights(xp.abs(xd), norm.data, dims)
+            weights = _tie_weights(xp.abs(xd), norm.array, dims)
             return grad * (weights * sign), None, None, None
-        zero = norm.data == 0
+        zero = norm.array == 0
         scale = where(zero, 0.0, grad / where(zero, 1.0, norm) ** (p - 1))
         if p == 2:
             return scale * x, None, None, None
@@ -384,7 +384,7 @@ def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
 
 
 def _arg_reduce(input, dim, keepdim, smallest):
-    data = input.data
+    data = input.array
     xp = array_module(data)
     if dim is None:
         flat = _arg(xp, data.reshape(-1), 0, smallest)

@@ -21,7 +21,7 @@ from .select import where
 
 
 def _array(value):
-    return value.data if isinstance(value, Tensor) else value
+    return value.array if isinstance(value, Tensor) else value
 
 
 def _dim(dim, ndim):
@@ -42,7 +42,7 @@ def _along(xp, index, dim):
 
 
 def _zeros(like: Tensor, shape) -> Tensor:
-    return Tensor.from_array(array_module(like.data).zeros(shape, dtype=like.data.dtype))
+    return Tensor.from_array(array_module(like.array).zeros(shape, dtype=like.array.dtype))
 
 
 class Gather(Function):
@@ -57,7 +57,7 @@ class Gather(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        index = ctx._saved_index.data
+        index = ctx._saved_index.array
         return ScatterAdd.apply(_zeros(grad, ctx.input_shape), ctx.dim, index, grad), None, None
 
 
@@ -76,7 +76,7 @@ class ScatterAdd(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        index = ctx._saved_index.data
+        index = ctx._saved_index.array
         return grad, None, None, _fit(Gather.apply(grad, ctx.dim, index), ctx.src_shape)
 
 
@@ -95,7 +95,7 @@ class Scatter(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        index = ctx._saved_index.data
+        index = ctx._saved_index.array
         grad_input = ScatterValue.apply(grad, ctx.dim, index, 0.0)
         return grad_input, None, None, _fit(Gather.apply(grad, ctx.dim, index), ctx.src_shape)
 
@@ -116,7 +116,7 @@ class ScatterValue(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return ScatterValue.apply(grad, ctx.dim, ctx._saved_index.data, 0.0), None, None, None
+        return ScatterValue.apply(grad, ctx.dim, ctx._saved_index.array, 0.0), None, None, None
 
 
 def _head(src, shape):
@@ -149,7 +149,7 @@ class IndexSelect(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        index = ctx._saved_index.data
+        index = ctx._saved_index.array
         return IndexAdd.apply(_zeros(grad, ctx.input_shape), ctx.dim, index, grad, 1), None, None
 
 
@@ -168,7 +168,7 @@ class IndexAdd(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        grad_source = IndexSelect.apply(grad, ctx.dim, ctx._saved_index.data)
+        grad_source = IndexSelect.apply(grad, ctx.dim, ctx._saved_index.array)
         if ctx.alpha != 1:
             grad_source = grad_source * ctx.alpha
         return grad, None, None, grad_source, None
@@ -184,7 +184,7 @@ class MaskedFill(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return where(ctx._saved_mask.data, 0.0, grad), None, None
+        return where(ctx._saved_mask.array, 0.0, grad), None, None
 
 
 class MaskedFillTensor(Function):
@@ -203,7 +203,7 @@ class MaskedFillTensor(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        mask = ctx._saved_mask.data
+        mask = ctx._saved_mask.array
         return where(mask, 0.0, grad), None, where(mask, grad, 0.0)
 
 

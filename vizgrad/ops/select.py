@@ -22,7 +22,7 @@ class Where(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        condition = ctx._saved_condition.data
+        condition = ctx._saved_condition.array
         return None, Where.apply(condition, grad, 0.0), Where.apply(condition, 0.0, grad)
 
 
@@ -80,7 +80,7 @@ class Fill(Function):
 def where(condition, input, other):
     """Elements of ``input`` where ``condition`` holds, else of ``other``."""
     if isinstance(condition, Tensor):
-        condition = condition.data
+        condition = condition.array
     if condition.dtype.kind != "b":
         condition = condition.astype(bool)
     return Where.apply(condition, input, other)
@@ -88,3 +88,46 @@ def where(condition, input, other):
 
 def clone(input):
     return Clone.apply(input)
+
+
+class Copy(Function):
+    """``copy_(src)``: the values of ``src`` (broadcast, cast to the target's dtype)."""
+
+    backward_name = "CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, self, src):
+        xp = array_module(self)
+        return xp.broadcast_to(xp.asarray(src, dtype=self.dtype), self.shape).copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0.0, grad
+
+
+class _Refill(Function):
+    """Overwrite with values drawn before the call (so the op is deterministic given
+    them): ``normal_``, ``uniform_``. The old values get a zero gradient.  The base of
+    Normal and Uniform."""
+
+    registered = False
+
+    @staticmethod
+    def forward(ctx, self, values):
+        return array_module(self).asarray(values, dtype=self.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0.0, None
+
+
+class Normal(_Refill):
+    """In-place normal draws (``normal_``); backward: zero for the old values."""
+
+    backward_name = "NormalBackward0"
+
+
+class Uniform(_Refill):
+    """In-place uniform draws (``uniform_``); backward: zero for the old values."""
+
+    backward_name = "UniformBackward0"

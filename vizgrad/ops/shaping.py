@@ -85,7 +85,7 @@ class ConstantPadNd(Function):
 
     @staticmethod
     def forward(ctx, input, pad, value):
-        ctx.pad, ctx.value = tuple(pad), value
+        ctx.pad = tuple(pad)  # the fill value is not needed by backward (torch keeps pad)
         pairs = _pad_pairs(pad, input.ndim)
         crop, widths = [], []
         for dim in range(input.ndim):
@@ -137,13 +137,13 @@ class _IndexPad(Function):
     def backward(ctx, grad):
         from .scatter_gather import IndexAdd
 
-        xp = array_module(grad.data)
+        xp = array_module(grad.array)
         pairs = list(_pad_pairs(ctx.pad, len(ctx.input_shape)).items())
         shape = list(grad.shape)
         for dim, (before, after) in reversed(pairs):
             n = ctx.input_shape[dim]
             shape[dim] = n
-            zeros = Tensor.from_array(xp.zeros(tuple(shape), dtype=grad.data.dtype))
+            zeros = Tensor.from_array(xp.zeros(tuple(shape), dtype=grad.array.dtype))
             grad = IndexAdd.apply(zeros, dim, _pad_index(xp, n, before, after, ctx.mode),
                                   grad, 1)
         return grad, None, None

@@ -16,7 +16,7 @@ class Exp(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return grad * result
 
 
@@ -29,7 +29,7 @@ class Log(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
+        (input,) = ctx.saved_values
         return grad / input
 
 
@@ -43,7 +43,7 @@ class Tanh(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return TanhBackward.apply(grad, result)
 
 
@@ -63,7 +63,7 @@ class TanhBackward(Function):
 
     @staticmethod
     def backward(ctx, grad_grad):
-        grad, result = ctx.saved_tensors
+        grad, result = ctx.saved_values
         return TanhBackward.apply(grad_grad, result), grad_grad * grad * result * -2.0
 
 
@@ -79,7 +79,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
+        (result,) = ctx.saved_values
         return SigmoidBackward.apply(grad, result)
 
 
@@ -96,7 +96,7 @@ class SigmoidBackward(Function):
 
     @staticmethod
     def backward(ctx, grad_grad):
-        grad, result = ctx.saved_tensors
+        grad, result = ctx.saved_values
         return (SigmoidBackward.apply(grad_grad, result),
                 grad_grad * grad * (1.0 - 2.0 * result))
 
@@ -111,8 +111,8 @@ class Relu(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
-        return grad * (result.data > 0)
+        (result,) = ctx.saved_values
+        return grad * (result.array > 0)
 
 
 def exp(input):

@@ -62,6 +62,34 @@ class Transpose(Function):
         return grad.transpose(ctx.dim0, ctx.dim1), None, None
 
 
+class T(Function):
+    """``t()``: the transpose of a matrix (PyTorch's ``TBackward0``, saving nothing)."""
+
+    view_of_input = True
+
+    @staticmethod
+    def forward(ctx, self):
+        return array_module(self).swapaxes(self, 0, 1) if self.ndim == 2 else self
+
+    @staticmethod
+    def backward(ctx, grad):
+        return T.apply(grad)
+
+
+class UnsafeView(Function):
+    """The reshape that ends PyTorch's matmul decompositions (``UnsafeViewBackward0``):
+    the result of a fresh product reshaped, so nothing to alias."""
+
+    @staticmethod
+    def forward(ctx, self, size):
+        ctx.input_shape = self.shape
+        return self.reshape(size)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.input_shape), None
+
+
 class Permute(Function):
     """Reorder dims (a view); backward: permute grad by the inverse order."""
     view_of_input = True
@@ -142,4 +170,4 @@ def unsqueeze(input, dim):
 def t(input):
     if input.ndim > 2:
         raise ValueError(f"t() expects a tensor with <= 2 dims, got {input.ndim}")
-    return input if input.ndim < 2 else Transpose.apply(input, 0, 1)
+    return T.apply(input)

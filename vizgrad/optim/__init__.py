@@ -8,8 +8,10 @@ Example
 
 from . import lr_scheduler
 from .adam import Adam, AdamW
+from .adaptive import Adadelta, Adamax, NAdam
 from .optimizer import Optimizer
 from .rmsprop import Adagrad, RMSprop
 from .sgd import SGD
 
-__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+__all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "Optimizer",
+           "RMSprop", "lr_scheduler"]

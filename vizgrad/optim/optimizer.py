@@ -75,7 +75,7 @@ class Optimizer:
                 if set_to_none:
                     param.grad = None
                 else:
-                    param.grad = Tensor.from_array(param.grad.data * 0)
+                    param.grad = Tensor.from_array(param.grad.array * 0)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a ``.grad``; returns ``closure()`` if given."""
@@ -90,12 +90,12 @@ class Optimizer:
                 for param in group["params"]:
                     if param.grad is None:
                         continue
-                    grad = param.grad.data
+                    grad = param.grad.array
                     if group.get("maximize", False):
                         grad = -grad
                     state = self.state.setdefault(param, {})
-                    new = self._update(group, param.data, grad, state)
-                    param.data[...] = new
+                    new = self._update(group, param.array, grad, state)
+                    param.array[...] = new
                     param._bump_version()
         return loss
 
@@ -187,10 +187,10 @@ def _state_value(param: Tensor, index: Any, name: str, value: Any) -> Any:
             return value
         raise ValueError(f"{where} is a {type(value).__name__}, not a number or an array; "
                          "nothing was loaded")
-    data = value.data if isinstance(value, Tensor) else value
+    data = value.array if isinstance(value, Tensor) else value
     dtype = getattr(data, "dtype", None)
     if dtype is None or dtype.kind not in "biufc":
         raise ValueError(f"{where} holds {dtype} values, not numbers; nothing was loaded")
     if len(data.shape) == 0:
         return data.item()
-    return array_module(param.data).asarray(data).astype(param.data.dtype)
+    return array_module(param.array).asarray(data).astype(param.array.dtype)

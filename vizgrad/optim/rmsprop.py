@@ -72,10 +72,10 @@ class Adagrad(Optimizer):
         # PyTorch fills the accumulator at construction time.
         for group in self.param_groups:
             for param in group["params"]:
-                xp = array_module(param.data)
+                xp = array_module(param.array)
                 self.state[param] = {
                     "step": 0,
-                    "sum": xp.full_like(param.data, group["initial_accumulator_value"])}
+                    "sum": xp.full_like(param.array, group["initial_accumulator_value"])}
 
     def _update(self, group: dict, param: Any, grad: Any, state: dict) -> Any:
         xp = array_module(param)

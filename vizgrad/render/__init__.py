@@ -56,7 +56,17 @@ def make_dot(var: Any, params: dict | None = None, show_attrs: bool = False,
         return to_dot(build_view(var, options), max_attr_chars)
 
 
+def make_dot_from_trace(trace: Any) -> graphviz.Digraph:
+    """pytorchviz's ``make_dot_from_trace`` draws a traced (JIT) forward graph; vizgrad
+    records no forward trace yet, so this raises and says what to use instead."""
+    raise NotImplementedError(
+        "vizgrad.make_dot_from_trace needs a traced forward graph, which vizgrad does not "
+        "record yet. Draw the backward graph of an output instead: "
+        "vizgrad.make_dot(model(x), params=dict(model.named_parameters())).")
+
+
 __all__ = [
+    "make_dot_from_trace",
     "THEMES", "Cluster", "GraphView", "GraphvizNotFoundError", "LayoutTimeoutError",
     "LegendEntry", "NotAGraphFileError", "RenderError", "RenderOptions", "ViewEdge",
     "ViewNode", "as_view", "build_view", "dot_binary", "graph_tree", "make_dot", "print_graph",

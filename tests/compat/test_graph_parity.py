@@ -1,0 +1,286 @@
+"""The parity table: for the same model code, vizgrad's backward graph is PyTorch's.
+
+Each row builds the same computation with vizgrad and with torch (weights copied
+across) and compares the graphs under the output: node names, edges (the
+``next_functions`` structure, slot by slot) and the names of saved values. A row
+marked ``differs`` is a known difference, listed with its reason; it is a strict
+xfail, so fixing it turns the row red until the mark is removed. The guard at the
+end fails when a layer or functional of ``vizgrad.nn`` has no row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import vizgrad
+from tests.nn.helpers import copy_weights
+
+from .graphs import difference, structure
+
+NOT_LAYERS = {"Module", "Sequential", "ModuleList", "ModuleDict", "Parameter",
+              "DataParallel", "DistributedDataParallel"}
+NOT_GRAPHS = {"one_hot"}  # integer results: no graph to compare
+
+
+@dataclass
+class Row:
+    name: str
+    covers: tuple[str, ...]  # the nn layers / functionals this row builds
+    build: Callable[[Any], Any]  # build(lib) -> output tensor; lib is vizgrad or torch
+    differs: str = ""  # the reason, when the graphs still differ
+    marks: list = field(default_factory=list)
+
+
+def _array(shape, seed=0, low=None, high=None):
+    rng = np.random.default_rng(seed)
+    if low is not None:
+        return rng.uniform(low, high, shape).astype(np.float32)
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def _leaf(lib, shape, seed=0, **kwargs):
+    return lib.tensor(_array(shape, seed, **kwargs), requires_grad=True)
+
+
+def _const(lib, array):
+    return lib.tensor(array)
+
+
+def _first(out):
+    return out[0] if isinstance(out, (tuple, list)) else out
+
+
+def layer(name, make, shapes, differs="", call=None, covers=None, extra=(), **ranges):
+    """A row running ``make(nn)`` on leaves of ``shapes`` (weights copied torch -> vizgrad)."""
+
+    def build(lib):
+        lib_nn = lib.nn
+        if lib is torch:
+            torch.manual_seed(0)
+        module = make(lib_nn)
+        if lib is vizgrad:
+            torch.manual_seed(0)
+            copy_weights(module, make(torch.nn))
+        inputs = [_leaf(lib, s, i, **ranges) for i, s in enumerate(shapes)] + \
+            [_const(lib, e) for e in extra]
+        return _first(call(module, *inputs) if call else module(*inputs))
+
+    return Row(name, covers or (name,), build, differs)
+
+
+def functional(name, fn, shapes, differs="", covers=None, extra=(), **kwargs):
+    """A row calling ``fn(F, *leaves, *constants)`` with lib's ``nn.functional``."""
+
+    def build(lib):
+        inputs = [_leaf(lib, s, i, **kwargs) for i, s in enumerate(shapes)] + \
+            [_const(lib, e) for e in extra]
+        return _first(fn(lib.nn.functional, *inputs))
+
+    return Row(name, covers or (name,), build, differs)
+
+
+LABELS = np.array([0, 2, 1, 2])
+PROBS = _array((4, 3), 7, low=0.05, high=0.95)
+MASK = np.triu(np.ones((3, 3), dtype=bool), 1)
+
+ELU = ("torch's EluBackward0 saves self, alpha, scale and input_scale; vizgrad's saves "
+       "alpha and the result")
+ACTIVATIONS = [
+    layer(n, lambda nn, n=n: getattr(nn, n)(), [(3, 4)]) for n in
+    ("ReLU", "Tanh", "Sigmoid", "SiLU", "GELU", "LeakyReLU", "Softplus", "Identity")
+] + [
+    layer("ELU", lambda nn: nn.ELU(), [(3, 4)], differs=ELU),
+    layer("Softmax", lambda nn: nn.Softmax(1), [(3, 4)]),
+    layer("LogSoftmax", lambda nn: nn.LogSoftmax(1), [(3, 4)]),
+    layer("Flatten", lambda nn: nn.Flatten(), [(2, 3, 4)]),
+    layer("Dropout", lambda nn: nn.Dropout(0.5), [(3, 4)]),
+] + [
+    functional(n, lambda F, x, n=n: getattr(F, n)(x), [(3, 4)]) for n in
+    ("relu", "tanh", "sigmoid", "silu", "gelu", "leaky_relu", "softplus")
+] + [
+    functional("elu", lambda F, x: F.elu(x), [(3, 4)], differs=ELU),
+    functional("softmax", lambda F, x: F.softmax(x, 1), [(3, 4)]),
+    functional("log_softmax", lambda F, x: F.log_softmax(x, -1), [(3, 4)]),
+    functional("dropout", lambda F, x: F.dropout(x, 0.5), [(3, 4)]),
+    functional("dropout2d", lambda F, x: F.dropout2d(x, 0.5), [(2, 3, 4, 4)]),
+]
+
+LINEAR = [
+    layer("Linear", lambda nn: nn.Linear(4, 5), [(3, 4)]),
+    layer("Linear_3d", lambda nn: nn.Linear(4, 5), [(2, 3, 4)], covers=("Linear",)),
+    layer("Linear_no_bias", lambda nn: nn.Linear(4, 5, bias=False), [(2, 3, 4)],
+          covers=("Linear",)),
+    functional("linear", lambda F, x, w, b: F.linear(x, w, b), [(3, 4), (5, 4), (5,)]),
+    layer("Bilinear", lambda nn: nn.Bilinear(3, 4, 2), [(5, 3), (5, 4)],
+          differs="torch: Add over one TrilinearBackward0 fed by views of the inputs and "
+                  "weight; vizgrad: a Mm/Mul/Sum composition"),
+    layer("Embedding", lambda nn: nn.Embedding(5, 3, padding_idx=2), [],
+          call=lambda m, idx: m(idx), extra=[np.array([[0, 4], [2, 2]])]),
+    functional("embedding", lambda F, w, idx: F.embedding(idx, w), [(5, 3)],
+               extra=[np.array([1, 3, 0])]),
+]
+
+LOSSES = [
+    functional("cross_entropy", lambda F, x, t: F.cross_entropy(x, t), [(4, 3)],
+               extra=[LABELS]),
+    layer("CrossEntropyLoss", lambda nn: nn.CrossEntropyLoss(), [(4, 3)], extra=[LABELS]),
+    functional("nll_loss", lambda F, x, t: F.nll_loss(x, t, reduction="sum"), [(4, 3)],
+               extra=[LABELS]),
+    layer("NLLLoss", lambda nn: nn.NLLLoss(), [(4, 3)], extra=[LABELS]),
+    functional("mse_loss", lambda F, x, y: F.mse_loss(x, y), [(3, 4), (3, 4)]),
+    layer("MSELoss", lambda nn: nn.MSELoss(reduction="sum"), [(3, 4)],
+          extra=[_array((3, 4), 5)]),
+    functional("l1_loss", lambda F, x, y: F.l1_loss(x, y), [(3, 4), (3, 4)]),
+    layer("L1Loss", lambda nn: nn.L1Loss(), [(3, 4), (3, 4)]),
+    functional("smooth_l1_loss", lambda F, x, y: F.smooth_l1_loss(x, y), [(3, 4), (3, 4)],
+               differs="torch: SmoothL1LossBackward0; vizgrad: a composition"),
+    layer("SmoothL1Loss", lambda nn: nn.SmoothL1Loss(), [(3, 4), (3, 4)],
+          differs="as smooth_l1_loss"),
+    functional("huber_loss", lambda F, x, y: F.huber_loss(x, y), [(3, 4), (3, 4)],
+               differs="torch: HuberLossBackward0; vizgrad: a composition"),
+    functional("binary_cross_entropy", lambda F, p, t: F.binary_cross_entropy(p, t),
+               [(4, 3)], extra=[PROBS], low=0.1, high=0.9),
+    layer("BCELoss", lambda nn: nn.BCELoss(), [(4, 3)], extra=[PROBS], low=0.1, high=0.9),
+    functional("binary_cross_entropy_with_logits",
+               lambda F, x, t: F.binary_cross_entropy_with_logits(x, t), [(4, 3)],
+               extra=[PROBS]),
+    layer("BCEWithLogitsLoss", lambda nn: nn.BCEWithLogitsLoss(), [(4, 3)], extra=[PROBS]),
+    functional("kl_div", lambda F, x, t: F.kl_div(x, t, reduction="batchmean"), [(4, 3)],
+               extra=[PROBS]),
+]
+
+NORMS = [
+    layer("LayerNorm", lambda nn: nn.LayerNorm(4), [(2, 3, 4)]),
+    layer("LayerNorm_no_bias", lambda nn: nn.LayerNorm((3, 4), bias=False), [(2, 3, 4)],
+          covers=("LayerNorm",)),
+    functional("layer_norm", lambda F, x: F.layer_norm(x, (4,)), [(3, 4)]),
+    layer("BatchNorm1d", lambda nn: nn.BatchNorm1d(3), [(4, 3)],
+          differs="torch: NativeBatchNormBackward0; vizgrad: a composition"),
+    layer("BatchNorm2d", lambda nn: nn.BatchNorm2d(2), [(3, 2, 4, 4)],
+          differs="as BatchNorm1d"),
+    functional("batch_norm", lambda F, x: F.batch_norm(x, None, None, training=True),
+               [(4, 3)], differs="as BatchNorm1d"),
+    layer("GroupNorm", lambda nn: nn.GroupNorm(2, 4), [(3, 4, 5)],
+          differs="torch: NativeGroupNormBackward0; vizgrad: a composition"),
+    functional("group_norm", lambda F, x: F.group_norm(x, 2), [(3, 4, 5)],
+               differs="as GroupNorm"),
+    functional("instance_norm", lambda F, x: F.instance_norm(x), [(2, 3, 5)],
+               differs="torch: a view of NativeBatchNormBackward0; vizgrad: a composition"),
+]
+
+CONV = [
+    layer("Conv1d", lambda nn: nn.Conv1d(2, 3, 3), [(2, 2, 7)],
+          differs="same ConvolutionBackward0 and edges; torch also saves output_padding and "
+                  "transposed"),
+    layer("Conv2d", lambda nn: nn.Conv2d(2, 3, 3, padding=1), [(2, 2, 5, 5)],
+          differs="as Conv1d"),
+    layer("ConvTranspose2d", lambda nn: nn.ConvTranspose2d(2, 3, 3), [(2, 2, 4, 4)],
+          differs="as Conv1d"),
+    functional("conv1d", lambda F, x, w: F.conv1d(x, w), [(2, 2, 7), (3, 2, 3)],
+               differs="as Conv1d"),
+    functional("conv2d", lambda F, x, w: F.conv2d(x, w), [(1, 2, 5, 5), (3, 2, 3, 3)],
+               differs="as Conv1d"),
+    functional("conv3d", lambda F, x, w: F.conv3d(x, w), [(1, 1, 4, 4, 4), (2, 1, 2, 2, 2)],
+               differs="as Conv1d"),
+    functional("conv_transpose1d", lambda F, x, w: F.conv_transpose1d(x, w),
+               [(1, 2, 5), (2, 3, 3)], differs="as Conv1d"),
+    functional("conv_transpose2d", lambda F, x, w: F.conv_transpose2d(x, w),
+               [(1, 2, 4, 4), (2, 3, 3, 3)],
+               differs="as Conv1d, and without a bias torch keeps a (None, 0) bias edge"),
+    layer("MaxPool2d", lambda nn: nn.MaxPool2d(2), [(1, 2, 4, 4)],
+          differs="same node; vizgrad does not save the input (torch's _saved_self)"),
+    functional("max_pool2d", lambda F, x: F.max_pool2d(x, 2), [(1, 2, 4, 4)],
+               differs="as MaxPool2d"),
+    layer("AvgPool2d", lambda nn: nn.AvgPool2d(2), [(1, 2, 4, 4)],
+          differs="same node; vizgrad saves pads/divisor where torch saves padding and self"),
+    functional("avg_pool2d", lambda F, x: F.avg_pool2d(x, 2), [(1, 2, 4, 4)],
+               differs="as AvgPool2d"),
+    layer("AdaptiveAvgPool2d", lambda nn: nn.AdaptiveAvgPool2d(1), [(1, 2, 4, 4)],
+          differs="for output size 1 torch records MeanBackward1; vizgrad its pooling node"),
+    functional("adaptive_avg_pool2d", lambda F, x: F.adaptive_avg_pool2d(x, 2),
+               [(1, 2, 4, 4)],
+               differs="same node; torch saves self, vizgrad two unnamed index arrays"),
+    functional("interpolate", lambda F, x: F.interpolate(x, scale_factor=2), [(1, 2, 3, 3)],
+               differs="same node; torch saves output_size/scales_h/scales_w, vizgrad the "
+                       "source indices"),
+    functional("pad", lambda F, x: F.pad(x, (1, 2), value=0.5), [(2, 3)]),
+]
+
+RECURRENT = [
+    layer("RNNCell", lambda nn: nn.RNNCell(3, 4), [(2, 3), (2, 4)]),
+    layer("RNNCell_relu", lambda nn: nn.RNNCell(3, 4, nonlinearity="relu"), [(2, 3)],
+          covers=("RNNCell",)),
+    layer("LSTMCell", lambda nn: nn.LSTMCell(3, 4), [(2, 3)]),
+    layer("LSTMCell_state", lambda nn: nn.LSTMCell(3, 4, bias=False), [(2, 3), (2, 4), (2, 4)],
+          call=lambda m, x, h, c: m(x, (h, c)), covers=("LSTMCell",)),
+    layer("GRUCell", lambda nn: nn.GRUCell(3, 4), [(2, 3)]),
+    layer("GRUCell_state", lambda nn: nn.GRUCell(3, 4), [(2, 3), (2, 4)],
+          covers=("GRUCell",)),
+    layer("RNN", lambda nn: nn.RNN(3, 4), [(5, 2, 3)],
+          differs="torch runs the ATen cell per step; vizgrad projects the whole sequence "
+                  "with one addmm and adds per step (fewer nodes, other operand order)"),
+    layer("LSTM", lambda nn: nn.LSTM(3, 4), [(5, 2, 3)], differs="as RNN"),
+    layer("GRU", lambda nn: nn.GRU(3, 4), [(5, 2, 3)], differs="as RNN"),
+]
+
+ATTENTION = [
+    functional("scaled_dot_product_attention",
+               lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v),
+               [(2, 3, 4), (2, 3, 4), (2, 3, 4)],
+               differs="torch's math path: SafeSoftmaxBackward0 and q, k each scaled by "
+                       "sqrt(scale); vizgrad: Softmax and one scaling of the scores"),
+    layer("MultiheadAttention", lambda nn: nn.MultiheadAttention(4, 2), [(3, 2, 4)],
+          call=lambda m, x: m(x, x, x),
+          differs="torch's in-projection/head split decomposition (UnsafeView, Clone, "
+                  "transposes) differs from vizgrad's reshapes"),
+    layer("TransformerEncoderLayer",
+          lambda nn: nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0), [(3, 2, 4)],
+          differs="as MultiheadAttention, plus the fused layer norms"),
+    layer("TransformerEncoder",
+          lambda nn: nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8, 0.0), 1),
+          [(3, 2, 4)], differs="as TransformerEncoderLayer"),
+    layer("TransformerDecoderLayer",
+          lambda nn: nn.TransformerDecoderLayer(4, 2, 8, dropout=0.0), [(3, 2, 4), (5, 2, 4)],
+          differs="as TransformerEncoderLayer"),
+    layer("TransformerDecoder",
+          lambda nn: nn.TransformerDecoder(nn.TransformerDecoderLayer(4, 2, 8, 0.0), 1),
+          [(3, 2, 4), (5, 2, 4)], differs="as TransformerEncoderLayer"),
+    layer("Transformer",
+          lambda nn: nn.Transformer(4, 2, 1, 1, 8, dropout=0.0), [(3, 2, 4), (5, 2, 4)],
+          differs="as TransformerEncoderLayer"),
+]
+
+ROWS = [*ACTIVATIONS, *LINEAR, *LOSSES, *NORMS, *CONV, *RECURRENT, *ATTENTION]
+
+
+def _params():
+    for row in ROWS:
+        marks = [pytest.mark.xfail(reason=row.differs, strict=True)] if row.differs else []
+        yield pytest.param(row, id=row.name, marks=marks)
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("row", _params())
+def test_graph_matches_torch(row):
+    ours, theirs = row.build(vizgrad), row.build(torch)
+    if theirs.grad_fn is None:  # torch returned the input itself (Identity): so must we
+        assert theirs.is_leaf and ours.is_leaf and ours.grad_fn is None
+        return
+    found = difference(structure(ours.grad_fn), structure(theirs.grad_fn))
+    assert not found, f"{row.name}: the graphs differ\n{found}"
+
+
+def test_every_layer_and_functional_has_a_row():
+    covered = {name for row in ROWS for name in row.covers}
+    layers = {name for name in vizgrad.nn.__all__
+              if isinstance(getattr(vizgrad.nn, name), type)
+              and issubclass(getattr(vizgrad.nn, name), vizgrad.nn.Module)} - NOT_LAYERS
+    functionals = set(vizgrad.nn.functional.__all__) - NOT_GRAPHS
+    missing = sorted((layers | functionals) - covered)
+    assert not missing, f"layers/functionals without a parity row: {missing}"
