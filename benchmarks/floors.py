@@ -80,42 +80,53 @@ def cnn_params(seed: int = 0) -> list[np.ndarray]:
 
 
 def _conv_forward(x, w, b):
-    """3x3 convolution, stride 1, padding 1, by im2col: returns the output and the columns."""
+    """3x3 convolution, stride 1, padding 1, by im2col with pixels last (no transposes of
+    the output): returns the output (N, O, H, W) and the columns (N, C*9, H*W)."""
     n, c, h, wd = x.shape
     padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
     cols = sliding_window_view(padded, (3, 3), axis=(2, 3))          # (N, C, H, W, 3, 3)
-    cols = cols.transpose(0, 2, 3, 1, 4, 5).reshape(n * h * wd, c * 9)
-    out = cols @ w.reshape(w.shape[0], -1).T + b                    # (N*H*W, O)
-    return out.reshape(n, h, wd, -1).transpose(0, 3, 1, 2), cols
+    cols = cols.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * 9, h * wd)
+    out = w.reshape(w.shape[0], -1) @ cols                          # (N, O, H*W)
+    out += b[:, None]
+    return out.reshape(n, -1, h, wd), cols
 
 
 def _conv_backward(g, x_shape, w, cols, need_input: bool):
     n, c, h, wd = x_shape
-    g2 = g.transpose(0, 2, 3, 1).reshape(n * h * wd, -1)             # (N*H*W, O)
-    gw = (g2.T @ cols).reshape(w.shape)
-    gb = g2.sum(0)
+    g3 = g.reshape(n, g.shape[1], h * wd)                           # (N, O, H*W)
+    gw = (g3 @ cols.transpose(0, 2, 1)).sum(0).reshape(w.shape)
+    gb = g3.sum((0, 2))
     if not need_input:
         return None, gw, gb
-    gcols = (g2 @ w.reshape(w.shape[0], -1)).reshape(n, h, wd, c, 3, 3)
+    gcols = (w.reshape(w.shape[0], -1).T @ g3).reshape(n, c, 3, 3, h, wd)
     gpad = np.zeros((n, c, h + 2, wd + 2), F32)
     for i in range(3):
         for j in range(3):
-            gpad[:, :, i:i + h, j:j + wd] += gcols[:, :, :, :, i, j].transpose(0, 3, 1, 2)
+            gpad[:, :, i:i + h, j:j + wd] += gcols[:, :, i, j]
     return gpad[:, :, 1:-1, 1:-1], gw, gb
 
 
+_POOL_OFFSETS = ((0, 0), (0, 1), (1, 0), (1, 1))
+
+
 def _pool_forward(a):
-    n, c, h, w = a.shape
-    windows = a.reshape(n, c, h // 2, 2, w // 2, 2)
-    out = windows.max(axis=(3, 5))
-    return out, windows
+    """2x2 max-pool as the max of four strided slices."""
+    out = a[:, :, 0::2, 0::2]
+    for i, j in _POOL_OFFSETS[1:]:
+        out = np.maximum(out, a[:, :, i::2, j::2])
+    return out, a
 
 
-def _pool_backward(g, out, windows):
-    # Ties only occur at ReLU's zeros, whose gradient the ReLU mask removes anyway.
-    mask = windows == out[:, :, :, None, :, None]
-    return (mask * g[:, :, :, None, :, None]).reshape(
-        windows.shape[0], windows.shape[1], windows.shape[2] * 2, windows.shape[4] * 2)
+def _pool_backward(g, out, a):
+    """Route each window's gradient to its first maximum (PyTorch's choice)."""
+    grad = np.zeros(a.shape, F32)
+    free = np.ones(out.shape, bool)
+    for i, j in _POOL_OFFSETS:
+        hit = a[:, :, i::2, j::2] == out
+        hit &= free
+        free &= ~hit
+        grad[:, :, i::2, j::2] = g * hit
+    return grad
 
 
 def cnn_grads(params, x, y):
