@@ -94,3 +94,23 @@ def test_sgd_step_allocates_one_temporary_per_parameter(momentum):
         np.testing.assert_allclose(param.array, 1 - 0.05 - 0.095, rtol=1e-6)
     else:
         np.testing.assert_allclose(param.array, 1 - 2 * 0.05, rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "RNN"])
+def test_recurrent_layers_add_the_hidden_bias_once_not_per_step(mode):
+    # b_hh only adds to every step's gates (outside GRU's reset gate), so it is added to
+    # the whole input projection once: one node uses it, however long the sequence.
+    vizgrad.manual_seed(0)
+    layer = getattr(nn, mode)(4, 6)
+    out, _ = layer(vizgrad.randn(7, 2, 4))
+    users, seen, stack = 0, set(), [out.sum().grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        for child, _ in node.next_functions:
+            if child is not None and getattr(child, "variable", None) is layer.bias_hh_l0:
+                users += 1
+            stack.append(child)
+    assert users == 1
