@@ -37,6 +37,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import backend
+from . import dual as _dual
+from .dual import ACTIVE as _DUAL_LEVELS
+from .dual import apply_dual, apply_inplace_dual
 from .inplace import refresh_view
 from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, SEQUENCE, ContiguousLayout, Node, node_class
 from .saving import resolve_saved
@@ -80,6 +83,7 @@ class _ForwardCtx(_ForwardOnly):
 
 
 _FORWARD_ONLY = _ForwardOnly()
+_dual._FORWARD_ONLY = _FORWARD_ONLY
 
 #: Callables told ``listener(node, inputs, output_arrays)`` after every *recorded* op's
 #: forward, once its node knows its stack and scope (anomaly mode's ``check_forward``
@@ -121,6 +125,9 @@ class Function:
     saved_input_name: ClassVar[str] = "self"
     #: Every Function defined inside vizgrad, for the op-table guard.
     registry: ClassVar[dict[str, type[Function]]] = {}
+    #: Forward-mode rule ``jvp(args, tangents, result) -> output tangent(s)`` on Tensors
+    #: (see core/dual.py); ``None``: forward AD through this op raises, naming it.
+    jvp: ClassVar[Any] = None
     #: vizgrad's own ops share one no-op ctx when nothing is recorded; user Functions
     #: get a fresh one (they may read ``ctx.needs_input_grad`` in forward).
     _shared_ctx: ClassVar[bool] = True
@@ -175,6 +182,8 @@ class Function:
         """Run the op on tensors (and plain values), recording a node when needed."""
         # The hot path of every op, kept flat: no helper calls, few allocations (each
         # GC-tracked object that survives an op makes Python's cyclic GC run sooner).
+        if _DUAL_LEVELS:  # forward AD: a dual level is active (one list read otherwise)
+            return apply_dual(cls, args)
         if not grad_enabled():
             # Nothing to record (inside a backward, under no_grad): unwrap, compute, wrap.
             raw = []
@@ -371,6 +380,8 @@ class Function:
                 f"{cls.__name__}.apply_ runs vizgrad's own ops in place; a user Function "
                 "modifies its input in forward and marks it with ctx.mark_dirty(input), "
                 f"then is called as {cls.__name__}.apply(...), as in PyTorch.")
+        if _DUAL_LEVELS:  # forward AD: the target's tangent follows the write
+            return apply_inplace_dual(cls, target, args, apply_inplace)
         return apply_inplace(cls, target, args)
 
 

@@ -12,6 +12,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from . import backend
 from .stack import StackFrame, format_frames
 
 SEQUENCE = itertools.count()
@@ -119,7 +120,9 @@ class SavedTensor:
 
     __slots__ = ("_node", "_spec")
 
-    INPUT, OUTPUT, CONSTANT, SCALAR = 0, 1, 2, 3
+    #: HOOKED: packed by ``saved_tensors_hooks`` (the store holds what ``pack`` gave;
+    #: EXTRA is ``(kind before packing, shape, dtype, unpack)``).
+    INPUT, OUTPUT, CONSTANT, SCALAR, HOOKED = 0, 1, 2, 3, 4
 
     def __init__(self, node: Node, spec: tuple) -> None:
         self._node = node
@@ -146,6 +149,21 @@ class SavedTensor:
         return store[self._spec[INDEX]] if store else None
 
     @property
+    def hooked(self) -> bool:
+        """True when ``saved_tensors_hooks`` packed it (``packed`` is what pack gave)."""
+        return self.kind == SavedTensor.HOOKED
+
+    @property
+    def unpacked_kind(self) -> int:
+        """``kind``, or for a hooked save what it was before packing."""
+        return self._spec[EXTRA][0] if self.kind == SavedTensor.HOOKED else self.kind
+
+    @property
+    def packed(self) -> Any:
+        """What the pack hook returned (``None`` if not hooked, or once freed)."""
+        return self._value() if self.kind == SavedTensor.HOOKED else None
+
+    @property
     def tensor(self) -> Any:
         """The saved input tensor (``None`` for other kinds, or once freed)."""
         return self._value() if self.kind == SavedTensor.INPUT else None
@@ -157,6 +175,9 @@ class SavedTensor:
         if kind == SavedTensor.SCALAR:
             return self._spec[EXTRA]
         value = self._value()
+        if kind == SavedTensor.HOOKED:  # the packed value's array, when it has one
+            value = getattr(value, "array", value)
+            return value if backend.is_array(value) else None
         return value.array if kind == SavedTensor.INPUT and value is not None else value
 
     def _meta(self) -> tuple:
@@ -167,6 +188,8 @@ class SavedTensor:
             return node._in_meta[self.output_nr]
         if kind == SavedTensor.CONSTANT:
             return self._spec[EXTRA]
+        if kind == SavedTensor.HOOKED:
+            return self._spec[EXTRA][1:3]
         value = self._spec[EXTRA]
         return tuple(getattr(value, "shape", ())), getattr(value, "dtype",
                                                             type(value).__name__)
@@ -342,6 +365,10 @@ class Node:
             error.node = self
             raise error
         value = store[spec[INDEX]]
+        if kind == SavedTensor.HOOKED:  # saved_tensors_hooks: their unpack gives it back
+            from .saving import unpack_hooked
+
+            return unpack_hooked(self, spec, value)
         if kind == SavedTensor.INPUT:
             counter = value._vc
         elif kind == SavedTensor.OUTPUT:

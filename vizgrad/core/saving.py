@@ -8,17 +8,33 @@ for the spec layout and how readers see the result.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
 
 from . import backend
-from .node import INPUTS_IN_ORDER, SavedTensor
+from .node import (
+    EXTRA,
+    INDEX,
+    INPUTS_IN_ORDER,
+    KIND,
+    NAME,
+    NUMBER,
+    POSITIONAL,
+    VERSION,
+    SavedTensor,
+)
 
 # Spec tuples (see node.py) of what ops saved, keyed by an int with one base-64 digit per
 # saved item: ``1 + input number`` for an input, ``32 + output number`` for an output.
 # Almost every node finds its specs here and allocates none.
 _SPECS: dict[int, tuple] = {}
+
+#: The active saved-tensor hooks, innermost last, as ``(pack, unpack)`` pairs (see
+#: ``vizgrad.autograd.graph.saved_tensors_hooks``).  Empty almost always: saving then
+#: costs one list read more.
+SAVED_TENSOR_HOOKS: list = []
 
 
 def resolve_saved(node: Any, tensors: list, results: Any) -> None:
@@ -30,6 +46,8 @@ def resolve_saved(node: Any, tensors: list, results: Any) -> None:
     """
     to_save = node._to_save
     node._to_save = None
+    if SAVED_TENSOR_HOOKS:
+        return _resolve_hooked(node, to_save, tensors, results)
     count = len(to_save)
     if count == len(tensors) and count < 8:  # every input, in order? (mul, div, matmul)
         for item, tensor in zip(to_save, tensors):
@@ -144,3 +162,59 @@ def _spec_of(item: Any, name: str | None, order: int, positional: bool, tensors:
     store.append(item)
     return (SavedTensor.CONSTANT, len(store) - 1, 0, 0, positional, name or f"saved{order}",
             (item.shape, item.dtype))
+
+
+def _resolve_hooked(node: Any, to_save: tuple, tensors: list, results: Any) -> None:
+    """Save as usual, then hand every tensor to the innermost hooks' ``pack``.
+
+    The node keeps what ``pack`` returned (``node.saved`` shows it) and the metadata to
+    put ``unpack``'s result back in the graph: an input gets its history again, an
+    output this node.  ``pack`` sees the input tensor itself; an output or an
+    intermediate as a Tensor without history (the output itself would make a cycle
+    node -> store -> output -> node).
+    """
+    from .tensor import Tensor
+
+    _resolve_saved_general(node, to_save, tensors, results)
+    pack, unpack = SAVED_TENSOR_HOOKS[-1]
+    store = node._store
+    packed_store: list = []
+    specs = []
+    for spec in node._saved:
+        kind = spec[KIND]
+        if kind == SavedTensor.SCALAR:
+            specs.append(spec)
+            continue
+        value = store[spec[INDEX]]
+        tensor = value if kind == SavedTensor.INPUT else Tensor._make(value)
+        name = SavedTensor(node, spec).name
+        packed_store.append(pack(tensor))
+        specs.append((SavedTensor.HOOKED, len(packed_store) - 1, spec[NUMBER], spec[VERSION],
+                      spec[POSITIONAL], name,
+                      (kind, tuple(tensor.array.shape), tensor.array.dtype, unpack)))
+    node._saved = tuple(specs)
+    node._store = packed_store if packed_store else None
+
+
+def unpack_hooked(node: Any, spec: tuple, packed: Any) -> Any:
+    """``unpack(packed)`` put back where the saved tensor was in the graph."""
+    from .node import AccumulateGrad
+    from .tensor import Tensor
+
+    kind, _, _, unpack = spec[EXTRA]
+    value = unpack(packed)
+    if not isinstance(value, Tensor):
+        raise TypeError(f"the unpack hook of saved_tensors_hooks must return a Tensor, got "
+                        f"{type(value).__name__} (unpacking {spec[NAME]} of {node.name()})")
+    if kind == SavedTensor.OUTPUT:
+        return Tensor._make(value.array, True, node, spec[NUMBER])
+    if kind == SavedTensor.INPUT:
+        target = node._next_nodes[spec[NUMBER]]
+        if target is None:
+            return Tensor._make(value.array)
+        if isinstance(target, AccumulateGrad):  # a leaf: gradients go to its accumulator
+            tensor = Tensor._make(value.array, True)
+            tensor._accumulator = weakref.ref(target)
+            return tensor
+        return Tensor._make(value.array, True, target, node._next_nrs[spec[NUMBER]])
+    return Tensor._make(value.array)

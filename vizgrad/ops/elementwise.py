@@ -36,6 +36,10 @@ class Abs(Function):
         # sign(0) == 0: PyTorch's subgradient of |x| at 0.
         return grad * array_module(input.array).sign(input.array)
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * args[0].sign()
+
 
 class Sqrt(Function):
     @staticmethod
@@ -48,6 +52,10 @@ class Sqrt(Function):
     def backward(ctx, grad):
         (result,) = ctx.saved_values
         return grad / (2.0 * result)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] / (2.0 * result)
 
 
 class Rsqrt(Function):
@@ -62,6 +70,10 @@ class Rsqrt(Function):
         (result,) = ctx.saved_values
         return grad * -0.5 * result * result * result
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * (-0.5 * result / args[0])
+
 
 class Expm1(Function):
     @staticmethod
@@ -74,6 +86,10 @@ class Expm1(Function):
     def backward(ctx, grad):
         (result,) = ctx.saved_values
         return grad * (result + 1.0)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * (result + 1.0)
 
 
 class Log1p(Function):
@@ -89,6 +105,10 @@ class Log1p(Function):
         (input,) = ctx.saved_values
         return grad / (input + 1.0)
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] / (args[0] + 1.0)
+
 
 class Log2(Function):
     @staticmethod
@@ -100,6 +120,10 @@ class Log2(Function):
     def backward(ctx, grad):
         (input,) = ctx.saved_values
         return grad / (input * _LN2)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] / (args[0] * math.log(2.0))
 
 
 class Erf(Function):
@@ -115,6 +139,10 @@ class Erf(Function):
 
         return grad * _TWO_OVER_SQRT_PI * exp(-(input * input))
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * ((args[0] * args[0] * -1.0).exp() * (2.0 / math.sqrt(math.pi)))
+
 
 class Sin(Function):
     @staticmethod
@@ -127,6 +155,10 @@ class Sin(Function):
         (input,) = ctx.saved_values
         return grad * Cos.apply(input)
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * args[0].cos()
+
 
 class Cos(Function):
     @staticmethod
@@ -138,6 +170,10 @@ class Cos(Function):
     def backward(ctx, grad):
         (input,) = ctx.saved_values
         return grad * -Sin.apply(input)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * -args[0].sin()
 
 
 class Tan(Function):
@@ -152,6 +188,10 @@ class Tan(Function):
         (result,) = ctx.saved_values
         return grad * (1.0 + result * result)
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * (1.0 + result * result)
+
 
 class Reciprocal(Function):
     @staticmethod
@@ -165,6 +205,10 @@ class Reciprocal(Function):
         (result,) = ctx.saved_values
         return grad * -(result * result)
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * (result * result * -1.0)
+
 
 class _Piecewise(Function):
     """Piecewise-constant functions: PyTorch defines their gradient as zero everywhere."""
@@ -172,6 +216,10 @@ class _Piecewise(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad * 0.0
+
+    @staticmethod
+    def jvp(args, tangents, result):  # flat almost everywhere: a zero tangent, as PyTorch
+        return tangents[0] * 0.0
 
 
 class Sign(_Piecewise):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core import backend
+from ..core.dual import ACTIVE as _DUAL_LEVELS
 from ..core.factory import as_dtype
 from ..core.function import _FORWARD_ONLY
 from ..core.state import grad_enabled
@@ -38,7 +39,8 @@ def _binary_operator(cls, reflected=False):
     forward, apply = cls.forward, cls.apply
 
     def operator(self, other):
-        if grad_enabled() or other.__class__ is list or other.__class__ is tuple:
+        if grad_enabled() or _DUAL_LEVELS or other.__class__ is list \
+                or other.__class__ is tuple:
             return apply(other, self) if reflected else apply(self, other)
         value = other.array if isinstance(other, Tensor) else other
         try:
@@ -59,7 +61,7 @@ def _unary_operator(cls):
     forward, apply = cls.forward, cls.apply
 
     def operator(self):
-        if grad_enabled():
+        if grad_enabled() or _DUAL_LEVELS:
             return apply(self)
         out = forward(_FORWARD_ONLY, self.array)
         if out.__class__ in backend.ARRAY_TYPES:

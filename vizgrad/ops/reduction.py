@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..core.dual import LINEAR
 from ..core.function import Function
 
 
@@ -38,6 +39,8 @@ class Sum(Function):
     def backward(ctx, grad):
         return expand_reduced(grad, ctx.input_shape, tuple(range(len(ctx.input_shape))), False)
 
+    jvp = LINEAR
+
 
 class SumDim(Function):
     backward_name = "SumBackward1"
@@ -52,6 +55,8 @@ class SumDim(Function):
     def backward(ctx, grad):
         return expand_reduced(grad, ctx.input_shape, ctx.dim, ctx.keepdim), None, None
 
+    jvp = LINEAR
+
 
 class Mean(Function):
     @staticmethod
@@ -64,6 +69,8 @@ class Mean(Function):
         count = max(1, _count(ctx.input_shape, range(len(ctx.input_shape))))
         shape = ctx.input_shape
         return expand_reduced(grad / count, shape, tuple(range(len(shape))), False)
+
+    jvp = LINEAR
 
 
 class MeanDim(Function):
@@ -79,6 +86,8 @@ class MeanDim(Function):
     def backward(ctx, grad):
         count = max(1, _count(ctx.input_shape, ctx.dim))
         return expand_reduced(grad / count, ctx.input_shape, ctx.dim, ctx.keepdim), None, None
+
+    jvp = LINEAR
 
 
 def _count(shape, dims):

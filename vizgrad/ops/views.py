@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core.backend import array_module
+from ..core.dual import LINEAR
 from ..core.function import Function
 
 
@@ -27,6 +28,8 @@ class Reshape(Function):
     def backward(ctx, grad):
         return grad.reshape(ctx.input_shape), None
 
+    jvp = LINEAR
+
 
 class View(Function):
     """``view``: like reshape, but refuses to copy."""
@@ -47,6 +50,8 @@ class View(Function):
     def backward(ctx, grad):
         return grad.reshape(ctx.input_shape), None
 
+    jvp = LINEAR
+
 
 class Transpose(Function):
     view_of_input = True
@@ -59,6 +64,8 @@ class Transpose(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.transpose(ctx.dim0, ctx.dim1), None, None
+
+    jvp = LINEAR
 
 
 class T(Function):
@@ -74,6 +81,8 @@ class T(Function):
     def backward(ctx, grad):
         return T.apply(grad)
 
+    jvp = LINEAR
+
 
 class UnsafeView(Function):
     """The reshape that ends PyTorch's matmul decompositions (``UnsafeViewBackward0``):
@@ -87,6 +96,8 @@ class UnsafeView(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.reshape(ctx.input_shape), None
+
+    jvp = LINEAR
 
 
 class Permute(Function):
@@ -107,6 +118,8 @@ class Permute(Function):
             inverse[d] = position
         return grad.permute(tuple(inverse)), None
 
+    jvp = LINEAR
+
 
 class Squeeze(Function):
     view_of_input = True
@@ -125,6 +138,8 @@ class Squeeze(Function):
     def backward(ctx, grad):
         return grad.reshape(ctx.input_shape), None
 
+    jvp = LINEAR
+
 
 class Unsqueeze(Function):
     view_of_input = True
@@ -137,6 +152,8 @@ class Unsqueeze(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.squeeze(ctx.dim), None
+
+    jvp = LINEAR
 
 
 def reshape(input, *shape):

@@ -113,6 +113,8 @@ def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
         parts.append(f'style="{",".join(styles)}"')
     if node.kind in ("fold", "group"):
         parts.append("shape=box3d" if node.kind == "group" else "shape=note")
+    elif "hooked" in node.marks:  # packed by saved_tensors_hooks: a folded-corner box
+        parts.append("shape=note")
     return f"\t{node.id} [{' '.join(parts)}]\n"
 
 
