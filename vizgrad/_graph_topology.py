@@ -34,7 +34,11 @@ def core_buffers(raw: Node) -> tuple[tuple[int, int, bool], ...]:
             continue
         value = store[entry.position]
         leaf = False
-        if kind == INPUT:
+        if kind == HOOKED:  # what the pack hook kept: counted if it is an array
+            value = getattr(value, "array", value)
+            if not hasattr(value, "nbytes"):
+                continue
+        elif kind == INPUT:
             # a view of a leaf (linear's weight.t()) holds the leaf's memory
             base = value._base
             leaf = value.grad_fn is None or (base is not None and base.grad_fn is None)
@@ -46,7 +50,7 @@ def core_buffers(raw: Node) -> tuple[tuple[int, int, bool], ...]:
     return tuple(out)
 
 
-INPUT, SCALAR = SavedTensor.INPUT, SavedTensor.SCALAR
+INPUT, SCALAR, HOOKED = SavedTensor.INPUT, SavedTensor.SCALAR, SavedTensor.HOOKED
 
 
 @dataclass

@@ -29,6 +29,7 @@ class SavedInfo(NamedTuple):
     freed: bool
     kind: str  # "input", "output", "constant" or "scalar"
     value: Any  # the scalar for kind == "scalar", else None
+    hooked: bool = False  # packed by saved_tensors_hooks (kind: what it was before)
 
 
 def is_torch_tensor(value: Any) -> bool:

@@ -251,9 +251,11 @@ class GraphNode:
                 out.append(item)
                 continue
             scalar = item.kind == SavedTensor.SCALAR
+            hooked = bool(getattr(item, "hooked", False))
+            kind = getattr(item, "unpacked_kind", item.kind)  # what it was before packing
             out.append(SavedInfo(item.name, tuple(item.shape), to_dtype_name(item.dtype),
-                                 bool(item.freed), _KINDS.get(item.kind, "constant"),
-                                 item.array if scalar else None))
+                                 bool(item.freed), _KINDS.get(kind, "constant"),
+                                 item.array if scalar else None, hooked))
         return tuple(out)
 
     def saved_buffers(self) -> tuple[tuple[int, int, bool], ...]:
@@ -274,7 +276,7 @@ class GraphNode:
             if item.kind == SavedTensor.SCALAR or item.freed:
                 continue
             array = item.array
-            if array is None:
+            if array is None or not hasattr(array, "nbytes"):
                 continue
             owner = array
             while getattr(owner, "base", None) is not None and hasattr(owner.base, "nbytes"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .backend import array_module
+from .dual import LINEAR
 from .function import Function
 
 
@@ -32,6 +33,8 @@ class SumTo(Function):
     def backward(ctx, grad):
         return Expand.apply(grad, ctx.input_shape), None
 
+    jvp = LINEAR
+
 
 class Expand(Function):
     """Broadcast to a larger shape without copying (a read-only view)."""
@@ -52,6 +55,8 @@ class Expand(Function):
     @staticmethod
     def backward(ctx, grad):
         return SumTo.apply(grad, ctx.input_shape), None
+
+    jvp = LINEAR
 
 
 def sum_to(tensor, shape):

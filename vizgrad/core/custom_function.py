@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import backend
+from .dual import ACTIVE as _DUAL_LEVELS
 from .function import (
     _NO_STACK,
     _NUMPY_ARRAY,
@@ -43,6 +44,11 @@ from .tensor import Tensor
 
 def apply_user(cls: type[Function], *args: Any) -> Any:
     """``apply`` of a user Function: forward on Tensors under no_grad, then record."""
+    if _DUAL_LEVELS:
+        from .dual import _tangents_of, no_jvp_error
+
+        if any(_tangents_of(args, level)[1] for level in _DUAL_LEVELS):
+            raise no_jvp_error(cls)
     tensors: list[Tensor] = []
     grad_mask = 0
     mask = 0  # argument positions that are single tensors

@@ -38,6 +38,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import backend
+from . import dual as _dual
+from .dual import ACTIVE as _DUAL_LEVELS
+from .dual import apply_dual, apply_inplace_dual
 from .inplace import refresh_view
 from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, Node, node_class
 from .saving import resolve_saved
@@ -81,6 +84,7 @@ class _ForwardCtx(_ForwardOnly):
 
 
 _FORWARD_ONLY = _ForwardOnly()
+_dual._FORWARD_ONLY = _FORWARD_ONLY
 
 #: Callables told ``listener(node, inputs, output_arrays)`` after every *recorded* op's
 #: forward, once its node knows its stack and scope (anomaly mode's ``check_forward``
@@ -127,6 +131,9 @@ class Function:
     #: that only shares code with its subclasses (which are registered), never applied,
     #: or OnceDifferentiable, whose backward only raises.
     registered: ClassVar[bool] = True
+    #: Forward-mode rule ``jvp(args, tangents, result) -> output tangent(s)`` on Tensors
+    #: (see core/dual.py); ``None``: forward AD through this op raises, naming it.
+    jvp: ClassVar[Any] = None
     #: vizgrad's own ops share one no-op ctx when nothing is recorded; user Functions
     #: get a fresh one (they may read ``ctx.needs_input_grad`` in forward).
     _shared_ctx: ClassVar[bool] = True
@@ -197,6 +204,8 @@ class Function:
         Anything else leaves it for ``apply_plain``.  tests/ops/test_fast_path.py runs
         every op-table row through both and compares the graphs they build.
         """
+        if _DUAL_LEVELS:  # forward AD: a dual level is active (one list read otherwise)
+            return apply_dual(cls, args)
         if not grad_enabled():  # every op inside a backward comes here
             # -- unwrap, run forward, wrap (_run_unrecorded, inlined) -------------------
             raw = []
@@ -313,6 +322,8 @@ class Function:
     @classmethod
     def apply_plain(cls, *args: Any) -> Any:
         """``apply``, one named step at a time: what the fast path does, for every case."""
+        if _DUAL_LEVELS:  # forward AD (core/dual.py): primal, then the op's jvp rule
+            return apply_dual(cls, args)
         if not grad_enabled():
             return _run_unrecorded(cls, args, None, None)
         tensors, mask = _input_tensors(cls, args)
@@ -348,6 +359,8 @@ class Function:
                 f"{cls.__name__}.apply_ runs vizgrad's own ops in place; a user Function "
                 "modifies its input in forward and marks it with ctx.mark_dirty(input), "
                 f"then is called as {cls.__name__}.apply(...), as in PyTorch.")
+        if _DUAL_LEVELS:  # forward AD: the target's tangent follows the write
+            return apply_inplace_dual(cls, target, args, apply_inplace)
         return apply_inplace(cls, target, args)
 
 
@@ -363,7 +376,8 @@ def binary_operator(cls: type[Function], reflected: bool = False) -> Callable:
     forward = cls.forward
 
     def operator(self: Tensor, other: Any) -> Any:
-        if grad_enabled() or other.__class__ is list or other.__class__ is tuple:
+        if grad_enabled() or _DUAL_LEVELS or other.__class__ is list \
+                or other.__class__ is tuple:
             return cls.apply(other, self) if reflected else cls.apply(self, other)
         value = other.array if isinstance(other, Tensor) else other
         try:
@@ -384,7 +398,7 @@ def unary_operator(cls: type[Function]) -> Callable:
     forward = cls.forward
 
     def operator(self: Tensor) -> Any:
-        if grad_enabled():
+        if grad_enabled() or _DUAL_LEVELS:
             return cls.apply(self)
         out = forward(_FORWARD_ONLY, self.array)
         if out.__class__ in backend.ARRAY_TYPES:

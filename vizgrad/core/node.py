@@ -12,6 +12,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from . import backend
 from .stack import StackFrame, format_frames
 
 SEQUENCE = itertools.count()
@@ -130,7 +131,9 @@ class SavedTensor:
 
     __slots__ = ("_node", "_entry")
 
-    INPUT, OUTPUT, CONSTANT, SCALAR = 0, 1, 2, 3
+    #: HOOKED: packed by ``saved_tensors_hooks`` (the store holds what ``pack`` gave;
+    #: ``extra`` is ``(kind before packing, shape, dtype, unpack)``).
+    INPUT, OUTPUT, CONSTANT, SCALAR, HOOKED = 0, 1, 2, 3, 4
 
     def __init__(self, node: Node, entry: SavedEntry) -> None:
         self._node = node
@@ -157,6 +160,21 @@ class SavedTensor:
         return store[self._entry.position] if store else None
 
     @property
+    def hooked(self) -> bool:
+        """True when ``saved_tensors_hooks`` packed it (``packed`` is what pack gave)."""
+        return self.kind == SavedTensor.HOOKED
+
+    @property
+    def unpacked_kind(self) -> int:
+        """``kind``, or for a hooked save what it was before packing."""
+        return self._entry.extra[0] if self.kind == SavedTensor.HOOKED else self.kind
+
+    @property
+    def packed(self) -> Any:
+        """What the pack hook returned (``None`` if not hooked, or once freed)."""
+        return self._value() if self.kind == SavedTensor.HOOKED else None
+
+    @property
     def tensor(self) -> Any:
         """The saved input tensor (``None`` for other kinds, or once freed)."""
         return self._value() if self.kind == SavedTensor.INPUT else None
@@ -168,6 +186,9 @@ class SavedTensor:
         if kind == SavedTensor.SCALAR:
             return self._entry.extra
         value = self._value()
+        if kind == SavedTensor.HOOKED:  # the packed value's array, when it has one
+            value = getattr(value, "array", value)
+            return value if backend.is_array(value) else None
         return value.array if kind == SavedTensor.INPUT and value is not None else value
 
     def _meta(self) -> tuple:
@@ -178,6 +199,8 @@ class SavedTensor:
             return node._result_meta[self.output_nr]
         if kind == SavedTensor.CONSTANT:
             return self._entry.extra
+        if kind == SavedTensor.HOOKED:
+            return self._entry.extra[1:3]
         value = self._entry.extra
         return tuple(getattr(value, "shape", ())), getattr(value, "dtype",
                                                             type(value).__name__)
@@ -402,6 +425,10 @@ class Node:
             error.node = self
             raise error
         value = store[entry.position]
+        if kind == SavedTensor.HOOKED:  # saved_tensors_hooks: their unpack gives it back
+            from .saving import unpack_hooked
+
+            return unpack_hooked(self, entry, value)
         if kind == SavedTensor.INPUT:
             counter = value._vc
         elif kind == SavedTensor.OUTPUT:

@@ -8,6 +8,7 @@ for the ``SavedEntry`` record and how readers see the result.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,11 @@ from .node import INPUTS_IN_ORDER, SavedEntry, SavedTensor
 # its entries here and allocates none.
 _ENTRIES: dict[tuple[int, ...], tuple[SavedEntry, ...]] = {}
 
+#: The active saved-tensor hooks, innermost last, as ``(pack, unpack)`` pairs (see
+#: ``vizgrad.autograd.graph.saved_tensors_hooks``).  Empty almost always: saving then
+#: costs one list read more.
+SAVED_TENSOR_HOOKS: list = []
+
 
 def resolve_saved(node: Any, tensors: list, results: Any) -> None:
     """Put the arrays ``save_for_backward`` got into the node's store, with their entries.
@@ -30,6 +36,8 @@ def resolve_saved(node: Any, tensors: list, results: Any) -> None:
     """
     to_save = node._to_save
     node._to_save = None
+    if SAVED_TENSOR_HOOKS:
+        return _resolve_hooked(node, to_save, tensors, results)
     count = len(to_save)
     if count == len(tensors) and count < 8:  # every input, in order? (mul, div, matmul)
         for item, tensor in zip(to_save, tensors):
@@ -142,3 +150,60 @@ def _entry_of(item: Any, name: str | None, order: int, positional: bool, tensors
     store.append(item)
     return SavedEntry(SavedTensor.CONSTANT, len(store) - 1, 0, 0, positional,
                       name or f"saved{order}", (item.shape, item.dtype))
+
+
+def _resolve_hooked(node: Any, to_save: tuple, tensors: list, results: Any) -> None:
+    """Save as usual, then hand every tensor to the innermost hooks' ``pack``.
+
+    The node keeps what ``pack`` returned (``node.saved`` shows it) and the metadata to
+    put ``unpack``'s result back in the graph: an input gets its history again, an
+    output this node.  ``pack`` sees the input tensor itself; an output or an
+    intermediate as a Tensor without history (the output itself would make a cycle
+    node -> store -> output -> node).
+    """
+    from .tensor import Tensor
+
+    _resolve_saved_general(node, to_save, tensors, results)
+    pack, unpack = SAVED_TENSOR_HOOKS[-1]
+    store = node._store
+    packed_store: list = []
+    entries = []
+    for entry in node._saved or ():
+        kind = entry.kind
+        if kind == SavedTensor.SCALAR:
+            entries.append(entry)
+            continue
+        value = store[entry.position]  # type: ignore[index]
+        tensor = value if kind == SavedTensor.INPUT else Tensor._make(value)
+        name = SavedTensor(node, entry).name
+        packed_store.append(pack(tensor))
+        entries.append(SavedEntry(SavedTensor.HOOKED, len(packed_store) - 1, entry.number,
+                                  entry.version, entry.positional, name,
+                                  (kind, tuple(tensor.array.shape), tensor.array.dtype,
+                                   unpack)))
+    node._saved = tuple(entries)
+    node._store = packed_store if packed_store else None
+
+
+def unpack_hooked(node: Any, entry: SavedEntry, packed: Any) -> Any:
+    """``unpack(packed)`` put back where the saved tensor was in the graph."""
+    from .node import AccumulateGrad
+    from .tensor import Tensor
+
+    kind, _, _, unpack = entry.extra
+    value = unpack(packed)
+    if not isinstance(value, Tensor):
+        raise TypeError(f"the unpack hook of saved_tensors_hooks must return a Tensor, got "
+                        f"{type(value).__name__} (unpacking {entry.name} of {node.name()})")
+    if kind == SavedTensor.OUTPUT:
+        return Tensor._make(value.array, True, node, entry.number)
+    if kind == SavedTensor.INPUT:
+        target = node._next_nodes[entry.number]
+        if target is None:
+            return Tensor._make(value.array)
+        if isinstance(target, AccumulateGrad):  # a leaf: gradients go to its accumulator
+            tensor = Tensor._make(value.array, True)
+            tensor._accumulator = weakref.ref(target)
+            return tensor
+        return Tensor._make(value.array, True, target, node._next_nrs[entry.number])
+    return Tensor._make(value.array)

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import backend
+from . import dual as _dual_module
 from . import node as _node_module
+from .dual import ACTIVE as _DUAL_LEVELS
 from .node import AccumulateGrad, Node, RemovableHandle, add_hook
 from .tensor_checks import NOT_COPIED, check_grad, rebuild_tensor
 
@@ -332,7 +334,9 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A tensor sharing data (and version counter) with no history."""
-        out = Tensor._make(self.array)
+        # Under forward AD a new array object (same memory): tangents are keyed by array
+        # and, as in PyTorch, a detached tensor has none.
+        out = Tensor._make(self.array.view() if _DUAL_LEVELS else self.array)
         if self._vc is None:
             self._vc = [0]
         out._vc = self._vc
@@ -436,6 +440,7 @@ class Tensor:
 
 
 _node_module.Tensor = Tensor
+_dual_module.Tensor = _dual_module._Tensor = Tensor  # type: ignore[attr-defined]
 
 def accumulator_of(tensor: Tensor) -> AccumulateGrad:
     """The (cached, weakly held) AccumulateGrad node of a leaf that requires grad."""

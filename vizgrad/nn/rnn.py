@@ -156,12 +156,19 @@ class RNNBase(Module):
             outputs = []
             for direction in range(directions):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
-                steps = _project(layer_input, w_ih, b_ih).unbind(0)
+                projected = _project(layer_input, w_ih, b_ih)
+                # Outside GRU's reset gate, b_hh only adds to every step's gates: add it
+                # to the whole projection once (one broadcast and one gradient sum instead
+                # of one per time step).
+                fold = b_hh is not None and self.mode != "GRU"
+                if fold:
+                    projected = projected + b_hh
+                steps = projected.unbind(0)
                 state = states[layer * directions + direction]
                 order = range(len(steps) - 1, -1, -1) if direction else range(len(steps))
                 hs = [None] * len(steps)
                 for t in order:
-                    state = _rnn_step(self.mode, steps[t], state, w_hh, b_hh)
+                    state = _rnn_step(self.mode, steps[t], state, w_hh, None if fold else b_hh)
                     hs[t] = state[0] if self.mode == "LSTM" else state
                 finals.append(state)
                 outputs.append(stack(hs, 0))

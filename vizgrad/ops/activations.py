@@ -41,6 +41,10 @@ class LeakyRelu(Function):
         # At exactly 0 PyTorch takes the negative slope.
         return where(input.array > 0, grad, grad * ctx.negative_slope), None
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return where(args[0].array > 0, tangents[0], tangents[0] * args[1])
+
 
 class Elu(Function):
     """ELU: x if x > 0 else alpha*(e^x - 1); backward: grad where y > 0, else grad * (y + alpha)."""
@@ -57,6 +61,10 @@ class Elu(Function):
         (result,) = ctx.saved_values
         # For x <= 0, d/dx alpha*(e^x - 1) = result + alpha (finite on both branches).
         return where(result.array > 0, grad, grad * (result + ctx.alpha)), None
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return where(args[0].array > 0, tangents[0], tangents[0] * (result + args[1]))
 
 
 class Gelu(Function):
@@ -86,6 +94,18 @@ class Gelu(Function):
         pdf = exp(x * x * -0.5) * _INV_SQRT_2PI
         return grad * (cdf + x * pdf), None
 
+    @staticmethod
+    def jvp(args, tangents, result):  # the slope backward uses, times the tangent
+        x = args[0]
+        if args[1] == "tanh":
+            x2 = x * x
+            t = tanh(_TANH_SCALE * (x + _TANH_CUBIC * x2 * x))
+            slope = _TANH_SCALE * (1.0 + 3.0 * _TANH_CUBIC * x2)
+            return tangents[0] * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * slope)
+        cdf = 0.5 * (1.0 + erf(x * _SQRT_HALF))
+        pdf = exp(x * x * -0.5) * _INV_SQRT_2PI
+        return tangents[0] * (cdf + x * pdf)
+
 
 class Silu(Function):
     """SiLU: x * sigmoid(x); backward: grad * s * (1 + x*(1 - s)), s = sigmoid(x)."""
@@ -99,6 +119,11 @@ class Silu(Function):
         (x,) = ctx.saved_values
         s = sigmoid(x)
         return grad * s * (1.0 + x * (1.0 - s))
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        s = sigmoid(args[0])
+        return tangents[0] * (s * (1.0 + args[0] * (1.0 - s)))
 
 
 class Softplus(Function):
@@ -117,6 +142,12 @@ class Softplus(Function):
         (x,) = ctx.saved_values
         linear = x.array * ctx.beta > ctx.threshold
         return where(linear, grad, grad * sigmoid(x * ctx.beta)), None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # sigmoid(beta x), 1 above the threshold
+        input, beta, threshold = args
+        slope = where((input * beta).array > threshold, 1.0, sigmoid(input * beta))
+        return tangents[0] * slope
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ..core.backend import array_module
+from ..core.dual import LINEAR, plus, scaled
 from ..core.function import Function
 from .operands import binary, result_type, save_crossed, save_one, saved_crossed, true_divide
 
@@ -31,6 +32,10 @@ class Add(Function):
     def backward(ctx, grad):
         return grad, grad
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return plus(tangents[0], tangents[1])
+
 
 class AddScaled(Function):
     """``input + alpha * other`` (PyTorch's ``add`` with ``alpha``)."""
@@ -46,6 +51,10 @@ class AddScaled(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad, grad * ctx.alpha, None
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return plus(tangents[0], scaled(tangents[1], args[2]))
 
 
 class Sub(Function):
@@ -63,6 +72,10 @@ class Sub(Function):
     def backward(ctx, grad):
         return grad, -grad
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return plus(tangents[0], scaled(tangents[1], -1.0))
+
 
 class SubScaled(Function):
     """``input - alpha * other``."""
@@ -78,6 +91,10 @@ class SubScaled(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad, grad * -ctx.alpha, None
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return plus(tangents[0], scaled(tangents[1], -args[2]))
 
 
 class Mul(Function):
@@ -102,6 +119,10 @@ class Mul(Function):
         input, other = ctx.saved_values if ctx._grad_mask == 3 else saved_crossed(ctx, 0)
         return (None if other is None else grad * other,
                 None if input is None else grad * input)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return plus(scaled(tangents[0], args[1]), scaled(tangents[1], args[0]))
 
 
 class Div(Function):
@@ -130,6 +151,10 @@ class Div(Function):
         grad_input = grad / other
         return grad_input if ctx._grad_mask & 1 else None, -grad_input * input / other
 
+    @staticmethod
+    def jvp(args, tangents, result):  # (ta - r tb) / b
+        return plus(tangents[0], scaled(tangents[1], -result)) / args[1]
+
 
 class Neg(Function):
     """-input; backward: -grad."""
@@ -140,6 +165,8 @@ class Neg(Function):
     @staticmethod
     def backward(ctx, grad):
         return -grad
+
+    jvp = LINEAR
 
 
 class Pow(Function):
@@ -160,6 +187,13 @@ class Pow(Function):
         if exponent == 2:
             return grad * 2.0 * input, None
         return grad * exponent * input ** (exponent - 1), None
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        input, exponent = args
+        if exponent == 0:
+            return tangents[0] * 0.0
+        return tangents[0] * (exponent * input ** (exponent - 1))
 
 
 class PowTensor(Function):
@@ -190,6 +224,17 @@ class PowTensor(Function):
             grad_exponent = grad * result * math.log(input) if input > 0 else grad * 0.0
         return grad_input, grad_exponent
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        from .unary import log
+
+        input, exponent = args
+        tangent = scaled(tangents[0], exponent * input ** (exponent - 1))
+        if tangents[1] is not None:  # d/de a**e = a**e log a
+            log_input = math.log(input) if isinstance(input, (int, float)) else log(input)
+            tangent = plus(tangent, tangents[1] * result * log_input)
+        return tangent
+
 
 class Rsub(Function):
     """``number - tensor`` keeps the tensor as its only input."""
@@ -204,6 +249,10 @@ class Rsub(Function):
     @staticmethod
     def backward(ctx, grad):
         return -grad, None
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return -tangents[0]
 
 
 class Rdiv(Function):
@@ -222,6 +271,10 @@ class Rdiv(Function):
     def backward(ctx, grad):
         input, result = ctx.saved_values
         return -grad * result / input, None
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return -tangents[0] * result / args[0]
 
 
 def _scaled(input, other, alpha):
@@ -297,6 +350,12 @@ class Addcmul(Function):
         return (grad, scaled * tensor2 if ctx.needs_grad(1) else None,
                 scaled * tensor1 if ctx.needs_grad(2) else None, None)
 
+    @staticmethod
+    def jvp(args, tangents, result):  # ts + value (tt1 t2 + t1 tt2)
+        base, first, second, value = args
+        product = plus(scaled(tangents[1], second), scaled(tangents[2], first))
+        return plus(tangents[0], scaled(product, value))
+
 
 class Addcdiv(Function):
     """``input + value * tensor1 / tensor2`` (PyTorch's ``addcdiv``)."""
@@ -317,6 +376,12 @@ class Addcdiv(Function):
         scaled = grad * ctx.value if ctx.value != 1 else grad
         return (grad, scaled / tensor2 if ctx.needs_grad(1) else None,
                 -scaled * tensor1 / (tensor2 * tensor2) if ctx.needs_grad(2) else None, None)
+
+    @staticmethod
+    def jvp(args, tangents, result):  # ts + value (tt1 - (t1 / t2) tt2) / t2
+        base, first, second, value = args
+        quotient = plus(tangents[1], scaled(tangents[2], -(first / second)))
+        return plus(tangents[0], scaled(None if quotient is None else quotient / second, value))
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):

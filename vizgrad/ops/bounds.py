@@ -46,6 +46,16 @@ class Clamp(Function):
             keep = (x <= ctx.max) if keep is None else keep & (x <= ctx.max)
         return where(keep, grad, 0.0), None, None
 
+    @staticmethod
+    def jvp(args, tangents, result):  # the tangent where the input is inside the bounds
+        input, low, high = args
+        inside = input.array == input.array
+        if low is not None:
+            inside = inside & (input.array >= low)
+        if high is not None:
+            inside = inside & (input.array <= high)
+        return where(inside, tangents[0], 0.0)
+
 
 class ClampTensor(Function):
     """Clamp to tensor bounds (broadcasting); gradients reach the bounds that win."""
@@ -85,6 +95,10 @@ class Maximum(Function):
         share = _tie_share(ctx, grad, lambda a, b: a > b)
         return grad * share, grad * (1.0 - share)
 
+    @staticmethod
+    def jvp(args, tangents, result):  # the larger side's tangent, the mean at ties
+        return _pick(args, tangents, args[0].array > args[1].array)
+
 
 class Minimum(Function):
     """Elementwise min; backward: grad to the smaller operand (split evenly on ties, as PyTorch)."""
@@ -97,6 +111,10 @@ class Minimum(Function):
     def backward(ctx, grad):
         share = _tie_share(ctx, grad, lambda a, b: a < b)
         return grad * share, grad * (1.0 - share)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return _pick(args, tangents, args[0].array < args[1].array)
 
 
 def _data(tensor):
@@ -147,3 +165,13 @@ install({
     "clamp": clamp, "clip": clip, "clamp_": _clamp_, "clip_": _clamp_, "maximum": maximum,
     "minimum": minimum,
 })
+
+
+def _pick(args: tuple, tangents: list, first: object) -> object:
+    """Maximum/minimum's tangent: the chosen side's, the mean of both at ties."""
+    zero_first = 0.0 if tangents[0] is None else tangents[0]
+    zero_second = 0.0 if tangents[1] is None else tangents[1]
+    tie = args[0].array == args[1].array
+    mean = (zero_first + zero_second) * 0.5 if tangents[0] is not None \
+        or tangents[1] is not None else 0.0
+    return where(tie, mean, where(first, zero_first, zero_second))

@@ -14,6 +14,7 @@ Example
 from __future__ import annotations
 
 from ..core.backend import array_module
+from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.tensor import Tensor
 from .methods import install
@@ -38,6 +39,8 @@ class Cumsum(Function):
     @staticmethod
     def backward(ctx, grad):
         return _reverse_cumsum(grad, ctx.dim), None
+
+    jvp = LINEAR
 
 
 class Cumprod(Function):

@@ -37,6 +37,10 @@ class Abs(Function):
         # sign(0) == 0: PyTorch's subgradient of |x| at 0.
         return grad * array_module(input.array).sign(input.array)
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * args[0].sign()
+
 
 class Sqrt(Function):
     """sqrt(x); backward: grad / (2y)."""
@@ -50,6 +54,10 @@ class Sqrt(Function):
     def backward(ctx, grad):
         (result,) = ctx.saved_values
         return grad / (2.0 * result)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] / (2.0 * result)
 
 
 class Rsqrt(Function):
@@ -65,6 +73,10 @@ class Rsqrt(Function):
         (result,) = ctx.saved_values
         return grad * -0.5 * result * result * result
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * (-0.5 * result / args[0])
+
 
 class Expm1(Function):
     """e^x - 1; backward: grad * (y + 1)."""
@@ -78,6 +90,10 @@ class Expm1(Function):
     def backward(ctx, grad):
         (result,) = ctx.saved_values
         return grad * (result + 1.0)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * (result + 1.0)
 
 
 class Log1p(Function):
@@ -94,6 +110,10 @@ class Log1p(Function):
         (input,) = ctx.saved_values
         return grad / (input + 1.0)
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] / (args[0] + 1.0)
+
 
 class Log2(Function):
     """log2(x); backward: grad / (x * ln 2)."""
@@ -106,6 +126,10 @@ class Log2(Function):
     def backward(ctx, grad):
         (input,) = ctx.saved_values
         return grad / (input * _LN2)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] / (args[0] * math.log(2.0))
 
 
 class Erf(Function):
@@ -122,6 +146,10 @@ class Erf(Function):
 
         return grad * _TWO_OVER_SQRT_PI * exp(-(input * input))
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * ((args[0] * args[0] * -1.0).exp() * (2.0 / math.sqrt(math.pi)))
+
 
 class Sin(Function):
     """sin(x); backward: grad * cos(x)."""
@@ -135,6 +163,10 @@ class Sin(Function):
         (input,) = ctx.saved_values
         return grad * Cos.apply(input)
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * args[0].cos()
+
 
 class Cos(Function):
     """cos(x); backward: -grad * sin(x)."""
@@ -147,6 +179,10 @@ class Cos(Function):
     def backward(ctx, grad):
         (input,) = ctx.saved_values
         return grad * -Sin.apply(input)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * -args[0].sin()
 
 
 class Tan(Function):
@@ -162,6 +198,10 @@ class Tan(Function):
         (result,) = ctx.saved_values
         return grad * (1.0 + result * result)
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * (1.0 + result * result)
+
 
 class Reciprocal(Function):
     """1/x; backward: -grad * y^2."""
@@ -176,6 +216,10 @@ class Reciprocal(Function):
         (result,) = ctx.saved_values
         return grad * -(result * result)
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * (result * result * -1.0)
+
 
 class _Piecewise(Function):
     """Piecewise-constant functions: PyTorch defines their gradient as zero everywhere.
@@ -186,6 +230,10 @@ class _Piecewise(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad * 0.0
+
+    @staticmethod
+    def jvp(args, tangents, result):  # flat almost everywhere: a zero tangent, as PyTorch
+        return tangents[0] * 0.0
 
 
 class Sign(_Piecewise):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core.backend import array_module
+from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.tensor import Tensor
 
@@ -58,6 +59,8 @@ class Slice(Function):
     def backward(ctx, grad):
         return IndexBackward.apply(grad, ctx.key, ctx.input_shape, False), None
 
+    jvp = LINEAR
+
 
 class Index(Function):
     """Advanced indexing (integer arrays, boolean masks): a copy."""
@@ -70,6 +73,8 @@ class Index(Function):
     @staticmethod
     def backward(ctx, grad):
         return IndexBackward.apply(grad, ctx.key, ctx.input_shape, True), None
+
+    jvp = LINEAR
 
 
 class IndexBackward(Function):
@@ -88,6 +93,8 @@ class IndexBackward(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad[ctx.key], None, None, None
+
+    jvp = LINEAR
 
 
 class SetItem(Function):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core.backend import array_module
+from ..core.dual import LINEAR
 from ..core.function import Function
 from .operands import promote
 
@@ -27,6 +28,11 @@ class Cat(Function):
     def backward(ctx, grad):
         return list(SplitSizes.apply(grad, ctx.sizes, ctx.dim)), None
 
+    @staticmethod
+    def jvp(args, tangents, result):  # absent tangents are zeros here: cat needs every part
+        parts = [t if t is not None else x.detach() * 0.0 for x, t in zip(args[0], tangents[0])]
+        return Cat.apply(parts, args[1])
+
 
 class Stack(Function):
     """Stack tensors along a new dim; backward: unbind grad along it, one piece per input."""
@@ -39,6 +45,11 @@ class Stack(Function):
     @staticmethod
     def backward(ctx, grad):
         return list(Unbind.apply(grad, ctx.dim)), None
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        parts = [t if t is not None else x.detach() * 0.0 for x, t in zip(args[0], tangents[0])]
+        return Stack.apply(parts, args[1])
 
 
 class SplitSizes(Function):
@@ -63,6 +74,8 @@ class SplitSizes(Function):
     def backward(ctx, *grads):
         return Cat.apply(list(grads), ctx.dim), None, None
 
+    jvp = LINEAR
+
 
 class Split(SplitSizes):
     """``split(tensor, split_size, dim)`` with an int size (the last piece may be smaller)."""
@@ -80,6 +93,8 @@ class Split(SplitSizes):
             sizes.append(extent % split_size)
         ctx.split_size = split_size
         return SplitSizes.forward(ctx, input, sizes or [0], dim)
+
+    jvp = LINEAR
 
 
 class UnsafeSplit(Split):
@@ -116,6 +131,8 @@ class Unbind(Function):
     @staticmethod
     def backward(ctx, *grads):
         return Stack.apply(list(grads), ctx.dim), None
+
+    jvp = LINEAR
 
 
 def cat(tensors, dim=0):

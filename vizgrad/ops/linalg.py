@@ -6,6 +6,7 @@ import string
 from collections import Counter
 
 from ..core.backend import array_module
+from ..core.dual import LINEAR, plus
 from ..core.function import Function
 from ..core.tensor import Tensor
 from .operands import same_dtype as _same_dtype
@@ -77,6 +78,12 @@ class Bmm(Function):
         return (None if mat2 is None else Bmm.apply(grad, mat2.transpose(1, 2)),
                 None if input is None else Bmm.apply(input.transpose(1, 2), grad))
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        input, mat2 = args
+        return plus(None if tangents[0] is None else Bmm.apply(tangents[0], mat2),
+                    None if tangents[1] is None else Bmm.apply(input, tangents[1]))
+
 
 class Tril(Function):
     """Lower triangle (below diagonal k); backward: tril(grad, k)."""
@@ -89,6 +96,8 @@ class Tril(Function):
     def backward(ctx, grad):
         return Tril.apply(grad, ctx.diagonal), None
 
+    jvp = LINEAR
+
 
 class Triu(Function):
     """Upper triangle (above diagonal k); backward: triu(grad, k)."""
@@ -100,6 +109,8 @@ class Triu(Function):
     @staticmethod
     def backward(ctx, grad):
         return Triu.apply(grad, ctx.diagonal), None
+
+    jvp = LINEAR
 
 
 def _parse_einsum(equation, shapes):
@@ -190,6 +201,17 @@ class Einsum(Function):
             grads.append(Einsum.apply(subscripts, tensors))
         return None, grads
 
+    @staticmethod
+    def jvp(args, tangents, result):  # multilinear: one term per operand with a tangent
+        equation, operands = args
+        tangent = None
+        for index, part in enumerate(tangents[1]):
+            if part is not None:
+                swapped = list(operands)
+                swapped[index] = part
+                tangent = plus(tangent, Einsum.apply(equation, swapped))
+        return tangent
+
 
 def _needed(ctx) -> list[bool]:
     """Per einsum operand: whether another operand's gradient needs it (only those are
@@ -258,6 +280,12 @@ class Mm(Function):
         return (Mm.apply(grad, mat2.t()) if mat2 is not None else None,
                 Mm.apply(self.t(), grad) if self is not None else None)
 
+    @staticmethod
+    def jvp(args, tangents, result):  # bilinear: one term per operand's tangent
+        first, second = args
+        return plus(None if tangents[0] is None else Mm.apply(tangents[0], second),
+                    None if tangents[1] is None else Mm.apply(first, tangents[1]))
+
 
 class Mv(Function):
     """Matrix-vector product (``torch.mv``)."""
@@ -279,6 +307,12 @@ class Mv(Function):
         return (grad.unsqueeze(1) * vec if vec is not None else None,
                 Mv.apply(self.t(), grad) if self is not None else None)
 
+    @staticmethod
+    def jvp(args, tangents, result):  # bilinear: one term per operand's tangent
+        first, second = args
+        return plus(None if tangents[0] is None else Mv.apply(tangents[0], second),
+                    None if tangents[1] is None else Mv.apply(first, tangents[1]))
+
 
 class Dot(Function):
     """Inner product of two 1-D tensors (``torch.dot``)."""
@@ -299,6 +333,12 @@ class Dot(Function):
         self, tensor = saved_crossed(ctx, 0)
         return (grad * tensor if tensor is not None else None,
                 grad * self if self is not None else None)
+
+    @staticmethod
+    def jvp(args, tangents, result):  # bilinear: one term per operand's tangent
+        first, second = args
+        return plus(None if tangents[0] is None else Dot.apply(tangents[0], second),
+                    None if tangents[1] is None else Dot.apply(first, tangents[1]))
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
@@ -335,6 +375,10 @@ class FillDiagonal(Function):
         from .select import where
 
         return where(ctx.mask, 0.0, grad), None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # the filled diagonal is constant
+        return FillDiagonal.apply(tangents[0], 0.0, args[2])
 
 
 def _diagonal_mask(xp, shape, wrap):

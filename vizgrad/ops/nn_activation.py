@@ -39,6 +39,11 @@ class Softmax(Function):
         weighted = grad * result
         return weighted - result * weighted.sum(dim=ctx.dim, keepdim=True), None
 
+    @staticmethod
+    def jvp(args, tangents, result):  # r (t - sum(r t))
+        t = tangents[0]
+        return result * (t - (result * t).sum(args[1], keepdim=True))
+
 
 class LogSoftmax(Function):
     """``x - logsumexp(x)`` computed after subtracting the max; backward ``g - exp(y) sum(g)``."""
@@ -56,6 +61,11 @@ class LogSoftmax(Function):
     def backward(ctx, grad):
         (result,) = ctx.saved_values
         return grad - result.exp() * grad.sum(dim=ctx.dim, keepdim=True), None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # t - sum(softmax t)
+        t = tangents[0]
+        return t - (result.exp() * t).sum(args[1], keepdim=True)
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from ..core.backend import array_module
+from ..core.dual import LINEAR, plus, scaled
 from ..core.function import Function
 from ..core.tensor import Tensor
 from .indexing import IndexBackward
@@ -51,6 +52,16 @@ class Addmm(Function):
                 None if mat2 is None else Mm.apply(scaled, mat2.t()),
                 None if mat1 is None else Mm.apply(mat1.t(), scaled), None, None)
 
+    @staticmethod
+    def jvp(args, tangents, result):  # beta self + alpha mat1 @ mat2: linear in each
+        self, mat1, mat2 = args[:3]
+        beta = args[3] if len(args) > 3 else 1
+        alpha = args[4] if len(args) > 4 else 1
+        product = plus(None if tangents[1] is None else tangents[1] @ mat2,
+                       None if tangents[2] is None else mat1 @ tangents[2])
+        return plus(scaled(tangents[0], beta) if beta != 1 else tangents[0],
+                    scaled(product, alpha) if alpha != 1 else product)
+
 
 class Embedding(Function):
     """Rows of ``weight`` picked by integer ``indices``; ``padding_idx`` rows get no gradient.
@@ -77,6 +88,8 @@ class Embedding(Function):
             keep = (indices != ctx.padding_idx)[..., None].astype(grad.dtype)
             grad = grad * Tensor.from_array(keep)
         return IndexBackward.apply(grad, indices, ctx._weight_shape, True), None, None
+
+    jvp = LINEAR
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

@@ -8,6 +8,7 @@ backward works (NLL is linear in its input: its second derivative is zero).
 from __future__ import annotations
 
 from ..core.backend import array_module
+from ..core.dual import no_jvp_error, plus, scaled
 from ..core.function import Function
 from ..core.tensor import Tensor
 
@@ -65,6 +66,12 @@ class NllLoss(Function):
         grad_self = scatter(zeros, 1, Tensor.from_array(ctx._safe.reshape(count, 1)), values)
         return grad_self.reshape(ctx._self_shape), None, None, None, None
 
+    @staticmethod
+    def jvp(args, tangents, result):  # linear in the scores (a weight's tangent: no rule)
+        if any(t is not None for t in tangents[1:]):
+            raise no_jvp_error(NllLoss)
+        return NllLoss.apply(tangents[0], *args[1:])
+
 
 class MseLoss(Function):
     """``(input - target) ** 2``, reduced."""
@@ -87,6 +94,14 @@ class MseLoss(Function):
         scale = 2.0 / difference.numel() if ctx.reduction == REDUCTION_CODES["mean"] else 2.0
         grad_self = difference * (grad * scale)
         return grad_self, -grad_self if ctx.needs_grad(1) else None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # 2 (x - y)(tx - ty), reduced as the loss
+        input, target, reduction = args
+        slope = plus(tangents[0], scaled(tangents[1], -1.0)) * ((input - target) * 2.0)
+        if reduction == "none":
+            return slope
+        return slope.sum() if reduction == "sum" else slope.mean()
 
 
 def _reduced(loss, reduction: str):

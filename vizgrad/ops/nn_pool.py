@@ -10,6 +10,7 @@ work.
 from __future__ import annotations
 
 from ..core.backend import array_module
+from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.tensor import Tensor
 from .indexing import IndexBackward
@@ -175,6 +176,8 @@ class AvgPool2d(Function):
                                         ctx.divisor, ctx.input_shape),
                 None, None, None, None, None, None)
 
+    jvp = LINEAR
+
 
 class AvgPool2dBackward(Function):
     """Spread each pooled gradient evenly over its window (the adjoint of AvgPool2d)."""
@@ -204,10 +207,14 @@ class AvgPool2dBackward(Function):
             divisor = Tensor.from_array(xp.asarray(divisor))
         return (summed / divisor).reshape(ctx.out_shape), None, None, None, None, None
 
+    jvp = LINEAR
+
 
 class WindowSum(Function):
     """Sum over windows (the adjoint of the spreading in AvgPool2dBackward); its backward
     spreads the gradient back: ``AvgPool2dBackward(grad, divisor=1)``."""
+
+    jvp = LINEAR  # a sum: linear in the planes
 
     backward_name = "WindowSumBackward0"
 
@@ -250,6 +257,8 @@ class AdaptiveAvgPool2d(Function):
     def backward(ctx, grad):
         rows, cols = ctx.saved_values
         return rows.t() @ grad @ cols, None
+
+    jvp = LINEAR
 
 
 # -- public functions -------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from ..core.backend import array_module
+from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.tensor import Tensor
 from .nn_conv import as_tuple
@@ -63,6 +64,8 @@ class _UpsampleNearest(Function):
         spatial = ctx.input_shape[len(ctx.input_shape) - len(ctx.sources):]
         return UpsampleNearestBackward.apply(grad, ctx.sources, spatial), None
 
+    jvp = LINEAR
+
 
 class UpsampleNearestBackward(Function):
     """Sum each output gradient onto its nearest source (the adjoint of upsampling)."""
@@ -75,6 +78,8 @@ class UpsampleNearestBackward(Function):
     @staticmethod
     def backward(ctx, grad):
         return _NEAREST[len(ctx.sources)].apply(grad, ctx.sources), None, None
+
+    jvp = LINEAR
 
 
 class UpsampleNearest1d(_UpsampleNearest):

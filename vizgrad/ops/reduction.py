@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..core.dual import LINEAR
 from ..core.function import Function
 
 
@@ -39,6 +40,8 @@ class Sum(Function):
     def backward(ctx, grad):
         return expand_reduced(grad, ctx.input_shape, tuple(range(len(ctx.input_shape))), False)
 
+    jvp = LINEAR
+
 
 class SumDim(Function):
     """Sum over dims; backward: grad broadcast back over the reduced dims."""
@@ -54,6 +57,8 @@ class SumDim(Function):
     def backward(ctx, grad):
         return expand_reduced(grad, ctx.input_shape, ctx.dim, ctx.keepdim), None, None
 
+    jvp = LINEAR
+
 
 class Mean(Function):
     """Mean of all elements; backward: grad / n broadcast to the input's shape."""
@@ -67,6 +72,8 @@ class Mean(Function):
         count = max(1, _count(ctx.input_shape, range(len(ctx.input_shape))))
         shape = ctx.input_shape
         return expand_reduced(grad / count, shape, tuple(range(len(shape))), False)
+
+    jvp = LINEAR
 
 
 class MeanDim(Function):
@@ -83,6 +90,8 @@ class MeanDim(Function):
     def backward(ctx, grad):
         count = max(1, _count(ctx.input_shape, ctx.dim))
         return expand_reduced(grad / count, ctx.input_shape, ctx.dim, ctx.keepdim), None, None
+
+    jvp = LINEAR
 
 
 def _count(shape, dims):

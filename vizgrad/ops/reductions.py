@@ -59,6 +59,14 @@ class Var(Function):
         centered = x - x.mean(dim=dims, keepdim=True)
         return expand_reduced(grad, x.shape, dims, ctx.keepdim) * centered * scale, None, None, None
 
+    @staticmethod
+    def jvp(args, tangents, result):  # 2 sum((x - mean) t) / (N - correction)
+        x, dim, correction, keepdim = args
+        dims = normalize_dims(dim, x.ndim)
+        centered = x - x.mean(dim=dims, keepdim=True)
+        scale = 2.0 / (_count(x.shape, dims) - correction)
+        return (centered * tangents[0]).sum(dims, keepdim=keepdim) * scale
+
 
 class Std(Function):
     """Standard deviation over dims; backward: grad * (x - mean) / ((n - correction) * y),
@@ -84,6 +92,10 @@ class Std(Function):
         scale = expand_reduced(scale, x.shape, dims, ctx.keepdim)
         centered = x - x.mean(dim=dims, keepdim=True)
         return scale * centered / (_count(x.shape, dims) - ctx.correction), None, None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # var's tangent / (2 std)
+        return Var.jvp(args, tangents, None) / (result * 2.0)
 
 
 def _others_product(x, dim):
@@ -158,12 +170,20 @@ class Amax(Function):
         weights = ctx._saved_weights
         return expand_reduced(grad, weights.shape, ctx.dim, ctx.keepdim) * weights, None, None
 
+    @staticmethod
+    def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
+        return _even_jvp(args, tangents, result)
+
 
 class Amin(Amax):
     """Min over dims; backward: grad shared evenly among the elements equal to the min."""
     @staticmethod
     def forward(ctx, input, dim, keepdim):
         return Amax.forward(ctx, -input, dim, keepdim) * -1
+
+    @staticmethod
+    def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
+        return _even_jvp(args, tangents, result)
 
 
 class Max(Function):
@@ -181,6 +201,10 @@ class Max(Function):
     def backward(ctx, grad):
         return grad * ctx._saved_weights
 
+    @staticmethod
+    def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
+        return _even_jvp(args, tangents, result)
+
 
 class Min(Max):
     """Min of all elements; backward: grad shared evenly among the minimal elements."""
@@ -189,6 +213,10 @@ class Min(Max):
     @staticmethod
     def forward(ctx, input):
         return Max.forward(ctx, -input) * -1
+
+    @staticmethod
+    def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
+        return _even_jvp(args, tangents, result)
 
 
 class MaxDim(Function):
@@ -212,6 +240,10 @@ class MaxDim(Function):
         zeros = Tensor.from_array(array_module(grad.array).zeros(ctx.input_shape, grad.array.dtype))
         return scatter(zeros, ctx.dim, index, grad), None, None
 
+    @staticmethod
+    def jvp(args, tangents, result):  # the tangent at the chosen index
+        return _index_jvp(args, tangents, result), None
+
 
 class MinDim(MaxDim):
     """Min along dim with its index; backward: grad to the selected element (the index
@@ -224,6 +256,10 @@ class MinDim(MaxDim):
         xp = array_module(input)
         kept = xp.expand_dims(xp.argmin(input, axis=dim), dim)
         return _select_along(ctx, xp, input, kept, dim, keepdim)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return _index_jvp(args, tangents, result), None
 
 
 def _arg(xp, input, dim, smallest):
@@ -265,6 +301,13 @@ class Logsumexp(Function):
         kept = _keep_shape(x.shape, ctx.dim)
         return expand_reduced(grad, x.shape, ctx.dim, ctx.keepdim) * exp(
             x - result.reshape(kept)), None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # sum(softmax(x) t) over dim
+        input, dim, keepdim = args
+        dims = normalize_dims(dim, input.ndim)
+        kept = result.reshape([1 if i in dims else n for i, n in enumerate(input.shape)])
+        return ((input - kept).exp() * tangents[0]).sum(dim, keepdim=keepdim)
 
 
 class Norm(Function):
@@ -426,3 +469,25 @@ install({
     "var": var, "std": std, "prod": prod, "max": max, "min": min, "amax": amax, "amin": amin,
     "argmax": argmax, "argmin": argmin, "logsumexp": logsumexp, "norm": norm,
 })
+
+
+def _index_jvp(args: tuple, tangents: list, result: tuple) -> Tensor:
+    """max/min along a dim: the tangent gathered where the value was taken."""
+    from .scatter_gather import gather
+
+    input, dim, keepdim = args
+    (dim,) = normalize_dims(dim, input.ndim)
+    index = result[1] if keepdim else result[1].unsqueeze(dim)
+    picked = gather(tangents[0], dim, index)
+    return picked if keepdim else picked.squeeze(dim)
+
+
+def _even_jvp(args: tuple, tangents: list, result: Tensor) -> Tensor:
+    """amax/amin/max/min: the mean tangent over the places equal to the extreme."""
+    input = args[0]
+    dims = tuple(range(input.ndim)) if len(args) == 1 else normalize_dims(args[1], input.ndim)
+    keepdim = len(args) > 1 and args[2]
+    kept = result.reshape([1 if i in dims else n for i, n in enumerate(input.shape)])
+    ties = Tensor.from_array((input.array == kept.array).astype(input.array.dtype))
+    total = (tangents[0] * ties).sum(dims, keepdim=keepdim) / ties.sum(dims, keepdim=keepdim)
+    return total.reshape(result.shape)

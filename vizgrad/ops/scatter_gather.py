@@ -13,6 +13,7 @@ Example
 from __future__ import annotations
 
 from ..core.backend import array_module
+from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.tensor import Tensor
 from .indexing import _scatter
@@ -59,6 +60,8 @@ class Gather(Function):
     def backward(ctx, grad):
         index = ctx._saved_index.array
         return ScatterAdd.apply(_zeros(grad, ctx.input_shape), ctx.dim, index, grad), None, None
+
+    jvp = LINEAR
 
 
 class ScatterAdd(Function):
@@ -152,6 +155,8 @@ class IndexSelect(Function):
         index = ctx._saved_index.array
         return IndexAdd.apply(_zeros(grad, ctx.input_shape), ctx.dim, index, grad, 1), None, None
 
+    jvp = LINEAR
+
 
 class IndexAdd(Function):
     """``input.index_add(dim, index, source, alpha)``: repeated indices accumulate."""
@@ -185,6 +190,10 @@ class MaskedFill(Function):
     @staticmethod
     def backward(ctx, grad):
         return where(ctx._saved_mask.array, 0.0, grad), None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # the filled places are constant
+        return MaskedFill.apply(tangents[0], args[1], 0.0)
 
 
 class MaskedFillTensor(Function):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..core import backend
 from ..core.backend import array_module
+from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.tensor import Tensor
 from .operands import binary, result_type
@@ -25,6 +26,12 @@ class Where(Function):
         condition = ctx._saved_condition.array
         return None, Where.apply(condition, grad, 0.0), Where.apply(condition, 0.0, grad)
 
+    @staticmethod
+    def jvp(args, tangents, result):  # each side's tangent where it is chosen
+        condition = args[0].array if isinstance(args[0], Tensor) else args[0]
+        return Where.apply(condition, 0.0 if tangents[1] is None else tangents[1],
+                           0.0 if tangents[2] is None else tangents[2])
+
 
 class Clone(Function):
     """A copy; backward: grad."""
@@ -35,6 +42,8 @@ class Clone(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad
+
+    jvp = LINEAR
 
 
 class ToCopy(Function):
@@ -52,6 +61,8 @@ class ToCopy(Function):
     def backward(ctx, grad):
         return ToCopy.apply(grad, ctx.dtype, ctx.device), None, None
 
+    jvp = LINEAR
+
 
 class Zero(Function):
     """``zero_()``: the gradient of the overwritten values is zero."""
@@ -64,6 +75,10 @@ class Zero(Function):
     def backward(ctx, grad):
         return grad * 0.0
 
+    @staticmethod
+    def jvp(args, tangents, result):  # a constant: zero tangent, as PyTorch
+        return tangents[0] * 0.0
+
 
 class Fill(Function):
     """``fill_(value)``."""
@@ -75,6 +90,10 @@ class Fill(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad * 0.0, None
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * 0.0
 
 
 def where(condition, input, other):
@@ -104,6 +123,12 @@ class Copy(Function):
     def backward(ctx, grad):
         return grad * 0.0, grad
 
+    @staticmethod
+    def jvp(args, tangents, result):  # the source's tangent (zero without one)
+        if tangents[1] is None:
+            return tangents[0] * 0.0
+        return Copy.apply(args[0], tangents[1])
+
 
 class _Refill(Function):
     """Overwrite with values drawn before the call (so the op is deterministic given
@@ -119,6 +144,10 @@ class _Refill(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad * 0.0, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # fresh random values: zero tangent, as PyTorch
+        return tangents[0] * 0.0
 
 
 class Normal(_Refill):

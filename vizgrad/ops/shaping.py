@@ -12,6 +12,7 @@ Example
 from __future__ import annotations
 
 from ..core.backend import array_module
+from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.tensor import Tensor
 from .methods import install
@@ -44,6 +45,8 @@ class Repeat(Function):
         summed = grad.reshape(interleaved).sum(dim=tuple(range(0, 2 * len(shape), 2)))
         return summed.reshape(ctx.input_shape), None
 
+    jvp = LINEAR
+
 
 class Flip(Function):
     """Reverse the order along dims; backward: flip grad along the same dims."""
@@ -56,6 +59,8 @@ class Flip(Function):
     @staticmethod
     def backward(ctx, grad):
         return Flip.apply(grad, ctx.dims), None
+
+    jvp = LINEAR
 
 
 class Roll(Function):
@@ -70,6 +75,8 @@ class Roll(Function):
         shifts = ctx.shifts
         back = -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
         return Roll.apply(grad, back, ctx.dims), None, None
+
+    jvp = LINEAR
 
 
 def _pad_pairs(pad, ndim):
@@ -98,6 +105,10 @@ class ConstantPadNd(Function):
     @staticmethod
     def backward(ctx, grad):
         return ConstantPadNd.apply(grad, tuple(-p for p in ctx.pad), 0), None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # the padding is constant: zero tangent
+        return ConstantPadNd.apply(tangents[0], args[1], 0.0)
 
 
 def _pad_index(xp, n, before, after, mode):
@@ -147,6 +158,8 @@ class _IndexPad(Function):
             grad = IndexAdd.apply(zeros, dim, _pad_index(xp, n, before, after, ctx.mode),
                                   grad, 1)
         return grad, None, None
+
+    jvp = LINEAR
 
 
 class ReflectionPad1D(_IndexPad):

@@ -60,6 +60,13 @@ class Sort(Function):
         indices = ctx._saved_indices
         return _spread(grad, ctx.dim, indices, ctx.self_sym_sizes), None, None, None
 
+    @staticmethod
+    def jvp(args, tangents, result):  # the tangent at the indices taken
+        from .scatter_gather import gather
+
+        dim = args[1]
+        return gather(tangents[0], dim, result[1]), None
+
 
 class Topk(Function):
     """The ``k`` largest (or smallest) values along ``dim`` and their indices."""
@@ -83,6 +90,13 @@ class Topk(Function):
     def backward(ctx, grad, grad_indices):
         indices = ctx._saved_indices
         return _spread(grad, ctx.dim, indices, ctx.self_sym_sizes), None, None, None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # the tangent at the indices taken
+        from .scatter_gather import gather
+
+        dim = args[2]
+        return gather(tangents[0], dim, result[1]), None
 
 
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> tuple:

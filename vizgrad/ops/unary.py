@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core.backend import array_module
+from ..core.dual import plus, scaled
 from ..core.function import Function
 
 
@@ -19,6 +20,10 @@ class Exp(Function):
         (result,) = ctx.saved_values
         return grad * result
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * result
+
 
 class Log(Function):
     """ln(x); backward: grad / x."""
@@ -31,6 +36,10 @@ class Log(Function):
     def backward(ctx, grad):
         (input,) = ctx.saved_values
         return grad / input
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] / args[0]
 
 
 class Tanh(Function):
@@ -45,6 +54,10 @@ class Tanh(Function):
     def backward(ctx, grad):
         (result,) = ctx.saved_values
         return TanhBackward.apply(grad, result)
+
+    @staticmethod
+    def jvp(args, tangents, result):  # t (1 - r^2): tanh's own backward op, one node
+        return TanhBackward.apply(tangents[0], result)
 
 
 class TanhBackward(Function):
@@ -66,6 +79,11 @@ class TanhBackward(Function):
         grad, result = ctx.saved_values
         return TanhBackward.apply(grad_grad, result), grad_grad * grad * result * -2.0
 
+    @staticmethod
+    def jvp(args, tangents, result):  # d[g (1 - r^2)] = tg (1 - r^2) - 2 g r tr
+        grad, out = args
+        return plus(scaled(tangents[0], 1.0 - out * out), scaled(tangents[1], grad * out * -2.0))
+
 
 class Sigmoid(Function):
     """1 / (1 + e^-x); backward: grad * y * (1 - y) (SigmoidBackward, itself differentiable)."""
@@ -81,6 +99,10 @@ class Sigmoid(Function):
     def backward(ctx, grad):
         (result,) = ctx.saved_values
         return SigmoidBackward.apply(grad, result)
+
+    @staticmethod
+    def jvp(args, tangents, result):  # t r (1 - r): sigmoid's own backward op
+        return SigmoidBackward.apply(tangents[0], result)
 
 
 class SigmoidBackward(Function):
@@ -100,6 +122,12 @@ class SigmoidBackward(Function):
         return (SigmoidBackward.apply(grad_grad, result),
                 grad_grad * grad * (1.0 - 2.0 * result))
 
+    @staticmethod
+    def jvp(args, tangents, result):  # d[g r (1 - r)] = tg r (1 - r) + g (1 - 2r) tr
+        grad, out = args
+        return plus(scaled(tangents[0], out * (1.0 - out)),
+                    scaled(tangents[1], grad * (1.0 - 2.0 * out)))
+
 
 class Relu(Function):
     """max(x, 0); backward: grad where y > 0, else 0."""
@@ -113,6 +141,10 @@ class Relu(Function):
     def backward(ctx, grad):
         (result,) = ctx.saved_values
         return grad * (result.array > 0)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * (result > 0)
 
 
 def exp(input):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core.backend import array_module
+from ..core.dual import LINEAR
 from ..core.function import Function
 
 
@@ -27,6 +28,8 @@ class Reshape(Function):
     def backward(ctx, grad):
         return grad.reshape(ctx.input_shape), None
 
+    jvp = LINEAR
+
 
 class View(Function):
     """``view``: like reshape, but refuses to copy."""
@@ -47,6 +50,8 @@ class View(Function):
     def backward(ctx, grad):
         return grad.reshape(ctx.input_shape), None
 
+    jvp = LINEAR
+
 
 class Transpose(Function):
     """Swap two dims (a view); backward: swap them back in grad."""
@@ -60,6 +65,8 @@ class Transpose(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.transpose(ctx.dim0, ctx.dim1), None, None
+
+    jvp = LINEAR
 
 
 class T(Function):
@@ -75,6 +82,8 @@ class T(Function):
     def backward(ctx, grad):
         return T.apply(grad)
 
+    jvp = LINEAR
+
 
 class UnsafeView(Function):
     """The reshape that ends PyTorch's matmul decompositions (``UnsafeViewBackward0``):
@@ -88,6 +97,8 @@ class UnsafeView(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.reshape(ctx.input_shape), None
+
+    jvp = LINEAR
 
 
 class Permute(Function):
@@ -109,6 +120,8 @@ class Permute(Function):
             inverse[d] = position
         return grad.permute(tuple(inverse)), None
 
+    jvp = LINEAR
+
 
 class Squeeze(Function):
     """Drop size-1 dims (a view); backward: reshape grad to the input's shape."""
@@ -128,6 +141,8 @@ class Squeeze(Function):
     def backward(ctx, grad):
         return grad.reshape(ctx.input_shape), None
 
+    jvp = LINEAR
+
 
 class Unsqueeze(Function):
     """Insert a size-1 dim (a view); backward: squeeze it from grad."""
@@ -141,6 +156,8 @@ class Unsqueeze(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.squeeze(ctx.dim), None
+
+    jvp = LINEAR
 
 
 def reshape(input, *shape):

@@ -2,7 +2,8 @@
 
 Subclasses implement ``_update(group, param, grad, state)`` on raw arrays; the base
 class runs it under ``no_grad`` for every parameter that has a gradient and writes
-the result into the parameter's own array (so views and references stay valid).
+the result into the parameter's own array (so views and references stay valid), or
+the subclass updates ``param`` in place and returns None (SGD: no temporaries).
 """
 
 from __future__ import annotations
@@ -95,7 +96,8 @@ class Optimizer:
                         grad = -grad
                     state = self.state.setdefault(param, {})
                     new = self._update(group, param.array, grad, state)
-                    param.array[...] = new
+                    if new is not None:  # None: _update wrote into the array itself
+                        param.array[...] = new
                     param._bump_version()
         return loss
 

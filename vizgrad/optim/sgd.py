@@ -32,16 +32,20 @@ class SGD(Optimizer):
                                   "weight_decay": weight_decay, "nesterov": nesterov,
                                   "maximize": maximize})
 
-    def _update(self, group: dict, param: Any, grad: Any, state: dict) -> Any:
+    def _update(self, group: dict, param: Any, grad: Any, state: dict) -> None:
+        # In place on the parameter's array and the momentum buffer (PyTorch's
+        # ``mul_``/``add_``): one temporary per parameter instead of three, and no copy
+        # back into the parameter.  ``grad`` is the user's ``.grad``: never written.
         if group["weight_decay"]:
             grad = grad + group["weight_decay"] * param
         momentum = group["momentum"]
         if momentum:
             buf = state.get("momentum_buffer")
             if buf is None:
-                buf = grad.copy()
+                buf = state["momentum_buffer"] = grad.copy()
             else:
-                buf = buf * momentum + (1 - group["dampening"]) * grad
-            state["momentum_buffer"] = buf
+                buf *= momentum
+                dampening = group["dampening"]
+                buf += grad if dampening == 0 else (1 - dampening) * grad
             grad = grad + momentum * buf if group["nesterov"] else buf
-        return param - group["lr"] * grad
+        param -= group["lr"] * grad

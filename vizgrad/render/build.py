@@ -261,15 +261,18 @@ class _Builder:
                 if item.kind == "scalar":
                     continue
                 state = " (freed)" if item.freed else ""
+                hooked = getattr(item, "hooked", False)
+                if hooked:  # saved_tensors_hooks hold it packed (checkpoint, save_on_cpu)
+                    state += " (packed by hooks)"
                 saved_id = f"{node_id}s{index}"
                 self.view.nodes.append(ViewNode(
                     saved_id, "saved", item.name,
                     [f"{shape_text(item.shape)} {item.dtype}{state}"],
                     tooltip=f"saved by {name}: {item.name} ({item.kind}){state}",
                     seq=node.seq, scope=node.scope,
-                    marks=["freed"] if item.freed else [],
+                    marks=(["freed"] if item.freed else []) + (["hooked"] if hooked else []),
                     details={"shape": list(item.shape), "dtype": item.dtype,
-                             "freed": item.freed, "kind": item.kind}))
+                             "freed": item.freed, "kind": item.kind, "hooked": hooked}))
                 self.view.edges.append(ViewEdge(saved_id, node_id, undirected=True))
 
     def _add_edges(self, edges: list[graph.GraphEdge]) -> None:

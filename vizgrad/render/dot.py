@@ -13,6 +13,7 @@ from collections import defaultdict
 import graphviz
 
 from .escape import dot_string, label_lines, label_text, sized_cache
+from .hubs import thin_hubs
 from .view import GraphView, ViewNode
 
 #: Fill colour per node kind (pytorchviz's names in the light theme).
@@ -112,6 +113,8 @@ def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
         parts.append(f'style="{",".join(styles)}"')
     if node.kind in ("fold", "group"):
         parts.append("shape=box3d" if node.kind == "group" else "shape=note")
+    elif "hooked" in node.marks:  # packed by saved_tensors_hooks: a folded-corner box
+        parts.append("shape=note")
     return f"\t{node.id} [{' '.join(parts)}]\n"
 
 
@@ -158,6 +161,7 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
     >>> dot = to_dot(build_view(loss))
     >>> dot.render("graph", format="svg")
     """
+    view = thin_hubs(view)  # a node with thousands of users would exhaust dot's memory
     settings = view.graph or {}
     palette = THEMES[settings.get("theme", "light")]
     graph_attr = {}

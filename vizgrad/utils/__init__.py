@@ -1,5 +1,6 @@
-"""PyTorch's ``torch.utils``: ``vizgrad.utils.data`` (datasets and loaders)."""
+"""PyTorch's ``torch.utils``: ``vizgrad.utils.data`` (datasets and loaders) and
+``vizgrad.utils.checkpoint`` (activation checkpointing)."""
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]

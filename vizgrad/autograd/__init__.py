@@ -13,20 +13,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import testing as _testing
-from .core.custom_function import once_differentiable
-from .core.engine import backward, grad
-from .core.function import Function
-from .core.state import enable_grad, no_grad, set_grad_enabled
-from .core.tensor import Tensor
-from .debug.anomaly import (
+from .. import testing as _testing
+from ..core.custom_function import once_differentiable
+from ..core.engine import backward, grad
+from ..core.function import Function
+from ..core.state import enable_grad, no_grad, set_grad_enabled
+from ..core.tensor import Tensor
+from ..debug.anomaly import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
     set_detect_anomaly,
 )
+from . import forward_ad, functional, graph  # torch.autograd's submodules
 
-__all__ = ["Function", "Variable", "backward", "detect_anomaly", "enable_grad", "grad",
+__all__ = ["Function", "Variable", "backward", "detect_anomaly", "enable_grad", "forward_ad",
+           "functional", "graph", "grad",
            "gradcheck", "gradgradcheck", "is_anomaly_check_nan_enabled", "is_anomaly_enabled",
            "no_grad", "once_differentiable", "set_detect_anomaly", "set_grad_enabled"]
 

@@ -1,0 +1,140 @@
+"""PyTorch's ``torch.autograd.forward_ad``: dual tensors and Jacobian-vector products.
+
+Inside ``dual_level()``, ``make_dual(primal, tangent)`` gives a tensor whose every
+op also carries the tangent forward (each op's ``jvp`` rule); ``unpack_dual(t)``
+reads ``(primal, tangent)`` back, ``tangent`` None where no tangent reached it.
+Levels nest (the innermost is the default ``level``); tangents are dropped when
+their level exits.  A JVP through a backward built with ``create_graph=True`` gives
+a Hessian-vector product (forward-over-reverse).
+
+Example
+-------
+>>> import vizgrad.autograd.forward_ad as fwAD
+>>> x = vizgrad.tensor([1.0, 2.0])
+>>> with fwAD.dual_level():
+...     y = fwAD.make_dual(x, vizgrad.ones(2)) ** 2
+...     fwAD.unpack_dual(y).tangent           # 2 x
+tensor([2., 4.])
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from ..core.dual import ACTIVE, LEVELS, Level
+from ..core.tensor import Tensor
+
+__all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level",
+           "make_dual", "unpack_dual"]
+
+
+class UnpackedDualTensor(NamedTuple):
+    """``unpack_dual``'s result: the primal (a view without tangent) and the tangent."""
+
+    primal: Tensor
+    tangent: Tensor | None
+
+
+def enter_dual_level() -> int:
+    """Open a new (innermost) level and return its index."""
+    level = Level(len(LEVELS))
+    LEVELS.append(level)
+    ACTIVE.append(level)
+    return level.depth
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """Close the innermost level (``level`` must name it), dropping its tangents."""
+    if not LEVELS:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one "
+                           "that was created. This is not supported.")
+    if level is not None and level != LEVELS[-1].depth:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one "
+                           "that was created. This is not supported.")
+    closing = LEVELS.pop()
+    if closing in ACTIVE:
+        ACTIVE.remove(closing)
+    closing.tangents.clear()
+
+
+def _level(level: int | None, what: str) -> Level:
+    if not LEVELS:
+        raise RuntimeError(f"Trying to {what} for forward AD but no level exists, make sure "
+                           "to enter_dual_level() first.")
+    if level is None:
+        return LEVELS[-1]
+    if not 0 <= level < len(LEVELS):
+        raise RuntimeError(f"Invalid forward AD level {level}: the open levels are "
+                           f"0..{len(LEVELS) - 1}.")
+    return LEVELS[level]
+
+
+def _alias(tensor: Tensor, level: Level) -> Tensor:
+    """A view of ``tensor`` with its own array: no tangent at ``level`` (or inner ones),
+    its tangents at outer levels kept; differentiable."""
+    saved = ACTIVE[:]
+    ACTIVE[:] = [outer for outer in saved if outer.depth < level.depth]
+    try:
+        return tensor.view_as(tensor)
+    finally:
+        ACTIVE[:] = saved
+
+
+def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
+    """A view of ``tensor`` whose tangent at ``level`` is ``tangent``.
+
+    Example
+    -------
+    >>> with dual_level():
+    ...     x_dual = make_dual(x, v)
+    """
+    found = _level(level, "create a dual Tensor")
+    if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
+        raise TypeError("make_dual expects Tensors for both the primal and the tangent, got "
+                        f"{type(tensor).__name__} and {type(tangent).__name__}")
+    if tangent.shape != tensor.shape:
+        sizes = [list(tensor.shape), list(tangent.shape)]
+        raise RuntimeError("Trying to set a forward gradient that has a different size than "
+                           "that of the original Tensor, this is not supported. Tensor is of "
+                           f"size {sizes[0]} while the given forward gradient is of size "
+                           f"{sizes[1]}.")
+    if tensor.dtype.kind != "f":
+        raise ValueError(f"Expected primal to be floating point, but got: {tensor.dtype}")
+    dual = _alias(tensor, found)
+    found.set_tangent(dual, tangent if tangent.dtype == tensor.dtype
+                      else tangent.to(tensor.dtype))
+    return dual
+
+
+def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
+    """``(primal, tangent)`` of ``tensor`` at ``level`` (the innermost by default).
+
+    Example
+    -------
+    >>> primal, tangent = unpack_dual(y)
+    """
+    if not isinstance(tensor, Tensor):
+        return UnpackedDualTensor(tensor, None)
+    if not LEVELS:
+        return UnpackedDualTensor(tensor, None)
+    found = _level(level, "unpack a dual Tensor")
+    tangent = found.tangent(tensor)
+    if tangent is None:
+        return UnpackedDualTensor(tensor, None)
+    return UnpackedDualTensor(_alias(tensor, found), tangent)
+
+
+class dual_level:  # noqa: N801 - PyTorch's name
+    """Context manager for one forward AD level (nestable).
+
+    Example
+    -------
+    >>> with dual_level():
+    ...     jvp = unpack_dual(f(make_dual(x, v))).tangent
+    """
+
+    def __enter__(self) -> int:
+        return enter_dual_level()
+
+    def __exit__(self, *exc: object) -> None:
+        exit_dual_level()
