@@ -129,7 +129,15 @@ class Engine:
                                   if i.__class__ is ArrayRef else i for i in item))
             else:
                 args.append(item)
-        if self._needs_grad:
+        if op.inplace and getattr(array_of(args[0]), "base", None) is None:
+            # compile_inplace merged the output into the first argument's buffer (one
+            # that owns its memory: a view's write would reach another buffer).
+            if self._needs_grad:
+                result = op.fn.apply_(*args)
+            else:
+                with no_grad():
+                    result = op.fn.apply_(*args)
+        elif self._needs_grad:
             result = op.fn.apply(*args)
         else:
             with no_grad():

@@ -82,6 +82,10 @@ class Op:
     attrs: dict[str, Any] = field(default_factory=dict)
     location: str = ""
     replica: int | None = None
+    #: What the traced node saved for backward: ``"input"``/``"output"`` per saved item.
+    saved: tuple[str, ...] = ()
+    #: The node's saved non-tensor attributes (its ctx fields: ``dim``, ``exponent`` ...).
+    ctx: dict[str, Any] = field(default_factory=dict)
     #: output name -> input name whose buffer it reuses (``compile_inplace``).
     inplace: dict[str, str] = field(default_factory=dict)
 
@@ -116,6 +120,7 @@ class Graph:
         for op in new.ops:
             op.inputs, op.outputs = list(op.inputs), list(op.outputs)
             op.attrs, op.inplace = dict(op.attrs), dict(op.inplace)
+            op.args = list(op.args)
         new.tensors = {name: copy.copy(attr) for name, attr in self.tensors.items()}
         new.inputs, new.parameters = list(self.inputs), list(self.parameters)
         new.outputs = list(self.outputs)

@@ -27,6 +27,7 @@ from typing import Any
 from ..core.function import Function
 from ..core.state import current_scope, enable_grad
 from ..core.tensor import Tensor
+from ..graph import GraphNode
 from .graph import ArrayRef, Graph, Op, Ref, TensorAttr
 from .tensors import array_of
 
@@ -215,8 +216,15 @@ class _Recorder:
         if target is not None:  # in place: later readers of the tensor read the new value
             self.names[id(target)] = outputs[0]
         op_name = outputs[0] if outputs else self.unique(base)
-        self.graph.ops.append(Op(op_name, cls.__name__, inputs, outputs, "forward", cls,
-                                 template, attrs, _user_line(caller)))
+        op = Op(op_name, cls.__name__, inputs, outputs, "forward", cls, template, attrs,
+                _user_line(caller))
+        node = next((out.grad_fn for out in results
+                     if isinstance(out, Tensor) and out.grad_fn is not None), None)
+        if node is not None:
+            info = GraphNode(node)
+            op.saved = tuple(item.kind for item in info.saved)
+            op.ctx = info.saved_attributes
+        self.graph.ops.append(op)
 
 
 def _user_line(frame: Any) -> str:
