@@ -98,13 +98,14 @@ def compile_backward(graph: Graph, loss_name: str | None = None) -> Graph:
                 if ref.name in reach:
                     outputs.append(add_grad(ref.name, f"{op.name}:{position}" + (f".{sub}" if sub >= 0 else "")))
                     targets.append((position, sub))
-                    target_meta.append((attrs[ref.name].shape, attrs[ref.name].dtype))
+                    target_meta.append(ref.name)
         if not outputs:
             continue
         new.ops.append(Op(
             f"grad/{op.name}", "Grad", [g for g in out_grads if g], outputs, "backward",
-            op.fn, attrs={"of": op.name, "out_grads": out_grads, "targets": targets, "target_meta": target_meta,
-                   "output_meta": [(attrs[o].shape, attrs[o].dtype) for o in op.outputs]},
+            op.fn, attrs={"of": op.name, "out_grads": out_grads, "targets": targets,
+                          "forward_inputs": target_meta,
+                   "forward_outputs": list(op.outputs)},
             location=op.location, replica=op.replica))
     for name in list(partials):
         if attrs[name].kind in ("parameter", "input"):

@@ -85,7 +85,7 @@ class Engine:
                 env.update(future.result())
             self._run_ops(self._post, env)
         for attr in graph.tensors.values():
-            if attr.kind == "gradient" and attr.name in env:
+            if attr.kind == "gradient" and attr.replica is None and attr.name in env:
                 ws[attr.name] = array_of(env[attr.name])
         wanted = list(graph.outputs) + ([graph.loss] if graph.loss else [])
         return {name: array_of(env[name]) if name in env else ws[name] for name in wanted}
@@ -157,17 +157,22 @@ def _grad(engine: Engine, op: Op, env: dict[str, Any]) -> None:
     """One forward op's backward, on the node its replay made."""
     node = env["@node/" + op.attrs["of"]]
     grads = []
-    for name, (shape, dtype) in zip(op.attrs["out_grads"], op.attrs["output_meta"]):
+    for name, forward in zip(op.attrs["out_grads"], op.attrs["forward_outputs"]):
         if name:
             grads.append(env[name])
         else:  # an output no gradient reached: zeros, as the eager engine gives
-            grads.append(_zeros_like(shape, dtype))
+            value = array_of(env[forward])
+            grads.append(_zeros_like(value.shape, value.dtype))
     with no_grad():
         result = op.fn.backward(node, *grads)
         if result.__class__ is not tuple:
             result = (result,)
-        for name, (position, item), (shape, dtype) in zip(
-                op.outputs, op.attrs["targets"], op.attrs["target_meta"]):
+        for name, (position, item), forward in zip(
+                op.outputs, op.attrs["targets"], op.attrs["forward_inputs"]):
+            # Shapes and dtypes from this run's forward values: the batch may differ
+            # from the traced one.
+            value = array_of(engine._value(forward, env))
+            shape, dtype = value.shape, value.dtype
             grad = result[position] if position < len(result) else None
             if item >= 0 and grad is not None:
                 grad = grad[item]
@@ -245,14 +250,14 @@ def _all_reduce(engine: Engine, op: Op, env: dict[str, Any]) -> None:
     total = array_of(env[op.inputs[0]])
     for name in op.inputs[1:]:
         total = total + array_of(env[name])
-    env[op.outputs[0]] = wrap(total / len(op.inputs))
+    env[op.outputs[0]] = wrap(array_module(total).asarray(total / len(op.inputs)))
 
 
 def _mean(engine: Engine, op: Op, env: dict[str, Any]) -> None:
     total = array_of(env[op.inputs[0]])
     for name in op.inputs[1:]:
         total = total + array_of(env[name])
-    env[op.outputs[0]] = wrap(total / len(op.inputs))
+    env[op.outputs[0]] = wrap(array_module(total).asarray(total / len(op.inputs)))
 
 
 _KERNELS = {"Grad": _grad, "Fill": _fill, "Accumulate": _accumulate, "Update": _update,
