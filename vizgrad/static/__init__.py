@@ -15,9 +15,13 @@ Example
 """
 
 from .compile_backward import compile_backward
+from .compile_inplace import compile_inplace
+from .compile_optimizer import compile_optimizer
+from .compile_parallel import compile_data_parallel
 from .engine import Engine
 from .graph import Graph, Op, TensorAttr
 from .trace import trace
 from .workspace import Workspace
 
-__all__ = ["Engine", "Graph", "Op", "TensorAttr", "Workspace", "compile_backward", "trace"]
+__all__ = ["Engine", "Graph", "Op", "TensorAttr", "Workspace", "compile_backward",
+           "compile_data_parallel", "compile_inplace", "compile_optimizer", "trace"]

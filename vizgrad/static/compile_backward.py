@@ -89,22 +89,23 @@ def compile_backward(graph: Graph, loss_name: str | None = None) -> Graph:
                       attrs={"value": 1.0}))
     for op in reversed(wanted):
         out_grads = [finish(out) if out in reach else "" for out in op.outputs]
-        targets, target_meta, outputs = [], [], []
+        targets, forward_inputs, outputs = [], [], []
         for position, item in enumerate(op.args):
             refs = [(item, -1)] if isinstance(item, Ref) else \
                 [(ref, i) for i, ref in enumerate(item)] \
                 if isinstance(item, list) and item and isinstance(item[0], Ref) else []
             for ref, sub in refs:
                 if ref.name in reach:
-                    outputs.append(add_grad(ref.name, f"{op.name}:{position}" + (f".{sub}" if sub >= 0 else "")))
+                    tag = f"{op.name}:{position}" + (f".{sub}" if sub >= 0 else "")
+                    outputs.append(add_grad(ref.name, tag))
                     targets.append((position, sub))
-                    target_meta.append(ref.name)
+                    forward_inputs.append(ref.name)
         if not outputs:
             continue
         new.ops.append(Op(
             f"grad/{op.name}", "Grad", [g for g in out_grads if g], outputs, "backward",
             op.fn, attrs={"of": op.name, "out_grads": out_grads, "targets": targets,
-                          "forward_inputs": target_meta,
+                          "forward_inputs": forward_inputs,
                    "forward_outputs": list(op.outputs)},
             location=op.location, replica=op.replica))
     for name in list(partials):

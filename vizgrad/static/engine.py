@@ -18,7 +18,9 @@ Example
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import queue
+import threading
+import weakref
 from typing import Any
 
 from ..core.backend import array_module
@@ -50,8 +52,16 @@ class Engine:
                 self._post.append(op)
             else:
                 self._pre.append(op)
-        self._pool = ThreadPoolExecutor(len(self._replica_ops)) if self._replica_ops \
-            else None
+        # One worker thread per replica, for the engine's lifetime (started here,
+        # stopped when the engine is collected); the calling thread is the control one.
+        self._jobs: list[queue.SimpleQueue] = []
+        for index in range(len(self._replica_ops)):
+            jobs: queue.SimpleQueue = queue.SimpleQueue()
+            threading.Thread(target=_worker, args=(jobs,), daemon=True,
+                             name=f"vizgrad-static-replica-{index}").start()
+            self._jobs.append(jobs)
+        if self._jobs:
+            weakref.finalize(self, _stop_workers, list(self._jobs))
 
     def run(self, **inputs: Any) -> dict[str, Any]:
         """Feed ``inputs`` (arrays or tensors, by input name), run every op, and return
@@ -79,10 +89,18 @@ class Engine:
         env: dict[str, Any] = {}
         self._run_ops(self._pre, env)
         if self._replica_ops:
-            futures = [self._pool.submit(self._run_replica, ops, env)
-                       for ops in self._replica_ops.values()]
-            for future in futures:  # the control thread waits for every worker
-                env.update(future.result())
+            results: queue.SimpleQueue = queue.SimpleQueue()
+            for jobs, ops in zip(self._jobs, self._replica_ops.values()):
+                jobs.put((self._run_replica, ops, env, results))
+            error = None
+            for _ in self._jobs:  # the control thread waits for every worker
+                ok, value = results.get()
+                if ok:
+                    env.update(value)
+                else:
+                    error = error or value
+            if error is not None:
+                raise error
             self._run_ops(self._post, env)
         for attr in graph.tensors.values():
             if attr.kind == "gradient" and attr.replica is None and attr.name in env:
@@ -151,6 +169,26 @@ class Engine:
                 index += 1
                 if out.grad_fn is not None:
                     env.setdefault("@node/" + op.name, out.grad_fn)
+
+
+def _worker(jobs: queue.SimpleQueue) -> None:
+    """A replica's thread: run each job it is given, report (ok, result) back."""
+    while True:
+        job = jobs.get()
+        if job is None:
+            return
+        run, ops, env, results = job
+        del job
+        try:
+            results.put((True, run(ops, env)))
+        except BaseException as error:  # noqa: BLE001 - re-raised on the control thread
+            results.put((False, error))
+        del run, ops, env, results
+
+
+def _stop_workers(queues: list) -> None:
+    for jobs in queues:
+        jobs.put(None)
 
 
 def _grad(engine: Engine, op: Op, env: dict[str, Any]) -> None:

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from ..core.backend import array_module
-from .graph import Graph
 from ..core.tensor import Tensor
+from .graph import Graph
 from .tensors import array_of
 
 

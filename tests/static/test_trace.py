@@ -1,0 +1,89 @@
+"""trace(): ops, unique buffer names, metadata, user lines, what it refuses."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vizgrad
+import vizgrad.nn as nn
+import vizgrad.nn.functional as F
+from vizgrad import static
+
+from .helpers import loss_of, mlp
+
+
+def test_trace_records_ops_in_order_with_named_buffers():
+    model = mlp(vizgrad.float32)
+    x = vizgrad.randn(5, 4)
+    g = static.trace(model, x, input_names=["x"])
+    assert [op.kind for op in g.ops] == ["Addmm", "Relu", "Addmm"]
+    assert g.inputs == ["x"]
+    assert g.parameters == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    first = g.ops[0]
+    assert set(first.inputs) == {"x", "0.weight", "0.bias"}
+    out = g.tensors[g.outputs[0]]
+    assert out.shape == (5, 3) and out.dtype == np.float32 and out.device == "cpu"
+    assert out.needs_grad and not g.tensors["x"].needs_grad
+    assert g.tensors["0.weight"].kind == "parameter" and g.tensors["0.weight"].needs_grad
+    # Every op's outputs are buffers of the graph, each written by one op.
+    written = [name for op in g.ops for name in op.outputs]
+    assert len(written) == len(set(written)) and set(written) <= set(g.tensors)
+    assert g.loss is None  # not a scalar
+
+
+def test_names_are_unique_and_come_from_module_scopes():
+    lin = nn.Linear(3, 3)
+    g = static.trace(lambda x: lin(lin(x)).relu().relu(), vizgrad.randn(2, 3))
+    names = [op.outputs[0] for op in g.ops]
+    assert len(names) == len(set(names))
+    assert any(name.startswith("lin") or "addmm" in name for name in names)
+    assert sum(name.startswith("relu") for name in names) == 2
+
+
+def test_scalar_output_is_the_loss_and_op_knows_the_user_line():
+    model = mlp()
+    g = static.trace(loss_of(model), vizgrad.randn(4, 4, dtype=vizgrad.float64),
+                     vizgrad.randn(4, 3, dtype=vizgrad.float64), input_names=["x", "t"])
+    assert g.loss == g.outputs[0] and g.tensors[g.loss].shape == ()
+    assert all(op.location.startswith(__file__.replace(".py", "")) or
+               op.location.split(":")[0].endswith("helpers.py") for op in g.ops)
+
+
+def test_non_tensor_arguments_and_ctx_fields_are_recorded():
+    x = vizgrad.randn(3, 4, requires_grad=True)
+    g = static.trace(lambda x: (x ** 3).sum(1), x)
+    pow_op = g.ops[0]
+    assert pow_op.attrs == {"exponent": 3} and pow_op.ctx.get("exponent") == 3
+    assert pow_op.saved == ("input",)
+    assert g.ops[1].ctx.get("dim") == (1,)
+
+
+def test_operators_are_recorded_and_untracked_constants_named():
+    x = vizgrad.randn(3)
+    c = vizgrad.ones(3)
+    g = static.trace(lambda x: x * 2 + c, x)
+    assert [op.kind for op in g.ops] == ["Mul", "Add"]
+    assert any(attr.kind == "constant" for attr in g.tensors.values())
+
+
+def test_tensor_made_outside_the_trace_with_history_is_refused():
+    w = vizgrad.randn(3, requires_grad=True)
+    outside = w * 2
+    with pytest.raises(RuntimeError, match="outside the traced ops"):
+        static.trace(lambda x: x + outside, vizgrad.randn(3))
+
+
+def test_array_argument_baked_in_warns():
+    with pytest.warns(UserWarning, match="baked into the graph"):
+        static.trace(lambda x, y: F.cross_entropy(x, y), vizgrad.randn(4, 3),
+                     vizgrad.tensor([0, 1, 2, 0]))
+
+
+def test_trace_leaves_no_profile_hook_behind():
+    import sys
+
+    before = sys.getprofile()
+    with pytest.raises(ValueError):
+        static.trace(lambda x: x.reshape(7), vizgrad.randn(3))
+    assert sys.getprofile() is before
