@@ -10,7 +10,7 @@ Example
 'SumBackward0'
 """
 
-from . import autograd, cuda, debug, graph, nn, onnx, ops, optim, render, utils
+from . import autograd, cuda, debug, graph, nn, onnx, ops, optim, render, static, utils
 from .core import (
                    AccumulateGrad,
                    Edge,
@@ -68,8 +68,9 @@ from .core.factory import (
 from .debug.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .ops import *  # noqa: F403 - the op functions are vizgrad's top-level API
 from .ops import __all__ as _op_names
-from .render import make_dot, make_dot_from_trace, print_graph, show
+from .render import make_dot, print_graph, show
 from .serialization import CheckpointError, load, save
+from .static.draw import make_dot_from_trace
 from .watching import on_backward, unwatch, watch, watched
 
 half, double, long = float16, float64, int64
@@ -89,7 +90,8 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'vizgrad' has no attribute {name!r}")
 
 __all__ = [
-    "AccumulateGrad", "Edge", "Function", "Node", "SavedTensor", "SlotMeta", "Tensor",
+    "AccumulateGrad", "make_dot_from_trace", "static",
+    "Edge", "Function", "Node", "SavedTensor", "SlotMeta", "Tensor",
     "arange", "as_dtype", "autograd", "bool_", "capture_stack", "empty", "empty_like",
     "enable_grad", "eye", "float16", "float32", "float64", "from_numpy", "full", "full_like",
     "get_default_dtype", "int32", "int64", "is_grad_enabled", "linspace", "manual_seed",

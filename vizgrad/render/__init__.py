@@ -49,7 +49,12 @@ def make_dot(var: Any, params: dict | None = None, show_attrs: bool = False,
     >>> dot = vizgrad.make_dot(loss, params={"w": w}, show_attrs=True)
     >>> dot                                   # a notebook displays the SVG
     >>> dot.render("graph", format="png")     # or write a file
+
+    A static graph (``vizgrad.static.Graph``, anything with ``__graph_view__``) is
+    drawn by its own view: ``make_dot(vizgrad.static.trace(model, x))``.
     """
+    if hasattr(var, "__graph_view__"):
+        return to_dot(var.__graph_view__(**more), max_attr_chars)
     options = RenderOptions.make(params=params, show_attrs=show_attrs, show_saved=show_saved,
                                  max_attr_chars=max_attr_chars, **more)
     with paused_gc():
