@@ -20,8 +20,11 @@ from .compile_optimizer import compile_optimizer
 from .compile_parallel import compile_data_parallel
 from .engine import Engine
 from .graph import Graph, Op, TensorAttr
+from .meta import MetaArray, meta_forwards
+from .shapes import missing_rules
 from .trace import trace
 from .workspace import Workspace
 
-__all__ = ["Engine", "Graph", "Op", "TensorAttr", "Workspace", "compile_backward",
+__all__ = ["Engine", "Graph", "MetaArray", "Op", "TensorAttr", "Workspace",
+           "compile_backward", "meta_forwards", "missing_rules",
            "compile_data_parallel", "compile_inplace", "compile_optimizer", "trace"]

@@ -18,6 +18,7 @@ Example
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
@@ -29,6 +30,7 @@ from ..core.state import current_scope, enable_grad
 from ..core.tensor import Tensor
 from ..graph import GraphNode
 from .graph import ArrayRef, Graph, Op, Ref, TensorAttr
+from .meta import MetaArray, meta_forwards
 from .tensors import array_of
 
 _APPLY = Function.__dict__["apply"].__func__.__code__
@@ -65,10 +67,11 @@ def trace(fn_or_module: Callable, *example_inputs: Any, input_names: Sequence[st
         if id(tensor) not in recorder.names:
             recorder.add_leaf(tensor, name, "parameter" if tensor.requires_grad
                               else "constant")
+    on_meta = any(isinstance(array_of(t), MetaArray) for t in recorder.alive)
     previous = sys.getprofile()
     sys.setprofile(recorder.profile)
     try:
-        with enable_grad():
+        with enable_grad(), meta_forwards() if on_meta else contextlib.nullcontext():
             result = fn_or_module(*inputs)
     finally:
         sys.setprofile(previous)
