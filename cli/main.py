@@ -40,6 +40,7 @@ from .rendering import (
     render_error,
     render_options,
     render_roots,
+    render_static,
 )
 
 PHASES = {"walking": "walking the graph", "layout": "layout (graphviz dot)"}
@@ -226,8 +227,11 @@ def with_script(function):
 @click.option("--anomaly", is_flag=True,
               help="Run the script under anomaly mode (NaN/Inf checked in backward and "
                    "forward) and draw the failing node, highlighted, if one is found.")
+@click.option("--static", "static_name", metavar="NAME",
+              help="Draw the static graph (vizgrad.static.trace / compile_*) the script "
+                   "bound to NAME instead of a backward graph.")
 def render(script, script_args, target, step, at_error, timeout, quiet, output, open_result,
-           layout_timeout, anomaly, **flags) -> None:
+           layout_timeout, anomaly, static_name, **flags) -> None:
     """Run SCRIPT (as `python SCRIPT SCRIPT_ARGS...` would) and draw its backward graph.
 
     The graph is --target if given; else the N-th backward() with --step; else the
@@ -270,6 +274,9 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
         _report_failure(run, stderr, at_error)
         if not at_error:
             sys.exit(1)
+    if static_name is not None:
+        _render_static(run, static_name, destination, path, quiet, stdout, stderr, start)
+        return
     choice = _choose(run, target, at_error and run.failed, stderr)
     params = script_parameters(run.namespace)
     if params:
@@ -303,6 +310,23 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
         click.launch(str(path))
     if run.failed:
         sys.exit(1)
+
+
+def _render_static(run, name: str, destination: Path, path: Path, quiet: bool, stdout,
+                   stderr, start: float) -> None:
+    """``vizgrad render --static NAME``: draw the static graph the script bound to NAME."""
+    try:
+        result = render_static(run.namespace, name, destination)
+    except OutputError as problem:
+        out.error(stderr, str(problem))
+        sys.exit(1)
+    except vizgrad.render.RenderError as problem:
+        out.error(stderr, str(problem))
+        sys.exit(1)
+    if not quiet:
+        stdout.print(f"wrote {path} ({result.format}): {result.nodes} nodes, {result.edges} "
+                     f"edges, static graph {name!r}; {time.perf_counter() - start:.2f} s",
+                     markup=False)
 
 
 def _render_saved(script: str, destination: Path, path: Path, options: dict, quiet: bool,
