@@ -264,9 +264,9 @@ def _update(engine: Engine, op: Op, env: dict[str, Any]) -> None:
 
 
 def _int_array(value: int, like: Any) -> Any:
-    import numpy as np
-
-    return np.asarray(value, dtype=np.int64)
+    """Adam's step count as a 0-d int64 array (so checkpoints store it)."""
+    xp = array_module(like)
+    return xp.asarray(value, dtype=xp.int64)
 
 
 def _split(engine: Engine, op: Op, env: dict[str, Any]) -> None:
