@@ -24,14 +24,11 @@ import weakref
 from typing import Any
 
 from ..core.backend import array_module
-from ..core.function import Function
 from ..core.state import enable_grad, no_grad
 from ..core.tensor import Tensor
 from .graph import ArrayRef, Graph, Op, Ref
 from .tensors import array_of, wrap
 from .workspace import Workspace
-
-_SUM_TO = Function.registry["SumTo"]
 
 
 class Engine:
@@ -217,10 +214,24 @@ def _grad(engine: Engine, op: Op, env: dict[str, Any]) -> None:
             if grad is None:
                 grad = _zeros_like(shape, dtype)
             if tuple(grad.shape) != tuple(shape):
-                grad = _SUM_TO.apply(grad, tuple(shape))
+                grad = wrap(_sum_to(array_of(grad), tuple(shape), op))
             if array_of(grad).dtype != dtype:
                 grad = wrap(array_of(grad).astype(dtype))
             env[name] = grad
+
+
+def _sum_to(array: Any, shape: tuple, op: Op) -> Any:
+    """A broadcast gradient summed back to its input's shape (the eager engine's sum)."""
+    lead = array.ndim - len(shape)
+    if lead < 0 or any(s != 1 and s != array.shape[lead + i] for i, s in enumerate(shape)):
+        raise RuntimeError(f"{op.name}: a gradient of shape {array.shape} cannot be summed "
+                           f"to its input's shape {shape}")
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, extent in enumerate(shape)
+        if extent == 1 and array.shape[lead + i] != 1)
+    if axes:
+        array = array.sum(axis=axes, keepdims=True)
+    return array.reshape(shape) if lead else array
 
 
 def _zeros_like(shape: tuple, dtype: Any) -> Tensor:
