@@ -106,11 +106,11 @@ EXAMPLES: list[Example] = [
             {"cluster": True}, twin="lstm"),
     # Static graphs (vizgrad.static): drawn before anything runs.
     Example("static_mlp", "Static graph: an MLP's traced forward (vizgrad.static.trace)",
-            {"static": "forward"}),
+            {"static_graph": "forward"}),
     Example("static_mlp_step", "Static graph: the compiled training step (backward, SGD, "
-            "inplace)", {"static": "step"}, source="static_mlp"),
+            "inplace)", {"static_graph": "step"}, source="static_mlp"),
     Example("static_mlp_parallel", "Static graph: the step on two data-parallel replicas",
-            {"static": "parallel"}, source="static_mlp"),
+            {"static_graph": "parallel"}, source="static_mlp"),
 ]
 
 
@@ -179,10 +179,10 @@ def render_example(example: Example, folder: Path, out_dir: Path) -> Entry:
         if run.failed:
             return Entry(example, False, time.perf_counter() - start,
                          "the script raised:\n" + format_traceback(run.error))
-        if "static" in flags:
-            result = render_static(run.namespace, flags["static"],
+        if "static_graph" in flags:
+            result = render_static(run.namespace, flags["static_graph"],
                                    out_dir / f"{example.name}.svg")
-            viewer = render_static(run.namespace, flags["static"],
+            viewer = render_static(run.namespace, flags["static_graph"],
                                    out_dir / f"{example.name}.html").path
             return Entry(example, True, time.perf_counter() - start,
                          f"{result.nodes} nodes, {result.edges} edges", result.path, viewer)

@@ -1,9 +1,9 @@
 """A static graph (vizgrad.static): one MLP traced once, compiled into a training step,
 then split over two data-parallel replicas.  Each picture is one of the graphs below:
 
-    vizgrad render --static forward gallery/static_mlp.py
-    vizgrad render --static step gallery/static_mlp.py
-    vizgrad render --static parallel gallery/static_mlp.py
+    vizgrad render --static-graph forward gallery/static_mlp.py
+    vizgrad render --static-graph step gallery/static_mlp.py
+    vizgrad render --static-graph parallel gallery/static_mlp.py
 
 Forward ops are blue, backward orange, optimizer green, communication purple; buffers
 show their name, shape and dtype; a red dashed edge joins buffers that

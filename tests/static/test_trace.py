@@ -87,3 +87,27 @@ def test_trace_leaves_no_profile_hook_behind():
     with pytest.raises(ValueError):
         static.trace(lambda x: x.reshape(7), vizgrad.randn(3))
     assert sys.getprofile() is before
+
+
+def test_recording_stops_at_the_first_backward_and_names_by_the_caller():
+    model = mlp()
+    x, t = vizgrad.randn(3, 4, dtype=vizgrad.float64), vizgrad.randn(3, 3, dtype=vizgrad.float64)
+    with static.recording() as seen:
+        loss = loss_of(model)(x, t)
+        loss.backward()
+        loss_of(model)(x, t)  # after the first backward(): not recorded
+    g = seen.graph({"w_in": model[0].weight, "x": x})
+    assert [op.kind for op in g.ops].count("Addmm") == 2
+    assert g.loss == g.outputs[0] and g.tensors[g.loss].shape == ()
+    assert "w_in" in g.tensors and "x" in g.tensors and "0.weight" not in g.tensors
+    assert any("w_in" in op.inputs for op in g.ops)
+    # the renamed graph still compiles and replays to eager's gradient
+    ws = static.Workspace()
+    static.Engine(ws, static.compile_backward(g)).run()
+    assert np.array_equal(ws["grad/w_in"], model[0].weight.grad.numpy())
+
+
+def test_renaming_onto_a_taken_name_is_refused():
+    g = static.trace(lambda x: x.exp(), vizgrad.randn(2), input_names=["x"])
+    with pytest.raises(ValueError, match="taken"):
+        g.renamed({"x": g.outputs[0]})

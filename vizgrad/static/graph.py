@@ -127,6 +127,46 @@ class Graph:
         new.constants, new.initial = dict(self.constants), dict(self.initial)
         return new
 
+    def renamed(self, mapping: dict[str, str]) -> Graph:
+        """A copy with buffers renamed (``{old: new}``) everywhere they appear."""
+        for new_name in mapping.values():
+            if new_name in self.tensors and new_name not in mapping:
+                raise ValueError(f"cannot rename a buffer to {new_name!r}: that name is taken")
+
+        def name(old: str) -> str:
+            return mapping.get(old, old)
+
+        def arg(item: Any) -> Any:
+            if isinstance(item, (Ref, ArrayRef)):
+                return type(item)(name(item.name))
+            if isinstance(item, list) and item and isinstance(item[0], Ref):
+                return [Ref(name(ref.name)) for ref in item]
+            if isinstance(item, tuple):
+                return tuple(ArrayRef(name(i.name)) if isinstance(i, ArrayRef) else i
+                             for i in item)
+            return item
+
+        new = self.copy()
+        for op in new.ops:
+            op.inputs, op.outputs = [name(x) for x in op.inputs], [name(x) for x in op.outputs]
+            op.args = [arg(item) for item in op.args]
+            op.inplace = {name(k): name(v) for k, v in op.inplace.items()}
+            if op.outputs and op.name in mapping:
+                op.name = mapping[op.name]
+        tensors = {}
+        for old, attr in new.tensors.items():
+            attr.name = name(old)
+            attr.alias_of = attr.alias_of and name(attr.alias_of)
+            tensors[attr.name] = attr
+        new.tensors = tensors
+        new.inputs = [name(x) for x in new.inputs]
+        new.parameters = [name(x) for x in new.parameters]
+        new.outputs = [name(x) for x in new.outputs]
+        new.loss = new.loss and name(new.loss)
+        new.constants = {name(k): v for k, v in new.constants.items()}
+        new.initial = {name(k): v for k, v in new.initial.items()}
+        return new
+
     def phases(self) -> set[str]:
         return {op.phase for op in self.ops}
 

@@ -22,7 +22,7 @@ import contextlib
 import os
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..core.function import Function
@@ -87,6 +87,63 @@ def trace(fn_or_module: Callable, *example_inputs: Any, input_names: Sequence[st
     return graph
 
 
+class Recording:
+    """What ``recording()`` saw: ``graph(names)`` is the Graph of the ops recorded until
+    the first ``backward()`` (whose root becomes the loss)."""
+
+    def __init__(self, recorder: _Recorder) -> None:
+        self._recorder = recorder
+
+    def graph(self, names: dict[str, Tensor] | None = None) -> Graph:
+        """The recorded Graph, with the tensors in ``names`` ({name: tensor}) named so."""
+        recorder = self._recorder
+        if recorder.error is not None:
+            raise recorder.error
+        graph = recorder.graph
+        if recorder.loss is not None and id(recorder.loss) in recorder.names:
+            graph.loss = recorder.names[id(recorder.loss)]
+            graph.outputs = [graph.loss]
+        mapping = {}
+        for name, tensor in (names or {}).items():
+            old = recorder.names.get(id(tensor))
+            if old is not None and old != name and name not in graph.tensors:
+                mapping[old] = name
+        return graph.renamed(mapping) if mapping else graph
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[Recording]:
+    """Record every op this thread runs until the first ``backward()`` (the CLI's
+    ``vizgrad render --static`` runs a script inside it).
+
+    Example
+    -------
+    >>> with vizgrad.static.recording() as seen:
+    ...     loss = F.mse_loss(model(x), t)
+    ...     loss.backward()
+    >>> seen.graph(dict(model.named_parameters())).loss
+    'mse_loss'
+    """
+    from ..watching import on_backward
+
+    recorder = _Recorder()
+
+    def stop(outputs: Any) -> None:
+        if recorder.active:
+            recorder.active = False
+            recorder.loss = outputs[0] if outputs else None
+            recorder.alive.extend(outputs)
+
+    previous = sys.getprofile()
+    handle = on_backward(stop)
+    sys.setprofile(recorder.profile)
+    try:
+        yield Recording(recorder)
+    finally:
+        sys.setprofile(previous)
+        handle.remove()
+
+
 class _Recorder:
     """The profile hook's state: buffer names by tensor id, and the graph being built."""
 
@@ -99,6 +156,8 @@ class _Recorder:
         self.counts: dict[str, int] = {}
         self.error: BaseException | None = None
         self.arrays: dict[int, str] = {}  # id(array) -> buffer name
+        self.active = True  # recording() stops at the first backward()
+        self.loss: Tensor | None = None
 
     def unique(self, base: str) -> str:
         count = self.counts.get(base, 0)
@@ -149,7 +208,7 @@ class _Recorder:
         return ArrayRef(name) if name is not None else value
 
     def profile(self, frame: Any, event: str, arg: Any) -> None:
-        if self.error is not None:
+        if self.error is not None or not self.active:
             return
         if event == "call" and self.frame is None and frame.f_code in (_APPLY, _APPLY_INPLACE):
             local = frame.f_locals
