@@ -25,7 +25,7 @@ def test_meta_tensors_have_shape_and_dtype_but_no_data():
     assert isinstance(array_of(x), MetaArray)
     assert repr(x) == "tensor(..., device='meta', size=(100000, 100000), dtype=float32)"
     with pytest.raises(TypeError, match="no data"):
-        np.asarray(x.data)
+        np.asarray(array_of(x))
     z = vizgrad.zeros(2, 3, dtype=vizgrad.float64, device="meta")
     assert z.dtype == np.float64 and z.shape == (2, 3)
 
