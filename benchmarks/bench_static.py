@@ -1,7 +1,7 @@
 """Static graphs: replay vs eager step time, inplace bytes saved, data parallel.
 
 1. The digits MLP (64-256-128-10, ReLU, no dropout: a traced dropout mask would be
-   replayed unchanged) trained with SGD on batches of 64: one eager step
+   replayed unchanged) trained with SGD and with Adam on batches of 64: one eager step
    (``zero_grad``, forward, ``backward``, ``step``) against one ``Engine.run`` of the
    compiled step (``trace -> compile_backward -> compile_optimizer``).
 2. ``compile_inplace`` on the same training step and on its forward graph: bytes no
@@ -43,7 +43,7 @@ def _best(fn, repeats: int) -> float:
     return min(times)
 
 
-def _step(sizes, batch: int, seed: int = 0):
+def _step(sizes, batch: int, seed: int = 0, optimizer: str = "sgd", **hyper):
     vizgrad.manual_seed(seed)
     layers: list = []
     for a, b in zip(sizes, sizes[1:]):
@@ -55,13 +55,15 @@ def _step(sizes, batch: int, seed: int = 0):
     loss_fn = _loss(model)
     graph = static.trace(loss_fn, vizgrad.tensor(x), vizgrad.tensor(onehot),
                          input_names=["x", "onehot"])
-    step = static.compile_optimizer(static.compile_backward(graph), "sgd", lr=0.01)
+    step = static.compile_optimizer(static.compile_backward(graph), optimizer,
+                                    **(hyper or {"lr": 0.01}))
     return model, loss_fn, graph, step, x, onehot
 
 
-def replay_vs_eager(repeats: int) -> dict:
-    model, loss_fn, _, step, x, onehot = _step((64, 256, 128, 10), 64)
-    opt = optim.SGD(model.parameters(), lr=0.01)
+def replay_vs_eager(repeats: int, optimizer: str = "sgd") -> dict:
+    hyper = {"lr": 0.01} if optimizer == "sgd" else {"lr": 3e-3}
+    model, loss_fn, _, step, x, onehot = _step((64, 256, 128, 10), 64, 0, optimizer, **hyper)
+    opt = (optim.SGD if optimizer == "sgd" else optim.Adam)(model.parameters(), **hyper)
     xt, ot = vizgrad.tensor(x), vizgrad.tensor(onehot)
 
     def eager():
@@ -118,14 +120,17 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = {"replay_vs_eager": replay_vs_eager(args.repeats), "inplace": inplace_saved(),
+    result = {"replay_vs_eager": replay_vs_eager(args.repeats),
+              "replay_vs_eager_adam": replay_vs_eager(args.repeats, "adam"),
+              "inplace": inplace_saved(),
               "data_parallel": data_parallel(max(3, args.repeats // 4))}
     if args.json:
         print(json.dumps(result, indent=1))
         return
-    r = result["replay_vs_eager"]
-    print(f"digits MLP step (batch 64, SGD): eager {r['eager_ms']:.3f} ms, "
-          f"replay {r['replay_ms']:.3f} ms ({r['speedup']:.2f}x), {r['ops']} ops")
+    for key, label in (("replay_vs_eager", "SGD"), ("replay_vs_eager_adam", "Adam")):
+        r = result[key]
+        print(f"digits MLP step (batch 64, {label}): eager {r['eager_ms']:.3f} ms, "
+              f"replay {r['replay_ms']:.3f} ms ({r['speedup']:.2f}x), {r['ops']} ops")
     for label, i in result["inplace"].items():
         print(f"inplace, {label}: {i['merged_ops']} ops merged, {i['bytes_saved']} bytes "
               f"saved per step; tracemalloc peak {i['peak_bytes']} -> "
