@@ -190,6 +190,19 @@ def _softmax(input: Any, dim: int, *rest: Any) -> MetaArray:
     return MetaArray(input.shape, _float(input.dtype))
 
 
+def _mse_loss(input: Any, target: Any, reduction: str) -> MetaArray:
+    shape = _broadcast(input, target)
+    return MetaArray(shape if reduction == "none" else (), input.dtype)
+
+
+def _nll_loss(input: Any, target: Any, weight: Any, reduction: str,
+              ignore_index: int) -> MetaArray:
+    if input.ndim == 2 and _shape_of(target) != input.shape[:1]:
+        raise ValueError(f"nll_loss: scores {input.shape} need one target per row, got "
+                         f"{_shape_of(target)}")
+    return MetaArray(input.shape[:1] if reduction == "none" else (), input.dtype)
+
+
 _UNARY_SAME = ("Relu", "Neg", "Abs", "Clone", "Contiguous")
 _UNARY_FLOAT = ("Tanh", "Sigmoid", "Exp", "Log", "Sqrt", "Sin", "Cos")
 
@@ -200,8 +213,9 @@ RULES: dict[str, Callable[..., Any]] = {
     "Add": _binary, "Sub": _binary, "Mul": _binary, "Div": _divide,
     "Pow": lambda input, exponent: MetaArray(input.shape, np.result_type(input.dtype,
                                                                          exponent)),
-    "Addmm": _addmm, "Matmul": _matmul, "Mm": _matmul,
-    "Reshape": _reshape, "View": _reshape,
+    "Addmm": _addmm, "Matmul": _matmul, "Mm": _matmul, "Mv": _matmul, "Dot": _matmul,
+    "Reshape": _reshape, "View": _reshape, "UnsafeView": _reshape,
+    "MseLoss": _mse_loss, "NllLoss": _nll_loss,
     "Sum": _sum, "SumDim": _sum_dim, "Mean": _mean, "MeanDim": _mean_dim,
     "T": _transpose, "Transpose": _transpose,
     "Conv": _conv, "MaxPool2d": _max_pool, "AvgPool2d": _pool,
