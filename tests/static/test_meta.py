@@ -90,13 +90,13 @@ def test_op_without_rule_says_so_on_meta():
 
 
 def _meta_arg(item, graph):
-    if isinstance(item, Ref):
+    if isinstance(item, (Ref, ArrayRef)):
         attr = graph.tensors[item.name]
         return MetaArray(attr.shape, attr.dtype)
     if isinstance(item, list) and item and isinstance(item[0], Ref):
         return [_meta_arg(ref, graph) for ref in item]
-    if isinstance(item, ArrayRef):
-        return None
+    if hasattr(item, "shape") and hasattr(item, "dtype"):  # an array baked in
+        return MetaArray(item.shape, item.dtype)
     return item
 
 
