@@ -13,7 +13,7 @@ Example
 >>> model = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
 >>> g = vizgrad.static.trace(model, vizgrad.randn(2, 4))
 >>> [op.kind for op in g.ops]
-['T', 'Addmm', 'Relu']
+['Addmm', 'Relu']
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ def trace(fn_or_module: Callable, *example_inputs: Any, input_names: Sequence[st
     -------
     >>> loss_fn = lambda x, y: F.cross_entropy(model(x), y)
     >>> g = vizgrad.static.trace(loss_fn, x, y, input_names=["x", "y"])
-    >>> g.loss
-    'cross_entropy'
+    >>> g.loss == g.outputs[0]
+    True
     """
     recorder = _Recorder()
     inputs = [t if isinstance(t, Tensor) else _as_tensor(t) for t in example_inputs]
