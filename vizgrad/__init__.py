@@ -68,9 +68,8 @@ from .core.factory import (
 from .debug.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .ops import *  # noqa: F403 - the op functions are vizgrad's top-level API
 from .ops import __all__ as _op_names
-from .render import make_dot, print_graph, show
+from .render import make_dot, make_dot_from_trace, print_graph, show
 from .serialization import CheckpointError, load, save
-from .static.draw import make_dot_from_trace
 from .watching import on_backward, unwatch, watch, watched
 
 half, double, long = float16, float64, int64
@@ -90,7 +89,7 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'vizgrad' has no attribute {name!r}")
 
 __all__ = [
-    "AccumulateGrad", "make_dot_from_trace", "static",
+    "AccumulateGrad", "static",
     "Edge", "Function", "Node", "SavedTensor", "SlotMeta", "Tensor",
     "arange", "as_dtype", "autograd", "bool_", "capture_stack", "empty", "empty_like",
     "enable_grad", "eye", "float16", "float32", "float64", "from_numpy", "full", "full_like",

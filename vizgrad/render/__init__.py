@@ -61,13 +61,25 @@ def make_dot(var: Any, params: dict | None = None, show_attrs: bool = False,
         return to_dot(build_view(var, options), max_attr_chars)
 
 
-def make_dot_from_trace(trace: Any) -> graphviz.Digraph:
-    """pytorchviz's ``make_dot_from_trace`` draws a traced (JIT) forward graph; vizgrad
-    records no forward trace yet, so this raises and says what to use instead."""
-    raise NotImplementedError(
-        "vizgrad.make_dot_from_trace needs a traced forward graph, which vizgrad does not "
-        "record yet. Draw the backward graph of an output instead: "
-        "vizgrad.make_dot(model(x), params=dict(model.named_parameters())).")
+def make_dot_from_trace(trace: Any, **options: Any) -> graphviz.Digraph:
+    """pytorchviz's ``make_dot_from_trace``: the picture of a traced forward graph.
+
+    ``trace`` is a ``vizgrad.static.Graph`` (``vizgrad.static.trace(model, x)``, compiled
+    or not; anything with ``__graph_view__``); ``options`` are the static picture's
+    (``rankdir``, ``theme``, ``show_buffers``).
+
+    Example
+    -------
+    >>> vizgrad.make_dot_from_trace(vizgrad.static.trace(model, x)).render("model")
+    """
+    if not hasattr(trace, "__graph_view__"):
+        raise TypeError(
+            "make_dot_from_trace() takes a vizgrad.static.Graph, as returned by "
+            f"vizgrad.static.trace(model, *inputs); got {type(trace).__name__}. "
+            "To draw the backward graph of an output use vizgrad.make_dot(model(x), "
+            "params=dict(model.named_parameters())).")
+    with paused_gc():
+        return to_dot(trace.__graph_view__(**options))
 
 
 __all__ = [

@@ -5,7 +5,7 @@ are boxes with their name, shape and dtype, coloured by kind (parameter, input,
 gradient, optimizer state, activation, output).  An inplace merge is a red dashed
 edge between the two buffers that share memory; replicas of a data-parallel graph are
 clusters.  ``make_dot``, ``render.save`` and the CLI take a ``Graph`` directly
-(``Graph.__graph_view__``); ``make_dot_from_trace`` is pytorchviz's name.
+(``Graph.__graph_view__``), as does pytorchviz's ``vizgrad.make_dot_from_trace``.
 
 Example
 -------
@@ -110,27 +110,6 @@ def graph_view(graph: Graph, *, rankdir: str = "TB", theme: str = "light",
         view.notes.append(f"compile_inplace: {graph.inplace_bytes_saved} bytes fewer "
                           "allocated per step")
     return view
-
-
-def make_dot_from_trace(traced: Any, **options: Any) -> Any:
-    """pytorchviz's ``make_dot_from_trace``: the picture of a traced graph.
-
-    ``traced`` is a ``vizgrad.static.Graph`` (from ``vizgrad.static.trace``, compiled
-    or not); returns a ``graphviz.Digraph``.
-
-    Example
-    -------
-    >>> dot = vizgrad.make_dot_from_trace(vizgrad.static.trace(model, x))
-    >>> dot.render("model", format="svg")
-    """
-    from ..render import to_dot
-
-    if not isinstance(traced, Graph):
-        raise TypeError(
-            "make_dot_from_trace() takes a vizgrad.static.Graph, as returned by "
-            f"vizgrad.static.trace(model, *inputs); got {type(traced).__name__}. "
-            "(PyTorch's torch.jit.trace results: draw them with vizgrad.make_dot.)")
-    return to_dot(graph_view(traced, **options))
 
 
 def _short(value: Any, limit: int = 24) -> str:
