@@ -269,7 +269,8 @@ def _update(engine: Engine, op: Op, env: dict[str, Any]) -> None:
             state[key] = int(value) if key == "step" else value
     optimizer = op.fn
     new = optimizer._update(optimizer.param_groups[0], param, grad, state)
-    param[...] = new
+    if new is not None:  # None: the update wrote into the parameter itself (SGD)
+        param[...] = new
     for key, value in state.items():
         ws[prefix + key] = value if key != "step" else _int_array(value, param)
 
