@@ -32,7 +32,7 @@ from vizgrad.debug.capture import run_script
 from vizgrad.debug.selection import script_parameters, select_roots
 from vizgrad.debug.tracebacks import format_traceback
 
-from .rendering import render_error, render_options, render_roots
+from .rendering import render_error, render_options, render_roots, render_static
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class Example:
     step: int | None = None
     args: tuple[str, ...] = ()
     twin: str = ""  # a PyTorch example: the vizgrad example drawn beside it
+    source: str = ""  # the script, when several examples draw graphs of one script
 
     @property
     def needs(self) -> str:
@@ -53,7 +54,7 @@ class Example:
 
     @property
     def script(self) -> str:
-        return f"{self.name}.py"
+        return f"{self.source or self.name}.py"
 
     def flags(self) -> list[str]:
         """The command-line flags for ``options`` and ``step``."""
@@ -103,6 +104,13 @@ EXAMPLES: list[Example] = [
             {"cluster": True}, twin="cnn"),
     Example("torch_lstm", "PyTorch: the same LSTM (one fused op in PyTorch)",
             {"cluster": True}, twin="lstm"),
+    # Static graphs (vizgrad.static): drawn before anything runs.
+    Example("static_mlp", "Static graph: an MLP's traced forward (vizgrad.static.trace)",
+            {"static_graph": "forward"}),
+    Example("static_mlp_step", "Static graph: the compiled training step (backward, SGD, "
+            "inplace)", {"static_graph": "step"}, source="static_mlp"),
+    Example("static_mlp_parallel", "Static graph: the step on two data-parallel replicas",
+            {"static_graph": "parallel"}, source="static_mlp"),
 ]
 
 
@@ -171,6 +179,13 @@ def render_example(example: Example, folder: Path, out_dir: Path) -> Entry:
         if run.failed:
             return Entry(example, False, time.perf_counter() - start,
                          "the script raised:\n" + format_traceback(run.error))
+        if "static_graph" in flags:
+            result = render_static(run.namespace, flags["static_graph"],
+                                   out_dir / f"{example.name}.svg")
+            viewer = render_static(run.namespace, flags["static_graph"],
+                                   out_dir / f"{example.name}.html").path
+            return Entry(example, True, time.perf_counter() - start,
+                         f"{result.nodes} nodes, {result.edges} edges", result.path, viewer)
         choice = select_roots(run)
         options = render_options(**flags)
         params = script_parameters(run.namespace)

@@ -40,6 +40,7 @@ from .rendering import (
     render_error,
     render_options,
     render_roots,
+    render_static,
 )
 
 PHASES = {"walking": "walking the graph", "layout": "layout (graphviz dot)"}
@@ -226,8 +227,14 @@ def with_script(function):
 @click.option("--anomaly", is_flag=True,
               help="Run the script under anomaly mode (NaN/Inf checked in backward and "
                    "forward) and draw the failing node, highlighted, if one is found.")
+@click.option("--static", "static_trace", is_flag=True,
+              help="Draw the script's forward as a static graph (vizgrad.static), traced "
+                   "up to its first backward(), instead of its backward graph.")
+@click.option("--static-graph", "static_name", metavar="NAME",
+              help="Draw the static graph the script bound to NAME (vizgrad.static.trace "
+                   "and compile_*: a training step, replicas ...).")
 def render(script, script_args, target, step, at_error, timeout, quiet, output, open_result,
-           layout_timeout, anomaly, **flags) -> None:
+           layout_timeout, anomaly, static_trace, static_name, **flags) -> None:
     """Run SCRIPT (as `python SCRIPT SCRIPT_ARGS...` would) and draw its backward graph.
 
     The graph is --target if given; else the N-th backward() with --step; else the
@@ -257,9 +264,10 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
         return
     start = time.perf_counter()
     mode = vizgrad.detect_anomaly(check_forward=True) if anomaly else contextlib.nullcontext()
-    with mode, out.Steps(stderr, quiet) as steps:
-        run = _capture(script, script_args, step, steps, stderr, bool(flags["show_grad"]),
-                       timeout)
+    traced = vizgrad.static.recording() if static_trace else contextlib.nullcontext()
+    with mode, out.Steps(stderr, quiet) as steps, traced as recording:
+        run = _capture(script, script_args, 1 if recording else step, steps, stderr,
+                       bool(flags["show_grad"]), timeout)
     if run.failed and anomaly and getattr(run.error, "node", None) is not None:
         _report_failure(run, stderr, at_error=True)
         _draw_error(run, destination, path, quiet, stdout, stderr)
@@ -270,6 +278,12 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
         _report_failure(run, stderr, at_error)
         if not at_error:
             sys.exit(1)
+    if static_name is not None or recording is not None:
+        if recording is not None:  # the script's forward, as traced: bind it to a name
+            static_name = "traced forward"
+            run.namespace[static_name] = recording.graph(script_parameters(run.namespace))
+        _render_static(run, static_name, destination, path, quiet, stdout, stderr, start)
+        return
     choice = _choose(run, target, at_error and run.failed, stderr)
     params = script_parameters(run.namespace)
     if params:
@@ -303,6 +317,23 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
         click.launch(str(path))
     if run.failed:
         sys.exit(1)
+
+
+def _render_static(run, name: str, destination: Path, path: Path, quiet: bool, stdout,
+                   stderr, start: float) -> None:
+    """``vizgrad render --static NAME``: draw the static graph the script bound to NAME."""
+    try:
+        result = render_static(run.namespace, name, destination)
+    except OutputError as problem:
+        out.error(stderr, str(problem))
+        sys.exit(1)
+    except vizgrad.render.RenderError as problem:
+        out.error(stderr, str(problem))
+        sys.exit(1)
+    if not quiet:
+        stdout.print(f"wrote {path} ({result.format}): {result.nodes} nodes, {result.edges} "
+                     f"edges, static graph {name!r}; {time.perf_counter() - start:.2f} s",
+                     markup=False)
 
 
 def _render_saved(script: str, destination: Path, path: Path, options: dict, quiet: bool,

@@ -126,6 +126,8 @@ def render_roots(roots: Any, path: Path, options: dict[str, Any],
         warnings.simplefilter("always")
         if isinstance(roots, vizgrad.render.GraphView):  # a saved graph, read back
             view = roots
+        elif hasattr(roots, "__graph_view__"):  # a static graph draws itself
+            view = roots.__graph_view__(**options)
         else:
             view = vizgrad.render.build_view(roots, **options)
     notes = list(view.notes) or [str(warning.message) for warning in caught]
@@ -143,6 +145,21 @@ def render_roots(roots: Any, path: Path, options: dict[str, Any],
         vizgrad.render.save(view, path, layout_timeout=layout_timeout)
     notes += [str(w.message) for w in caught if issubclass(w.category, skipped)]
     return RenderResult(path, fmt, nodes, len(view.edges), time.perf_counter() - start, notes)
+
+
+def render_static(namespace: dict[str, Any], name: str, path: Path,
+                  **more: Any) -> RenderResult:
+    """Draw the static graph (``vizgrad.static.Graph``) a script bound to ``name``."""
+    from vizgrad.static import Graph
+
+    graph = namespace.get(name)
+    if not isinstance(graph, Graph):
+        found = sorted(key for key, value in namespace.items() if isinstance(value, Graph))
+        raise OutputError(
+            f"the script bound no static graph to {name!r} "
+            + (f"(its static graphs: {', '.join(found)})" if found else
+               "(it made none: build one with vizgrad.static.trace(model, *inputs))"))
+    return render_roots(graph, path, {}, **more)
 
 
 def render_error(error: BaseException, roots: Any, path: Path, radius: int = 2,

@@ -10,7 +10,7 @@ Example
 'SumBackward0'
 """
 
-from . import autograd, cuda, debug, graph, nn, onnx, ops, optim, render, utils
+from . import autograd, cuda, debug, graph, nn, onnx, ops, optim, render, static, utils
 from .core import (
                    AccumulateGrad,
                    Edge,
@@ -89,7 +89,8 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'vizgrad' has no attribute {name!r}")
 
 __all__ = [
-    "AccumulateGrad", "Edge", "Function", "Node", "SavedTensor", "SlotMeta", "Tensor",
+    "AccumulateGrad", "static",
+    "Edge", "Function", "Node", "SavedTensor", "SlotMeta", "Tensor",
     "arange", "as_dtype", "autograd", "bool_", "capture_stack", "empty", "empty_like",
     "enable_grad", "eye", "float16", "float32", "float64", "from_numpy", "full", "full_like",
     "get_default_dtype", "int32", "int64", "is_grad_enabled", "linspace", "manual_seed",

@@ -178,5 +178,7 @@ def test_names_not_provided_say_so():
         vg.nn.DistributedDataParallel(vg.nn.Linear(2, 2))
     with pytest.raises(NotImplementedError, match="ONNX"):
         vg.onnx.export(vg.nn.Linear(2, 2), vg.ones(1, 2), "model.onnx")
-    with pytest.raises(NotImplementedError, match="vizgrad.make_dot"):
+    # make_dot_from_trace is provided now (vizgrad.static traces; tests/static/test_draw.py);
+    # anything but a traced Graph is refused with what to use instead
+    with pytest.raises(TypeError, match="vizgrad.static.Graph.*vizgrad.make_dot"):
         vg.make_dot_from_trace(None)

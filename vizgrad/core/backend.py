@@ -25,6 +25,17 @@ class BackendUnavailableError(RuntimeError):
     """Raised when a device is asked for whose array library is not installed."""
 
 
+#: Devices whose arrays come from a module registered with ``register_device`` (the
+#: ``"meta"`` device of vizgrad.static: shape and dtype only).
+_DEVICE_MODULES: dict[str, Any] = {}
+
+
+def register_device(name: str, module: Any) -> None:
+    """Make ``name`` a device whose arrays ``module`` creates (``module.asarray`` moves
+    an array there)."""
+    _DEVICE_MODULES[name] = module
+
+
 def register_array_type(array_type: type, module: Any, device_of=None) -> None:
     """Teach vizgrad about an array type and the module whose functions operate on it."""
     global ARRAY_TYPES
@@ -152,6 +163,8 @@ def normalize_device(device: Any) -> str:
     text = str(device).strip().lower()
     if text == "cpu":
         return "cpu"
+    if text in _DEVICE_MODULES:
+        return text
     if text == "cuda":
         return "cuda:0"
     if text.startswith("cuda:") and text[5:].isdigit():
@@ -163,6 +176,8 @@ def module_for_device(device: str) -> Any:
     """The array module that creates arrays on ``device`` (a canonical device string)."""
     if device == "cpu":
         return np
+    if device in _DEVICE_MODULES:
+        return _DEVICE_MODULES[device]
     cupy = _load_cupy()
     if cupy is None:
         raise BackendUnavailableError(
@@ -176,6 +191,8 @@ def to_device(array: Any, device: str) -> Any:
     """Copy ``array`` to ``device`` (no copy when it is already there)."""
     if device_of(array) == device:
         return array
+    if device in _DEVICE_MODULES:
+        return _DEVICE_MODULES[device].asarray(array)
     if device == "cpu":
         getter = getattr(array, "get", None)
         if getter is None:

@@ -423,6 +423,8 @@ class Tensor:
                                   self.device))
 
     def __repr__(self) -> str:
+        if self.device == "meta":  # shape and dtype only, as PyTorch prints a meta tensor
+            return f"tensor(..., device='meta', size={tuple(self.shape)}, dtype={self.dtype})"
         body = np.array2string(backend.to_numpy(self.array), separator=", ", precision=4,
                                prefix="tensor(")
         extras = []

@@ -49,20 +49,37 @@ def make_dot(var: Any, params: dict | None = None, show_attrs: bool = False,
     >>> dot = vizgrad.make_dot(loss, params={"w": w}, show_attrs=True)
     >>> dot                                   # a notebook displays the SVG
     >>> dot.render("graph", format="png")     # or write a file
+
+    A static graph (``vizgrad.static.Graph``, anything with ``__graph_view__``) is
+    drawn by its own view: ``make_dot(vizgrad.static.trace(model, x))``.
     """
+    if hasattr(var, "__graph_view__"):
+        return to_dot(var.__graph_view__(**more), max_attr_chars)
     options = RenderOptions.make(params=params, show_attrs=show_attrs, show_saved=show_saved,
                                  max_attr_chars=max_attr_chars, **more)
     with paused_gc():
         return to_dot(build_view(var, options), max_attr_chars)
 
 
-def make_dot_from_trace(trace: Any) -> graphviz.Digraph:
-    """pytorchviz's ``make_dot_from_trace`` draws a traced (JIT) forward graph; vizgrad
-    records no forward trace yet, so this raises and says what to use instead."""
-    raise NotImplementedError(
-        "vizgrad.make_dot_from_trace needs a traced forward graph, which vizgrad does not "
-        "record yet. Draw the backward graph of an output instead: "
-        "vizgrad.make_dot(model(x), params=dict(model.named_parameters())).")
+def make_dot_from_trace(trace: Any, **options: Any) -> graphviz.Digraph:
+    """pytorchviz's ``make_dot_from_trace``: the picture of a traced forward graph.
+
+    ``trace`` is a ``vizgrad.static.Graph`` (``vizgrad.static.trace(model, x)``, compiled
+    or not; anything with ``__graph_view__``); ``options`` are the static picture's
+    (``rankdir``, ``theme``, ``show_buffers``).
+
+    Example
+    -------
+    >>> vizgrad.make_dot_from_trace(vizgrad.static.trace(model, x)).render("model")
+    """
+    if not hasattr(trace, "__graph_view__"):
+        raise TypeError(
+            "make_dot_from_trace() takes a vizgrad.static.Graph, as returned by "
+            f"vizgrad.static.trace(model, *inputs); got {type(trace).__name__}. "
+            "To draw the backward graph of an output use vizgrad.make_dot(model(x), "
+            "params=dict(model.named_parameters())).")
+    with paused_gc():
+        return to_dot(trace.__graph_view__(**options))
 
 
 __all__ = [

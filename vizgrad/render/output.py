@@ -207,6 +207,8 @@ def as_view(view_or_tensor: Any, **options: Any) -> GraphView:
         if options:
             raise TypeError("options apply when building a view; this is already a GraphView")
         return view_or_tensor
+    if hasattr(view_or_tensor, "__graph_view__"):  # a static graph draws itself
+        return view_or_tensor.__graph_view__(**options)
     return build_view(view_or_tensor, RenderOptions.make(**options))
 
 

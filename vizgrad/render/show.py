@@ -23,6 +23,8 @@ def viewer_html(var: Any, layout_timeout: float | None = 60.0, **options: Any) -
     """
     from .output import INSTALL_HINT, GraphvizNotFoundError, dot_binary
 
+    if hasattr(var, "__graph_view__"):  # a static graph draws itself
+        var, options = var.__graph_view__(**options), {}
     if isinstance(var, GraphView) and options:
         raise TypeError("options apply when building a view; this is already a GraphView")
     if dot_binary() is None:

@@ -1,0 +1,30 @@
+"""Static graphs (the Paddle refactor design): trace once, compile, replay.
+
+``trace`` records a function's ops as a ``Graph`` of ``Op``s over named buffers
+(``TensorAttr``); compilers turn it into a whole training step (``compile_backward``,
+``compile_optimizer``, ``compile_inplace``, ``compile_data_parallel``, each
+``Graph -> Graph``); an ``Engine`` replays it on the arrays a ``Workspace`` owns.
+
+Example
+-------
+>>> from vizgrad import static
+>>> g = static.trace(lambda x, y: F.mse_loss(model(x), y), x, y, input_names=["x", "y"])
+>>> step = static.compile_optimizer(static.compile_backward(g), "sgd", lr=0.1)
+>>> engine = static.Engine(static.Workspace(), step)
+>>> engine.run(x=xb, y=yb)["mse_loss"]
+"""
+
+from .compile_backward import compile_backward
+from .compile_inplace import compile_inplace
+from .compile_optimizer import compile_optimizer
+from .compile_parallel import compile_data_parallel
+from .engine import Engine
+from .graph import Graph, Op, TensorAttr
+from .meta import MetaArray, meta_forwards
+from .shapes import missing_rules
+from .trace import Recording, recording, trace
+from .workspace import Workspace
+
+__all__ = ["Engine", "Graph", "MetaArray", "Op", "TensorAttr", "Workspace",
+           "compile_backward", "meta_forwards", "missing_rules", "Recording", "recording",
+           "compile_data_parallel", "compile_inplace", "compile_optimizer", "trace"]

@@ -1,0 +1,345 @@
+"""``trace``: run a function or module once, eagerly, and record its ops as a ``Graph``.
+
+The recorder sees every call of ``Function.apply`` (and ``apply_``) through a profile
+hook installed on the tracing thread only, for the duration of the call: the op class,
+its argument list and its result.  Nothing is added to the hot path of eager ops, and
+operators (``x * w``), functionals and module calls are all seen, since every one of
+them ends in ``apply``.  Buffers get unique names from module paths (parameters as
+``named_parameters`` gives them, activations as ``<scope>.<op>``), user input names,
+and ``const<N>`` / ``param<N>`` for tensors the trace met but cannot name.
+
+Example
+-------
+>>> model = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
+>>> g = vizgrad.static.trace(model, vizgrad.randn(2, 4))
+>>> [op.kind for op in g.ops]
+['Addmm', 'Relu']
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from ..core.function import Function
+from ..core.state import current_scope, enable_grad
+from ..core.tensor import Tensor
+from ..graph import GraphNode
+from .graph import ArrayRef, Graph, Op, Ref, TensorAttr
+from .meta import MetaArray, meta_forwards
+from .tensors import array_of
+
+_APPLY = Function.__dict__["apply"].__func__.__code__
+_APPLY_INPLACE = Function.__dict__["apply_"].__func__.__code__
+_VIZGRAD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def trace(fn_or_module: Callable, *example_inputs: Any, input_names: Sequence[str] = (),
+          names: dict[str, Tensor] | None = None) -> Graph:
+    """Run ``fn_or_module(*example_inputs)`` once and return the ``Graph`` of its ops.
+
+    Parameters are named from the module (or from modules the function's closure or
+    globals refer to), inputs from ``input_names`` (default ``input0``, ``input1`` ...),
+    any other tensor from ``names`` ({name: tensor}).  A scalar output becomes
+    ``graph.loss``, what ``compile_backward`` differentiates.
+
+    Example
+    -------
+    >>> loss_fn = lambda x, y: F.cross_entropy(model(x), y)
+    >>> g = vizgrad.static.trace(loss_fn, x, y, input_names=["x", "y"])
+    >>> g.loss == g.outputs[0]
+    True
+    """
+    recorder = _Recorder()
+    inputs = [t if isinstance(t, Tensor) else _as_tensor(t) for t in example_inputs]
+    for index, tensor in enumerate(inputs):
+        name = input_names[index] if index < len(input_names) else f"input{index}"
+        recorder.add_leaf(tensor, name, "input")
+    for name, tensor in _named_state(fn_or_module):
+        if id(tensor) not in recorder.names:
+            recorder.add_leaf(tensor, name, "parameter" if tensor.requires_grad
+                              else "constant")
+    for name, tensor in (names or {}).items():
+        if id(tensor) not in recorder.names:
+            recorder.add_leaf(tensor, name, "parameter" if tensor.requires_grad
+                              else "constant")
+    on_meta = any(isinstance(array_of(t), MetaArray) for t in recorder.alive)
+    previous = sys.getprofile()
+    sys.setprofile(recorder.profile)
+    try:
+        with enable_grad(), meta_forwards() if on_meta else contextlib.nullcontext():
+            result = fn_or_module(*inputs)
+    finally:
+        sys.setprofile(previous)
+    if recorder.error is not None:
+        raise recorder.error
+    graph = recorder.graph
+    outputs = result if isinstance(result, (tuple, list)) else (result,)
+    for out in outputs:
+        if isinstance(out, Tensor):
+            graph.outputs.append(recorder.name_of(out))
+    if len(graph.outputs) == 1 and graph.tensors[graph.outputs[0]].shape == ():
+        graph.loss = graph.outputs[0]
+    return graph
+
+
+class Recording:
+    """What ``recording()`` saw: ``graph(names)`` is the Graph of the ops recorded until
+    the first ``backward()`` (whose root becomes the loss)."""
+
+    def __init__(self, recorder: _Recorder) -> None:
+        self._recorder = recorder
+
+    def graph(self, names: dict[str, Tensor] | None = None) -> Graph:
+        """The recorded Graph, with the tensors in ``names`` ({name: tensor}) named so."""
+        recorder = self._recorder
+        if recorder.error is not None:
+            raise recorder.error
+        graph = recorder.graph
+        if recorder.loss is not None and id(recorder.loss) in recorder.names:
+            graph.loss = recorder.names[id(recorder.loss)]
+            graph.outputs = [graph.loss]
+        mapping = {}
+        for name, tensor in (names or {}).items():
+            old = recorder.names.get(id(tensor))
+            if old is not None and old != name and name not in graph.tensors:
+                mapping[old] = name
+        return graph.renamed(mapping) if mapping else graph
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[Recording]:
+    """Record every op this thread runs until the first ``backward()`` (the CLI's
+    ``vizgrad render --static`` runs a script inside it).
+
+    Example
+    -------
+    >>> with vizgrad.static.recording() as seen:
+    ...     loss = F.mse_loss(model(x), t)
+    ...     loss.backward()
+    >>> seen.graph(dict(model.named_parameters())).loss
+    'mse_loss'
+    """
+    from ..watching import on_backward
+
+    recorder = _Recorder()
+
+    def stop(outputs: Any) -> None:
+        if recorder.active:
+            recorder.active = False
+            recorder.loss = outputs[0] if outputs else None
+            recorder.alive.extend(outputs)
+
+    previous = sys.getprofile()
+    handle = on_backward(stop)
+    sys.setprofile(recorder.profile)
+    try:
+        yield Recording(recorder)
+    finally:
+        sys.setprofile(previous)
+        handle.remove()
+
+
+class _Recorder:
+    """The profile hook's state: buffer names by tensor id, and the graph being built."""
+
+    def __init__(self) -> None:
+        self.graph = Graph()
+        self.names: dict[int, str] = {}
+        self.alive: list[Tensor] = []  # ids stay unique while the trace runs
+        self.frame: Any = None  # the outermost apply being recorded
+        self.call: tuple | None = None
+        self.counts: dict[str, int] = {}
+        self.error: BaseException | None = None
+        self.arrays: dict[int, str] = {}  # id(array) -> buffer name
+        self.active = True  # recording() stops at the first backward()
+        self.loss: Tensor | None = None
+
+    def unique(self, base: str) -> str:
+        count = self.counts.get(base, 0)
+        name = base if count == 0 else f"{base}_{count}"
+        while name in self.graph.tensors:
+            count += 1
+            name = f"{base}_{count}"
+        self.counts[base] = count + 1
+        return name
+
+    def add_leaf(self, tensor: Tensor, name: str, kind: str) -> str:
+        name = self.unique(name)
+        array = array_of(tensor)
+        self.graph.add_tensor(TensorAttr(name, tuple(array.shape), array.dtype,
+                                         tensor.device, bool(tensor.requires_grad), kind))
+        self.names[id(tensor)] = name
+        self.arrays[id(array)] = name
+        self.alive.append(tensor)
+        if kind == "input":
+            self.graph.inputs.append(name)
+        elif kind == "parameter":
+            self.graph.parameters.append(name)
+            self.graph.initial[name] = array
+        else:
+            self.graph.constants[name] = array
+        return name
+
+    def name_of(self, tensor: Tensor) -> str:
+        name = self.names.get(id(tensor))
+        if name is not None:
+            return name
+        if tensor.grad_fn is not None:
+            raise RuntimeError(
+                f"trace: a tensor made by {tensor.grad_fn.name()} outside the traced ops "
+                "reached an op (computed before trace() from a tensor that needs a gradient, "
+                "or by a user autograd.Function, which trace cannot replay); compute it "
+                "inside the traced function with vizgrad's ops")
+        kind = "parameter" if tensor.requires_grad else "constant"
+        return self.add_leaf(tensor, "param" if kind == "parameter" else "const", kind)
+
+    def array_refs(self, value: Any) -> Any:
+        """Arrays of known buffers passed as plain values (an index key made of the
+        labels) become ``ArrayRef``s, so replay reads the run's value, not the trace's."""
+        if isinstance(value, tuple):
+            return tuple(self.array_refs(item) if not isinstance(item, tuple) else item
+                         for item in value)
+        name = self.arrays.get(id(value))
+        return ArrayRef(name) if name is not None else value
+
+    def profile(self, frame: Any, event: str, arg: Any) -> None:
+        if self.error is not None or not self.active:
+            return
+        if event == "call" and self.frame is None and frame.f_code in (_APPLY, _APPLY_INPLACE):
+            local = frame.f_locals
+            if frame.f_code is _APPLY:
+                self.call = (local["cls"], tuple(local["args"]), None)
+            else:
+                self.call = (local["cls"], (local["target"], *local["args"]), local["target"])
+            self.frame = frame
+        elif event == "return" and frame is self.frame:
+            self.frame = None
+            cls, args, target = self.call
+            self.call = None
+            if arg is None:  # the op raised: the exception reaches the user unchanged
+                return
+            try:
+                self.record(cls, args, arg, frame.f_back, target)
+            except BaseException as error:  # noqa: BLE001 - re-raised by trace()
+                self.error = error
+
+    def record(self, cls: type, args: tuple, result: Any, caller: Any,
+               target: Tensor | None) -> None:
+        inputs: list[str] = []
+        template: list = []
+        attrs: dict[str, Any] = {}
+        for position, value in enumerate(args):
+            if isinstance(value, Tensor):
+                name = self.name_of(value)
+                inputs.append(name)
+                template.append(Ref(name))
+            elif isinstance(value, (list, tuple)) and value and isinstance(value[0], Tensor):
+                refs = [Ref(self.name_of(t)) for t in value]
+                inputs.extend(ref.name for ref in refs)
+                template.append(refs)
+            else:
+                value = self.array_refs(value)
+                template.append(value)
+                label = cls.arg_names[position] if position < len(cls.arg_names) \
+                    else f"arg{position}"
+                attrs[label] = value
+        for label, value in attrs.items():
+            if any(_is_array(v) for v in (value if isinstance(value, tuple) else (value,))):
+                warnings.warn(
+                    f"trace: {cls.__name__} at {_user_line(caller)} got an array argument "
+                    f"{label!r} that is not a traced buffer; its traced value is baked into "
+                    "the graph (pass it as a tensor to feed it per run)", stacklevel=2)
+        for item in template:
+            if isinstance(item, ArrayRef) and item.name not in inputs:
+                inputs.append(item.name)
+            elif isinstance(item, tuple):
+                inputs.extend(i.name for i in item
+                              if isinstance(i, ArrayRef) and i.name not in inputs)
+        results = result if isinstance(result, (tuple, list)) else (result,)
+        scope = current_scope()
+        base = f"{scope}.{cls.__name__.lower()}" if scope else cls.__name__.lower()
+        outputs = []
+        for out in results:
+            if not isinstance(out, Tensor):
+                continue
+            name = self.unique(base)
+            array = array_of(out)
+            self.graph.add_tensor(TensorAttr(name, tuple(array.shape), array.dtype,
+                                             out.device, bool(out.requires_grad)))
+            self.names[id(out)] = name
+            self.arrays[id(array)] = name
+            self.alive.append(out)
+            outputs.append(name)
+        if target is not None:  # in place: later readers of the tensor read the new value
+            self.names[id(target)] = outputs[0]
+        op_name = outputs[0] if outputs else self.unique(base)
+        op = Op(op_name, cls.__name__, inputs, outputs, "forward", cls, template, attrs,
+                _user_line(caller))
+        node = next((out.grad_fn for out in results
+                     if isinstance(out, Tensor) and out.grad_fn is not None), None)
+        if node is not None:
+            info = GraphNode(node)
+            op.saved = tuple(item.kind for item in info.saved)
+            op.ctx = info.saved_attributes
+        self.graph.ops.append(op)
+
+
+def _user_line(frame: Any) -> str:
+    """``file:line`` of the innermost frame outside vizgrad (where the user wrote the op)."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not os.path.abspath(filename).startswith(_VIZGRAD_DIR):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""
+
+
+def _is_array(value: Any) -> bool:
+    return hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, Tensor)
+
+
+def _as_tensor(value: Any) -> Tensor:
+    from ..core.factory import tensor as make
+
+    return make(value)
+
+
+def _named_state(fn: Callable) -> list[tuple[str, Tensor]]:
+    """Parameters and buffers, named by module path, of ``fn`` if it is a Module, else of
+    the Modules its closure cells or global names refer to (one level, no recursion)."""
+    from ..nn.module import Module
+
+    found: list[tuple[str, Module]] = []
+    if isinstance(fn, Module):
+        found.append(("", fn))
+    else:
+        target = getattr(fn, "__func__", fn)
+        owner = getattr(fn, "__self__", None)
+        if isinstance(owner, Module):
+            found.append(("", owner))
+        code = getattr(target, "__code__", None)
+        cells = getattr(target, "__closure__", None) or ()
+        if code is not None:
+            for name, cell in zip(code.co_freevars, cells):
+                try:
+                    value = cell.cell_contents
+                except ValueError:
+                    continue
+                if isinstance(value, Module):
+                    found.append((name, value))
+            scope = getattr(target, "__globals__", {})
+            for name in code.co_names:
+                if isinstance(scope.get(name), Module):
+                    found.append((name, scope[name]))
+    prefix = len(found) > 1
+    named: list[tuple[str, Tensor]] = []
+    for module_name, module in found:
+        for name, tensor in [*module.named_parameters(), *module.named_buffers()]:
+            named.append((f"{module_name}.{name}" if prefix and module_name else name,
+                          tensor))
+    return named

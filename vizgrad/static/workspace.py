@@ -1,0 +1,94 @@
+"""``Workspace``: every named buffer of one or more static graphs, owned in one place.
+
+Parameters, fed inputs, gradients and optimizer state live here by the names the
+graphs use, so several graphs (a new one per batch shape, a training step and an
+evaluation graph) share one set of parameters.  ``checkpoint``/``restore`` go through
+vizgrad's safe ``.npz`` format (``vizgrad.save``/``vizgrad.load``).
+
+Example
+-------
+>>> ws = vizgrad.static.Workspace()
+>>> ws.init_from(graph)            # parameters and constants from the trace
+>>> ws.checkpoint("step.npz"); ws.restore("step.npz")
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ..core.backend import array_module
+from ..core.tensor import Tensor
+from .graph import Graph
+from .tensors import array_of
+
+
+class Workspace:
+    """Named arrays shared by the graphs an ``Engine`` runs."""
+
+    def __init__(self) -> None:
+        self.buffers: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self.buffers[name]
+        except KeyError:
+            raise KeyError(f"the workspace has no buffer {name!r} (it has "
+                           f"{sorted(self.buffers)[:8]}...)") from None
+
+    def __setitem__(self, name: str, array: Any) -> None:
+        self.buffers[name] = array
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.buffers
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.buffers)
+
+    def __len__(self) -> int:
+        return len(self.buffers)
+
+    def init_from(self, graph: Graph) -> Workspace:
+        """Copy the graph's parameters, optimizer state and constants in, where absent
+        (a buffer already here is shared, not overwritten)."""
+        for values in (graph.initial, graph.constants):
+            for name, array in values.items():
+                if name not in self.buffers:
+                    self.buffers[name] = array_module(array).array(array, copy=True) \
+                        if hasattr(array, "shape") else array
+        return self
+
+    def nbytes(self) -> int:
+        return sum(getattr(a, "nbytes", 0) for a in self.buffers.values())
+
+    def checkpoint(self, path: str | os.PathLike) -> None:
+        """Write every buffer to ``path`` (atomic, vizgrad's ``.npz`` format)."""
+        from ..serialization import save
+
+        save(dict(self.buffers), path)
+
+    def restore(self, path: str | os.PathLike) -> None:
+        """Read buffers back from ``checkpoint``'s file, in place where a buffer of the
+        same shape exists (so graphs sharing it see the new values).  Nothing changes
+        if the file is bad or a shape differs."""
+        from ..serialization import load
+
+        state = load(path)
+        if not isinstance(state, dict):
+            raise ValueError(f"{path}: not a workspace checkpoint (a {type(state).__name__})")
+        arrays = {name: array_of(t) if isinstance(t, Tensor) else np.asarray(t)
+                  for name, t in state.items()}
+        for name, array in arrays.items():  # check everything before touching anything
+            old = self.buffers.get(name)
+            if old is not None and getattr(old, "shape", None) != array.shape:
+                raise ValueError(f"{path}: buffer {name!r} has shape {array.shape} in the "
+                                 f"file but {old.shape} in the workspace")
+        for name, array in arrays.items():
+            old = self.buffers.get(name)
+            if old is not None and hasattr(old, "shape"):
+                old[...] = array
+            else:
+                self.buffers[name] = array
