@@ -241,7 +241,7 @@ MISSING = (
     "Squeeze", "Stack", "Std", "SubScaled", "SumTo", "Tan", "TanhBackward", "ToCopy", "Topk",
     "Tril", "Triu", "Unbind", "Uniform", "UnsafeSplit", "Unsqueeze", "UpsampleNearest1d",
     "UpsampleNearest2d", "UpsampleNearest3d", "UpsampleNearestBackward", "Var", "Where",
-    "Zero",
+    "WindowSum", "Zero",
 )
 
 
