@@ -47,7 +47,8 @@ def consoles() -> tuple[Console, Console]:
 
 
 class Steps:
-    """A spinner per phase ("running train.py", "walking the graph", ...), or nothing with -q.
+    """A spinner per phase ("running train.py", "walking the graph", ...) on a terminal;
+    nothing with -q or when stderr is not a terminal.
 
     The script's own prints go through while it runs: stdout is redirected above the
     live display only when stdout is a terminal, so ``> log`` still captures them.
@@ -60,7 +61,9 @@ class Steps:
         self.task: Any = None
 
     def __enter__(self) -> Steps:
-        if not self.quiet:
+        # A spinner only on a terminal: elsewhere (a log, a pipe, CI) rich's live
+        # display would leave a blank line per phase and nothing else.
+        if not self.quiet and self.console.is_terminal:
             self.progress = Progress(
                 SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                 console=self.console, transient=True,
@@ -82,8 +85,16 @@ class Steps:
             self.progress = None
 
 
+#: The messages of the errors printed by this command (``inspect --json`` repeats
+#: them on stdout as ``{"error": ..., "exit_code": ...}``).
+ERRORS: list[str] = []
+#: Non-empty once a command printed its (JSON) report.
+REPORTED: list[bool] = []
+
+
 def error(console: Console, message: str, hint: str | None = None) -> None:
     """``error: message`` in red, and an optional hint on the next line."""
+    ERRORS.append(clean(message) + (f" ({clean(hint)})" if hint else ""))
     console.print(Text("error: ", style="bold red") + Text(clean(message)))
     if hint:
         console.print(Text(clean(hint), style="dim"))
@@ -139,7 +150,7 @@ def print_summary(console: Console, summary: dict, how: str, max_depth: int,
     widest = summary["widest_level"]
     console.print(Text.assemble(
         ("graph of ", "bold"), (roots, "bold cyan"), f" (chosen by {how}): ",
-        f"{summary['nodes']} nodes, {summary['edges']} edges, depth {summary['depth']}, "
+        f"{summary['nodes']} graph nodes, {summary['edges']} edges, depth {summary['depth']}, "
         f"widest level {widest['level']} ({widest['width']} nodes)"))
     ops = _table("Nodes by op", "op", "count")
     for name, count in summary["ops"].items():

@@ -78,7 +78,7 @@ EXAMPLES: list[Example] = [
     Example("lstm", "An LSTM over a sequence", {"cluster": True}),
     Example("attention", "A transformer block: attention, residuals, LayerNorm",
             {"cluster": True}),
-    Example("concat_split", "cat and split: slot.rank edges", {"show_attrs": True}),
+    Example("concat_split", "cat and split: in N / out N edges", {"show_attrs": True}),
     Example("max_indices", "max with indices: two outputs, one gradient", {"show_attrs": True}),
     Example("view_inplace", "A view written in place (CopySlices)"),
     Example("custom_function", "A custom autograd Function", {"show_attrs": True}),
@@ -166,8 +166,9 @@ def render_example(example: Example, folder: Path, out_dir: Path) -> Entry:
         with mode, contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
             if anomaly:  # the example makes a NaN on purpose: NumPy's warning is noise here
                 warnings.simplefilter("ignore", RuntimeWarning)
+            # as `vizgrad render` runs it: stopped when a second backward() starts
             run = run_script(folder / example.script, list(example.args), step=example.step,
-                             record_grads=bool(flags.get("show_grad")))
+                             record_grads=bool(flags.get("show_grad")), stop_at_second=True)
         if run.failed and anomaly and getattr(run.error, "node", None) is not None:
             result = render_error(run.error, run.last_backward, out_dir / f"{example.name}.svg")
             viewer = render_error(run.error, run.last_backward,
@@ -200,7 +201,8 @@ def render_example(example: Example, folder: Path, out_dir: Path) -> Entry:
         vizgrad.set_default_dtype(dtype)
         vizgrad.set_grad_enabled(grad_mode)
     return Entry(example, True, time.perf_counter() - start,
-                 f"{result.nodes} nodes, {result.edges} edges", result.path, viewer)
+                 f"{result.graph_nodes} graph nodes, {result.graph_edges} edges (drawn as "
+                 f"{result.nodes} boxes, {result.edges} arrows)", result.path, viewer)
 
 
 def build_gallery(folder: Path, out_dir: Path, only: tuple[str, ...] | list[str] = (),

@@ -1,10 +1,10 @@
 """The ``vizgrad`` command: ``render``, ``inspect`` and ``gallery``.
 
-Exit codes: 0 success; 1 the script raised (its traceback is printed), exited
-through ``os._exit``, ran past ``--timeout``, no graph was found, or rendering
-failed (Graphviz missing: the DOT is still written); 2 a bad command line: the
-script is missing or not Python, an option value is invalid, ``--target`` names
-nothing usable, or the output cannot be written (or is the script itself).
+Exit codes (:data:`EXIT_RULE`): 0 success; 2 the command line must change (a
+missing or non-Python script, a bad option value, ``--target`` or ``--step``
+naming what the script does not have, an output that cannot be written); 1
+anything else that failed (the script raised, exited through ``os._exit`` or ran
+past ``--timeout``; no graph was found; rendering failed).
 """
 
 from __future__ import annotations
@@ -44,18 +44,30 @@ from .rendering import (
 )
 
 PHASES = {"walking": "walking the graph", "layout": "layout (graphviz dot)"}
-SCRIPT_SETTINGS = {"ignore_unknown_options": True, "allow_interspersed_args": False}
-USAGE = "usage: vizgrad render|inspect SCRIPT [SCRIPT_ARGS]..."
+# vizgrad's options are read anywhere before `--`; other options (`--epochs 3`) and
+# everything after `--` go to the script, in order.
+SCRIPT_SETTINGS = {"ignore_unknown_options": True, "allow_interspersed_args": True}
+USAGE = "usage: vizgrad render|inspect [OPTIONS] SCRIPT [SCRIPT_ARGS]... [-- SCRIPT_ARGS...]"
+#: The exit code rule, in one sentence (``vizgrad --help``, docs/cli.md).
+EXIT_RULE = ("Exit codes: 0 success; 2 when the command line must change (a missing or "
+             "non-Python script, a bad option, a --target or --step the script does not "
+             "have, an output that cannot be written); 1 when anything else failed (the "
+             "script raised or timed out, no graph was found, or rendering failed).")
 
 #: Seconds past ``--timeout`` a script stuck outside Python (a C loop) is given before
 #: vizgrad ends the whole process.
 HARD_STOP_GRACE = 10.0
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_RULE)
 @click.version_option(package_name="vizgrad", prog_name="vizgrad")
 def main() -> None:
-    """See the backward graph of any vizgrad script."""
+    """See the backward graph of any vizgrad script.
+
+    vizgrad's options may come before or after SCRIPT; the script's own arguments
+    follow it, and any that share a name with a vizgrad option (-o, --step, ...) go
+    after `--`:  vizgrad render train.py -o g.svg -- --step 5
+    """
 
 
 def _check_script(script: str, stderr) -> Path:
@@ -92,18 +104,19 @@ def _hard_stop(seconds: float | None, script: str, stderr) -> Iterator[None]:
         finished.set()
 
 
-def _capture(script: str, script_args: tuple, step: int | None, steps: out.Steps, stderr,
-             grads: bool = False, timeout: float | None = None):
-    """Run the script (exit 2 when it cannot be run); return the ScriptRun."""
-    ours = [arg for arg in script_args if arg.split("=")[0] in _own_options()]
-    if ours:
-        out.note(stderr, f"{' '.join(ours)} came after SCRIPT, so it went to the script; "
-                 "put vizgrad's options before SCRIPT")
+def _capture(script: str, script_args: tuple, step: int | str | None, steps: out.Steps,
+             stderr, grads: bool = False, timeout: float | None = None,
+             run_all: bool = False):
+    """Run the script (exit 2 when it cannot be run); return the ScriptRun.
+
+    Without ``--step`` the script is stopped when a second ``backward()`` starts (the
+    first one's graph is drawn by default) unless ``run_all`` (``--target`` and
+    ``--at-error`` need the script to run to its end)."""
     steps.step(f"running {script}")
     try:
         with _hard_stop(timeout, script, stderr):
             return run_script(script, list(script_args), step=step, record_grads=grads,
-                              timeout=timeout)
+                              timeout=timeout, stop_at_second=not run_all)
     except (ScriptNotFoundError, NotAPythonScriptError) as problem:
         steps.__exit__(None, None, None)
         out.error(stderr, str(problem), USAGE)
@@ -129,15 +142,6 @@ def _terminate_as_exit() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _own_options() -> set[str]:
-    """Every option name of ``render`` and ``inspect`` (to spot them after SCRIPT)."""
-    names = set()
-    for command in (render, inspect):
-        for parameter in command.params:
-            names.update(getattr(parameter, "opts", ()))
-    return {name for name in names if name.startswith("-") and name not in ("-h", "-q")}
-
-
 def _report_failure(run, stderr, at_error: bool) -> None:
     stderr.print(out.clean(format_traceback(run.error)), markup=False, highlight=False)
     if run.exited is not None:
@@ -151,22 +155,57 @@ def _report_failure(run, stderr, at_error: bool) -> None:
         hint = ("Rerun with --at-error to draw the graph as it stood then, with --step N to "
                 "stop after the N-th backward(), or with a larger --timeout.")
     else:
-        what = f"{run.path} raised {type(run.error).__name__}"
+        text = str(run.error).strip().splitlines()
+        what = f"{run.path} raised {type(run.error).__name__}" + (
+            f": {text[0]}" if text else "")
         hint = "Rerun with --at-error to draw the graph as it stood when it raised."
     if at_error:
+        out.ERRORS.append(what)
         out.warning(stderr, f"{what}; drawing the graph as it stood then")
     else:
         out.error(stderr, f"{what}, before a graph was drawn (exit code 1)"
                   if run.exited is not None or run.timed_out else f"{what} (exit code 1)", hint)
 
 
-def _choose(run, target: str | None, at_error: bool, stderr):
+def _choose(run, target: str | None, at_error: bool, stderr, command: str):
     try:
         return select_roots(run, target=target, at_error=at_error)
     except NothingToRenderError as problem:
-        out.error(stderr, str(problem))
+        named = [c for c in problem.candidates if c.graph_size > 0] or problem.candidates
+        hint = None
+        if named:  # the exact command to run, with the biggest graph the script left
+            hint = (f"To draw {named[0].name}, run: vizgrad {command} {_quoted(run.path)} "
+                    f"--target {_quoted(named[0].name)}")
+        out.error(stderr, str(problem), hint)
         out.print_candidates(stderr, problem.candidates)
-        sys.exit(2 if target else 1)
+        # asking for something the script does not have is a command-line error
+        sys.exit(2 if target or run.step is not None else 1)
+
+
+def _quoted(text: object) -> str:
+    import shlex
+
+    return shlex.quote(str(text))
+
+
+class StepType(click.ParamType):
+    """``--step N`` (N >= 1) or ``--step last``."""
+
+    name = "N|last"
+
+    def convert(self, value, param, ctx):  # noqa: ANN001, ANN201 - click's signature
+        if value == "last" or (isinstance(value, int) and not isinstance(value, bool)
+                               and value >= 1):
+            return value
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is neither a number of backward() calls nor 'last'",
+                      param, ctx)
+        if number < 1:
+            self.fail(f"{number} is not 1 or more (the first backward() is --step 1)",
+                      param, ctx)
+        return number
 
 
 script_argument = [
@@ -174,8 +213,11 @@ script_argument = [
     click.argument("script_args", nargs=-1, type=click.UNPROCESSED),
     click.option("--target", metavar="NAME",
                  help="Draw this global of the script (or a dotted path like model.loss)."),
-    click.option("--step", type=click.IntRange(min=1), metavar="N",
-                 help="Capture the N-th backward() call and stop the script right after it."),
+    click.option("--step", type=StepType(), metavar="N|last",
+                 help="Capture the N-th backward() call and stop the script right after it; "
+                      "'last' runs the whole script and draws its last backward(). "
+                      "[default: draw the first backward() and stop the script when a "
+                      "second one starts; with --target or --at-error it runs to its end]"),
     click.option("--at-error", is_flag=True,
                  help="If the script raises, still draw the graph as it stood then."),
     click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
@@ -211,7 +253,9 @@ def with_script(function):
               help="User source line in labels, full forward stack in tooltips.")
 @click.option("--show-grad", is_flag=True, default=None,
               help="Colour nodes and edges by gradient norm (after backward()).")
-@click.option("--cluster", is_flag=True, default=None, help="Box each module scope.")
+@click.option("--cluster/--no-cluster", default=None,
+              help="Box each module scope. [default: for graphs of more than "
+                   f"{vizgrad.render.view.BIG_GRAPH} nodes that have modules]")
 @click.option("--collapse", is_flag=True, default=None,
               help="Fold each module scope into one node (see --depth).")
 @click.option("--depth", type=click.IntRange(min=1), metavar="N",
@@ -237,10 +281,12 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
            layout_timeout, anomaly, static_trace, static_name, **flags) -> None:
     """Run SCRIPT (as `python SCRIPT SCRIPT_ARGS...` would) and draw its backward graph.
 
-    The graph is --target if given; else the N-th backward() with --step; else the
-    tensors marked with vizgrad.watch(); else the root of the first backward() call;
-    else a global called `loss`. Options go before SCRIPT; everything after it is
-    passed to the script. SCRIPT may also be a saved graph (.json, written by
+    The graph is --target if given; else the N-th (or last) backward() with --step;
+    else the tensors marked with vizgrad.watch(); else the root of the first
+    backward() call (the script is stopped when a second one starts); else a global
+    called `loss`; else the only tensor with a graph the script left. vizgrad's
+    options go anywhere before `--`; other arguments after SCRIPT, and everything
+    after `--`, go to the script. SCRIPT may also be a saved graph (.json, written by
     vizgrad.render.save or vizgrad.debug.Recorder): it is drawn as saved.
     """
     stdout, stderr = out.consoles()
@@ -267,7 +313,8 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
     traced = vizgrad.static.recording() if static_trace else contextlib.nullcontext()
     with mode, out.Steps(stderr, quiet) as steps, traced as recording:
         run = _capture(script, script_args, 1 if recording else step, steps, stderr,
-                       bool(flags["show_grad"]), timeout)
+                       bool(flags["show_grad"]), timeout,
+                       run_all=bool(target or at_error or anomaly))
     if run.failed and anomaly and getattr(run.error, "node", None) is not None:
         _report_failure(run, stderr, at_error=True)
         _draw_error(run, destination, path, quiet, stdout, stderr)
@@ -284,10 +331,12 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
             run.namespace[static_name] = recording.graph(script_parameters(run.namespace))
         _render_static(run, static_name, destination, path, quiet, stdout, stderr, start)
         return
-    choice = _choose(run, target, at_error and run.failed, stderr)
+    choice = _choose(run, target, at_error and run.failed, stderr, "render")
     params = script_parameters(run.namespace)
     if params:
         options.setdefault("params", params)
+    if choice.failure is not None:  # --at-error: the op that raised, drawn red
+        options["failure"] = choice.failure
     try:
         with _terminate_as_exit(), out.Steps(stderr, quiet) as steps:
             result = render_roots(choice.roots, destination, options, step=lambda phase: (
@@ -309,9 +358,15 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
     for note in result.notes:
         out.note(stderr, note)
     if not quiet:
-        stopped = f", stopped after backward call {run.step}" if run.stopped_early else ""
-        stdout.print(f"wrote {path} ({result.format}): {result.nodes} nodes, "
-                     f"{result.edges} edges, graph: {choice.how}{stopped}; "
+        stopped = ""
+        if run.stopped_early:
+            stopped = (f", stopped after backward call {run.step}" if run.step is not None
+                       else ", script stopped at its second backward() (--step last runs "
+                            "it to the end)")
+        # graph nodes/edges as `vizgrad inspect` counts them; boxes also draw tensors
+        stdout.print(f"wrote {path} ({result.format}): {result.graph_nodes} graph nodes, "
+                     f"{result.graph_edges} edges (drawn as {result.nodes} boxes, "
+                     f"{result.edges} arrows), graph: {choice.how}{stopped}; "
                      f"{time.perf_counter() - start:.2f} s", markup=False)
     if open_result:
         click.launch(str(path))
@@ -378,7 +433,21 @@ def _draw_error(run, destination: Path, path: Path, quiet: bool, stdout, stderr)
                      f"{result.edges} edges, the failing node highlighted", markup=False)
 
 
-@main.command(context_settings=SCRIPT_SETTINGS)
+class _JsonErrors(click.Command):
+    """``inspect``: with ``--json`` a bad command line is reported as JSON on stdout too."""
+
+    def make_context(self, info_name, args, parent=None, **extra):  # noqa: ANN001, ANN201
+        ours = list(args[: args.index("--")] if "--" in args else args)  # parsing eats args
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as problem:
+            if "--json" in ours:
+                click.echo(json.dumps({"error": problem.format_message(),
+                                       "exit_code": problem.exit_code}, indent=1))
+            raise
+
+
+@main.command(cls=_JsonErrors, context_settings=SCRIPT_SETTINGS)
 @with_script
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--max-depth", type=click.IntRange(min=1), default=40, show_default=True,
@@ -394,6 +463,26 @@ def inspect(script, script_args, target, step, at_error, timeout, quiet, as_json
     thing on stdout (the script's own output goes to stderr).
     """
     stdout, stderr = out.consoles()
+    if not as_json:
+        _inspect(stdout, stderr, script, script_args, target, step, at_error, timeout,
+                 quiet, as_json, max_depth, max_lines)
+        return
+    # --json: stdout always carries one JSON object, the report or the error
+    out.ERRORS.clear()
+    try:
+        _inspect(stdout, stderr, script, script_args, target, step, at_error, timeout,
+                 quiet, as_json, max_depth, max_lines)
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+        if code != 0 and not out.REPORTED:
+            message = " ".join(out.ERRORS) or f"vizgrad inspect failed (exit code {code})"
+            click.echo(json.dumps({"error": message, "exit_code": code}, indent=1))
+        raise
+
+
+def _inspect(stdout, stderr, script, script_args, target, step, at_error, timeout, quiet,
+             as_json, max_depth, max_lines) -> None:
+    out.REPORTED.clear()
     _check_script(script, stderr)
     if Path(script).suffix.lower() == ".json":  # a saved graph: its counts
         try:
@@ -409,17 +498,22 @@ def inspect(script, script_args, target, step, at_error, timeout, quiet, as_json
     # With --json, stdout is for the report only: the script's own prints go to stderr.
     redirect = contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext()
     with redirect, out.Steps(stderr, quiet or as_json) as steps:
-        run = _capture(script, script_args, step, steps, stderr, timeout=timeout)
+        run = _capture(script, script_args, step, steps, stderr, timeout=timeout,
+                       run_all=bool(target or at_error))
     if run.failed:
         _report_failure(run, stderr, at_error)
         if not at_error:
             sys.exit(1)
-    choice = _choose(run, target, at_error and run.failed, stderr)
+    choice = _choose(run, target, at_error and run.failed, stderr, "inspect")
     names = {id(tensor): name for name, tensor in script_parameters(run.namespace).items()}
     summary = graph_summary(choice.roots, names=names)
     if as_json:
         report = {"script": str(run.path), "chosen_by": choice.how, **summary}
+        if run.failed:  # drawn with --at-error: the report says what failed too
+            report["error"] = " ".join(out.ERRORS)
+            report["exit_code"] = 1
         click.echo(json.dumps(report, indent=1, default=str))
+        out.REPORTED.append(True)
     else:
         out.print_summary(stdout, summary, choice.how, max_depth, max_lines)
     if run.failed:

@@ -31,7 +31,12 @@ class OutputError(ValueError):
 
 @dataclass
 class RenderResult:
-    """What was written: the path, node and edge counts, the time, the renderer's notes."""
+    """What was written: the path, box and arrow counts, the time, the renderer's notes.
+
+    ``nodes``/``edges`` count what is drawn (boxes for ops *and* tensors, arrows);
+    ``graph_nodes``/``graph_edges`` count the backward graph itself, as
+    ``vizgrad inspect`` does.
+    """
 
     path: Path
     format: str
@@ -39,6 +44,8 @@ class RenderResult:
     edges: int
     seconds: float
     notes: list[str] = field(default_factory=list)
+    graph_nodes: int = 0
+    graph_edges: int = 0
 
 
 def _same_file(one: Path, other: Path) -> bool:
@@ -144,7 +151,8 @@ def render_roots(roots: Any, path: Path, options: dict[str, Any],
         warnings.simplefilter("always", skipped)
         vizgrad.render.save(view, path, layout_timeout=layout_timeout)
     notes += [str(w.message) for w in caught if issubclass(w.category, skipped)]
-    return RenderResult(path, fmt, nodes, len(view.edges), time.perf_counter() - start, notes)
+    return RenderResult(path, fmt, nodes, len(view.edges), time.perf_counter() - start, notes,
+                        view.counts.get("nodes", 0), view.counts.get("edges", 0))
 
 
 def render_static(namespace: dict[str, Any], name: str, path: Path,

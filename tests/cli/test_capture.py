@@ -131,12 +131,22 @@ def test_global_loss_and_nothing_found(script) -> None:
         loss = (a * 2).sum()
     """))
     assert select_roots(run).how == "global 'loss'"
-    run = run_script(script("nothing.py", """
+    run = run_script(script("one.py", """
         import vizgrad
         a = vizgrad.ones(2, 3, requires_grad=True)
         b = (a * 2).exp()
     """))
-    with pytest.raises(NothingToRenderError) as caught:
+    # issue 12 point 15: the only tensor with a graph is drawn, saying which
+    choice = select_roots(run)
+    assert list(choice.roots) == ["b"] and choice.roots["b"] is run.namespace["b"]
+    assert choice.how == "the only tensor with a graph, 'b' (--target b)"
+    run = run_script(script("two.py", """
+        import vizgrad
+        a = vizgrad.ones(2, 3, requires_grad=True)
+        b = (a * 2).exp()
+        c = a.sum()
+    """))
+    with pytest.raises(NothingToRenderError, match="2 tensors with a graph") as caught:
         select_roots(run)
     names = [(c.name, c.shape, c.graph_size) for c in caught.value.candidates]
     assert names[0] == ("b", (2, 3), 3) and ("a", (2, 3), 0) in names
@@ -161,10 +171,26 @@ def test_at_error_uses_the_frames_of_the_failure(script) -> None:
         layer(vizgrad.randn(4, 4, requires_grad=True))
     """))
     assert run.failed and run.exit_code == 1
+    # issue 12 point 13: the op that raised, fed by its inputs named as in the user's code
     choice = select_roots(run, at_error=True)
-    assert list(choice.roots) == ["layer:hidden"]
+    assert list(choice.roots) == ["hidden", "w"]
+    assert choice.roots["w"] is run.namespace["w"]
+    assert choice.failure["op"] == "Matmul" and choice.failure["error"] == "ValueError"
+    assert "mismatch" in choice.failure["message"]
+    assert choice.failure["line"] == "broken.py:6: return hidden @ w            # (4, 4) @ " \
+        "(3, 2): shape error inside vizgrad"
     with pytest.raises(NothingToRenderError):
         select_roots(run)
+    # an error that no op raised: the biggest graph the failing frames held
+    run = run_script(script("own.py", """
+        import vizgrad
+        def layer(x):
+            hidden = (x * 2).exp()
+            raise RuntimeError("my own check failed")
+        layer(vizgrad.randn(4, 4, requires_grad=True))
+    """))
+    choice = select_roots(run, at_error=True)
+    assert list(choice.roots) == ["layer:hidden"] and choice.failure is None
 
 
 def test_traceback_shows_user_frames_not_vizgrads(script) -> None:

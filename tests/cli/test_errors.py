@@ -44,8 +44,13 @@ def test_at_error_still_writes_the_graph(script, tmp_path) -> None:
     assert result.exit_code == 1
     assert "ValueError" in result.stderr and "as it stood" in result.stderr
     dot = out.read_text()
-    assert "MmBackward0" in dot  # the latest backward's graph (the first, successful step)
-    assert "latest backward call" in result.stdout
+    # issue 12 point 13: the op that raised, red, fed by its inputs (names, shapes,
+    # dtypes) and joined to the graph they came from, with the message and user line
+    assert "the op that raised (Matmul) and its inputs" in result.stdout
+    assert "failed [label=<Matmul raised ValueError<BR/>" in dot and 'fillcolor="#ff6b6b"' in dot
+    assert "raises.py:6: return hidden @ w" in dot and "mismatch" in dot
+    assert "<hidden<BR/>(4, 4) float32>" in dot and "<w<BR/>(3, 2) float32>" in dot
+    assert "ExpBackward0" in dot and "-> failed" in dot
 
 
 def test_at_error_with_a_step_not_reached(script, tmp_path) -> None:
@@ -55,7 +60,8 @@ def test_at_error_with_a_step_not_reached(script, tmp_path) -> None:
 
 
 def test_at_error_before_any_backward_uses_the_failing_frame(script, tmp_path) -> None:
-    path = script("early.py", RAISES.replace("loss.backward()\n", ""))
+    path = script("early.py", RAISES.replace("loss.backward()\n", "").replace(
+        "return hidden @ w", "raise RuntimeError('not an op error')"))
     path.write_text("\n".join(line for line in path.read_text().splitlines()
                               if not line.startswith("loss = forward(vizgrad.ones(4, 3))")))
     out = tmp_path / "g.dot"
@@ -153,4 +159,5 @@ def test_real_process_exit_codes(tmp_path) -> None:
     assert done.returncode == 1 and "ValueError" in done.stderr and "runpy" not in done.stderr
     assert vizgrad_process("render", tmp_path / "nope.py").returncode == 2
     done = vizgrad_process("inspect", "--at-error", raises)
-    assert done.returncode == 1 and "MmBackward0" in done.stdout
+    assert done.returncode == 1 and "the op that raised (Matmul)" in done.stdout
+    assert "ExpBackward0" in done.stdout  # the graph its input came from

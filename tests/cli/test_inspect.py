@@ -64,3 +64,45 @@ def test_tree_limits(script) -> None:
     assert result.exit_code == 0 and "... 1 more" in result.stdout
     result = cli("inspect", "--max-lines", "10", path)
     assert "more" in result.stdout
+
+
+def test_json_errors_are_json(script, tmp_path) -> None:
+    """Issue 12 point 14: ``inspect --json`` always prints one JSON object on stdout:
+    the report, or ``{"error", "exit_code"}`` -- for a script that raised, a graph
+    that was not found, a bad --target and a missing script alike."""
+    raises = script("raises.py", "import vizgrad\nraise ValueError('bad input')\n")
+    result = cli("inspect", "--json", raises)
+    assert result.exit_code == 1
+    error = json.loads(result.stdout)
+    assert error["exit_code"] == 1 and "raised ValueError: bad input" in error["error"]
+    nothing = script("nothing.py", "import vizgrad\nx = vizgrad.ones(2)\n")
+    result = cli("inspect", "--json", nothing)
+    assert json.loads(result.stdout) == {"error": json.loads(result.stdout)["error"],
+                                         "exit_code": 1} and result.exit_code == 1
+    assert "found no graph to draw" in json.loads(result.stdout)["error"]
+    result = cli("inspect", "--json", "--target", "nope", script("m.py", MODEL))
+    assert result.exit_code == 2 and json.loads(result.stdout)["exit_code"] == 2
+    assert "left no 'nope'" in json.loads(result.stdout)["error"]
+    result = cli("inspect", "--json", "--step", "0", script("m.py", MODEL))
+    assert result.exit_code == 2 and json.loads(result.stdout)["exit_code"] == 2
+    result = cli("inspect", "--json", tmp_path / "missing.py")
+    assert result.exit_code == 2 and "script not found" in json.loads(result.stdout)["error"]
+    # --at-error: the report, with what failed
+    failing = script("late.py", MODEL + "raise RuntimeError('after the graph')\n")
+    report = json.loads(cli("inspect", "--json", "--at-error", failing).stdout)
+    assert report["exit_code"] == 1 and "after the graph" in report["error"]
+    assert report["nodes"] > 0
+
+
+def test_exit_code_rule_is_one_sentence_in_help_and_docs() -> None:
+    from pathlib import Path
+
+    from vizgrad_cli.main import EXIT_RULE
+
+    assert EXIT_RULE.count(". ") == 0 and EXIT_RULE.endswith(".")
+    def squeeze(text: str) -> str:  # click wraps the help (also after a hyphen)
+        return "".join(text.split())
+
+    assert squeeze(EXIT_RULE) in squeeze(cli("--help").stdout)
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    assert squeeze(EXIT_RULE) in squeeze(docs)

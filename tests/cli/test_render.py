@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+import vizgrad
+
 from .conftest import GROWING, SIMPLE, cli, parse_svg, vizgrad_process
 
 
@@ -19,8 +21,12 @@ def test_default_output_beside_the_script(script) -> None:
     svg = path.with_suffix(".svg")
     parse_svg(svg)
     line = result.stdout.strip().splitlines()[-1]
-    assert re.fullmatch(rf"wrote {re.escape(str(svg))} \(svg\): \d+ nodes, \d+ edges, graph: "
-                        r"first backward call; \d+\.\d\d s", line), line
+    # issue 12 point 8: the graph counted as `vizgrad inspect` counts it, boxes apart
+    assert re.fullmatch(rf"wrote {re.escape(str(svg))} \(svg\): 4 graph nodes, 3 edges "
+                        r"\(drawn as 6 boxes, 5 arrows\), graph: first backward call; "
+                        r"\d+\.\d\d s", line), line
+    inspected = json.loads(cli("inspect", "--json", path).stdout)
+    assert (inspected["nodes"], inspected["edges"]) == (4, 3)
 
 
 @pytest.mark.parametrize("suffix", ["svg", "png", "pdf", "dot", "json", "html"])
@@ -123,12 +129,18 @@ def test_script_arguments_follow_the_script(script, tmp_path) -> None:
     assert names.count("ExpBackward0") == 2
 
 
-def test_vizgrad_options_after_the_script_go_to_it_with_a_note(script) -> None:
-    path = script("args.py", "import sys\nprint('ARGS', sys.argv[1:])\n" + SIMPLE)
-    result = cli("render", "-q", path, "--step", "2", "-o=x.svg")
-    assert result.exit_code == 0
-    assert "ARGS ['--step', '2', '-o=x.svg']" in result.stdout
-    assert "--step -o=x.svg came after SCRIPT" in result.stderr
+def test_vizgrad_options_anywhere_before_the_double_dash(script, tmp_path) -> None:
+    """Issue 12 point 11: options after SCRIPT are vizgrad's (as streamlit/uvicorn);
+    the script gets the others, in order, and everything after ``--``."""
+    path = script("grow.py", "import sys\nprint('ARGS', sys.argv[1:])\n" + GROWING)
+    out = tmp_path / "g.json"
+    result = cli("render", path, "3", "--step", "2", "--epochs", "9", f"--output={out}", "--",
+                 "--step", "7", "-o", "x")
+    assert result.exit_code == 0, result.output
+    assert "ARGS ['3', '--epochs', '9', '--step', '7', '-o', 'x']" in result.stdout
+    assert "stopped after backward call 2" in result.stdout and out.exists()
+    names = [node["title"] for node in json.loads(out.read_text())["nodes"]]
+    assert names.count("ExpBackward0") == 2  # vizgrad's --step 2, not the script's 7
 
 
 def test_step_stops_an_endless_training_loop_for_real(tmp_path) -> None:
@@ -145,8 +157,31 @@ def test_step_stops_an_endless_training_loop_for_real(tmp_path) -> None:
 
 def test_step_beyond_the_script(script) -> None:
     result = cli("render", "--step", "5", script("grow.py", GROWING), "2")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a --step the script does not have: fix the command
     assert "--step 5 needs 5 backward() calls but the script made 2" in result.stderr
+
+
+def test_step_last_and_the_default_stop(script, tmp_path) -> None:
+    """Issue 12 point 12: ``--step last`` runs the script to its end and draws its last
+    backward; by default the first backward is drawn and the script stopped when a
+    second one starts (an endless loop ends)."""
+    path = script("grow.py", GROWING)
+    out = tmp_path / "last.json"
+    result = cli("render", "--step", "last", "-o", out, path, "4")
+    assert result.exit_code == 0, result.output
+    assert "done step 4" in result.stdout and "last backward call (4)" in result.stdout
+    names = [node["title"] for node in json.loads(out.read_text())["nodes"]]
+    assert names.count("ExpBackward0") == 4
+    out = tmp_path / "default.json"
+    result = cli("render", "-o", out, path, "-1")  # -1: the script would loop forever
+    assert result.exit_code == 0, result.output
+    assert "done step 1" in result.stdout and "done step 2" not in result.stdout
+    assert "first backward call, script stopped at its second backward()" in result.stdout
+    names = [node["title"] for node in json.loads(out.read_text())["nodes"]]
+    assert names.count("ExpBackward0") == 1
+    bad = cli("render", "--step", "first", path)
+    assert bad.exit_code == 2 and "neither a number of backward() calls nor 'last'" in \
+        bad.stderr
 
 
 def test_nothing_to_render_lists_candidates(script) -> None:
@@ -154,13 +189,31 @@ def test_nothing_to_render_lists_candidates(script) -> None:
         import vizgrad
         weights = vizgrad.ones(2, 3, requires_grad=True)
         hidden = (weights * 2).exp()
+        other = weights.sum()
     """)
     result = cli("render", path)
     assert result.exit_code == 1
     assert "found no graph to draw" in result.stderr
     assert "hidden" in result.stderr and "(2, 3)" in result.stderr
-    assert "--target" in result.stderr
+    # issue 12 point 15: the exact command to run
+    assert f"To draw hidden, run: vizgrad render {path} --target hidden" in \
+        " ".join(result.stderr.split())
     assert not path.with_suffix(".svg").exists()
+
+
+def test_the_only_tensor_with_a_graph_is_drawn(script, tmp_path) -> None:
+    """Issue 12 point 15: one candidate with a graph and nothing else: draw it, saying
+    which."""
+    path = script("plain.py", """
+        import vizgrad
+        weights = vizgrad.ones(2, 3, requires_grad=True)
+        hidden = (weights * 2).exp()
+    """)
+    out = tmp_path / "g.dot"
+    result = cli("render", "-o", out, path)
+    assert result.exit_code == 0, result.output
+    assert "graph: the only tensor with a graph, 'hidden' (--target hidden)" in result.stdout
+    assert "ExpBackward0" in out.read_text()
 
 
 def test_open_launches_the_result(script, monkeypatch) -> None:
@@ -208,3 +261,31 @@ def test_html_is_the_viewer_with_every_fold_level(script, tmp_path) -> None:
     assert names[-1] == "everything" and len(names) >= 2, names
     assert all(level["layout"] == "graphviz" for level in data["levels"])
     assert "window.vizgradViewer" in page and "<link" not in page
+
+
+def test_show_grad_colours_every_node_of_a_training_step(script, tmp_path) -> None:
+    """Issue 12 point 6: --show-grad keeps per-node statistics (keep_grad_stats) and
+    stops right after the first backward, before zero_grad() drops the leaves' grads."""
+    path = script("train.py", """
+        import vizgrad
+        import vizgrad.nn as nn
+        vizgrad.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+        opt = vizgrad.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(100):
+            loss = model(vizgrad.randn(8, 3)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+    """)
+    out = tmp_path / "g.json"
+    result = cli("render", "--show-grad", "-o", out, path)
+    assert result.exit_code == 0, result.output
+    nodes = json.loads(out.read_text())["nodes"]
+    ops = [n for n in nodes if n["kind"] == "op" and n["title"] != "AccumulateGrad"]
+    leaves = [n for n in nodes if n["kind"] == "leaf"]
+    assert ops and all("grad" in n["details"] for n in ops)
+    assert len(leaves) == 4 and all("grad" in n["details"] for n in leaves)
+    assert "no gradient statistics" not in result.stderr
+    assert not vizgrad.debug.is_keeping_grad_stats()  # switched off after the run

@@ -73,7 +73,8 @@ def test_next_functions_match_pytorch(graph):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "core gap, reported to the lead: after a write through a view, PyTorch's CopySlices "
+    "known difference from PyTorch in the graph's shape: after a "
+    "write through a view, PyTorch's CopySlices "
     "takes over the in-place op's edges (next_functions = (old base, other inputs)); "
     "vizgrad's CopySlices keeps the op as its own node fed by a SliceBackward0 of the old "
     "base"))
@@ -111,7 +112,8 @@ def test_python_scalar_operands_match_pytorch(graph):
     theirs = SCALAR_GRAPHS[graph](torch, torch.ones(2, dtype=torch.float64,
                                                     requires_grad=True))
     if len(theirs.grad_fn.next_functions) != len(ours.grad_fn.next_functions):
-        pytest.xfail("core gap, reported to the lead: Function.apply records edges for "
+        pytest.xfail("known difference from PyTorch in the graph's shape: Function.apply "
+                     "records edges for "
                      "tensor arguments only, so a Python-number operand of add/sub/mul/div "
                      "gets no (None, 0) entry in next_functions as it does in PyTorch")
     assert structure(ours.grad_fn) == structure(theirs.grad_fn)

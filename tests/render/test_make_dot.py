@@ -12,6 +12,7 @@ import pytest
 import vizgrad as vg
 from tests.render import programs
 from vizgrad.render import build_view
+from vizgrad.render.dot import edge_label
 
 from ..tolerance import assert_close
 
@@ -59,9 +60,11 @@ def test_show_attrs_truncates_like_pytorchviz() -> None:
 
 def test_edge_labels_shape_and_slot_rank() -> None:
     source = vg.make_dot(programs.concat_split()).source
-    # output slot -> shape -> input slot, in one mid-edge label (head labels pile up)
-    assert "n1 -> n3 [label=<0.2 \u2192 (4, 2) \u2192 0.0>]" in source
-    assert "n3 -> n4 [label=<(4, 6)>]" in source  # one input: no slot.rank
+    # producer's output -> shape -> consumer's input, in one mid-edge label (head
+    # labels pile up); issue 12: "out 2" / "in 0", not "0.2" / "0.0" (read as floats)
+    split_to_cat = edge_label("out 2 \u2192 (4, 2) \u2192 in 0")
+    assert f"n1 -> n3 [label=<{split_to_cat}>]" in source
+    assert f"n3 -> n4 [label=<{edge_label('(4, 6)')}>]" in source  # one input: no number
     plain = vg.make_dot(programs.concat_split(), edge_labels=False).source
     assert "label=<(4" not in plain and "\u2192" not in plain
 
@@ -171,7 +174,7 @@ def test_several_roots() -> None:
     x = vg.ones(3, requires_grad=True)
     shared = x * 2.0
     source = vg.make_dot({"a": shared.sum(), "b": shared.mean()}).source
-    assert source.count("darkolivegreen1") == 2
+    assert source.count('fillcolor="darkolivegreen1"') == 2
     assert source.count("MulBackward0>") == 1  # the shared node drawn once
 
 
@@ -233,11 +236,14 @@ def test_print_graph_tree(capsys) -> None:  # noqa: ANN001 - pytest fixture
     x.name = "[bold]x"
     h = x * 2.0
     loss = (h * h).sum()
-    tree = vg.print_graph(loss)
+    returned = vg.print_graph(loss)
     out = capsys.readouterr().out
     assert "SumBackward0" in out and "[bold]x" in out  # names print literally
     assert "see MulBackward0" in out and "#" in out  # the shared node is referenced
     assert out.count("AccumulateGrad") == 1
-    assert tree is not None
+    # issue 12 point 7: printed once, nothing returned (a REPL would echo a repr)
+    assert returned is None and out.count("SumBackward0") == 1
+    assert type(vg.render.graph_tree(loss)).__name__ == "Tree"  # the renderable, unprinted
+    assert capsys.readouterr().out == ""
     vg.print_graph(programs.chain(50), max_depth=5)
     assert "folded (deeper than max_depth=5)" in capsys.readouterr().out

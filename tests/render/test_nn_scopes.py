@@ -38,15 +38,36 @@ def test_module_scopes_become_nested_clusters() -> None:
         while parent is not None:
             parts.insert(0, clusters[parent]["label"])
             parent = clusters[parent]["parent"]
-        paths.add(".".join(parts[1:]))  # drop the root module's own name
-    assert {"head", "encoder", "encoder.0", "encoder.1"} <= paths
+        paths.add(".".join(parts))
+    # issue 12 point 9: the paths named_modules() gives, no lower-cased class name
+    assert paths == {"head", "encoder", "encoder.0", "encoder.1"}
     by_id = {n["id"]: n for n in document["nodes"]}
     for cluster in clusters.values():
         for member in cluster["nodes"]:
             if by_id[member]["kind"] == "op":
                 assert by_id[member]["scope"].endswith(cluster["label"])
     ops = {n["title"]: n["scope"] for n in document["nodes"] if n["kind"] == "op"}
-    assert ops["ReluBackward0"].endswith("encoder.1")
+    assert ops["ReluBackward0"] == "encoder.1"
+
+
+def test_scopes_and_leaf_names_share_the_named_modules_path() -> None:
+    """Issue 12 point 9: a leaf ``head.weight`` sits in the scope ``head``; both are
+    the module's path from the root as ``named_modules()`` gives it."""
+    vg.manual_seed(0)
+    net = Net()
+    loss = net(vg.ones(5, 3)).sum()
+    modules = {name for name, _ in net.named_modules()}
+    view = build_view(loss)
+    scopes = {n.scope for n in view.nodes if n.kind == "op"}
+    assert scopes - {""} <= modules and {"encoder.0", "head"} <= scopes
+    assert "net" not in {s.split(".")[0] for s in scopes}
+    by_id = {n.id: n for n in view.nodes}
+    for edge in view.edges:  # each parameter leaf feeds an op of its own module
+        leaf = by_id[edge.source]
+        if leaf.kind == "leaf":
+            accumulate = by_id[edge.target]
+            consumer = next(by_id[e.target] for e in view.edges if e.source == accumulate.id)
+            assert leaf.title.rsplit(".", 1)[0] == consumer.scope
 
 
 def test_parameter_names_label_leaves_without_params() -> None:

@@ -53,3 +53,41 @@ def test_notebook_cell_shows_svg(tmp_path: Path) -> None:
     assert "<svg" in svg and "TanhBackward0" in svg
     assert executed.cells[2].outputs[0]["text"].strip() == "False None"
     assert sys.executable  # the kernel is the test interpreter's python3
+
+
+def _run_cells(tmp_path: Path, cells: list[str]):
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    client = nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3",
+                                     resources={"metadata": {"path": str(tmp_path)}})
+    return client.execute()
+
+
+@pytest.mark.slow
+def test_notebook_stacks_name_the_cell_and_print_graph_shows_once(tmp_path: Path) -> None:
+    """Issue 12 points 5 and 7: in Jupyter a node's user line is ``In [2], line 3`` with
+    its source (not ipykernel's temporary file name), and ``print_graph`` shows the tree
+    once (no second copy with raw ANSI codes, no ``<rich.tree.Tree ...>`` repr)."""
+    executed = _run_cells(tmp_path, [
+        f"import sys\nsys.path.insert(0, {str(ROOT)!r})\nimport vizgrad",
+        "x = vizgrad.ones(3, requires_grad=True)\nw = vizgrad.ones(3, requires_grad=True)\n"
+        "hidden = (x * w).tanh()\nloss = hidden.sum()",
+        "view = vizgrad.render.build_view(loss, show_stack=True)\n"
+        "print([line for n in view.nodes for line in n.lines if 'line' in line])\n"
+        "print([n.tooltip for n in view.nodes if n.title == 'TanhBackward0'][0])",
+        "vizgrad.print_graph(loss)",
+    ])
+    printed = executed.cells[2].outputs[0]["text"]
+    assert "'In [2], line 3: hidden = (x * w).tanh()'" in printed, printed
+    assert "In [2], line 3, in <module>" in printed  # the tooltip's stack, as IPython's
+    assert "ipykernel" not in printed and ".py:" not in printed
+    outputs = executed.cells[3].outputs
+    assert len(outputs) == 1, outputs  # printed once, and nothing returned to echo
+    shown = outputs[0]
+    text = shown.get("text") or shown.get("data", {}).get("text/plain", "")
+    assert text.count("SumBackward0") == 1 and "In [2], line 4" in text
+    assert "\x1b[" not in text and "rich.tree.Tree" not in text
+    for other in shown.get("data", {}).values():
+        assert "\x1b[" not in str(other)

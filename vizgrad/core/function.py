@@ -693,6 +693,12 @@ def _op_error(cls: type[Function], tensors: list, error: Exception) -> Exception
     message = (f"{cls.__name__.lower()} failed on inputs [{shapes}] at "
                f"{user_location()}: {error}")
     try:
-        return type(error)(message)
+        raised = type(error)(message)
     except Exception:  # noqa: BLE001 - exotic exception signatures
-        return RuntimeError(message)
+        raised = RuntimeError(message)
+    # What failed, for tools that draw it (``vizgrad render --at-error``): the op's
+    # name, its tensor inputs and the underlying message.  Set only on this (rare) path.
+    raised.vizgrad_op = cls.__name__
+    raised.vizgrad_inputs = tuple(tensors)
+    raised.vizgrad_reason = str(error)
+    return raised

@@ -21,6 +21,7 @@ from .node import AccumulateGrad, Node, RemovableHandle, add_hook
 from .tensor_checks import NOT_COPIED, check_grad, rebuild_tensor
 
 _NO_EDGE = (None, 0)
+NAMES_KEY = "vizgrad.names"  # node.metadata[NAMES_KEY] = {output_nr: name} (Tensor.name)
 
 
 class _Size(int):
@@ -90,7 +91,7 @@ class Tensor:
     output_nr: int  #: which output of ``grad_fn`` it is
     _vc: Any  #: version counter, a shared [int] (None: never written; a view always has one)
     _base: Any  #: the Tensor it is a view of, or None
-    name: str | None = None
+    _name: str | None = None
     _view_chain: tuple | None = None
     _accumulator: Any = None
     _hooks: dict | None = None
@@ -104,9 +105,22 @@ class Tensor:
 
         self.array = _to_array(data, None, "cpu")
         self._init_state(False, None, 0)
-        self.name = name
+        if name is not None:
+            self._name = name
         if requires_grad:
             self.requires_grad = True
+
+    @property
+    def name(self) -> str | None:
+        """A name for pictures; on a non-leaf also kept on its ``grad_fn`` (drawn there)."""
+        return self._name
+
+    @name.setter
+    def name(self, value: str | None) -> None:
+        self._name = value
+        node = self.grad_fn
+        if node is not None and value is not None:
+            node.metadata.setdefault(NAMES_KEY, {})[self.output_nr] = str(value)
 
     def _init_state(self, requires_grad: bool, grad_fn: Node | None, output_nr: int) -> None:
         self._rg = requires_grad

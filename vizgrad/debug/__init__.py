@@ -1,6 +1,7 @@
 """Debugging tools that read the backward graph through :mod:`vizgrad.graph`.
 
-Anomaly mode (:func:`detect_anomaly`), gradient flow (:func:`grad_stats`), memory
+Anomaly mode (:func:`detect_anomaly`), gradient flow (:func:`grad_stats`), per-node
+gradient statistics kept during any backward (:func:`keep_grad_stats`), memory
 (:func:`memory_report`), graph growth across steps (:class:`GraphMonitor`,
 :func:`graph_diff`) and a recorder for training runs (:class:`Recorder`).
 See docs/debugging.md.
@@ -17,10 +18,12 @@ from .anomaly import (
 from .flow import GradStats, grad_stats
 from .gradstats import GradRecord, record_grads
 from .growth import GraphDiff, GraphMonitor, GrowthWarning, graph_diff
+from .keepstats import is_keeping_grad_stats, keep_grad_stats
 from .memory import MemoryReport, memory_report
 from .recorder import Recorder
 
 __all__ = ["AnomalyError", "GradRecord", "GradStats", "MemoryReport", "detect_anomaly",
            "grad_stats", "GraphDiff", "GraphMonitor", "GrowthWarning", "graph_diff",
-           "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "memory_report",
+           "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_keeping_grad_stats",
+           "keep_grad_stats", "memory_report",
            "Recorder", "record_grads", "save_error_picture", "set_detect_anomaly"]

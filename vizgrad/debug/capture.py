@@ -47,13 +47,14 @@ import sys
 import time
 import tokenize
 import types
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import vizgrad
 
-from . import gradstats
+from .keepstats import keep_grad_stats
 from .script_guards import REAL_EXIT, ScriptExited, ScriptTimeout, exit_stand_in, time_limit
 from .torch_backward import TorchBackwardWatch
 
@@ -91,8 +92,9 @@ class ScriptRun:
     backward_calls: int = 0
     first_backward: list | None = None
     last_backward: list | None = None
-    step: int | None = None
+    step: int | str | None = None  # N, "last", or None (no step asked for)
     step_backward: list | None = None
+    stop_at_second: bool = False
     stopped_early: bool = False
     error: BaseException | None = None
     exit_code: int = 0
@@ -152,44 +154,61 @@ def _compile(path: Path) -> types.CodeType:
 class _Recorder:
     """Counts backward() calls, keeps the roots wanted, stops the script after ``step``.
 
-    With ``grads=True`` the backward calls whose graph may be drawn (the first, and
-    the step's) run under :func:`vizgrad.debug.record_grads`, so ``--show-grad``
-    can colour every node, not only the leaves.
+    With ``grads=True`` (``--show-grad``) the run is under
+    :func:`vizgrad.debug.keep_grad_stats`, so every node is coloured, not only the
+    leaves; without a step the script then stops right *after* its first backward,
+    before an optimizer's ``zero_grad()`` can drop the leaves' gradients.
     """
 
     def __init__(self, run: ScriptRun, grads: bool = False) -> None:
         self.run = run
         self.grads = grads
         self.stop_pending = False
-        self.recording: gradstats.GradRecord | None = None
 
     def __call__(self, outputs: list) -> None:
-        self.finish_recording()
         if self.stop_pending:  # backward reached by an unpatched path: stop at the next one
             raise StopScript
         run = self.run
+        if run.stop_at_second and run.step is None and run.backward_calls == 1:
+            raise StopScript  # a second backward(): a training loop, whose first is drawn
         run.backward_calls += 1
         outputs = list(outputs)
         if run.first_backward is None:
             run.first_backward = outputs
         run.last_backward = outputs
-        wanted = run.step is None and run.backward_calls == 1
-        if run.step is not None and run.backward_calls == run.step:
+        if run.step == "last":  # any call may be the last: each one may be drawn
             run.step_backward = outputs
-            self.stop_pending = wanted = True
-        if wanted and self.grads:
-            self.recording = gradstats.record_grads(outputs)
-            self.recording.__enter__()
-
-    def finish_recording(self) -> None:
-        if self.recording is not None:
-            recording, self.recording = self.recording, None
-            recording.__exit__(None, None, None)
+        elif run.step is not None and run.backward_calls == run.step:
+            run.step_backward = outputs
+            self.stop_pending = True
+        elif run.step is None and run.stop_at_second and self.grads:
+            self.stop_pending = True  # keep the leaves' .grad for the colours
 
     def after_backward(self) -> None:
-        self.finish_recording()
         if self.stop_pending:
             raise StopScript
+
+
+def _global_namer(namespace: dict[str, Any]) -> Any:
+    """``namer(module)``: the global of the script holding a root module, or ``""``.
+
+    A module's scope then starts with the name its parameters get from
+    ``script_parameters`` (``model.fc1`` holds ``model.fc1.weight``).  Looked up once
+    per module (a module created in a loop, never a global, costs one scan).
+    """
+    found: dict[int, tuple[Any, str]] = {}
+
+    def namer(module: Any) -> str:
+        entry = found.get(id(module))
+        if entry is not None and entry[0]() is module:
+            return entry[1]
+        name = next((key for key, value in list(namespace.items())
+                     if value is module and not key.startswith("_")), "")
+        if name or len(found) < 10_000:
+            found[id(module)] = (weakref.ref(module), name)
+        return name
+
+    return namer
 
 
 def _patch_backward(recorder: _Recorder) -> list[tuple[Any, str, Any]]:
@@ -215,14 +234,19 @@ def _patch_backward(recorder: _Recorder) -> list[tuple[Any, str, Any]]:
 
 
 def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), *,
-               step: int | None = None, record_grads: bool = False,
-               timeout: float | None = None) -> ScriptRun:
+               step: int | str | None = None, record_grads: bool = False,
+               timeout: float | None = None, stop_at_second: bool = False) -> ScriptRun:
     """Run ``path`` as ``python path *args`` would and record its ``backward()`` calls.
 
     Exceptions the script raises are kept in ``ScriptRun.error`` (never raised here,
     except ``KeyboardInterrupt``); ``ScriptNotFoundError`` and ``NotAPythonScriptError``
-    are raised before anything runs.  ``record_grads=True`` records per-node gradient
-    statistics for the backward calls that may be drawn (for ``show_grad``).
+    are raised before anything runs.  ``record_grads=True`` keeps per-node gradient
+    statistics (:func:`~vizgrad.debug.keep_grad_stats`) while it runs (for ``show_grad``).
+    ``step="last"`` runs the whole script and keeps the last ``backward()``'s roots;
+    ``stop_at_second=True`` (without a step) stops the script when a second
+    ``backward()`` starts (the CLI's default: the first backward's graph is drawn, so
+    the rest of a training run is not waited for, while a script with one backward
+    still runs to its end -- its later ``vizgrad.watch()`` calls and errors count).
     ``timeout`` (seconds) stops the script with ``ScriptTimeout`` (``run.timed_out``);
     ``os._exit()`` in the script stops it with ``ScriptExited`` (``run.exited``).
 
@@ -234,22 +258,26 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
     """
     script = Path(path)
     code = _compile(script)
-    if step is not None and step < 1:
-        raise ValueError(f"step must be 1 or more, got {step}")
+    if step is not None and step != "last" and (
+            isinstance(step, bool) or not isinstance(step, int) or step < 1):
+        raise ValueError(f"step must be 1 or more, or 'last', got {step!r}")
     if timeout is not None and not timeout > 0:
         raise ValueError(f"timeout must be more than 0 seconds, got {timeout}")
     module = types.ModuleType("__main__")
     module.__dict__.update(__file__=str(script.absolute()), __cached__=None, __loader__=None,
                            __package__=None, __spec__=None, __builtins__=__builtins__)
     run = ScriptRun(path=script, argv=[str(script), *args], namespace=module.__dict__,
-                    step=step)
+                    step=step, stop_at_second=stop_at_second)
     recorder = _Recorder(run, grads=record_grads)
+    stats = keep_grad_stats(True) if record_grads else None
     saved_argv, saved_main, saved_cwd = sys.argv, sys.modules.get("__main__"), os.getcwd()
     script_dir = str(script.resolve().parent)
     sys.argv = list(run.argv)
     sys.path.insert(0, script_dir)
     sys.modules["__main__"] = module
     vizgrad.unwatch()
+    naming = vizgrad.nn.module.root_scope_names(_global_namer(module.__dict__))
+    naming.__enter__()
     handle = vizgrad.on_backward(recorder)
     patched = _patch_backward(recorder)
     torch_watch = TorchBackwardWatch(recorder, recorder.after_backward)  # PyTorch's backward
@@ -277,11 +305,13 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
         run.exit_code = 1
     finally:
         run.seconds = time.perf_counter() - start
-        recorder.finish_recording()
+        if stats is not None:
+            stats.__exit__(None, None, None)
         for owner, attribute, original in reversed(patched):
             setattr(owner, attribute, original)
         torch_watch.stop()
         handle.remove()
+        naming.__exit__(None, None, None)
         run.watched = vizgrad.watched()
         vizgrad.unwatch()
         sys.argv = saved_argv

@@ -11,7 +11,7 @@ Example
 from __future__ import annotations
 
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from vizgrad import graph
@@ -26,6 +26,9 @@ class RootChoice:
 
     roots: dict[str, Any]
     how: str
+    #: with ``--at-error`` when an op raised: what ``make_dot(failure=...)`` draws as a
+    #: red node fed by ``roots`` (the op's inputs): name, message, user line
+    failure: dict[str, Any] | None = None
 
 
 @dataclass
@@ -35,6 +38,7 @@ class Candidate:
     name: str
     shape: tuple[int, ...]
     graph_size: int
+    tensor: Any = field(default=None, repr=False, compare=False)
 
 
 class NothingToRenderError(LookupError):
@@ -69,7 +73,10 @@ def script_parameters(namespace: dict[str, Any]) -> dict[str, Any]:
     """``"model.fc1.weight" -> tensor`` for the modules and tensors in a script's globals.
 
     Global tensors count under their own name; a module's parameters are prefixed
-    with the global that holds it.  The first name found for a tensor wins.
+    with the global that holds it -- the same path its ops carry as their scope
+    when the script runs under :func:`~vizgrad.debug.capture.run_script` (``model.fc1``),
+    so a leaf ``model.fc1.weight`` sits in the ``model.fc1`` box.  The first name
+    found for a tensor wins.
 
     Example
     -------
@@ -156,7 +163,7 @@ def candidates(run: ScriptRun, limit: int = 20) -> list[Candidate]:
 
     def offer(name: str, value: Any) -> None:
         if _is_tensor(value) and id(value) not in found:
-            found[id(value)] = Candidate(name, tuple(value.shape), graph_size(value))
+            found[id(value)] = Candidate(name, tuple(value.shape), graph_size(value), value)
 
     for key, value in list(run.namespace.items()):
         if key.startswith("__") or isinstance(value, types.ModuleType):
@@ -178,15 +185,60 @@ def candidates(run: ScriptRun, limit: int = 20) -> list[Candidate]:
     return ranked[:limit]
 
 
+def _error_chain(error: BaseException) -> list[BaseException]:
+    chain, seen = [], set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    return chain
+
+
+def failed_op(run: ScriptRun, params: dict[str, Any] | None = None) -> RootChoice | None:
+    """The op that raised (``error.vizgrad_op``) as roots: its tensor inputs, named by
+    the ``params`` name, the user's variable or ``tensor.name``, with the failure
+    (op, message, the user's line) for the picture.  None when no op raised."""
+    error = next((e for e in _error_chain(run.error) if hasattr(e, "vizgrad_inputs")), None) \
+        if run.error is not None else None
+    if error is None:
+        return None
+    frames = user_frames(run.error)
+    names = {id(tensor): name for name, tensor in (params or {}).items()}
+    for frame in frames:  # innermost user frame first
+        for key, value in list(frame.f_locals.items()):
+            if _is_tensor(value) and not key.startswith("_"):
+                names.setdefault(id(value), key)
+    roots: dict[str, Any] = {}
+    for index, tensor in enumerate(error.vizgrad_inputs):
+        name = names.get(id(tensor)) or getattr(tensor, "name", None) or f"input {index}"
+        while name in roots:
+            name += "'"
+        roots[name] = tensor
+    line = ""
+    if frames:
+        frame = frames[0]
+        import linecache
+
+        text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+        line = f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno}: {text}"
+    failure = {"op": error.vizgrad_op, "error": type(error).__name__,
+               "message": getattr(error, "vizgrad_reason", str(error)), "line": line}
+    return RootChoice(roots, f"the op that raised ({error.vizgrad_op}) and its inputs",
+                      failure)
+
+
 def select_roots(run: ScriptRun, target: str | None = None, at_error: bool = False) -> RootChoice:
     """Choose the graph to draw: the rules of ``vizgrad render`` in one place.
 
     Order: ``target`` (a global or dotted path such as ``model.loss``); with a step,
     the roots of that ``backward()`` call (an error when the script made fewer calls,
-    unless ``at_error`` and it raised first); the watched tensors; with ``at_error``
+    unless ``at_error`` and it raised first); with ``at_error``, when an op raised,
+    its inputs (``RootChoice.failure`` says what failed); the watched tensors; with
+    ``at_error``
     and a failed run, the roots of the latest ``backward()``; the roots of the first
     ``backward()``; a global called ``loss``; with ``at_error``, the biggest graph
-    held by the script's frames at the point of failure.  Raises
+    held by the script's frames at the point of failure; the only tensor the script
+    left that has a graph (said so in ``how``).  Raises
     :class:`NothingToRenderError` (with the candidates) when none applies, and
     ``LookupError`` when ``target`` does not resolve to tensors.
 
@@ -210,12 +262,19 @@ def select_roots(run: ScriptRun, target: str | None = None, at_error: bool = Fal
                 "dict of tensors)", candidates(run))
         return RootChoice(roots, f"--target {target}")
     if run.step is not None and run.step_backward is not None:
-        return RootChoice(_named_roots(run.step_backward, namespace, "loss"),
-                          f"backward call {run.step}")
+        how = (f"last backward call ({run.backward_calls})" if run.step == "last"
+               else f"backward call {run.step}")
+        return RootChoice(_named_roots(run.step_backward, namespace, "loss"), how)
     if run.step is not None and not (at_error and run.failed):
+        needs = ("at least one backward() call" if run.step == "last"
+                 else f"{run.step} backward() calls")
         raise NothingToRenderError(
-            f"--step {run.step} needs {run.step} backward() calls but the script made "
-            f"{run.backward_calls}", candidates(run))
+            f"--step {run.step} needs {needs} but the script made {run.backward_calls}",
+            candidates(run))
+    if at_error and run.failed:
+        failed = failed_op(run, script_parameters(namespace))
+        if failed is not None:
+            return failed
     if run.watched:
         return RootChoice(dict(run.watched), "vizgrad.watch()")
     if at_error and run.failed and run.last_backward is not None:
@@ -235,6 +294,13 @@ def select_roots(run: ScriptRun, target: str | None = None, at_error: bool = Fal
                     best, best_size = (f"{frame.f_code.co_name}:{key}", value), size
         if best is not None:
             return RootChoice({best[0]: best[1]}, "biggest graph at the error")
+    offered = candidates(run)
+    with_graph = [c for c in offered if c.graph_size > 0]
+    if len(with_graph) == 1:  # nothing else to choose from: draw it, saying which
+        only = with_graph[0]
+        return RootChoice({only.name: only.tensor},
+                          f"the only tensor with a graph, {only.name!r} (--target {only.name})")
     raise NothingToRenderError(
         "found no graph to draw: no --target, no vizgrad.watch(), no backward() call and no "
-        "global 'loss'", candidates(run))
+        "global 'loss'" + (f", and {len(with_graph)} tensors with a graph to choose from"
+                           if with_graph else ""), offered)

@@ -11,12 +11,18 @@ Two names are kept up to date automatically, both from attribute names:
   ``named_parameters()`` / ``state_dict()`` on a root module (one registered in
   no parent) renames from it again, so for a parameter shared between two models
   the root asked last decides; asking a submodule never shortens the names.
-* ``Module.scope_name`` is the module's attribute name in its parent (the root's
-  is its class name lowercased, or whatever you assign). Calling a module pushes
-  its path as the scope, so every graph node records it, e.g. ``"model.encoder.0"``.
-  The path follows registration (a weak link to the parent), not only call
-  nesting, so ``self.heads["a"](x)`` records ``"model.heads.a"``; a module that is
-  registered nowhere nests under whatever scope is active when it is called.
+* ``Module.scope_name`` is the module's attribute name in its parent. Calling a
+  module pushes its path from the root module as the scope -- the name
+  ``named_modules()`` gives it, the same prefix its parameters carry -- so the node
+  of ``encoder.0``'s matmul has scope ``"encoder.0"`` and its weight is named
+  ``"encoder.0.weight"``.  The root module's own ops have no scope (``""``, as in
+  ``named_modules()``) unless you assign ``scope_name`` (``vizgrad render`` names
+  a script's root modules after the globals holding them, ``model.encoder.0``, as
+  it names their parameters ``model.encoder.0.weight``).  The path follows
+  registration (a weak link to the parent), not only call nesting, so
+  ``self.heads["a"](x)`` records ``"heads.a"``; a module that is registered nowhere
+  and called while another scope is active nests under it with its class name
+  lowercased (``"outer.linear"``).
 """
 
 from __future__ import annotations
@@ -34,6 +40,35 @@ from .parameter import Parameter
 from .state import IncompatibleKeys, cast_tensor, load_into
 
 _ACTIVE = threading.local()  # (module, scope) of every module whose forward is running
+#: ``namer(module) -> str`` naming root modules (``vizgrad render`` names a script's
+#: modules by their globals); None: a root module's own ops are unscoped.
+_ROOT_NAMER: list[Callable[[Module], str]] = []
+
+
+class root_scope_names:  # noqa: N801 - used like a function, as a context manager
+    """Name root modules' scopes with ``namer(module)`` meanwhile.
+
+    ``vizgrad render`` runs a script under it with a namer that returns the global
+    holding the module, so ``model = Net()`` scopes its ops ``model.fc1`` -- the
+    same prefix the script's parameter names get (``model.fc1.weight``).
+
+    Example
+    -------
+    >>> with vizgrad.nn.module.root_scope_names(lambda module: "model"):
+    ...     out = net(x)
+    >>> out.grad_fn.scope
+    'model.fc'
+    """
+
+    def __init__(self, namer: Callable[[Module], str]) -> None:
+        self.namer = namer
+
+    def __enter__(self) -> root_scope_names:
+        _ROOT_NAMER.append(self.namer)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _ROOT_NAMER.remove(self.namer)
 
 
 class Module:
@@ -104,17 +139,26 @@ class Module:
 
         Walking registered parents (not just the call nesting) keeps the path right
         when a parent's forward reaches a grandchild directly, as in
-        ``self.heads["a"](x)`` -> ``"model.heads.a"``.
+        ``self.heads["a"](x)`` -> ``"heads.a"``.
         """
         names = []
         module = self
         base = None
         while base is None:
-            names.append(module._scope_name or type(module).__name__.lower())
             ref = module._parent
             parent = ref() if ref is not None else None
             if parent is None:
+                # the root: named_modules() calls it "" (its ops are unscoped) unless
+                # the user named it; a stray module inside another scope keeps its
+                # class name so its ops are still told apart
+                own = module._scope_name or (_ROOT_NAMER[-1](module) if _ROOT_NAMER
+                                             else "")
+                if not own and current:
+                    own = type(module).__name__.lower()
+                if own:
+                    names.append(own)
                 break
+            names.append(module._scope_name or type(module).__name__.lower())
             for running, scope_path in reversed(active):
                 if running is parent:
                     base = scope_path
@@ -123,7 +167,7 @@ class Module:
         if base is None:
             base = current  # nothing above us is running: nest under the caller's scope
         path = ".".join(reversed(names))
-        return f"{base}.{path}" if base else path
+        return f"{base}.{path}" if base and path else (base or path)
 
     def register_forward_hook(self, hook: Callable) -> RemovableHandle:
         """Call ``hook(module, inputs, output)`` after forward; a non-None result replaces it."""

@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import os
+import textwrap
 import warnings
 from collections.abc import Iterator
 from typing import Any
 
 from .. import graph
-from . import fold, grads, memory
+from . import fold, grads, location, memory
 from .escape import sized_cache
-from .view import Cluster, GraphView, RenderOptions, ViewEdge, ViewNode
+from .view import BIG_GRAPH, Cluster, GraphView, RenderOptions, ViewEdge, ViewNode
 
 _SHAPES = sized_cache(1 << 20)
+
+#: Where ``Tensor.name`` records the names of a node's named outputs ({output_nr: name}).
+NAMES_KEY = "vizgrad.names"
 
 
 def shape_text(shape: Any) -> str:
@@ -44,15 +47,11 @@ def _tensor_lines(info: graph.TensorInfo, options: RenderOptions) -> list[str]:
 
 
 def _user_line(frames: tuple) -> str:
-    if not frames:
-        return ""
-    frame = frames[-1]
-    return f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.function}"
+    return location.user_line(frames[-1]) if frames else ""
 
 
 def _stack_text(frames: tuple) -> str:
-    return "\n".join(f'File "{f.filename}", line {f.lineno}, in {f.function}\n  {f.line}'
-                     for f in frames)
+    return "\n".join(location.stack_entry(f) for f in location.user_frames(frames))
 
 
 def _value_text(value: Any) -> str:
@@ -78,6 +77,27 @@ def _attribute_rows(node: graph.GraphNode) -> list[tuple[str, str]]:
 def _short_repr(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _slot_layouts(seen: list[tuple[Any, int, int]]) -> dict[Any, tuple[bool, bool]]:
+    """Per node: (inputs all in one slot, every slot a single tensor)."""
+    slots: dict[Any, set] = {}
+    listed: dict[Any, bool] = {}
+    for raw, slot, rank in seen:
+        slots.setdefault(raw, set()).add(slot)
+        listed[raw] = listed.get(raw, False) or rank > 0
+    return {raw: (len(found) == 1, not listed[raw]) for raw, found in slots.items()}
+
+
+def slot_text(slot: int, rank: int, layout: tuple[bool, bool] = (False, True)) -> str:
+    """Which input (or output) of a node: ``1`` (the second argument), ``2`` (the
+    third tensor of the one list argument, as ``cat``'s), ``1[2]`` (both)."""
+    one_slot, singles = layout
+    if singles:
+        return str(slot)
+    if one_slot:
+        return str(rank)
+    return f"{slot}[{rank}]"
 
 
 class _Builder:
@@ -143,12 +163,15 @@ class _Builder:
                         else [n for n in self.walk.nodes if n.raw in keep])
         self._add_edges(self.walk.edges if keep is None else [
             e for e in self.walk.edges if e.node.raw in keep and e.next_node.raw in keep])
-        if options.cluster == "scope" and options.collapse is None:
+        cluster = self._big_graph_note(options.cluster)
+        if cluster == "scope" and options.collapse is None:
             self._clusters()
         if options.highlight is not None:
             self._highlight(options.highlight)
         if options.show_memory:
             memory.mark(self.view, self.walk, self)
+        if options.failure is not None:
+            self._failed_op(options.failure)
         if options.show_grad:
             grads.collect(self.view, self.walk, self)
         if options.collapse == "scope":
@@ -163,8 +186,10 @@ class _Builder:
                 "collapse='scope' or focus=node, radius=k.", stacklevel=4)
         if options.show_grad:
             grads.colour(self.view)
+        self.view.counts = {"nodes": len(self.walk.nodes), "edges": len(self.walk.edges)}
         self.view.graph = {"rankdir": options.rankdir, "size": options.size,
                            "dpi": options.dpi, "theme": options.theme}
+        self.view.show_key = options.legend
         return self.view
 
     def _highlight(self, wanted: Any) -> None:
@@ -174,6 +199,55 @@ class _Builder:
             if view_node.kind == "op" and view_node.ref is not None \
                     and view_node.ref.raw in raws:
                 view_node.marks.append("highlight")
+
+    def _failed_op(self, failure: dict) -> None:
+        """The op that raised: a red node fed by every drawn tensor (its inputs)."""
+        message = str(failure.get("message", ""))
+        lines = textwrap.wrap(message, 60)[:8] or [""]
+        if failure.get("line"):
+            lines.append(str(failure["line"]))
+        title = f"{failure.get('op', 'op')} raised {failure.get('error', 'an error')}"
+        self.view.nodes.append(ViewNode(
+            "failed", "error", title, lines, tooltip=f"{title}\n{message}",
+            marks=["error"], details={"failure": dict(failure)}))
+        outputs = [node for node in self.view.nodes if node.kind == "output"]
+        dropped: set[str] = set()
+        for index, node in enumerate(outputs):
+            source = node.id
+            info = self.items[node.details["tensor"]][2]
+            if info.grad_fn is None and info.node is not None:
+                # a leaf input (a weight): its own box feeds the op, not a copy of it
+                # beside an AccumulateGrad that nothing reaches yet
+                accumulate = self.node_id(info.node)
+                source = "v" + accumulate[1:]
+                dropped.update((node.id, accumulate))
+            self.view.edges.append(ViewEdge(
+                source, "failed", head_label=f"in {index}" if len(outputs) > 1 else ""))
+        if dropped:
+            self.view.nodes = [n for n in self.view.nodes if n.id not in dropped]
+            self.view.edges = [e for e in self.view.edges
+                               if e.source not in dropped and e.target not in dropped]
+
+    def _big_graph_note(self, cluster: str | None) -> str | None:
+        """A big graph with module scopes: a note (printed by ``vizgrad render`` too)
+        naming the one option that shrinks it; with ``cluster="auto"`` a box per module."""
+        count = len(self.walk.nodes)
+        limit = self.options.max_nodes
+        if self.options.collapse is not None or count <= BIG_GRAPH or (
+                limit is not None and count > limit):  # folded instead, with its own note
+            return None if cluster == "auto" else cluster
+        if not any(node.scope for node in self.view.nodes):
+            return None if cluster == "auto" else cluster
+        if cluster == "auto":
+            cluster = "scope"
+            boxed = "each module is drawn as a box; "
+        else:
+            boxed = ""
+        self.view.notes.append(
+            f"{count:,} nodes: {boxed}to draw each module as one node instead: "
+            "collapse='scope' (vizgrad render --collapse; --depth N opens N levels of "
+            "submodules)")
+        return cluster
 
     def _add_roots(self, keep: set | None) -> None:
         for index, (label, kind, info) in enumerate(self.items):
@@ -195,7 +269,8 @@ class _Builder:
                 many = node.output_count > 1
                 self.view.edges.append(ViewEdge(
                     self.node_id(node), tensor_id,
-                    tail_label=f"{slot}.{rank}" if many and self.options.edge_labels else ""))
+                    tail_label=f"out {slot_text(slot, rank, (True, rank == 0))}"
+                    if many and self.options.edge_labels else ""))
             base = info.base
             if base is not None:
                 for other, (_, other_kind, other_info) in enumerate(self.items):
@@ -229,6 +304,9 @@ class _Builder:
             view_node = ViewNode(node_id, "op", name, [], [], tooltip, seq, scope, None, None,
                                  [], {}, node)
             view_nodes.append(view_node)
+            named = node.get_metadata(NAMES_KEY)
+            if named:  # h.name = "hidden": drawn on the op that made h
+                self._named_outputs(view_node, named, len(metas))
             if extras or freed:
                 self._extras(node, view_node)
             if variable is not None:
@@ -240,6 +318,14 @@ class _Builder:
                     f"leaf {title}\n{lines[0]}" if title else f"leaf\n{lines[0]}", seq, "",
                     None, None, [], {}, variable))
                 view_edges.append(ViewEdge(leaf_id, node_id))
+
+    @staticmethod
+    def _named_outputs(view_node: ViewNode, named: dict, outputs: int) -> None:
+        for index, name in sorted(named.items()):
+            view_node.lines.append(f"out {index} → {name}" if outputs > 1 else f"→ {name}")
+        view_node.details["named"] = {str(k): v for k, v in sorted(named.items())}
+        view_node.tooltip += "\nnamed output: " + ", ".join(
+            f"{v} (output {k})" for k, v in sorted(named.items()))
 
     def _extras(self, node: graph.GraphNode, view_node: ViewNode) -> None:
         """Freed marks, the stack, attributes and saved tensors of one op node."""
@@ -280,6 +366,10 @@ class _Builder:
         ids, multi_in, multi_out = self.ids, self.multi_in, self.multi_out
         labels = self.options.edge_labels
         append = self.view.edges.append
+        ins = _slot_layouts([(e.node.raw, e.slot, e.rank) for e in edges
+                             if e.node.raw in multi_in]) if labels else {}
+        outs = _slot_layouts([(e.next_node.raw, e.next_slot, e.next_rank) for e in edges
+                              if e.next_node.raw in multi_out]) if labels else {}
         for edge in edges:
             label = head = tail = ""
             target = edge.node.raw
@@ -288,9 +378,9 @@ class _Builder:
                 if edge.shape is not None:
                     label = shape_text(edge.shape)
                 if target in multi_in:
-                    head = f"{edge.slot}.{edge.rank}"
+                    head = "in " + slot_text(edge.slot, edge.rank, ins[target])
                 if source in multi_out:
-                    tail = f"{edge.next_slot}.{edge.next_rank}"
+                    tail = "out " + slot_text(edge.next_slot, edge.next_rank, outs[source])
             append(ViewEdge(ids[source], ids[target], label, tail, head, "", False, None, None,
                             {}, edge))
 

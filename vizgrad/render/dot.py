@@ -14,6 +14,7 @@ import graphviz
 
 from .escape import dot_string, label_lines, label_text, sized_cache
 from .hubs import thin_hubs
+from .legend import KeyRow, key_rows
 from .view import GraphView, ViewNode
 
 #: Fill colour per node kind (pytorchviz's names in the light theme).
@@ -21,11 +22,11 @@ THEMES = {
     "light": {"op": "lightgray", "leaf": "lightblue", "saved": "orange",
               "output": "darkolivegreen1", "base": "darkolivegreen3", "fold": "#ffe9a8",
               "group": "#e3d5f2", "background": None, "font": "black", "edge": "black",
-              "cluster": "#888888"},
+              "cluster": "#888888", "error": "#ff6b6b"},
     "dark": {"op": "#4d4d4d", "leaf": "#2c5f85", "saved": "#a65f00", "output": "#52702b",
              "base": "#34501c", "fold": "#6b5a1e", "group": "#4f3b66",
              "background": "#1e1e1e", "font": "#eeeeee", "edge": "#c0c0c0",
-             "cluster": "#9a9a9a"},
+             "cluster": "#9a9a9a", "error": "#b3261e"},
 }
 
 #: Border of a highlighted node (anomaly mode's failing node).
@@ -45,8 +46,19 @@ EDGE_ATTR = {"fontsize": "9", "fontname": "monospace"}
 ARROW = "\u2192"
 
 
+def edge_label(text: str) -> str:
+    """An edge's HTML-like label: the text in a borderless padded cell.
+
+    dot puts a mid-edge label right beside its own edge, so two labels of
+    neighbouring edges would touch across the other edge (``(256, 32) → in 1(10, 32)
+    → in 2``); the cell's padding keeps a gap on both sides.
+    """
+    return (f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2"><TR><TD>'
+            f"{label_text(text)}</TD></TR></TABLE>")
+
+
 def edge_text(edge) -> str:  # noqa: ANN001 - ViewEdge
-    """The drawn label: ``0.2 → (4, 2) → 0.0`` (output slot, shape, input slot).
+    """The drawn label: ``out 2 → (4, 2) → in 0`` (output, shape, input).
 
     The tail part names the producer's output (``split``, ``max``), the head part
     the consumer's input (``cat``, binary ops); either is left out when it is empty.
@@ -115,6 +127,8 @@ def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
         parts.append("shape=box3d" if node.kind == "group" else "shape=note")
     elif "hooked" in node.marks:  # packed by saved_tensors_hooks: a folded-corner box
         parts.append("shape=note")
+    if node.kind == "error":
+        parts.append('penwidth=2 color="#b00000"')
     return f"\t{node.id} [{' '.join(parts)}]\n"
 
 
@@ -122,12 +136,12 @@ def _edge_line(edge, palette: dict) -> str:  # noqa: ANN001 - ViewEdge
     if not (edge.tail_label or edge.head_label or edge.style or edge.undirected
             or edge.color or edge.width):
         if edge.label:
-            return f"\t{edge.source} -> {edge.target} [label=<{label_text(edge.label)}>]\n"
+            return f"\t{edge.source} -> {edge.target} [label=<{edge_label(edge.label)}>]\n"
         return f"\t{edge.source} -> {edge.target}\n"
     parts = []
     text = edge_text(edge)
     if text:
-        parts.append(f"label=<{label_text(text)}>")
+        parts.append(f"label=<{edge_label(text)}>")
     if edge.style:
         parts.append(f"style={edge.style}")
     if edge.undirected:
@@ -140,17 +154,47 @@ def _edge_line(edge, palette: dict) -> str:  # noqa: ANN001 - ViewEdge
     return f"\t{edge.source} -> {edge.target}{attrs}\n"
 
 
-def _legend_lines(view: GraphView, palette: dict) -> list[str]:
+def _scale_table(view: GraphView) -> str:
     cells = []
     for entry in view.legend:
         text = label_text(entry.label)
         if entry.font:
             text = f'<FONT COLOR="{label_text(entry.font)}">{text}</FONT>'
         cells.append(f'<TD BGCOLOR="{label_text(entry.color)}">{text}</TD>')
-    table = ('<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="4"><TR>'
-             '<TD>gradient norm</TD>' + "".join(cells) + "</TR></TABLE>")
-    return [f"\tlegend [label=<{table}> shape=plaintext style=\"\" "
-            f"fontcolor={dot_string(palette['font'])}]\n"]
+    return ('<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="4"><TR>'
+            '<TD>gradient norm</TD>' + "".join(cells) + "</TR></TABLE>")
+
+
+def _key_row(row: KeyRow, palette: dict) -> str:
+    sample = label_text(row.sample)
+    if row.style == "text":
+        cell = f'<TD ALIGN="RIGHT">{sample}</TD>'
+    elif row.style == "highlight":  # a thick red border, as the node has
+        fill = label_text(palette[row.kind])
+        cell = (f'<TD><TABLE BORDER="3" COLOR="{label_text(HIGHLIGHT)}" CELLSPACING="0" '
+                f'CELLBORDER="0"><TR><TD BGCOLOR="{fill}">{sample}</TD></TR></TABLE></TD>')
+    else:
+        fill = f' BGCOLOR="{label_text(palette[row.kind])}"' if row.kind else ""
+        style = f' STYLE="{row.style}"' if row.style else ""
+        color = f' COLOR="{label_text(palette["cluster"])}"' if row.style == "rounded" else ""
+        cell = f'<TD BORDER="1"{fill}{style}{color}>{sample}</TD>'
+    return f'<TR>{cell}<TD ALIGN="LEFT">{label_text(row.meaning)}</TD></TR>'
+
+
+def _legend_lines(view: GraphView, palette: dict, key: bool) -> list[str]:
+    """The key (marks the picture uses) and the gradient scale, in one table node kept
+    on the last rank, below the graph."""
+    rows = [_key_row(row, palette) for row in (key_rows(view) if key else [])]
+    if view.legend:
+        rows.append(f'<TR><TD COLSPAN="2" ALIGN="LEFT">{_scale_table(view)}</TD></TR>')
+    if not rows:
+        return []
+    table = ('<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="2" CELLPADDING="2" '
+             f'COLOR="{label_text(palette["cluster"])}">'
+             '<TR><TD COLSPAN="2" ALIGN="LEFT">key</TD></TR>' + "".join(rows) + "</TABLE>")
+    return [f"\tlegend [label=<{table}> shape=plaintext style=\"\" fontsize=9 "
+            f"fontcolor={dot_string(palette['font'])} tooltip=\"what the marks mean\"]\n",
+            "\t{rank=sink; legend}\n"]
 
 
 def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
@@ -205,10 +249,14 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
         if closing:
             body.append("\t}\n")
             continue
-        # titles at the top left, in the nodes' font: edges come in from above near
-        # the middle, where a centred title would sit under them
+        # titles at the bottom left, in the nodes' font: edges come in from above
+        # (toward the loss) and a title at the top was crossed by them (a centred one
+        # sat right under them); at the bottom, with a 12 pt margin moving it away from
+        # the edges leaving the box's nodes, dot keeps it clear of them (checked on the
+        # gallery pictures by tests/render/test_explain.py)
         body.append(f"\tsubgraph {cluster.id} {{\n\t\tlabel=<{label_text(cluster.label)}> "
-                    f"labeljust=l fontname=monospace fontsize=10 style=rounded "
+                    "labeljust=l labelloc=b margin=12 fontname=monospace fontsize=10 "
+                    "style=rounded "
                     f"color={dot_string(palette['cluster'])} "
                     f"fontcolor={dot_string(palette['font'])}\n")
         body.extend("\t" + line for line in members[cluster.id])
@@ -219,9 +267,8 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
                 or edge.color or edge.width:
             body.append(_edge_line(edge, palette))
         elif edge.label:
-            body.append(f"\t{edge.source} -> {edge.target} [label=<{label_text(edge.label)}>]\n")
+            body.append(f"\t{edge.source} -> {edge.target} [label=<{edge_label(edge.label)}>]\n")
         else:
             body.append(f"\t{edge.source} -> {edge.target}\n")
-    if view.legend:
-        body.extend(_legend_lines(view, palette))
+    body.extend(_legend_lines(view, palette, view.show_key))
     return dot

@@ -82,16 +82,29 @@ def _rewire(view: GraphView, mapping: dict[str, str]) -> None:
     view.edges = edges
 
 
+#: Op types listed in a collapsed scope's box; the rest are counted in a "+N more" row.
+GROUP_ROWS = 6
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 op``, ``2 ops``, ``1 leaf``, ``3 leaves`` (with thousands separators)."""
+    return f"{count:,} {word if count == 1 else (many or word + 's')}"
+
+
 def _group_node(node_id: str, title: str, members: list[ViewNode]) -> ViewNode:
     ops = Counter(m.title for m in members if m.kind == "op" and m.title != "AccumulateGrad")
     leaves = sum(1 for m in members if m.kind == "leaf")
-    rows = [(name, f"x{count}") for name, count in sorted(ops.items(),
-                                                          key=lambda kv: (-kv[1], kv[0]))[:6]]
+    ranked = sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))
+    rows = [(name, f"x{count}") for name, count in ranked[:GROUP_ROWS]]
+    if len(ranked) > GROUP_ROWS:  # say what the list leaves out, never drop it silently
+        hidden = ranked[GROUP_ROWS:]
+        rows.append((f"+{len(hidden)} more", plural(sum(c for _, c in hidden), "op")))
     details: dict[str, Any] = {"members": [m.id for m in members], "ops": dict(ops)}
     stats = [m.details["grad"] for m in members if "grad" in m.details]
     if stats:
         details["grad"] = combine_stats(stats)
-    summary = f"{sum(ops.values())} ops" + (f", {leaves} leaves" if leaves else "")
+    summary = plural(sum(ops.values()), "op") + (
+        f", {plural(leaves, 'leaf', 'leaves')}" if leaves else "")
     return ViewNode(node_id, "group", title, [summary], rows,
                     tooltip=f"{title}: " + ", ".join(f"{k} x{v}" for k, v in ops.items()),
                     scope=title, details=details)

@@ -1,7 +1,8 @@
 """Gradient colouring: nodes and edges coloured by gradient norm, with a legend.
 
 Gradients come from leaves' ``.grad``, tensors that called ``retain_grad()`` and
-the statistics ``vizgrad.debug.record_grads`` stored in ``node.metadata``.
+the statistics ``vizgrad.debug.keep_grad_stats`` (or ``record_grads``) stored in
+``node.metadata``.
 """
 
 from __future__ import annotations
@@ -108,5 +109,13 @@ def colour(view: GraphView) -> None:
     legend.append(LegendEntry("NaN/Inf", NONFINITE, "black"))
     legend.append(LegendEntry("zero", ZERO, "black"))
     view.legend = legend
-    view.notes.append("colour: gradient norm (log scale); nodes without a recorded gradient "
-                      "keep their usual colour")
+    interior = [n for n in view.nodes if n.kind == "op" and n.title != "AccumulateGrad"]
+    missing = sum(1 for n in interior if "grad" not in n.details)
+    if missing:  # say why they are gray, and how to colour them
+        view.notes.append(
+            f"colour: gradient norm (log scale). {missing} of {len(interior)} ops have no "
+            "gradient statistics (gray): interior gradients are kept only while "
+            "vizgrad.debug.keep_grad_stats() is on during backward() (vizgrad render "
+            "--show-grad turns it on)")
+    else:
+        view.notes.append("colour: gradient norm (log scale)")

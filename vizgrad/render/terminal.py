@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import os
+import io
+import sys
 from collections import Counter
 from typing import Any
 
@@ -13,6 +14,7 @@ from rich.tree import Tree
 from .. import graph
 from .build import shape_text
 from .escape import terminal_text as _t
+from .location import place
 
 
 def _node_text(node: graph.GraphNode, tag: str, names: dict) -> Text:
@@ -37,13 +39,20 @@ def _node_text(node: graph.GraphNode, tag: str, names: dict) -> Text:
     frames = node.stack
     if frames:
         frame = frames[-1]
-        text.append(_t(f"  {os.path.basename(frame.filename)}:{frame.lineno} {frame.line}"),
-                    style="dim")
+        text.append(_t(f"  {place(frame)} {frame.line}"), style="dim")
     return text
 
 
 def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None) -> Tree:
-    """The rich ``Tree`` that ``print_graph`` prints (built without recursion)."""
+    """The rich ``Tree`` that ``print_graph`` prints (built without recursion).
+
+    Use it to place the tree in your own rich layout; ``print_graph`` prints it.
+
+    Example
+    -------
+    >>> tree = vizgrad.render.graph_tree(loss)
+    >>> rich.console.Console().print(rich.panel.Panel(tree))
+    """
     walk = graph.walk(roots)
     names = {id(t): str(k) for k, t in (params or {}).items()}
     uses = Counter(edge.next_node for edge in walk.edges)
@@ -90,11 +99,13 @@ def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None) -> T
 
 
 def print_graph(roots: Any, max_depth: int = 12, params: dict | None = None,
-                console: Console | None = None) -> Tree:
+                console: Console | None = None) -> None:
     """Print the backward graph of ``roots`` as a tree: name, shape, dtype, scope, user line.
 
     Nodes used more than once are printed the first time and referenced after
     (``-> see MulBackward0 #3 above``); branches deeper than ``max_depth`` are folded.
+    Returns None, so a notebook or REPL shows the tree once (rich renders it for
+    Jupyter itself); :func:`graph_tree` returns the tree instead.
 
     Example
     -------
@@ -105,5 +116,24 @@ def print_graph(roots: Any, max_depth: int = 12, params: dict | None = None,
             ...
     """
     tree = graph_tree(roots, max_depth, params)
-    (console or Console()).print(tree)
-    return tree
+    console = console or Console()
+    if console.is_jupyter and console.file is sys.stdout:
+        _display(tree, console.width)
+    else:
+        console.print(tree)
+
+
+def _display(tree: Tree, width: int) -> None:
+    """Show ``tree`` in Jupyter once, as HTML with a plain-text copy (rich's own Jupyter
+    output puts ANSI escape codes in its text/plain copy, which front-ends that show
+    text print raw)."""
+    from IPython.display import display
+
+    recorder = Console(record=True, file=io.StringIO(), force_jupyter=False,
+                       force_terminal=True, color_system="truecolor", width=width)
+    recorder.print(tree)
+    text = recorder.export_text(clear=False)  # before export_html, which clears
+    html = recorder.export_html(inline_styles=True, code_format=(
+        '<pre style="white-space:pre;overflow-x:auto;line-height:1.25;'
+        'font-family:Menlo,\'DejaVu Sans Mono\',consolas,monospace">{code}</pre>'))
+    display({"text/html": html, "text/plain": text}, raw=True)

@@ -11,6 +11,9 @@ from typing import Any
 
 #: Default ceiling on drawn nodes before the graph is folded (see ``fold.py``).
 DEFAULT_MAX_NODES = 1000
+#: Above this many backward nodes, a graph with module scopes is drawn with a box per
+#: module by default (``cluster="auto"``), with a note saying how to collapse them.
+BIG_GRAPH = 60
 
 
 @dataclass(slots=True)
@@ -99,6 +102,10 @@ class GraphView:
     legend: list[LegendEntry] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     graph: dict[str, Any] = field(default_factory=dict)  # rankdir, size, dpi, theme
+    #: the backward graph drawn, before folding: {"nodes": backward nodes, "edges":
+    #: edges between them} -- what ``vizgrad inspect`` counts (boxes also draw tensors)
+    counts: dict[str, int] = field(default_factory=dict)
+    show_key: bool = True  # draw the key of the marks used (RenderOptions.legend)
 
 
 @dataclass
@@ -109,7 +116,9 @@ class RenderOptions:
     show_attrs, show_saved, max_attr_chars : as in pytorchviz
     show_dtype : dtype on tensor nodes; edge_labels : gradient shape and slot.rank on edges
     show_stack : user line in labels, full forward stack in tooltips
-    cluster : "scope" draws a box per module scope
+    cluster : "scope" draws a box per module scope; "auto" (the default) does so for a
+        graph of more than ``BIG_GRAPH`` nodes with module scopes (with a note on how
+        to collapse them); None never
     collapse : "scope" folds each scope (cut at ``depth`` dots) into one node;
         ``fold_repeats`` merges repeated identical blocks (``layers.0`` .. ``layers.11``)
     show_grad : colour by gradient norm after backward (with legend)
@@ -119,6 +128,10 @@ class RenderOptions:
     highlight : a node (or seq, name, tensor; or a list of them) drawn with a thick red
         border (anomaly mode marks the failing node so)
     show_memory : each node's live saved-tensor bytes in its label, colour by size
+    failure : ``{"op", "error", "message", "line"}`` of an op that raised: drawn as a
+        red node fed by the drawn tensors (its inputs) -- ``vizgrad render --at-error``
+    legend : a key under the picture saying what each mark it uses means (edge
+        shapes, ``in 1``/``out 2``, colours, dashed borders, ...); False leaves it out
     """
 
     params: dict | None = None
@@ -128,7 +141,7 @@ class RenderOptions:
     show_dtype: bool = True
     edge_labels: bool = True
     show_stack: bool = False
-    cluster: str | None = None
+    cluster: str | None = "auto"
     collapse: str | None = None
     depth: int = 1
     fold_repeats: bool = True
@@ -142,6 +155,8 @@ class RenderOptions:
     radius: int = 2
     highlight: Any = None
     show_memory: bool = False
+    legend: bool = True
+    failure: dict | None = None
 
     def __post_init__(self) -> None:
         # Types first, so a wrong one is named here rather than failing deep in a walk.
@@ -157,13 +172,15 @@ class RenderOptions:
             raise TypeError(f"dpi must be a number or None, got {self.dpi!r}")
         if self.size is not None and not isinstance(self.size, str):
             raise TypeError(f"size must be a string like '12,12' or None, got {self.size!r}")
+        if self.failure is not None and not isinstance(self.failure, dict):
+            raise TypeError(f"failure must be a dict or None, got {type(self.failure).__name__}")
         if self.params is not None and not isinstance(self.params, dict):
             raise TypeError(f"params must be a dict name -> tensor, got "
                             f"{type(self.params).__name__}")
         if self.max_attr_chars < 0:
             raise ValueError(f"max_attr_chars must be >= 0, got {self.max_attr_chars}")
-        if self.cluster not in (None, "scope"):
-            raise ValueError(f"cluster must be None or 'scope', got {self.cluster!r}")
+        if self.cluster not in (None, "scope", "auto"):
+            raise ValueError(f"cluster must be None, 'scope' or 'auto', got {self.cluster!r}")
         if self.collapse not in (None, "scope"):
             raise ValueError(f"collapse must be None or 'scope', got {self.collapse!r}")
         if self.theme not in ("light", "dark"):

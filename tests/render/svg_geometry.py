@@ -1,0 +1,115 @@
+"""Geometry read back from Graphviz's SVG: text boxes, edge paths, cluster titles.
+
+Every label vizgrad draws is in a monospace font, whose advance is 0.6 em (DejaVu
+Sans Mono: 1233/2048), so a ``<text>``'s box is known from its position, anchor,
+font size and length: no font rendering needed.  Used by the collision tests.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+from pathlib import Path
+
+SVG = "{http://www.w3.org/2000/svg}"
+ADVANCE = 0.602  # em, DejaVu Sans Mono (fontconfig's "monospace" here)
+ASCENT, DESCENT = 0.76, 0.24  # em, above and below the baseline
+
+
+@dataclass(frozen=True)
+class TextBox:
+    text: str
+    group: str  # class of the enclosing <g>: node, edge, cluster, graph
+    owner: str  # the id (or title) of the enclosing <g>
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    def overlaps(self, other: TextBox, slack: float = 0.5) -> bool:
+        return (self.x0 < other.x1 - slack and other.x0 < self.x1 - slack
+                and self.y0 < other.y1 - slack and other.y0 < self.y1 - slack)
+
+    def contains(self, x: float, y: float) -> bool:
+        return self.x0 <= x <= self.x1 and self.y0 <= y <= self.y1
+
+
+def _groups(root: ElementTree.Element):
+    """(element, class, title) for every <g> with a class, innermost owner for text."""
+    stack = [(root, "graph", "")]
+    while stack:
+        element, group, owner = stack.pop()
+        for child in element:
+            if child.tag == f"{SVG}g" and child.get("class") in ("node", "edge", "cluster",
+                                                                  "graph"):
+                title = child.find(f"{SVG}title")
+                stack.append((child, child.get("class"),
+                              title.text if title is not None else child.get("id", "")))
+            else:
+                stack.append((child, group, owner))
+            yield child, group, owner
+
+
+def text_boxes(svg: str | Path) -> list[TextBox]:
+    """The box of every ``<text>`` of the picture, in SVG coordinates (y down)."""
+    root = ElementTree.fromstring(Path(svg).read_text() if isinstance(svg, Path) else svg)
+    boxes = []
+    for element, group, owner in _groups(root):
+        if element.tag != f"{SVG}text" or element.text is None:
+            continue
+        size = float(element.get("font-size", "14"))
+        x, y = float(element.get("x")), float(element.get("y"))
+        width = len(element.text) * ADVANCE * size
+        anchor = element.get("text-anchor", "start")
+        x0 = x - width / 2 if anchor == "middle" else x - width if anchor == "end" else x
+        boxes.append(TextBox(element.text, group, owner, x0, y - ASCENT * size, x0 + width,
+                             y + DESCENT * size))
+    return boxes
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
+
+
+def edge_points(svg: str | Path, samples: int = 12) -> list[tuple[str, float, float]]:
+    """Points along every edge's spline (cubic Béziers sampled): (edge title, x, y)."""
+    root = ElementTree.fromstring(Path(svg).read_text() if isinstance(svg, Path) else svg)
+    points = []
+    for element, group, owner in _groups(root):
+        if group != "edge" or element.tag != f"{SVG}path":
+            continue
+        numbers = [float(n) for n in _NUMBER.findall(element.get("d", ""))]
+        pairs = list(zip(numbers[::2], numbers[1::2]))
+        for start in range(0, len(pairs) - 3, 3):
+            p0, p1, p2, p3 = pairs[start:start + 4]
+            for step in range(samples + 1):
+                t = step / samples
+                u = 1 - t
+                x = u ** 3 * p0[0] + 3 * u * u * t * p1[0] + 3 * u * t * t * p2[0] + t ** 3 * p3[0]
+                y = u ** 3 * p0[1] + 3 * u * u * t * p1[1] + 3 * u * t * t * p2[1] + t ** 3 * p3[1]
+                points.append((owner, x, y))
+    return points
+
+
+def overlapping_labels(boxes: list[TextBox]) -> list[tuple[TextBox, TextBox]]:
+    """Pairs of text boxes from different owners (two labels) that overlap."""
+    found = []
+    ordered = sorted(boxes, key=lambda b: b.x0)
+    for index, box in enumerate(ordered):  # sweep on x
+        for other in ordered[index + 1:]:
+            if other.x0 >= box.x1:
+                break
+            if box.owner != other.owner and box.overlaps(other):
+                found.append((box, other))
+    return found
+
+
+def crossed_titles(svg: str | Path) -> list[tuple[TextBox, str]]:
+    """Cluster titles an edge passes through: (title box, edge)."""
+    titles = [b for b in text_boxes(svg) if b.group == "cluster"]
+    crossed = []
+    for owner, x, y in edge_points(svg):
+        for title in titles:
+            if title.contains(x, y) and (title, owner) not in crossed:
+                crossed.append((title, owner))
+    return crossed

@@ -1,0 +1,85 @@
+"""``keep_grad_stats``: gradient statistics of every node, kept during any ``backward()``.
+
+``make_dot(loss, show_grad=True)`` colours a node by the norm of the gradient that
+reached it.  Leaves keep their ``.grad``, but an interior node's gradient is gone
+once backward moves on; :func:`record_grads` keeps it for one graph, named in
+advance.  ``keep_grad_stats()`` is the switch for the common path: while it is on,
+every ``backward()`` stores per-node statistics (norm, finite, all-zero -- a few
+numbers, never the arrays) in ``node.metadata``, where the renderer finds them.
+
+It listens through the engine's node-listener seam
+(:func:`vizgrad.watching.on_node_backward`): nothing is hooked on the graph, no
+reference cycle is made, and while it is off the engine runs its fast path.  On,
+it costs one pass over each gradient (its norm) per node.
+
+Example
+-------
+>>> vizgrad.debug.keep_grad_stats()          # on for the session (a global switch)
+>>> loss.backward()
+>>> vizgrad.make_dot(loss, show_grad=True)   # every node coloured
+>>> with vizgrad.debug.keep_grad_stats(False):
+...     other.backward()                     # off meanwhile
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import vizgrad
+
+from .. import graph
+from .gradstats import METADATA_KEY, _sum_to, combine_stats, grad_stats
+
+_HANDLE: list[Any] = []  # the registered listener's handle while the switch is on
+
+
+def _listener(raw: Any, grad_outputs: tuple, grad_inputs: tuple | None,
+              error: BaseException | None) -> None:
+    if error is not None or grad_inputs is None:
+        return
+    entry = combine_stats([grad_stats(g) for g in grad_outputs])
+    metas = [meta for row in graph.GraphNode(raw).output_meta for meta in row]
+    edges = []
+    for nr, grad in enumerate(grad_inputs):
+        array = graph.to_numpy(grad)
+        if array is not None and nr < len(metas):
+            array = _sum_to(array, metas[nr].shape)  # as the engine reduces it
+        edges.append(None if array is None else grad_stats(array))
+    entry["edges"] = edges
+    raw.metadata[METADATA_KEY] = entry
+
+
+def is_keeping_grad_stats() -> bool:
+    """Whether :func:`keep_grad_stats` is on."""
+    return bool(_HANDLE)
+
+
+def _set(enabled: bool) -> None:
+    if enabled and not _HANDLE:
+        _HANDLE.append(vizgrad.watching.on_node_backward(_listener))
+    elif not enabled and _HANDLE:
+        _HANDLE.pop().remove()
+
+
+class keep_grad_stats:  # noqa: N801 - a switch used like a function, as torch's set_* are
+    """Turn per-node gradient statistics on (or off with ``False``) for every backward.
+
+    Called plainly it is a global switch; in a ``with`` it restores the previous
+    state on leaving.  ``vizgrad render --show-grad`` turns it on for the script.
+
+    Example
+    -------
+    >>> vizgrad.debug.keep_grad_stats()
+    >>> with vizgrad.debug.keep_grad_stats():
+    ...     loss.backward()
+    """
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.previous = is_keeping_grad_stats()
+        _set(bool(enabled))
+
+    def __enter__(self) -> keep_grad_stats:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _set(self.previous)

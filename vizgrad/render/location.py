@@ -1,0 +1,80 @@
+"""Where a frame is, said the way its user knows it: ``train.py:7`` or ``In [3], line 7``.
+
+In Jupyter, code runs from ipykernel's temporary files (``/tmp/ipykernel_81/
+202857748.py``), names nobody can open.  IPython maps each to its cell --
+``get_ipython().compile.format_code_name(filename)`` gives ``("Cell", "In[3]")``,
+what its own tracebacks show -- so a picture or tree made in a notebook names the
+cell, with the source line (from ``linecache``, where IPython keeps every cell).
+
+Example
+-------
+>>> place(frame)                       # in a script
+'train.py:7'
+>>> place(frame)                       # in a notebook cell
+'In [3], line 7'
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+_CELLS: dict[str, str | None] = {}
+
+
+def notebook_cell(filename: str) -> str | None:
+    """``"In [3]"`` when ``filename`` is a cell of the running IPython, else None."""
+    if filename in _CELLS:
+        return _CELLS[filename]
+    cell = None
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    format_name = getattr(getattr(shell, "compile", None), "format_code_name", None)
+    if format_name is not None:
+        try:
+            found = format_name(filename)
+        except Exception:  # noqa: BLE001 - an IPython we do not know: plain file names
+            found = None
+        if found and found[1]:
+            label = str(found[1])
+            cell = label.replace("In[", "In [") if label.startswith("In[") else label
+    if cell is not None or ipython is None:  # unknown files may become cells later
+        _CELLS[filename] = cell
+    return cell
+
+
+def place(frame: Any) -> str:
+    """``train.py:7``, or ``In [3], line 7`` for a notebook cell (``frame`` has
+    ``filename`` and ``lineno``, as ``graph.StackFrame`` does)."""
+    cell = notebook_cell(frame.filename)
+    if cell is not None:
+        return f"{cell}, line {frame.lineno}"
+    return f"{os.path.basename(frame.filename)}:{frame.lineno}"
+
+
+def user_line(frame: Any) -> str:
+    """The one-line location of a node's user frame: ``train.py:7 in step``; in a
+    notebook the cell and its source line, ``In [3], line 7: h = x.tanh()``."""
+    where = place(frame)
+    if notebook_cell(frame.filename) is not None:
+        source = (getattr(frame, "line", "") or "").strip()
+        return f"{where}: {source}" if source else where
+    return f"{where} in {frame.function}"
+
+
+def stack_entry(frame: Any) -> str:
+    """One frame of a stack, as Python's (and IPython's) tracebacks print it."""
+    cell = notebook_cell(frame.filename)
+    head = (f"{cell}, line {frame.lineno}, in {frame.function}" if cell is not None
+            else f'File "{frame.filename}", line {frame.lineno}, in {frame.function}')
+    return f"{head}\n  {frame.line}"
+
+
+def user_frames(frames: tuple) -> tuple:
+    """``frames`` from the first notebook cell on, when there is one: the kernel's own
+    frames above the cell (ipykernel, IPython, asyncio) are not the user's code."""
+    for index, frame in enumerate(frames):
+        if notebook_cell(frame.filename) is not None:
+            return frames[index:]
+    return frames
