@@ -20,7 +20,7 @@ import vizgrad
 import vizgrad.nn as nn
 vizgrad.manual_seed(0)
 model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
-x = vizgrad.randn(3, 4)
+x = vizgrad.randn(3, 4); model.scope_name = "sequential"  # else the root's ops are unscoped
 hidden = model(x)
 loss = (hidden * hidden).mean()
 """

@@ -71,7 +71,7 @@ def key_rows(view: GraphView) -> list[KeyRow]:
     if shapes:  # a shape with a comma reads as a shape, "()" or "(4)" less so
         sample = max(shapes[:50], key=lambda text: (text.count(","), -len(text)))
         rows.append(KeyRow(sample, "on an arrow: the tensor's shape (its gradient flows "
-                                   "back along the arrow)", "", "text"))
+                                   "back along it)", "", "text"))
     heads = [edge.head_label for edge in edges if edge.head_label]
     if heads:
         listed = next((head for head in heads if "[" in head), None)

@@ -108,6 +108,9 @@ def lay_out(levels: list[Level], timeout: float | None) -> None:
     todo = [level for level in levels if len(level.view.nodes) <= LAYOUT_LIMIT]
 
     def one(level: Level) -> None:
+        # the page explains a box in its details panel; a key drawn as one more box of
+        # the graph would be a box with no node behind it
+        level.view.show_key = False
         try:
             level.svg = run_dot(to_dot(level.view).source, "svg", timeout).decode("utf-8")
         except LayoutTimeoutError:  # the page lays this level out itself instead
