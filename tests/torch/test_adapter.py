@@ -72,7 +72,7 @@ def test_shapes_dtypes_and_slots_on_edges():
     assert {e.shape for e in into_split} == {(4, 2)}
     assert {e.dtype for e in into_split} == {"float64"}
     source = vizgrad.make_dot(loss).source
-    assert "2.0 →" in source and "(4, 2)" in source  # slot number of split's third output
+    assert "out 2 →" in source and "(4, 2)" in source  # split's third output (issue 12)
 
 
 def test_saved_tensors_and_attributes_are_shown_and_marked_freed_after_backward():

@@ -54,6 +54,7 @@ from typing import Any
 
 import vizgrad
 
+from . import gradstats
 from .keepstats import keep_grad_stats
 from .script_guards import REAL_EXIT, ScriptExited, ScriptTimeout, exit_stand_in, time_limit
 from .torch_backward import TorchBackwardWatch
@@ -157,15 +158,19 @@ class _Recorder:
     With ``grads=True`` (``--show-grad``) the run is under
     :func:`vizgrad.debug.keep_grad_stats`, so every node is coloured, not only the
     leaves; without a step the script then stops right *after* its first backward,
-    before an optimizer's ``zero_grad()`` can drop the leaves' gradients.
+    before an optimizer's ``zero_grad()`` can drop the leaves' gradients.  PyTorch's
+    backward does not run vizgrad's engine: the calls that may be drawn run under
+    :func:`vizgrad.debug.record_grads` (hooks on that graph's nodes) instead.
     """
 
     def __init__(self, run: ScriptRun, grads: bool = False) -> None:
         self.run = run
         self.grads = grads
         self.stop_pending = False
+        self.recording: gradstats.GradRecord | None = None
 
     def __call__(self, outputs: list) -> None:
+        self.finish_recording()
         if self.stop_pending:  # backward reached by an unpatched path: stop at the next one
             raise StopScript
         run = self.run
@@ -183,8 +188,19 @@ class _Recorder:
             self.stop_pending = True
         elif run.step is None and run.stop_at_second and self.grads:
             self.stop_pending = True  # keep the leaves' .grad for the colours
+        drawn = run.step_backward is outputs or (run.step is None
+                                                 and run.backward_calls == 1)
+        if self.grads and drawn and not all(isinstance(t, vizgrad.Tensor) for t in outputs):
+            self.recording = gradstats.record_grads(outputs)  # a PyTorch graph
+            self.recording.__enter__()
+
+    def finish_recording(self) -> None:
+        if self.recording is not None:
+            recording, self.recording = self.recording, None
+            recording.__exit__(None, None, None)
 
     def after_backward(self) -> None:
+        self.finish_recording()
         if self.stop_pending:
             raise StopScript
 
@@ -305,6 +321,7 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
         run.exit_code = 1
     finally:
         run.seconds = time.perf_counter() - start
+        recorder.finish_recording()
         if stats is not None:
             stats.__exit__(None, None, None)
         for owner, attribute, original in reversed(patched):
