@@ -175,7 +175,7 @@ def test_at_error_uses_the_frames_of_the_failure(script) -> None:
     choice = select_roots(run, at_error=True)
     assert list(choice.roots) == ["hidden", "w"]
     assert choice.roots["w"] is run.namespace["w"]
-    assert choice.failure["op"] == "Matmul" and choice.failure["error"] == "ValueError"
+    assert choice.failure["op"] == "Mm" and choice.failure["error"] == "ValueError"
     assert "mismatch" in choice.failure["message"]
     assert choice.failure["line"] == "broken.py:6: return hidden @ w            # (4, 4) @ " \
         "(3, 2): shape error inside vizgrad"

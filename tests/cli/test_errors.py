@@ -46,8 +46,8 @@ def test_at_error_still_writes_the_graph(script, tmp_path) -> None:
     dot = out.read_text()
     # issue 12 point 13: the op that raised, red, fed by its inputs (names, shapes,
     # dtypes) and joined to the graph they came from, with the message and user line
-    assert "the op that raised (Matmul) and its inputs" in result.stdout
-    assert "failed [label=<Matmul raised ValueError<BR/>" in dot and 'fillcolor="#ff6b6b"' in dot
+    assert "the op that raised (Mm) and its inputs" in result.stdout
+    assert "failed [label=<Mm raised ValueError<BR/>" in dot and 'fillcolor="#ff6b6b"' in dot
     assert "raises.py:6: return hidden @ w" in dot and "mismatch" in dot
     assert "<hidden<BR/>(4, 4) float32>" in dot and "<w<BR/>(3, 2) float32>" in dot
     assert "ExpBackward0" in dot and "-> failed" in dot
@@ -159,5 +159,5 @@ def test_real_process_exit_codes(tmp_path) -> None:
     assert done.returncode == 1 and "ValueError" in done.stderr and "runpy" not in done.stderr
     assert vizgrad_process("render", tmp_path / "nope.py").returncode == 2
     done = vizgrad_process("inspect", "--at-error", raises)
-    assert done.returncode == 1 and "the op that raised (Matmul)" in done.stdout
+    assert done.returncode == 1 and "the op that raised (Mm)" in done.stdout
     assert "ExpBackward0" in done.stdout  # the graph its input came from
