@@ -698,7 +698,7 @@ def _op_error(cls: type[Function], tensors: list, error: Exception) -> Exception
         raised = RuntimeError(message)
     # What failed, for tools that draw it (``vizgrad render --at-error``): the op's
     # name, its tensor inputs and the underlying message.  Set only on this (rare) path.
-    raised.vizgrad_op = cls.__name__
-    raised.vizgrad_inputs = tuple(tensors)
-    raised.vizgrad_reason = str(error)
+    raised.vizgrad_op = cls.__name__  # type: ignore[attr-defined]
+    raised.vizgrad_inputs = tuple(tensors)  # type: ignore[attr-defined]
+    raised.vizgrad_reason = str(error)  # type: ignore[attr-defined]
     return raised
