@@ -206,6 +206,14 @@ def plus(first: Any, second: Any) -> Any:
     return first if second is None else first + second
 
 
+def bilinear(product: Any, args: Any, tangents: Any) -> Any:
+    """The tangent of ``product(a, b)``, linear in each operand: ``product(da, b) +
+    product(a, db)``, leaving out the term of an absent tangent."""
+    (first, second), (d_first, d_second) = args, tangents
+    return plus(None if d_first is None else product(d_first, second),
+                None if d_second is None else product(first, d_second))
+
+
 def scaled(tangent: Any, factor: Any) -> Any:
     """``tangent * factor``, None for an absent tangent."""
     return None if tangent is None else tangent * factor

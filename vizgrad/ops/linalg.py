@@ -6,7 +6,7 @@ import string
 from collections import Counter
 
 from ..core.backend import array_module
-from ..core.dual import LINEAR, plus
+from ..core.dual import LINEAR, bilinear, plus
 from ..core.function import Function
 from ..core.tensor import Tensor
 from .operands import same_dtype as _same_dtype
@@ -79,10 +79,8 @@ class Bmm(Function):
                 None if input is None else Bmm.apply(input.transpose(1, 2), grad))
 
     @staticmethod
-    def jvp(args, tangents, result):
-        input, mat2 = args
-        return plus(None if tangents[0] is None else Bmm.apply(tangents[0], mat2),
-                    None if tangents[1] is None else Bmm.apply(input, tangents[1]))
+    def jvp(args, tangents, result):  # bilinear: one term per operand's tangent
+        return bilinear(Bmm.apply, args, tangents)
 
 
 class Tril(Function):
@@ -282,9 +280,7 @@ class Mm(Function):
 
     @staticmethod
     def jvp(args, tangents, result):  # bilinear: one term per operand's tangent
-        first, second = args
-        return plus(None if tangents[0] is None else Mm.apply(tangents[0], second),
-                    None if tangents[1] is None else Mm.apply(first, tangents[1]))
+        return bilinear(Mm.apply, args, tangents)
 
 
 class Mv(Function):
@@ -309,9 +305,7 @@ class Mv(Function):
 
     @staticmethod
     def jvp(args, tangents, result):  # bilinear: one term per operand's tangent
-        first, second = args
-        return plus(None if tangents[0] is None else Mv.apply(tangents[0], second),
-                    None if tangents[1] is None else Mv.apply(first, tangents[1]))
+        return bilinear(Mv.apply, args, tangents)
 
 
 class Dot(Function):
@@ -336,9 +330,7 @@ class Dot(Function):
 
     @staticmethod
     def jvp(args, tangents, result):  # bilinear: one term per operand's tangent
-        first, second = args
-        return plus(None if tangents[0] is None else Dot.apply(tangents[0], second),
-                    None if tangents[1] is None else Dot.apply(first, tangents[1]))
+        return bilinear(Dot.apply, args, tangents)
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
