@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import vizgrad as vg
-from vizgrad.ops.unary import SigmoidBackward, TanhBackward
+from vizgrad.ops.activations import SigmoidBackward, TanhBackward
 
 from .optable import Arg, OpCase
 

@@ -35,7 +35,9 @@ SOURCES = (
     "clamp_tensor_min_only", "clamp_tensor_max_only", "clamp_", "maximum", "minimum",
     "max_binary", "leaky_relu", "elu", "gelu", "gelu_tanh", "silu", "softplus",
 )
-ELEMENTWISE_MODULES = ("arithmetic", "unary", "elementwise", "activations", "bounds", "select")
+ELEMENTWISE_MODULES = ("arithmetic", "elementwise", "activations", "bounds", "copying")
+# Functions of those modules that work along a dim (softmax), not element by element.
+NOT_ELEMENTWISE = ("Softmax", "LogSoftmax")
 
 
 def _zero_dim(arg: Arg) -> Arg:

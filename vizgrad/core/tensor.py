@@ -76,8 +76,8 @@ class Tensor:
     This class holds the state and the core methods (backward, hooks, views,
     versions).  The operators (``__add__``, ``__mul__`` ...) and the op methods
     (``sum``, ``tanh``, ``reshape`` ...) are bound from one table, ``METHODS`` (and
-    ``PROPERTIES``) in ``vizgrad/ops/methods.py``, which names the op behind each; the
-    op modules add theirs with ``methods.install``.
+    ``PROPERTIES``) in ``vizgrad/ops/methods.py``, which lists every one, grouped by the
+    ``ops/`` module of the op behind it, and installs them all in one place.
     """
 
     # Hot attributes are slots; rarely set ones live in the instance dict (created

@@ -18,9 +18,20 @@ Example
 from __future__ import annotations
 
 from ..core.tensor import Tensor
-from ..ops.activations import elu, gelu, leaky_relu, silu, softplus
-from ..ops.nn_activation import dropout, dropout2d, log_softmax, softmax
+from ..ops.activations import (
+    elu,
+    gelu,
+    leaky_relu,
+    log_softmax,
+    sigmoid,
+    silu,
+    softmax,
+    softplus,
+    tanh,
+)
+from ..ops.activations import relu as _relu
 from ..ops.nn_conv import convolution, convolution_transpose
+from ..ops.nn_dropout import dropout, dropout2d
 from ..ops.nn_linear import embedding, linear, one_hot, scaled_dot_product_attention
 from ..ops.nn_loss import (
     binary_cross_entropy,
@@ -37,8 +48,6 @@ from ..ops.nn_norm import batch_norm, group_norm, instance_norm, layer_norm
 from ..ops.nn_pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from ..ops.nn_upsample import interpolate
 from ..ops.shaping import pad
-from ..ops.unary import relu as _relu
-from ..ops.unary import sigmoid, tanh
 
 __all__ = [
     "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",

@@ -1,71 +1,79 @@
-"""Every differentiable op.  Each op is one ``Function`` class (forward and backward
-side by side) plus a PyTorch-named function; ``methods`` binds them to Tensor."""
+"""Every differentiable op, one module per topic (docs/architecture.md has the table).
+
+Each op is one ``Function`` class (forward and backward side by side) plus a
+PyTorch-named function; ``methods.py`` binds them to Tensor from one table."""
 
 from ..core.broadcast import expand, sum_to
-from . import methods  # noqa: F401 - binds Tensor methods and operators
-from .arithmetic import add, div, mul, neg, pow, sub
-from .comparison import all, allclose, any, eq, ge, gt, le, logical_not, lt, ne
-from .indexing import getitem, setitem
-from .join import cat, chunk, concat, split, stack, unbind
-from .linalg import matmul
-from .operands import promote_types, result_type
-from .reduction import mean, sum
-from .select import clone, where
-from .unary import exp, log, relu, sigmoid, tanh
-from .views import permute, reshape, squeeze, t, transpose, unsqueeze, view
-
-# isort: split
-from .activations import elu, gelu, leaky_relu, silu, softplus
+from . import methods  # noqa: F401 - binds Tensor methods and operators (its one table)
+from .activations import (
+    elu,
+    gelu,
+    leaky_relu,
+    log_softmax,
+    relu,
+    sigmoid,
+    silu,
+    softmax,
+    softplus,
+    tanh,
+)
+from .arithmetic import add, addcdiv, addcmul, div, mul, neg, pow, sub
 from .bounds import clamp, clip, maximum, minimum
+from .comparison import all, allclose, any, eq, ge, gt, le, logical_not, lt, ne
+from .copying import clone, where
 from .cumulative import cumprod, cumsum
 from .elementwise import (
-                          abs,
-                          ceil,
-                          cos,
-                          erf,
-                          expm1,
-                          floor,
-                          log1p,
-                          log2,
-                          reciprocal,
-                          round,
-                          rsqrt,
-                          sign,
-                          sin,
-                          sqrt,
-                          square,
-                          tan,
+    abs,
+    ceil,
+    cos,
+    erf,
+    exp,
+    expm1,
+    floor,
+    log,
+    log1p,
+    log2,
+    reciprocal,
+    round,
+    rsqrt,
+    sign,
+    sin,
+    sqrt,
+    square,
+    tan,
 )
-from .linalg import bmm, einsum, outer, tril, triu
+from .indexing import (
+    gather,
+    getitem,
+    index_add,
+    index_select,
+    masked_fill,
+    scatter,
+    scatter_add,
+    setitem,
+    take_along_dim,
+)
+from .join import cat, chunk, concat, split, stack, unbind
+from .linalg import bmm, dot, einsum, matmul, mm, mv, outer, tril, triu
+from .operands import promote_types, result_type
 from .reductions import (
-                          amax,
-                          amin,
-                          argmax,
-                          argmin,
-                          logsumexp,
-                          max,
-                          min,
-                          norm,
-                          prod,
-                          std,
-                          var,
-)
-from .scatter_gather import (
-                          gather,
-                          index_add,
-                          index_select,
-                          masked_fill,
-                          scatter,
-                          scatter_add,
-                          take_along_dim,
+    amax,
+    amin,
+    argmax,
+    argmin,
+    logsumexp,
+    max,
+    mean,
+    min,
+    norm,
+    prod,
+    std,
+    sum,
+    var,
 )
 from .shaping import flatten, flip, narrow, pad, repeat, roll, tile, unflatten
-
-# isort: split
-from .arithmetic import addcdiv, addcmul
-from .linalg import dot, mm, mv
-from .nn_activation import log_softmax, softmax
 from .sorting import argsort, sort, topk
+from .views import permute, reshape, squeeze, t, transpose, unsqueeze, view
 
 __all__ = [
     "add", "all", "allclose", "any", "cat", "chunk", "clone", "concat", "div", "eq", "exp",

@@ -1,4 +1,5 @@
-"""Elementwise activations: leaky_relu, elu, gelu (exact and tanh), silu, softplus.
+"""Activations: relu, sigmoid, tanh (with their backward nodes, as PyTorch records them),
+leaky_relu, elu, gelu (exact and tanh), silu, softplus, and softmax/log_softmax.
 
 Backwards are written in Tensor ops, and every branch a ``where`` discards stays
 finite, so second derivatives never meet ``0 * inf``.
@@ -8,6 +9,9 @@ Example
 >>> x = vizgrad.tensor([-1.0, 0.5, 2.0], requires_grad=True)
 >>> vizgrad.gelu(x, approximate="tanh").grad_fn.name()
 'GeluBackward0'
+>>> from vizgrad.nn import functional as F
+>>> F.log_softmax(x, dim=-1).grad_fn.name()
+'LogSoftmaxBackward0'
 """
 
 from __future__ import annotations
@@ -15,16 +19,133 @@ from __future__ import annotations
 import math
 
 from ..core.backend import array_module
+from ..core.dual import plus, scaled
 from ..core.function import Function
 from ..core.tensor import Tensor
-from .elementwise import erf, erf_array
-from .select import where
-from .unary import exp, sigmoid, tanh
+from .copying import where
+from .elementwise import erf, erf_array, exp
 
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TANH_SCALE = math.sqrt(2.0 / math.pi)
 _TANH_CUBIC = 0.044715
+
+
+class Tanh(Function):
+    """tanh(x); backward: grad * (1 - y^2) (TanhBackward, itself differentiable)."""
+    @staticmethod
+    def forward(ctx, input):
+        result = array_module(input).tanh(input)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_values
+        return TanhBackward.apply(grad, result)
+
+    @staticmethod
+    def jvp(args, tangents, result):  # t (1 - r^2): tanh's own backward op, one node
+        return TanhBackward.apply(tangents[0], result)
+
+
+class TanhBackward(Function):
+    """``grad * (1 - tanh**2)`` as one differentiable op (one step instead of three)."""
+
+    backward_name = "TanhBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, result):
+        ctx.save_for_backward(grad, result)
+        # grad - grad * tanh**2: array-array ops only (a Python scalar operand costs NumPy
+        # twice the time of the op itself on small arrays).
+        out = result * result
+        out *= grad
+        return grad - out
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        grad, result = ctx.saved_values
+        return TanhBackward.apply(grad_grad, result), grad_grad * grad * result * -2.0
+
+    @staticmethod
+    def jvp(args, tangents, result):  # d[g (1 - r^2)] = tg (1 - r^2) - 2 g r tr
+        grad, out = args
+        return plus(scaled(tangents[0], 1.0 - out * out), scaled(tangents[1], grad * out * -2.0))
+
+
+class Sigmoid(Function):
+    """1 / (1 + e^-x); backward: grad * y * (1 - y) (SigmoidBackward, itself differentiable)."""
+    @staticmethod
+    def forward(ctx, input):
+        xp = array_module(input)
+        # 1 / (1 + exp(-x)) overflows for very negative x; tanh form is stable.
+        result = 0.5 * (xp.tanh(0.5 * input) + 1.0)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_values
+        return SigmoidBackward.apply(grad, result)
+
+    @staticmethod
+    def jvp(args, tangents, result):  # t r (1 - r): sigmoid's own backward op
+        return SigmoidBackward.apply(tangents[0], result)
+
+
+class SigmoidBackward(Function):
+    """``grad * s * (1 - s)`` as one differentiable op."""
+
+    backward_name = "SigmoidBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, result):
+        ctx.save_for_backward(grad, result)
+        out = grad * result
+        return out - out * result  # grad * s * (1 - s), with no scalar operand
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        grad, result = ctx.saved_values
+        return (SigmoidBackward.apply(grad_grad, result),
+                grad_grad * grad * (1.0 - 2.0 * result))
+
+    @staticmethod
+    def jvp(args, tangents, result):  # d[g r (1 - r)] = tg r (1 - r) + g (1 - 2r) tr
+        grad, out = args
+        return plus(scaled(tangents[0], out * (1.0 - out)),
+                    scaled(tangents[1], grad * (1.0 - 2.0 * out)))
+
+
+class Relu(Function):
+    """max(x, 0); backward: grad where y > 0, else 0."""
+    @staticmethod
+    def forward(ctx, input):
+        result = array_module(input).maximum(input, 0)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_values
+        return grad * (result.array > 0)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * (result > 0)
+
+
+def tanh(input):
+    return Tanh.apply(input)
+
+
+def sigmoid(input):
+    return Sigmoid.apply(input)
+
+
+def relu(input):
+    return Relu.apply(input)
 
 
 class LeakyRelu(Function):
@@ -181,3 +302,84 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """Smooth ReLU ``log(1 + exp(beta x)) / beta``."""
     return Softplus.apply(input, beta, threshold)
+
+
+def _implicit_dim(ndim: int) -> int:
+    # PyTorch's legacy choice when ``dim`` is omitted.
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+class Softmax(Function):
+    """``exp(x - max) / sum``; backward ``y * (g - sum(g * y))``."""
+
+    @staticmethod
+    def forward(ctx, input, dim):
+        xp = array_module(input)
+        ctx.dim = dim
+        shifted = xp.exp(input - input.max(axis=dim, keepdims=True))
+        result = shifted / shifted.sum(axis=dim, keepdims=True)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_values
+        weighted = grad * result
+        return weighted - result * weighted.sum(dim=ctx.dim, keepdim=True), None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # r (t - sum(r t))
+        t = tangents[0]
+        return result * (t - (result * t).sum(args[1], keepdim=True))
+
+
+class LogSoftmax(Function):
+    """``x - logsumexp(x)`` computed after subtracting the max; backward ``g - exp(y) sum(g)``."""
+
+    @staticmethod
+    def forward(ctx, input, dim):
+        xp = array_module(input)
+        ctx.dim = dim
+        shifted = input - input.max(axis=dim, keepdims=True)
+        result = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_values
+        return grad - result.exp() * grad.sum(dim=ctx.dim, keepdim=True), None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # t - sum(softmax t)
+        t = tangents[0]
+        return t - (result.exp() * t).sum(args[1], keepdim=True)
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype=None) -> Tensor:
+    """Softmax along ``dim`` (values in (0, 1) summing to 1).
+
+    Example
+    -------
+    >>> softmax(vizgrad.tensor([1.0, 2.0, 3.0]), dim=0).sum().item()
+    1.0
+    """
+    if dtype is not None:
+        input = input.to(dtype)
+    dim = _implicit_dim(input.ndim) if dim is None else dim
+    return Softmax.apply(input, dim % max(input.ndim, 1))
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype=None) -> Tensor:
+    """Numerically stable ``log(softmax(input, dim))``.
+
+    Example
+    -------
+    >>> log_softmax(logits, dim=1).exp().sum(1)     # ones
+    """
+    if dtype is not None:
+        input = input.to(dtype)
+    dim = _implicit_dim(input.ndim) if dim is None else dim
+    return LogSoftmax.apply(input, dim % max(input.ndim, 1))

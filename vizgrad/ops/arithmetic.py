@@ -209,8 +209,8 @@ class PowTensor(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        from .select import where
-        from .unary import log
+        from .copying import where
+        from .elementwise import log
 
         input, exponent, result = ctx.saved_values
         grad_exponent = None
@@ -226,7 +226,7 @@ class PowTensor(Function):
 
     @staticmethod
     def jvp(args, tangents, result):
-        from .unary import log
+        from .elementwise import log
 
         input, exponent = args
         tangent = scaled(tangents[0], exponent * input ** (exponent - 1))

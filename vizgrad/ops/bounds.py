@@ -15,9 +15,9 @@ from __future__ import annotations
 from ..core.backend import array_module
 from ..core.function import Function
 from ..core.tensor import Tensor
-from .methods import install
+from .copying import where
+from .operands import array_of as _data
 from .operands import binary, promote
-from .select import where
 
 
 class Clamp(Function):
@@ -117,10 +117,6 @@ class Minimum(Function):
         return _pick(args, tangents, args[0].array < args[1].array)
 
 
-def _data(tensor):
-    return tensor.array if isinstance(tensor, Tensor) else tensor
-
-
 def _tie_share(ctx, grad, wins):
     """The first operand's share of the gradient: 1 where it wins, 1/2 at ties."""
     a, b = (_data(t) for t in ctx.saved_values)
@@ -159,12 +155,6 @@ def _clamp_(self, min=None, max=None):  # noqa: A002
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return ClampTensor.apply_(self, min, max)
     return Clamp.apply_(self, min, max)
-
-
-install({
-    "clamp": clamp, "clip": clip, "clamp_": _clamp_, "clip_": _clamp_, "maximum": maximum,
-    "minimum": minimum,
-})
 
 
 def _pick(args: tuple, tangents: list, first: object) -> object:

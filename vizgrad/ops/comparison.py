@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from ..core.backend import array_module
 from ..core.tensor import Tensor
+from .operands import array_of as _data
 from .operands import binary
-
-
-def _data(value):
-    return value.array if isinstance(value, Tensor) else value
 
 
 def _compare(name):

@@ -17,9 +17,8 @@ from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.tensor import Tensor
-from .methods import install
-from .reduction import normalize_dims
-from .select import where
+from .copying import where
+from .reductions import normalize_dims
 
 
 def _reverse_cumsum(tensor, dim):
@@ -98,6 +97,3 @@ def cumprod(input: Tensor, dim: int, dtype=None) -> Tensor:
     if dtype is not None:
         input = input.to(dtype)
     return Cumprod.apply(input, dim)
-
-
-install({"cumsum": cumsum, "cumprod": cumprod})

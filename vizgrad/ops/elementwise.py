@@ -1,7 +1,8 @@
-"""Elementwise math: abs, sqrt, rsqrt, square, expm1, log1p, log2, erf, sin, cos, tan,
-reciprocal and the rounding family (zero gradient, as PyTorch defines it).  Clamp and
-maximum/minimum are in ``bounds.py``; activations (leaky_relu, elu, gelu, silu, softplus)
-in ``activations.py``.
+"""Elementwise math: exp, log, abs, sqrt, rsqrt, square, expm1, log1p, log2, erf, sin,
+cos, tan, reciprocal and the rounding family (zero gradient, as PyTorch defines it).
+Arithmetic operators are in ``arithmetic.py``; clamp and maximum/minimum in ``bounds.py``;
+activations (relu, sigmoid, tanh, leaky_relu, elu, gelu, silu, softplus, softmax) in
+``activations.py``.
 
 Example
 -------
@@ -18,10 +19,44 @@ import math
 from ..core.backend import array_module
 from ..core.function import Function
 from ..core.tensor import Tensor
-from .methods import install
 
 _LN2 = math.log(2.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+class Exp(Function):
+    """e^x; backward: grad * y."""
+    @staticmethod
+    def forward(ctx, input):
+        result = array_module(input).exp(input)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_values
+        return grad * result
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] * result
+
+
+class Log(Function):
+    """ln(x); backward: grad / x."""
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return array_module(input).log(input)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_values
+        return grad / input
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[0] / args[0]
 
 
 class Abs(Function):
@@ -142,8 +177,6 @@ class Erf(Function):
     @staticmethod
     def backward(ctx, grad):
         (input,) = ctx.saved_values
-        from .unary import exp
-
         return grad * _TWO_OVER_SQRT_PI * exp(-(input * input))
 
     @staticmethod
@@ -381,9 +414,9 @@ def round(input: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's
     return Round.apply(input) if decimals == 0 else RoundDecimals.apply(input, decimals)
 
 
-install({
-    "abs": abs, "__abs__": abs, "sqrt": sqrt, "rsqrt": rsqrt, "square": square, "expm1": expm1,
-    "log1p": log1p, "log2": log2, "erf": erf, "sin": sin, "cos": cos, "tan": tan,
-    "reciprocal": reciprocal, "sign": sign, "floor": floor, "ceil": ceil, "round": round,
-    "abs_": lambda self: Abs.apply_(self), "sqrt_": lambda self: Sqrt.apply_(self),
-})
+def exp(input):
+    return Exp.apply(input)
+
+
+def log(input):
+    return Log.apply(input)

@@ -1,4 +1,15 @@
-"""``__getitem__`` and ``__setitem__``: basic indexing gives views, advanced indexing copies."""
+"""Indexing: ``__getitem__`` and ``__setitem__`` (basic indexing gives views, advanced
+indexing copies), and indexing along one dim: gather/take_along_dim, scatter/scatter_add,
+index_select/index_add, masked_fill.  Integer indices are not differentiable inputs (as in
+PyTorch they are saved, ``_saved_index``, not wired into ``next_functions``).
+
+Example
+-------
+>>> x = vizgrad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+>>> picked = x.gather(1, vizgrad.tensor([[1], [0]]))
+>>> picked.tolist(), picked.grad_fn.name()
+([[2.0], [3.0]], 'GatherBackward0')
+"""
 
 from __future__ import annotations
 
@@ -6,6 +17,8 @@ from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.tensor import Tensor
+from .copying import where
+from .operands import array_of as _array
 
 
 def normalize_key(key):
@@ -128,3 +141,271 @@ def setitem(input, key, value):
     if isinstance(value, Tensor) and value.array.dtype != input.array.dtype:
         value = value.to(input.array.dtype)
     SetItem.apply_(input, value, key)
+
+
+# -- Along one dim: gather, scatter, index_select, index_add, masked_fill.
+def _dim(dim, ndim):
+    if not -max(ndim, 1) <= dim < max(ndim, 1):
+        raise IndexError(f"dimension {dim} is out of range for a tensor with {ndim} dims")
+    return dim % max(ndim, 1)
+
+
+def _along(xp, index, dim):
+    """An advanced-indexing key: ``index`` along ``dim``, every position elsewhere."""
+    key = []
+    for d, n in enumerate(index.shape):
+        if d == dim:
+            key.append(index)
+        else:
+            key.append(xp.arange(n).reshape((n,) + (1,) * (index.ndim - d - 1)))
+    return tuple(key)
+
+
+def _zeros(like: Tensor, shape) -> Tensor:
+    return Tensor.from_array(array_module(like.array).zeros(shape, dtype=like.array.dtype))
+
+
+class Gather(Function):
+    """out[i][j] = input[i][index[i][j]] along dim; backward: scatter_add grad into zeros
+    at index."""
+    @staticmethod
+    def forward(ctx, input, dim, index):
+        dim = _dim(dim, input.ndim)
+        ctx.dim, ctx.input_shape = dim, input.shape
+        ctx.save_named("index", index)
+        return input[_along(array_module(input), index, dim)]
+
+    @staticmethod
+    def backward(ctx, grad):
+        index = ctx._saved_index.array
+        return ScatterAdd.apply(_zeros(grad, ctx.input_shape), ctx.dim, index, grad), None, None
+
+    jvp = LINEAR
+
+
+class ScatterAdd(Function):
+    """Add src into input at index along dim; backward: grad for input, gather(grad, index)
+    for src."""
+    @staticmethod
+    def forward(ctx, input, dim, index, src):
+        dim = _dim(dim, input.ndim)
+        xp = array_module(input)
+        ctx.dim, ctx.src_shape = dim, src.shape
+        ctx.save_named("index", index)
+        out = input.copy()
+        _scatter(xp, out, _along(xp, index, dim), _head(src, index.shape), True)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        index = ctx._saved_index.array
+        return grad, None, None, _fit(Gather.apply(grad, ctx.dim, index), ctx.src_shape)
+
+
+class Scatter(Function):
+    """``scatter(dim, index, src)``: later duplicates win; overwritten entries get no grad."""
+
+    @staticmethod
+    def forward(ctx, input, dim, index, src):
+        dim = _dim(dim, input.ndim)
+        xp = array_module(input)
+        ctx.dim, ctx.src_shape = dim, src.shape
+        ctx.save_named("index", index)
+        out = input.copy()
+        out[_along(xp, index, dim)] = _head(src, index.shape)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        index = ctx._saved_index.array
+        grad_input = ScatterValue.apply(grad, ctx.dim, index, 0.0)
+        return grad_input, None, None, _fit(Gather.apply(grad, ctx.dim, index), ctx.src_shape)
+
+
+class ScatterValue(Function):
+    """``scatter(dim, index, value)`` with a number."""
+
+    backward_name = "ScatterBackward1"
+
+    @staticmethod
+    def forward(ctx, input, dim, index, value):
+        dim = _dim(dim, input.ndim)
+        ctx.dim, ctx.value = dim, value
+        ctx.save_named("index", index)
+        out = input.copy()
+        out[_along(array_module(input), index, dim)] = value
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ScatterValue.apply(grad, ctx.dim, ctx._saved_index.array, 0.0), None, None, None
+
+
+def _head(src, shape):
+    """The leading ``shape`` block of ``src`` (PyTorch uses only that much of src)."""
+    if src.shape == tuple(shape):
+        return src
+    return src[tuple(slice(0, n) for n in shape)]
+
+
+def _fit(grad, shape):
+    """Zero-pad a gradient of the used block of src back to src's full shape."""
+    if grad.shape == tuple(shape):
+        return grad
+    from .shaping import pad
+
+    widths = []
+    for have, want in zip(reversed(grad.shape), reversed(shape)):
+        widths += [0, want - have]
+    return pad(grad, widths)
+
+
+class IndexSelect(Function):
+    """Select entries along dim at index; backward: index_add grad into zeros at index."""
+    @staticmethod
+    def forward(ctx, input, dim, index):
+        dim = _dim(dim, input.ndim)
+        ctx.dim, ctx.input_shape = dim, input.shape
+        ctx.save_named("index", index)
+        return array_module(input).take(input, index, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        index = ctx._saved_index.array
+        return IndexAdd.apply(_zeros(grad, ctx.input_shape), ctx.dim, index, grad, 1), None, None
+
+    jvp = LINEAR
+
+
+class IndexAdd(Function):
+    """``input.index_add(dim, index, source, alpha)``: repeated indices accumulate."""
+
+    @staticmethod
+    def forward(ctx, input, dim, index, source, alpha):
+        dim = _dim(dim, input.ndim)
+        ctx.dim, ctx.alpha = dim, alpha
+        ctx.save_named("index", index)
+        out = input.copy()
+        values = source if alpha == 1 else source * alpha
+        _scatter(array_module(input), out, (slice(None),) * dim + (index,), values, True)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_source = IndexSelect.apply(grad, ctx.dim, ctx._saved_index.array)
+        if ctx.alpha != 1:
+            grad_source = grad_source * ctx.alpha
+        return grad, None, None, grad_source, None
+
+
+class MaskedFill(Function):
+    """value where mask, else input; backward: grad where not mask, 0 where mask."""
+    @staticmethod
+    def forward(ctx, input, mask, value):
+        ctx.value = value
+        ctx.save_named("mask", mask)
+        return array_module(input).where(mask, value, input)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return where(ctx._saved_mask.array, 0.0, grad), None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # the filled places are constant
+        return MaskedFill.apply(tangents[0], args[1], 0.0)
+
+
+class MaskedFillTensor(Function):
+    """``masked_fill`` with a 0-dim tensor value, which receives the masked gradient."""
+
+    backward_name = "MaskedFillBackward1"
+
+    @staticmethod
+    def forward(ctx, input, mask, value):
+        if value.ndim != 0:
+            raise ValueError(f"masked_fill only supports a 0-dim value tensor, got {value.ndim} "
+                             "dims")
+        ctx.save_named("mask", mask)
+        out = array_module(input).where(mask, value, input)
+        return out.astype(input.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        mask = ctx._saved_mask.array
+        return where(mask, 0.0, grad), None, where(mask, grad, 0.0)
+
+
+def _index(index):
+    index = _array(index)
+    if index.dtype.kind not in "iu":
+        raise TypeError(f"index must be an integer tensor, got {index.dtype}")
+    return index
+
+
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """``out[i][j] = input[i][index[i][j]]`` for ``dim=1`` (and so on)."""
+    return Gather.apply(input, dim, _index(index))
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """Pick values along ``dim`` at ``indices``, broadcasting the other dims (a gather)."""
+    indices = _index(indices)
+    if dim is None:
+        return Gather.apply(input.reshape(-1), 0, indices.reshape(-1))
+    dim = _dim(dim, input.ndim)
+    xp = array_module(indices)
+    shape = [max(a, b) for a, b in zip(input.shape, indices.shape)]
+    input_shape = tuple(input.shape[d] if d == dim else s for d, s in enumerate(shape))
+    index_shape = tuple(indices.shape[d] if d == dim else s for d, s in enumerate(shape))
+    if input.shape != input_shape:
+        input = input.expand(input_shape)
+    return Gather.apply(input, dim, xp.broadcast_to(indices, index_shape))
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None) -> Tensor:
+    """Write ``src`` (a tensor) or ``value`` (a number) into ``input`` at ``index`` along dim."""
+    src = value if src is None else src
+    if isinstance(src, Tensor):
+        return Scatter.apply(input, dim, _index(index), src)
+    return ScatterValue.apply(input, dim, _index(index), src)
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """Add ``src`` into ``input`` at ``index`` along ``dim`` (duplicates accumulate)."""
+    return ScatterAdd.apply(input, dim, _index(index), src)
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The entries of dim ``dim`` listed in the 1-D ``index``."""
+    return IndexSelect.apply(input, dim, _index(index))
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """Add ``alpha * source`` into the entries of dim ``dim`` listed in ``index``."""
+    return IndexAdd.apply(input, dim, _index(index), source, alpha)
+
+
+def masked_fill(input: Tensor, mask, value) -> Tensor:
+    """``value`` where the boolean ``mask`` holds (broadcast), ``input`` elsewhere."""
+    mask = _mask(mask)
+    if isinstance(value, Tensor):
+        return MaskedFillTensor.apply(input, mask, value)
+    return MaskedFill.apply(input, mask, value)
+
+
+def _mask(mask):
+    mask = _array(mask)
+    if mask.dtype.kind != "b":
+        raise TypeError(f"masked_fill expects a bool mask, got {mask.dtype}")
+    return mask
+
+
+def _masked_fill_(self, mask, value):
+    cls = MaskedFillTensor if isinstance(value, Tensor) else MaskedFill
+    return cls.apply_(self, _mask(mask), value)
+
+
+def _scatter_(self, dim, index, src=None, value=None):
+    src = value if src is None else src
+    cls = Scatter if isinstance(src, Tensor) else ScatterValue
+    return cls.apply_(self, dim, _index(index), src)

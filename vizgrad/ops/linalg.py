@@ -364,7 +364,7 @@ class FillDiagonal(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        from .select import where
+        from .copying import where
 
         return where(ctx.mask, 0.0, grad), None, None
 

@@ -1,17 +1,39 @@
-"""Tensor methods and Python operators, bound to the op functions."""
+"""Every Tensor method and Python operator that an op provides, in one table.
+
+``vizgrad/core/tensor.py`` holds the Tensor's state and the methods core itself needs
+(backward, hooks, versions); everything else a tensor can do (``x + y``, ``x.sum()``,
+``x.T``...) is bound here, once, from ``METHODS`` and ``PROPERTIES`` below.  Each entry
+names the op it runs; the table is grouped by the ``ops/`` module that defines that op, so
+``__add__`` is found under ``arithmetic``.  The operators are the fast entry points of
+``core.function`` (``binary_operator``/``unary_operator``); the small adapters above the
+table (``_iadd``, ``_to`` ...) translate PyTorch's method signatures to the op functions.
+"""
 
 from __future__ import annotations
 
-from ..core import backend
+from ..core import backend, factory
 from ..core.broadcast import expand
 from ..core.factory import as_dtype
 from ..core.function import binary_operator as _binary_operator
 from ..core.function import unary_operator as _unary_operator
 from ..core.state import grad_enabled
 from ..core.tensor import Tensor
+from . import activations as act
 from . import arithmetic as ar
+from . import (
+    bounds,
+    copying,
+    cumulative,
+    indexing,
+    join,
+    linalg,
+    reductions,
+    shaping,
+    sorting,
+    views,
+)
 from . import comparison as cmp
-from . import indexing, join, linalg, reduction, select, unary, views
+from . import elementwise as el
 
 
 def _to(self, *args, dtype=None, device=None, copy=False):
@@ -29,8 +51,8 @@ def _to(self, *args, dtype=None, device=None, copy=False):
     if device == self.device:
         device = None
     if dtype is None and device is None:
-        return select.clone(self) if copy else self
-    return select.ToCopy.apply(self, dtype, device)
+        return copying.clone(self) if copy else self
+    return copying.ToCopy.apply(self, dtype, device)
 
 
 def _inplace(fn):
@@ -81,10 +103,10 @@ def _rmatmul(self, other):
 def _contiguous(self):
     if self.array.flags.c_contiguous:
         return self
-    return select.clone(self)
+    return copying.clone(self)
 
 
-# -- PyTorch tutorial surface -----------------------------------------------------------
+# -- new_* factories and random fills
 def _factory_kwargs(self, dtype, device):
     return {"dtype": self.dtype if dtype is None else dtype,
             "device": self.device if device is None else device}
@@ -92,8 +114,6 @@ def _factory_kwargs(self, dtype, device):
 
 def _new_factory(name):
     def method(self, *size, dtype=None, device=None, requires_grad=False):
-        from ..core import factory
-
         return getattr(factory, name)(*size, requires_grad=requires_grad,
                                       **_factory_kwargs(self, dtype, device))
 
@@ -103,16 +123,13 @@ def _new_factory(name):
 
 
 def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-    from ..core.factory import full
-
-    return full(size, fill_value, requires_grad=requires_grad,
-                **_factory_kwargs(self, dtype, device))
+    return factory.full(size, fill_value, requires_grad=requires_grad,
+                        **_factory_kwargs(self, dtype, device))
 
 
 def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-    from ..core.factory import tensor
-
-    return tensor(data, requires_grad=requires_grad, **_factory_kwargs(self, dtype, device))
+    return factory.tensor(data, requires_grad=requires_grad,
+                          **_factory_kwargs(self, dtype, device))
 
 
 def _draw(self, values):
@@ -121,16 +138,14 @@ def _draw(self, values):
 
 
 def _normal_(self, mean=0.0, std=1.0):
-    from ..core.factory import generator
-
-    return select.Normal.apply_(self, _draw(self, generator().normal(mean, std, self.shape)))
+    draws = factory.generator().normal(mean, std, self.shape)
+    return copying.Normal.apply_(self, _draw(self, draws))
 
 
 def _uniform_(self, from_=0.0, to=1.0, **kwargs):
-    from ..core.factory import generator
-
     low, high = kwargs.pop("from", from_), to
-    return select.Uniform.apply_(self, _draw(self, generator().uniform(low, high, self.shape)))
+    draws = factory.generator().uniform(low, high, self.shape)
+    return copying.Uniform.apply_(self, _draw(self, draws))
 
 
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
@@ -161,100 +176,120 @@ def _equal(self, other):
 
 
 def _softmax(self, dim, dtype=None):
-    from .nn_activation import softmax
-
-    return softmax(self, dim, dtype=dtype)
+    return act.softmax(self, dim, dtype=dtype)
 
 
 def _log_softmax(self, dim, dtype=None):
-    from .nn_activation import log_softmax
+    return act.log_softmax(self, dim, dtype=dtype)
 
-    return log_softmax(self, dim, dtype=dtype)
-
-
-def _sorting(name):
-    def method(self, *args, **kwargs):
-        from . import sorting
-
-        return getattr(sorting, name)(self, *args, **kwargs)
-
-    method.__name__ = name
-    return method
-
-
-TUTORIAL_METHODS = {
-    "new_zeros": _new_factory("zeros"), "new_ones": _new_factory("ones"),
-    "new_empty": _new_factory("empty"), "new_full": _new_full, "new_tensor": _new_tensor,
-    "addcmul": lambda self, t1, t2, *, value=1: ar.addcmul(self, t1, t2, value=value),
-    "addcdiv": lambda self, t1, t2, *, value=1: ar.addcdiv(self, t1, t2, value=value),
-    "addcmul_": lambda self, t1, t2, *, value=1: ar.Addcmul.apply_(self, t1, t2, value),
-    "addcdiv_": lambda self, t1, t2, *, value=1: ar.Addcdiv.apply_(self, t1, t2, value),
-    "mm": linalg.mm, "mv": linalg.mv, "dot": linalg.dot,
-    "softmax": _softmax, "log_softmax": _log_softmax,
-    "topk": _sorting("topk"), "sort": _sorting("sort"), "argsort": _sorting("argsort"),
-    "normal_": _normal_, "uniform_": _uniform_,
-    "fill_diagonal_": lambda self, fill_value, wrap=False: linalg.FillDiagonal.apply_(
-        self, fill_value, wrap),
-    "copy_": lambda self, src, non_blocking=False: select.Copy.apply_(self, src),
-    "equal": _equal, "type": _type, "unsafe_chunk": join.unsafe_chunk,
-}
 
 METHODS = {
+    # -- arithmetic.py: + - * / ** and negation, addcmul/addcdiv
     "add": ar.add, "sub": ar.sub, "mul": ar.mul, "div": ar.div, "neg": ar.neg, "pow": ar.pow,
-    "matmul": linalg.matmul, "bmm": linalg.bmm, "outer": linalg.outer, "tril": linalg.tril,
-    "triu": linalg.triu, "tril_": lambda self, diagonal=0: linalg.Tril.apply_(self, diagonal),
-    "triu_": lambda self, diagonal=0: linalg.Triu.apply_(self, diagonal),
-    "exp": _unary_operator(unary.Exp), "log": _unary_operator(unary.Log),
-    "tanh": _unary_operator(unary.Tanh), "sigmoid": _unary_operator(unary.Sigmoid),
-    "relu": _unary_operator(unary.Relu), "sum": reduction.sum, "mean": reduction.mean,
+    "addcmul": lambda self, t1, t2, *, value=1: ar.addcmul(self, t1, t2, value=value),
+    "addcdiv": lambda self, t1, t2, *, value=1: ar.addcdiv(self, t1, t2, value=value),
+    "add_": _iadd, "sub_": _isub, "mul_": _inplace(ar.Mul), "div_": _inplace(ar.Div),
+    "addcmul_": lambda self, t1, t2, *, value=1: ar.Addcmul.apply_(self, t1, t2, value),
+    "addcdiv_": lambda self, t1, t2, *, value=1: ar.Addcdiv.apply_(self, t1, t2, value),
+    "__add__": _binary_operator(ar.Add), "__radd__": _binary_operator(ar.Add, True),
+    "__sub__": _binary_operator(ar.Sub), "__rsub__": _rsub,
+    "__mul__": _binary_operator(ar.Mul), "__rmul__": _binary_operator(ar.Mul, True),
+    "__truediv__": _binary_operator(ar.Div), "__rtruediv__": _rtruediv,
+    "__pow__": ar.pow, "__rpow__": _rpow,
+    "__neg__": _unary_operator(ar.Neg), "__pos__": lambda self: self,
+    "__iadd__": lambda self, other: _iadd(self, other),
+    "__isub__": lambda self, other: _isub(self, other), "__imul__": _inplace(ar.Mul),
+    "__itruediv__": _inplace(ar.Div),
+    # -- comparison.py: comparisons and logical tests (no gradient)
+    "eq": cmp.eq, "ne": cmp.ne, "lt": cmp.lt, "le": cmp.le, "gt": cmp.gt, "ge": cmp.ge,
+    "any": cmp.any, "all": cmp.all, "logical_not": cmp.logical_not, "equal": _equal,
+    "__eq__": cmp.eq, "__ne__": cmp.ne, "__lt__": cmp.lt, "__le__": cmp.le, "__gt__": cmp.gt,
+    "__ge__": cmp.ge, "__invert__": cmp.logical_not,
+    # -- elementwise.py: elementwise math
+    "exp": _unary_operator(el.Exp), "log": _unary_operator(el.Log),
+    "abs": el.abs, "__abs__": el.abs, "sqrt": el.sqrt, "rsqrt": el.rsqrt, "square": el.square,
+    "expm1": el.expm1, "log1p": el.log1p, "log2": el.log2, "erf": el.erf, "sin": el.sin,
+    "cos": el.cos, "tan": el.tan, "reciprocal": el.reciprocal, "sign": el.sign,
+    "floor": el.floor, "ceil": el.ceil, "round": el.round,
+    "abs_": lambda self: el.Abs.apply_(self), "sqrt_": lambda self: el.Sqrt.apply_(self),
+    # -- activations.py
+    "tanh": _unary_operator(act.Tanh), "sigmoid": _unary_operator(act.Sigmoid),
+    "relu": _unary_operator(act.Relu), "relu_": _inplace(act.Relu),
+    "softmax": _softmax, "log_softmax": _log_softmax,
+    # -- bounds.py: clamp, maximum, minimum
+    "clamp": bounds.clamp, "clip": bounds.clip, "clamp_": bounds._clamp_,
+    "clip_": bounds._clamp_, "maximum": bounds.maximum, "minimum": bounds.minimum,
+    # -- reductions.py and cumulative.py
+    "sum": reductions.sum, "mean": reductions.mean, "var": reductions.var,
+    "std": reductions.std, "prod": reductions.prod, "max": reductions.max,
+    "min": reductions.min, "amax": reductions.amax, "amin": reductions.amin,
+    "argmax": reductions.argmax, "argmin": reductions.argmin,
+    "logsumexp": reductions.logsumexp, "norm": reductions.norm,
+    "cumsum": cumulative.cumsum, "cumprod": cumulative.cumprod,
+    # -- sorting.py
+    "sort": sorting.sort, "argsort": sorting.argsort, "topk": sorting.topk,
+    # -- views.py (and core.broadcast's expand): results share the input's memory
     "reshape": views.reshape, "view": views.view, "transpose": views.transpose,
     "permute": views.permute, "squeeze": views.squeeze, "unsqueeze": views.unsqueeze,
-    "t": views.t, "expand": expand, "split": join.split, "chunk": join.chunk,
-    "unbind": join.unbind, "clone": select.clone, "to": _to,
-    "contiguous": _contiguous,
-    "eq": cmp.eq, "ne": cmp.ne, "lt": cmp.lt, "le": cmp.le, "gt": cmp.gt, "ge": cmp.ge,
-    "any": cmp.any, "all": cmp.all, "logical_not": cmp.logical_not,
-    "add_": _iadd, "sub_": _isub, "mul_": _inplace(ar.Mul), "div_": _inplace(ar.Div),
-    "zero_": _inplace(select.Zero), "fill_": _inplace(select.Fill),
-    "relu_": _inplace(unary.Relu),
+    "t": views.t, "expand": expand,
+    "expand_as": lambda self, other: expand(self, other.shape),
+    "view_as": lambda self, other: views.view(self, other.shape),
+    "reshape_as": lambda self, other: views.reshape(self, other.shape),
+    # -- shaping.py: copies that change the shape
+    "flatten": shaping.flatten, "unflatten": shaping.unflatten, "repeat": shaping.repeat,
+    "tile": shaping.tile, "flip": shaping.flip, "roll": shaping.roll,
+    "narrow": shaping.narrow,
+    # -- join.py: split and join
+    "split": join.split, "chunk": join.chunk, "unbind": join.unbind,
+    "unsafe_chunk": join.unsafe_chunk, "__iter__": lambda self: iter(join.unbind(self, 0)),
+    # -- indexing.py: [] and indexing along a dim
+    "__getitem__": indexing.getitem, "__setitem__": indexing.setitem,
+    "gather": indexing.gather, "take_along_dim": indexing.take_along_dim,
+    "scatter": indexing.scatter, "scatter_add": indexing.scatter_add,
+    "index_select": indexing.index_select, "index_add": indexing.index_add,
+    "masked_fill": indexing.masked_fill, "masked_fill_": indexing._masked_fill_,
+    "scatter_": indexing._scatter_,
+    "scatter_add_": lambda self, dim, index, src: indexing.ScatterAdd.apply_(
+        self, dim, indexing._index(index), src),
+    "index_add_": lambda self, dim, index, source, *, alpha=1: indexing.IndexAdd.apply_(
+        self, dim, indexing._index(index), source, alpha),
+    # -- linalg.py
+    "matmul": linalg.matmul, "bmm": linalg.bmm, "mm": linalg.mm, "mv": linalg.mv,
+    "dot": linalg.dot, "outer": linalg.outer, "tril": linalg.tril, "triu": linalg.triu,
+    "tril_": lambda self, diagonal=0: linalg.Tril.apply_(self, diagonal),
+    "triu_": lambda self, diagonal=0: linalg.Triu.apply_(self, diagonal),
+    "fill_diagonal_": lambda self, fill_value, wrap=False: linalg.FillDiagonal.apply_(
+        self, fill_value, wrap),
+    "__matmul__": _matmul_operator, "__rmatmul__": _rmatmul,
+    # -- copying.py: copies, dtype/device casts, fills
+    "clone": copying.clone, "contiguous": _contiguous, "to": _to, "type": _type,
+    "type_as": lambda self, other: _to(self, other.dtype),
     "float": lambda self: _to(self, "float32"), "double": lambda self: _to(self, "float64"),
     "half": lambda self: _to(self, "float16"), "long": lambda self: _to(self, "int64"),
     "int": lambda self: _to(self, "int32"), "bool": lambda self: _to(self, "bool"),
     "cpu": lambda self: _to(self, device="cpu"),
     "cuda": lambda self, device=0: _to(self, device=f"cuda:{device}" if isinstance(
         device, int) else device),
-    "type_as": lambda self, other: _to(self, other.dtype),
-    "expand_as": lambda self, other: expand(self, other.shape),
-    "view_as": lambda self, other: views.view(self, other.shape),
-    "reshape_as": lambda self, other: views.reshape(self, other.shape),
-    "__add__": _binary_operator(ar.Add), "__radd__": _binary_operator(ar.Add, True),
-    "__sub__": _binary_operator(ar.Sub), "__rsub__": _rsub,
-    "__mul__": _binary_operator(ar.Mul), "__rmul__": _binary_operator(ar.Mul, True),
-    "__truediv__": _binary_operator(ar.Div), "__rtruediv__": _rtruediv,
-    "__pow__": ar.pow, "__rpow__": _rpow, "__matmul__": _matmul_operator,
-    "__rmatmul__": _rmatmul, "__neg__": _unary_operator(ar.Neg), "__pos__": lambda self: self,
-    "__iadd__": lambda self, other: _iadd(self, other),
-    "__isub__": lambda self, other: _isub(self, other), "__imul__": _inplace(ar.Mul),
-    "__itruediv__": _inplace(ar.Div),
-    "__eq__": cmp.eq, "__ne__": cmp.ne, "__lt__": cmp.lt, "__le__": cmp.le, "__gt__": cmp.gt,
-    "__ge__": cmp.ge, "__invert__": cmp.logical_not,
-    "__getitem__": indexing.getitem, "__setitem__": indexing.setitem,
-    "__iter__": lambda self: iter(join.unbind(self, 0)),
+    "copy_": lambda self, src, non_blocking=False: copying.Copy.apply_(self, src),
+    "zero_": _inplace(copying.Zero), "fill_": _inplace(copying.Fill),
+    "normal_": _normal_, "uniform_": _uniform_,
+    # -- core/factory.py: new tensors with this one's dtype and device
+    "new_zeros": _new_factory("zeros"), "new_ones": _new_factory("ones"),
+    "new_empty": _new_factory("empty"), "new_full": _new_full, "new_tensor": _new_tensor,
 }
 
-PROPERTIES = {
+PROPERTIES = {  # views.py
     "T": lambda self: views.permute(self, tuple(reversed(range(self.ndim)))),
     "mT": lambda self: views.transpose(self, -2, -1),
 }
 
 
-def install(methods: dict | None = None, properties: dict | None = None) -> None:
-    """Attach ``methods`` (and ``properties``) to Tensor; op modules call this to extend it."""
-    for name, fn in (methods or {}).items():
+def _install() -> None:
+    """Attach ``METHODS`` and ``PROPERTIES`` to Tensor: the only place ops add to it."""
+    for name, fn in METHODS.items():
         setattr(Tensor, name, fn)
-    for name, fn in (properties or {}).items():
+    for name, fn in PROPERTIES.items():
         setattr(Tensor, name, property(fn))
 
 
-install(METHODS, PROPERTIES)
-install(TUTORIAL_METHODS)
+_install()

@@ -15,11 +15,12 @@ from ..core.backend import array_module
 from ..core.dual import LINEAR, plus, scaled
 from ..core.function import Function
 from ..core.tensor import Tensor
+from .activations import softmax
+from .copying import where
 from .indexing import IndexBackward
 from .linalg import Mm, matmul
-from .nn_activation import dropout, softmax
+from .nn_dropout import dropout
 from .operands import same_dtype, save_crossed, saved_crossed
-from .select import where
 from .views import T
 
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..core.factory import as_dtype, get_default_dtype
+from ..core.tensor import Tensor
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _BOOL = np.dtype(bool)
@@ -104,6 +105,11 @@ def result_type(*operands: Any) -> np.dtype:
     if result is None:
         raise TypeError("result_type needs at least one operand")
     return result
+
+
+def array_of(value: Any) -> Any:
+    """A tensor's backend array; any other operand (a number, an array) as it is."""
+    return value.array if isinstance(value, Tensor) else value
 
 
 def _cast(operand: Any, dtype: np.dtype) -> Any:

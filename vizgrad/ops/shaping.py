@@ -1,6 +1,6 @@
 """Shape ops that copy or rearrange: flatten/unflatten, repeat/tile, flip, roll, narrow and
 pad (constant, reflect, replicate, circular).  Gather/scatter-style indexing is in
-``scatter_gather.py``.
+``indexing.py``.
 
 Example
 -------
@@ -15,7 +15,6 @@ from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.tensor import Tensor
-from .methods import install
 from .views import reshape
 
 
@@ -146,7 +145,7 @@ class _IndexPad(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        from .scatter_gather import IndexAdd
+        from .indexing import IndexAdd
 
         xp = array_module(grad.array)
         pairs = list(_pad_pairs(ctx.pad, len(ctx.input_shape)).items())
@@ -293,9 +292,3 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise IndexError(f"narrow: start {start} + length {length} exceeds dimension {dim} "
                          f"of size {input.shape[dim]}")
     return Slice.apply(input, (slice(None),) * dim + (slice(start, start + length),))
-
-
-install({
-    "flatten": flatten, "unflatten": unflatten, "repeat": repeat, "tile": tile, "flip": flip,
-    "roll": roll, "narrow": narrow,
-})

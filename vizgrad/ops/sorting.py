@@ -33,7 +33,7 @@ def _order(xp, array, dim, descending, stable):
 
 def _spread(grad: Tensor, dim: int, indices: Tensor, shape: tuple) -> Tensor:
     """``zeros(shape).scatter(dim, indices, grad)``: the values' gradient put back."""
-    from .scatter_gather import scatter
+    from .indexing import scatter
 
     if grad.ndim == 0:
         return grad
@@ -62,7 +62,7 @@ class Sort(Function):
 
     @staticmethod
     def jvp(args, tangents, result):  # the tangent at the indices taken
-        from .scatter_gather import gather
+        from .indexing import gather
 
         dim = args[1]
         return gather(tangents[0], dim, result[1]), None
@@ -93,7 +93,7 @@ class Topk(Function):
 
     @staticmethod
     def jvp(args, tangents, result):  # the tangent at the indices taken
-        from .scatter_gather import gather
+        from .indexing import gather
 
         dim = args[2]
         return gather(tangents[0], dim, result[1]), None
