@@ -37,6 +37,15 @@ def asset(name: str) -> str:
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
+#: The viewer's script files, in the order they run (one ``<script>`` element).
+SCRIPTS = ("viewer_layout.js", "viewer_fold.js", "viewer.js")
+
+
+def script() -> str:
+    """The viewer's own script: its files joined."""
+    return "\n".join(asset(name) for name in SCRIPTS)
+
+
 def clean_svg(svg: str) -> str:
     """Graphviz's SVG as inline HTML markup: no prolog, comments or fixed size."""
     svg = _PROLOG.sub("", svg, count=1)
@@ -66,7 +75,9 @@ _BAR = """<header id="vg-bar">
 </header>"""
 
 _HELP = ("Keys: / search, Tab / Shift+Tab move between nodes, Enter select, Escape clear, "
-         "arrows pan, + - zoom, 0 fit, [ ] fold / unfold, u unfold the selected group. "
+         "arrows pan, + - zoom, 0 fit, [ ] fold / unfold a level, u (or double click) "
+         "unfolds the selected group, f folds the scope holding the selection (or click "
+         "a scope's title). "
          "Drag to pan, wheel to zoom; blue: depends on (towards the leaves), "
          "orange: feeds (towards the outputs).")
 
@@ -95,7 +106,7 @@ def viewer_page(full: GraphView, levels: list[Level], start: int,
         f"press Enter) to see its details.</p></section>\n<p id=\"vg-help\">{_HELP}</p>"
         "</aside>\n</div>\n"
         "<script type=\"application/json\" id=\"vizgrad-data\">"
-        f"{json_for_script(data)}</script>\n<script>{asset('viewer.js')}</script>\n"
+        f"{json_for_script(data)}</script>\n<script>{script()}</script>\n"
         "</body>\n</html>\n")
 
 

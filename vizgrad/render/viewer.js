@@ -1,14 +1,16 @@
-/* vizgrad's graph viewer: pan/zoom, minimap, search, details, paths, fold levels.
+/* vizgrad's graph viewer: pan/zoom, minimap, search, details, paths, folding.
  * Written for vizgrad (no library, no network). Data: the JSON block #vizgrad-data
- * (docs/json_schema.md plus "extra" facts per node and one entry per fold level).
- * User text is only ever shown with textContent. */
+ * (docs/json_schema.md plus "extra" facts per node, one entry per fold level and the
+ * scope tree).  viewer_layout.js lays out what Graphviz did not; viewer_fold.js says
+ * what a fold state of the scope tree draws.  User text is only ever shown with
+ * textContent (or escaped, in the drawings this page makes). */
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("vizgrad-data").textContent);
   var $ = function (id) { return document.getElementById(id); };
   var canvas = $("vg-canvas"), minimap = $("vg-minimap"), details = $("vg-details");
   var results = $("vg-results"), search = $("vg-search"), status = $("vg-status");
-  var levelSelect = $("vg-level"), pathsBox = $("vg-paths");
+  var levelSelect = $("vg-level"), pathsBox = $("vg-paths"), layout = window.vizgradLayout;
 
   /* ---- the full graph: nodes by id, edges in and out ---- */
   var nodes = {}, inEdges = {}, outEdges = {};
@@ -17,7 +19,7 @@
     if (inEdges[e.target]) { inEdges[e.target].push(e); }
     if (outEdges[e.source]) { outEdges[e.source].push(e); }
   });
-  var levels = data.levels;
+  var levels = data.levels, fold = window.vizgradFold(data, nodes);
   levels.forEach(function (level) {        // full node id -> the box that draws it
     level.drawn = !!level.layout;
     level.owner = {};
@@ -26,6 +28,7 @@
     Object.keys(level.boxes).forEach(function (box) {
       (level.boxes[box].details.members || []).forEach(function (m) { level.owner[m] = box; });
     });
+    level.key = level.folded ? level.folded.join(",") : null;
   });
 
   /* ---- theme: follow the system unless the page was saved dark ---- */
@@ -37,154 +40,76 @@
     if (scheme.addEventListener) { scheme.addEventListener("change", applyScheme); }
   }
 
-  /* ---- levels: one Graphviz SVG each; the DOM keeps only the current one ---- */
-  var current = -1, svg = null, graphBox = null, levelNodes = {}, succ = {}, pred = {};
-  var edgeEls = [], elements = [];
-  var svgCache = {};
+  /* ---- drawings: a level's Graphviz SVG, or one this page laid out (a fold state of
+   * the scope tree, or a level too big for Graphviz).  The DOM keeps only the shown
+   * one; each is made once and kept (a fold state by its key), so folding back is a swap. ---- */
+  var cur = null, svg = null, graphBox = null, levelNodes = {}, succ = {}, pred = {};
+  var edgeEls = [], elements = [], open = fold ? fold.fromLevel(levels[data.start]) : null;
+  var svgCache = {}, drawings = {}, stateDrawings = {};
   svgCache[data.start] = canvas.querySelector("svg.vg-graph");
+  var FILL = { op: "lightgray", leaf: "lightblue", saved: "orange", output: "#caff70",
+               base: "#a2cd5a", fold: "#ffe9a8", group: "#e3d5f2" };
 
-  function svgOf(index) {
+  function parse(text) {
+    var holder = document.createElement("div");
+    holder.innerHTML = text;
+    return holder.querySelector("svg");
+  }
+  function graphviz(index) {                 // a level Graphviz laid out
     var level = levels[index];
-    if (!svgCache[index] && (level.svg || level.layout === "page")) {
-      var holder = document.createElement("div");
-      holder.innerHTML = level.svg || layOut(level);  // Graphviz's SVG or our own
-      svgCache[index] = holder.querySelector("svg");
-      level.svg = null;                                // parsed once; free the text
+    if (!svgCache[index] && level.svg) { svgCache[index] = parse(level.svg); level.svg = null; }
+    if (!svgCache[index]) { return null; }
+    drawings[index] = drawings[index] || { name: level.name, svg: svgCache[index], boxes: level.boxes,
+                                           owner: level.owner, hidden: level.hidden, map: null, level: index };
+    return drawings[index];
+  }
+  function lines(id, boxes) {                // a box's label, as the page draws it
+    var n = nodes[id] || boxes[id] || {};
+    return [n.title || ""].concat(n.lines || [], (n.rows || []).map(function (r) { return r.join(" "); }))
+      .filter(function (t) { return t; });
+  }
+  function drawing(name, shown, level) {     // lay out and parse one drawing
+    var boxes = shown.boxes;
+    var made = layout.compound({
+      ids: shown.ids, cont: shown.cont, edges: shown.edges,
+      lines: function (id) { return lines(id, boxes); },
+      fill: function (id) { var n = nodes[id] || boxes[id] || {}; return n.fill || FILL[n.kind] || FILL.op; },
+      parentOf: function (s) { return s >= 0 ? fold.parents[s] : -1; },
+      title: function (s) { return fold.title(s); }
+    });
+    return { name: name, svg: parse(made.svg), boxes: boxes, owner: shown.owner,
+             hidden: shown.hidden || {}, map: made.map, level: level };
+  }
+  function pageLevel(index) {                // a level too big for Graphviz, without a tree
+    var level = levels[index];
+    if (!drawings[index]) {
+      var all = !level.ids, edges = all ? data.graph.edges.map(function (e) {
+        return [e.source, e.target, e.label, e.tail_label, e.head_label,
+                e.style === "dashed" || e.style === "dotted", e.undirected];
+      }) : level.edges;
+      var ids = level.ids || data.graph.nodes.map(function (n) { return n.id; });
+      drawings[index] = drawing(level.name, { ids: ids, cont: ids.map(function () { return -1; }),
+        edges: edges, boxes: level.boxes, owner: level.owner, hidden: level.hidden }, index);
     }
-    return svgCache[index] || null;
+    return drawings[index];
+  }
+  function stateDrawing(name, level) {       // what the open flags draw
+    var key = fold.key(open);
+    if (!stateDrawings[key]) {
+      var t0 = performance.now();
+      stateDrawings[key] = drawing(name, fold.visible(open), level);
+      stateDrawings[key].ms = performance.now() - t0;
+    }
+    return stateDrawings[key];
   }
 
   /* Text is what makes a big drawing slow (shaping 20,000 labels takes seconds), so a
-   * page layout gets its labels only where the reader looks, once zoomed in enough. */
+   * drawing made here gets its labels only where the reader looks, once zoomed in enough. */
   var labelTimer = null;
   function labelVisible() {
-    var map = levels[current] && levels[current].map;
-    if (!map || cam.k < 0.3) { return; }
-    var x0 = cam.x, y0 = cam.y, x1 = x0 + canvas.clientWidth / cam.k, y1 = y0 + canvas.clientHeight / cam.k;
-    for (var i = 0; i < map.n; i++) {
-      if (map.labelled[i] || map.x[i] + map.w[i] / 2 < x0 || map.x[i] - map.w[i] / 2 > x1 ||
-          map.y[i] + map.h[i] / 2 < y0 || map.y[i] - map.h[i] / 2 > y1) { continue; }
-      map.labelled[i] = 1;
-      var top = map.y[i] - map.h[i] / 2, text = [];
-      for (var j = 0; j < map.label[i].length; j++) {
-        text.push('<text text-anchor="middle" x="', map.x[i], '" y="', top + 14 + 12 * j,
-                  '" font-family="monospace" font-size="10.00">', esc(map.label[i][j]), "</text>");
-      }
-      levelNodes[map.ids[i]].insertAdjacentHTML("beforeend", text.join(""));
-    }
-  }
-
-  /* ---- a level too big for Graphviz, laid out here: layered, linear time ----
-   * Rank: as late as possible (the longest path down to an output decides, so a
-   * node sits one row above its highest consumer and a leaf beside the op using it).  Order and x: three barycentre
-   * passes (down by producers, up by consumers, down again), each row packed
-   * left to right at its wanted x and shifted back to centre on it.  Edges are
-   * curves without routing: good enough to read a 20,000-node graph's shape, and
-   * every box is searchable, selectable and highlighted like Graphviz's. */
-  var FILL = { op: "lightgray", leaf: "lightblue", saved: "orange", output: "#caff70",
-               base: "#a2cd5a", fold: "#ffe9a8", group: "#e3d5f2" };
-  function esc(text) {
-    return String(text).replace(/[&<>"]/g, function (c) {
-      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;" }[c];
-    });
-  }
-  function layOut(level) {
-    var ids = level.ids || data.graph.nodes.map(function (n) { return n.id; });
-    var pairs = level.edges || data.graph.edges.map(function (e) { return [e.source, e.target]; });
-    var n = ids.length, at = {}, ins = [], outs = [], i, j, r;
-    for (i = 0; i < n; i++) { at[ids[i]] = i; ins.push([]); outs.push([]); }
-    pairs.forEach(function (p) {
-      var a = at[p[0]], b = at[p[1]];
-      if (a !== undefined && b !== undefined && a !== b) { outs[a].push(b); ins[b].push(a); }
-    });
-    var left = new Int32Array(n), order = [];   // reverse topological order (Kahn, from sinks)
-    for (i = 0; i < n; i++) { left[i] = outs[i].length; if (!left[i]) { order.push(i); } }
-    for (j = 0; j < order.length; j++) {
-      ins[order[j]].forEach(function (u) { if (--left[u] === 0) { order.push(u); } });
-    }
-    var depth = new Int32Array(n), deepest = 0;  // longest path down to a sink
-    order.forEach(function (v) {
-      outs[v].forEach(function (w) { depth[v] = Math.max(depth[v], depth[w] + 1); });
-      deepest = Math.max(deepest, depth[v]);
-    });
-    var rows = [];
-    for (r = 0; r <= deepest; r++) { rows.push([]); }
-    for (j = order.length - 1; j >= 0; j--) { rows[deepest - depth[order[j]]].push(order[j]); }
-    var label = [], w = new Float64Array(n), h = new Float64Array(n), x = new Float64Array(n);
-    for (i = 0; i < n; i++) {
-      var node = nodes[ids[i]] || level.boxes[ids[i]] || {};
-      var lines = [node.title || ""].concat(node.lines || []).filter(function (t) { return t; });
-      label.push(lines);
-      w[i] = 16 + 6.1 * Math.max.apply(null, lines.map(function (t) { return t.length; }).concat([2]));
-      h[i] = 8 + 12 * Math.max(lines.length, 1);
-    }
-    rows.forEach(function (row) {
-      var cursor = 0;
-      row.forEach(function (v) { x[v] = cursor + w[v] / 2; cursor += w[v] + 12; });
-    });
-    function pass(row, near) {
-      var want = row.map(function (v) {
-        var list = near[v];
-        if (!list.length) { return x[v]; }
-        var sum = 0;
-        list.forEach(function (u) { sum += x[u]; });
-        return sum / list.length;
-      });
-      var byWant = row.map(function (v, k) { return k; });
-      byWant.sort(function (a, b) { return want[a] - want[b]; });
-      var placed = byWant.map(function (k) { return row[k]; }), shift = 0, edge = -Infinity;
-      byWant.forEach(function (k, m) {
-        var v = row[k];
-        x[v] = Math.max(want[k], edge + w[v] / 2 + 12);
-        edge = x[v] + w[v] / 2;
-        shift += want[k] - x[v];
-        placed[m] = v;
-      });
-      shift /= Math.max(row.length, 1);
-      placed.forEach(function (v) { x[v] += shift; });
-      return placed;
-    }
-    for (r = 1; r < rows.length; r++) { rows[r] = pass(rows[r], ins); }
-    for (r = rows.length - 2; r >= 0; r--) { rows[r] = pass(rows[r], outs); }
-    for (r = 1; r < rows.length; r++) { rows[r] = pass(rows[r], ins); }
-    var y = new Float64Array(n), top = 0, minX = Infinity, maxX = -Infinity;
-    rows.forEach(function (row) {
-      var tallest = 0;
-      row.forEach(function (v) {
-        tallest = Math.max(tallest, h[v]);
-        minX = Math.min(minX, x[v] - w[v] / 2); maxX = Math.max(maxX, x[v] + w[v] / 2);
-      });
-      row.forEach(function (v) { y[v] = top + tallest / 2; });
-      top += tallest + 36;
-    });
-    // As few elements as will do (no <title>s, one shared arrowhead): a 20,000-box
-    // level is ~100,000 elements, and style and layout time grow with the count.
-    level.map = { x: x, y: y, w: w, h: h, n: n, box: [minX - 8, -8, maxX - minX + 16, top],
-                  ids: ids, label: label, labelled: new Uint8Array(n) };
-    var out = ['<svg class="vg-graph" viewBox="', level.map.box.join(" "),
-               '"><defs><marker id="vg-arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" ',
-               'markerHeight="7" markerUnits="userSpaceOnUse" orient="auto"><path d="M0 0L8 4L0 8z" fill="black" stroke="black"/>',
-               '</marker></defs><g class="graph"><polygon fill="white" stroke="transparent" points="',
-               [minX - 8, -8, maxX + 8, -8, maxX + 8, top - 8, minX - 8, top - 8].join(" "), '"/>'];
-    pairs.forEach(function (p) {
-      var a = at[p[0]], b = at[p[1]];
-      if (a === undefined || b === undefined || a === b) { return; }
-      var x1 = x[a], y1 = y[a] + h[a] / 2, x2 = x[b], y2 = y[b] - h[b] / 2, mid = (y1 + y2) / 2;
-      out.push('<path class="edge" data-ends="', esc(p[0] + "->" + p[1]), '" fill="none" ',
-               'stroke="black" marker-end="url(#vg-arrow)" d="M', x1, " ", y1, "C", x1, " ", mid,
-               " ", x2, " ", mid, " ", x2, " ", y2, '"/>');
-    });
-    for (i = 0; i < n; i++) {
-      var kind = (nodes[ids[i]] || level.boxes[ids[i]] || {}).kind;
-      var fill = (nodes[ids[i]] || {}).fill || FILL[kind] || FILL.op;
-      var x0 = x[i] - w[i] / 2, y0 = y[i] - h[i] / 2;
-      out.push('<g id="', esc(ids[i]), '" class="node"><polygon fill="',
-               esc(fill), '" stroke="black" points="', [x0, y0, x0 + w[i], y0, x0 + w[i], y0 + h[i], x0,
-               y0 + h[i]].join(" "), '"/>');
-      out.push("</g>");
-    }
-    out.push("</g></svg>");
-    return out.join("");
+    if (!cur || !cur.map || cam.k < 0.3) { return; }
+    layout.labelIn(cur.map, svg, function (id) { return levelNodes[id]; }, cam.x, cam.y,
+                   cam.x + canvas.clientWidth / cam.k, cam.y + canvas.clientHeight / cam.k);
   }
 
   function titleOf(el) {                     // an edge's "source->target"
@@ -194,17 +119,15 @@
     return title ? title.textContent : "";
   }
 
-  function useLevel(index, keep) {
-    var next = svgOf(index);
-    if (!next) { return false; }
-    if (selected && !nodes[selected]) {      // a box of the old level: keep its first member
-      var old = levels[current].boxes[selected];
+  function show(next, keep) {
+    if (selected && !nodes[selected]) {      // a box of the old drawing: keep its first member
+      var old = cur.boxes[selected];
       selected = old && old.details.members ? old.details.members[0] : null;
     }
     if (svg) { svg.remove(); }
-    canvas.appendChild(next);
-    svg = next; current = index; levelSelect.value = String(index);
-    if (!svg.vgBox) {                        // Graphviz's box; the camera rewrites viewBox
+    canvas.appendChild(next.svg);
+    cur = next; svg = next.svg; levelSelect.value = String(next.level);
+    if (!svg.vgBox) {                        // the drawing's box; the camera rewrites viewBox
       var box = svg.viewBox.baseVal;
       svg.vgBox = { x: box.x, y: box.y, w: box.width || 1, h: box.height || 1 };
     }
@@ -223,8 +146,8 @@
       succ[ends[0]].push(ends[1]); pred[ends[1]].push(ends[0]);
       edgeEls.push({ el: el, source: ends[0], target: ends[1] });
     });
-    $("vg-fold").disabled = !levels.slice(0, index).some(function (l) { return l.drawn; });
-    $("vg-unfold").disabled = !levels.slice(index + 1).some(function (l) { return l.drawn; });
+    $("vg-fold").disabled = !neighbour(-1);
+    $("vg-unfold").disabled = !neighbour(1);
     drawMinimap();
     if (keep && selected && visibleFor(selected)) { select(selected, true); } else {
       fit();
@@ -235,16 +158,40 @@
       }
       if (keep && selected) { select(selected, false); }  // its details: "not drawn here"
     }
-    status.textContent = levels[index].name + ": " + elements.length + " boxes";
+    status.textContent = cur.name + ": " + elements.length + " boxes";
     return true;
   }
 
-  function step(delta) {                     // the next drawn level that way
-    for (var i = current + delta; i >= 0 && i < levels.length; i += delta) {
-      if (levels[i].drawn) { return useLevel(i, true); }
+  function useLevel(index, keep) {
+    var level = levels[index];
+    if (fold) { open = fold.fromLevel(level); }
+    var next = graphviz(index);
+    if (!next && level.layout === "page") {
+      next = fold && level.exact ? stateDrawing(level.name, index) : pageLevel(index);
     }
-    return false;
+    return next ? show(next, keep) : false;
   }
+  function useState(keep) {                  // the open flags: a level's drawing if it is one
+    var key = fold.key(open);
+    for (var i = 0; i < levels.length; i++) {
+      if (levels[i].exact && levels[i].key === key && (levels[i].svg || svgCache[i])) {
+        var flags = open, done = useLevel(i, keep);
+        open = flags;                        // the same partition; keep the flags under boxes
+        return done;
+      }
+    }
+    return show(stateDrawing("scopes folded one by one", -1), keep);
+  }
+
+  function neighbour(delta) {                // the next drawn level that way (by boxes drawn)
+    var count = cur ? elements.length : 0;
+    for (var i = delta > 0 ? 0 : levels.length - 1; i >= 0 && i < levels.length; i += delta) {
+      if (!levels[i].drawn || i === cur.level) { continue; }
+      if (cur.level >= 0 ? (i - cur.level) * delta > 0 : (levels[i].count - count) * delta > 0) { return i + 1; }
+    }
+    return 0;
+  }
+  function step(delta) { var next = neighbour(delta); return next ? useLevel(next - 1, true) : false; }
 
   levels.forEach(function (level, i) {
     var option = document.createElement("option");
@@ -253,6 +200,11 @@
     option.disabled = !level.drawn;
     levelSelect.appendChild(option);
   });
+  if (fold) {
+    var custom = document.createElement("option");
+    custom.value = "-1"; custom.disabled = true; custom.textContent = "scopes folded one by one";
+    levelSelect.appendChild(custom);
+  }
   levelSelect.addEventListener("change", function () { useLevel(+levelSelect.value, true); });
   $("vg-fold").addEventListener("click", function () { step(-1); });
   $("vg-unfold").addEventListener("click", function () { step(1); });
@@ -325,7 +277,7 @@
     minimap.style.display = big ? "block" : "none";
     if (!big) { viewport = null; return; }
     minimap.setAttribute("viewBox", [graphBox.x, graphBox.y, graphBox.w, graphBox.h].join(" "));
-    var map = levels[current].map;
+    var map = cur.map;
     if (!map) {                              // Graphviz's drawing: show it again, small
       svg.querySelector("g.graph").id = "vg-drawing";
       // innerHTML on an SVG element parses its children as SVG
@@ -365,7 +317,7 @@
   var selected = null;                       // a full node id, or a box id of this level
   function visibleFor(id) {                  // the element that draws id at this level
     if (levelNodes[id]) { return id; }
-    var box = levels[current].owner[id];
+    var box = cur.owner[id];
     return box && levelNodes[box] ? box : null;
   }
   function reach(start, next) {              // every node reachable from start
@@ -409,7 +361,8 @@
   canvas.addEventListener("click", function (event) {
     if (drag && drag.moved) { return; }
     var el = event.target.closest ? event.target.closest("g.node") : null;
-    if (el) { select(el.id, false); } else { clearSelection(); }
+    var frame = el ? null : scopeAt(event.target);
+    if (el) { select(el.id, false); } else if (frame !== null) { foldScope(frame); } else { clearSelection(); }
   });
   canvas.addEventListener("dblclick", function (event) {
     var el = event.target.closest ? event.target.closest("g.node") : null;
@@ -420,16 +373,65 @@
     details.textContent = "";
     add(details, "p", "Click a node (or Tab to it and press Enter) to see its details.");
   }
-  function unfoldSelected() {                // the next level that draws the box's insides
-    var box = selected && levels[current].boxes[selected];
+
+  /* ---- folding one scope at a time: the open flags change, the drawing follows ---- */
+  function scopeAt(target) {                 // an open scope's title (ours or Graphviz's) -> scope
+    if (!fold || !target.closest) { return null; }
+    var ours = target.closest("[data-scope]");
+    if (ours) { return +ours.getAttribute("data-scope"); }
+    var cluster = target.tagName === "text" ? target.closest("g.cluster") : null;
+    var title = cluster && cluster.querySelector("title");
+    var known = cur.level >= 0 && levels[cur.level].clusters;
+    return title && known && known[title.textContent] !== undefined ? known[title.textContent] : null;
+  }
+  function scopeOfBox(id) {                  // the folded scope box id draws, if any
+    if (!fold || !cur.boxes[id]) { return undefined; }
+    if (cur.boxes[id].scope !== undefined) { return cur.boxes[id].scope; }
+    return cur.level >= 0 && levels[cur.level].tree ? levels[cur.level].tree[id] : undefined;
+  }
+  function focusOn(id) {                     // select the box drawing id and bring it into view
+    var shown = visibleFor(id);
+    if (shown) { select(shown, true); levelNodes[shown].focus({ preventScroll: true }); }
+  }
+  function unfoldScope(scope) {              // just that scope: its boxes appear, the rest stays
+    fold.unfold(open, scope);
+    selected = null;
+    useState(false);
+    focusOn(fold.members(scope)[0]);         // its first box inside, selected (as a level change does)
+    return true;
+  }
+  function foldScope(scope) {                // back to one box, selected
+    open[scope] = 0;
+    useState(false);
+    focusOn(fold.members(scope)[0]);
+    return true;
+  }
+  function foldSelected() {                  // the scope holding the selection
+    if (!fold || !selected) { return false; }
+    var scope = scopeOfBox(selected);
+    scope = scope !== undefined ? fold.parents[scope] : fold.homeOf[selected];
+    while (scope !== undefined && scope >= 0 && !open[scope]) { scope = fold.parents[scope]; }
+    return scope !== undefined && scope >= 0 ? foldScope(scope) : false;
+  }
+  function reveal(id) {                      // unfold the scopes holding node id, select it
+    fold.reveal(open, id);
+    useState(false);
+    select(id, true);
+    return true;
+  }
+  function unfoldSelected() {                // a scope box: that scope; else the next level
+    var box = selected && cur.boxes[selected];
     if (selected && !box && !levelNodes[selected]) {   // a node folded away: show it itself
+      if (fold && fold.homeOf[selected] !== undefined) { return reveal(selected); }
       var own = nearest(selected, function () { return true; });
       if (own >= 0) { useLevel(own, false); select(selected, true); }
       return own >= 0;
     }
     if (!box) { return step(1); }
+    var scope = scopeOfBox(selected);
+    if (scope !== undefined) { return unfoldScope(scope); }
     var members = box.details.members || [], member = members[0];
-    for (var i = current + 1; i < levels.length; i++) {
+    for (var i = Math.max(cur.level, 0) + 1; i < levels.length; i++) {
       var inner = levels[i].owner[member];   // box ids repeat across levels: compare sizes
       var size = inner ? (levels[i].boxes[inner].details.members || []).length : 0;
       if (levels[i].drawn && member && size < members.length) {
@@ -440,8 +442,9 @@
     return false;
   }
   function nearest(id, allowed) {           // the nearest level drawing id as its own box
+    var here = Math.max(cur.level, 0);
     var order = levels.map(function (l, i) { return i; }).sort(function (a, b) {
-      return Math.abs(a - current) - Math.abs(b - current);
+      return Math.abs(a - here) - Math.abs(b - here);
     });
     for (var k = 0; k < order.length; k++) {
       var level = levels[order[k]];
@@ -459,7 +462,7 @@
     return el;
   }
   function labelOf(id) {
-    var n = nodes[id] || levels[current].boxes[id];
+    var n = nodes[id] || (cur && cur.boxes[id]);
     if (!n) { return id; }
     return (n.title || n.kind) + (n.lines && n.lines.length ? " " + n.lines.join(" ") : "");
   }
@@ -489,7 +492,7 @@
   }
   function showDetails(id, shown) {
     details.textContent = "";
-    var n = nodes[id], box = levels[current].boxes[id], extra = data.extra[id] || {};
+    var n = nodes[id], box = cur.boxes[id], extra = data.extra[id] || {};
     if (!n && box) { return showBox(id, box); }
     if (!n) { return; }
     var d = n.details || {};
@@ -505,6 +508,7 @@
     if (shown && shown !== id) { facts.push(["drawn inside", labelOf(shown) + " (u: unfold)"]); }
     if (!shown) { facts.push(["drawn", "not at this level: unfold to see it"]); }
     table(details, "Node", facts);
+    if (shown === id) { foldButton(); }
     table(details, "Forward outputs (gradients in)", (d.outputs || []).map(function (o, i) {
       return ["#" + i, shape(o.shape) + " " + o.dtype];
     }));
@@ -540,6 +544,14 @@
       if (frame[3]) { add(item, "code", frame[3]); }
     });
   }
+  function foldButton() {                   // fold the open scope holding the selection
+    if (!fold) { return; }
+    var scope = scopeOfBox(selected);
+    scope = scope !== undefined ? fold.parents[scope] : fold.homeOf[selected];
+    if (scope === undefined || scope < 0 || !open[scope]) { return; }
+    var b = add(details, "button", "Fold " + fold.title(scope) + " (f)", "vg-action");
+    b.type = "button"; b.addEventListener("click", foldSelected);
+  }
   function showBox(id, box) {
     add(details, "h2", box.title);
     (box.lines || []).forEach(function (line) { add(details, "p", line); });
@@ -554,6 +566,7 @@
     }
     var b = add(details, "button", "Unfold (u)", "vg-action");
     b.type = "button"; b.addEventListener("click", unfoldSelected);
+    foldButton();
     table(details, "Members" + (members.length > 200 ? " (first 200)" : ""),
       members.slice(0, 200).map(function (m) { return [link(m)]; }));
   }
@@ -611,7 +624,9 @@
   // draws it (instant), else inside its group here (u / Unfold opens a level laid
   // out in the page, which takes seconds for 20,000 boxes), else at any level.
   function jump(id) {
-    if (!levelNodes[id]) {
+    if (!levelNodes[id] && fold && fold.homeOf[id] !== undefined) {
+      reveal(id);                            // unfold just the scopes holding it
+    } else if (!levelNodes[id]) {
       var own = nearest(id, function (level) { return level.layout === "graphviz"; });
       if (own < 0 && !visibleFor(id)) { own = nearest(id, function () { return true; }); }
       if (own >= 0) { useLevel(own, false); }
@@ -668,6 +683,7 @@
     else if (event.key === "[") { step(-1); }
     else if (event.key === "]") { step(1); }
     else if (event.key === "u") { unfoldSelected(); }
+    else if (event.key === "f") { foldSelected(); }
     else if (moves[event.key] && tag !== "button") {
       event.preventDefault(); pan(moves[event.key][0], moves[event.key][1]);
     } else { return; }
@@ -686,7 +702,8 @@
 
   useLevel(data.start, false);
   window.vizgradViewer = {                   // for tests and the console
-    level: function () { return current; }, levels: levels, select: select, jump: jump,
+    level: function () { return cur.level; }, open: function () { return open; }, fold: fold,
+    drawing: function () { return cur; }, unfoldScope: unfoldScope, foldScope: foldScope, levels: levels, select: select, jump: jump,
     useLevel: useLevel, find: find, visibleFor: visibleFor, camera: cam
   };
 })();

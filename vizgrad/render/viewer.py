@@ -24,7 +24,8 @@ from ..debug.gradstats import METADATA_KEY, grad_stats
 from . import fold
 from .blocks import fold_repeated_blocks
 from .build import build_view
-from .view import Cluster, GraphView, RenderOptions
+from .view import GraphView, RenderOptions
+from .viewer_tree import copy_view, scope_tree, tree_data
 
 #: A level with more boxes than this is not laid out by Graphviz: ``dot`` takes ~3 s
 #: for 1,000 boxes, ~20 s for 5,000 and minutes for 20,000 (superlinear).  The page
@@ -43,13 +44,6 @@ class Level:
     svg: str | None = None
 
 
-def _copy(view: GraphView) -> GraphView:
-    """A view whose lists (and clusters) can be folded without touching ``view``."""
-    clusters = [Cluster(c.id, c.label, c.parent, list(c.nodes)) for c in view.clusters]
-    return GraphView(list(view.nodes), list(view.edges), clusters, list(view.legend),
-                     list(view.notes), dict(view.graph))
-
-
 def _partition(view: GraphView) -> frozenset:
     """What a level shows, independent of box ids (to drop duplicate levels)."""
     return frozenset(frozenset(n.details.get("members", ())) or n.id for n in view.nodes)
@@ -61,15 +55,15 @@ def fold_levels(full: GraphView, max_nodes: int | None) -> list[Level]:
     depths = [n.scope.count(".") + 1 for n in full.nodes if n.scope]
     if depths:
         for depth in range(1, max(depths) + 1):
-            level = _copy(full)
+            level = copy_view(full)
             fold.collapse_scopes(level, depth, fold_repeats=True)
             found.append(Level(f"modules collapsed to depth {depth}", level))
-        level = _copy(full)
+        level = copy_view(full)
         if fold_repeated_blocks(level):
             fold.drop_empty_clusters(level)
             found.append(Level("repeated blocks folded", level))
     elif max_nodes is not None and len(full.nodes) > max_nodes:
-        level = _copy(full)
+        level = copy_view(full)
         fold.fold_big(level, max_nodes)
         found.append(Level("folded to fit max_nodes", level))
     found.append(Level("everything", full))
@@ -181,6 +175,14 @@ class _Facts:
         return facts
 
 
+def _edge(edge: Any) -> list[str]:
+    """An edge of a level the page lays out: its ends, then its labels if any."""
+    labels = [edge.label, edge.tail_label, edge.head_label]
+    while labels and not labels[-1]:
+        labels.pop()
+    return [edge.source, edge.target, *labels]
+
+
 def _compact(item: dict[str, Any], drop: tuple[str, ...]) -> dict[str, Any]:
     return {k: v for k, v in item.items() if k not in drop and not (
         v is None or v is False or (isinstance(v, (str, list, dict)) and not v))}
@@ -199,6 +201,8 @@ def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any
                 extra[node.id] = found
     shown = []
     full_ids = {n.id for n in full.nodes}
+    tree = scope_tree(full)
+    members = tree.members() if tree is not None else []
     for level in levels:
         boxes = {}
         for node in level.view.nodes:
@@ -211,11 +215,14 @@ def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any
         entry = {"name": level.name, "count": len(level.view.nodes),
                  "hidden": sorted(full_ids - drawn), "notes": level.view.notes,
                  "boxes": boxes, "layout": "graphviz" if level.svg is not None else None}
+        state = tree.state_of(level.view, members) if tree is not None else None
+        if state is not None:  # which scopes it folds: the page unfolds them one by one
+            entry.update(state)
         if level.svg is None and len(level.view.nodes) <= PAGE_LAYOUT_LIMIT:
-            entry["layout"] = "page"  # the script lays it out from these lists
-            if level.view is not full:
+            entry["layout"] = "page"  # the script lays it out from the tree or these lists
+            if level.view is not full and not (state and state["exact"]):
                 entry["ids"] = [n.id for n in level.view.nodes]
-                entry["edges"] = [[e.source, e.target] for e in level.view.edges]
+                entry["edges"] = [_edge(e) for e in level.view.edges]
         shown.append(entry)
     document = to_dict(full, positions=False)
     # The schema's document, less what the page does not need: tooltips (the panel
@@ -233,7 +240,8 @@ def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any
     # JSON-safe (NaN as text, user text cleaned); the document already is, and
     # cleaning its ~2 million strings again would double the save time of a big graph
     rest = _plain({"extra": extra, "frames": facts.frames, "stacks": facts.stacks,
-                   "levels": shown})
+                   "levels": shown, "tree": tree_data(tree, [n.id for n in full.nodes])
+                   if tree is not None else None})
     return {"graph": document, **rest, "start": start, "layout_limit": LAYOUT_LIMIT}
 
 

@@ -1,0 +1,256 @@
+/* vizgrad's own layout, for drawings the page makes (a scope unfolded on its own, or
+ * a level too big for Graphviz): nested layered layout, written for vizgrad.
+ *
+ * Each open module scope is a box laid out on its own, innermost first: its boxes
+ * and its inner scopes (already laid out, so of known size) are ranked as late as
+ * possible (the longest path down to an output decides, so a node sits one row
+ * above its highest consumer and a leaf by the op using it), then ordered and
+ * placed by three barycentre passes (down by producers, up by consumers, down
+ * again), each row packed left to right at its wanted x and shifted back to centre
+ * on it.  An edge between two scopes counts in their nearest common scope, between
+ * the two inner scopes holding its ends.  Linear time but for the sorts in a row;
+ * cycles (two scopes feeding each other) are broken by ignoring the edge that
+ * closes one.  Edges are curves without routing.  Labels (boxes, scope titles and
+ * edge labels) are not in the SVG text: the page adds them where the reader looks. */
+window.vizgradLayout = (function () {
+  "use strict";
+  var GAP = 12, ROW = 36, PAD = 10, TITLE = 20;
+
+  function esc(text) {
+    return String(text).replace(/[&<>"]/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;" }[c];
+    });
+  }
+
+  /* Lay out n boxes (sizes w, h) with edges outs/ins (index lists): centre x, y. */
+  function layered(n, w, h, outs, ins) {
+    var i, j, r, left = new Int32Array(n), order = [], placed = new Uint8Array(n);
+    for (i = 0; i < n; i++) { left[i] = outs[i].length; if (!left[i]) { order.push(i); placed[i] = 1; } }
+    var next = 0;
+    for (j = 0; j < n; j++) {                // reverse topological order, from the sinks
+      if (j === order.length) {              // a cycle: take the first box not yet placed
+        while (placed[next]) { next++; }
+        order.push(next); placed[next] = 1;
+      }
+      ins[order[j]].forEach(function (u) {
+        if (!placed[u] && --left[u] === 0) { order.push(u); placed[u] = 1; }
+      });
+    }
+    var at = new Int32Array(n), depth = new Int32Array(n), deepest = 0;
+    order.forEach(function (v, k) { at[v] = k; });
+    order.forEach(function (v) {             // longest path down, edges closing a cycle ignored
+      outs[v].forEach(function (u) { if (at[u] < at[v]) { depth[v] = Math.max(depth[v], depth[u] + 1); } });
+      deepest = Math.max(deepest, depth[v]);
+    });
+    var rows = [];
+    for (r = 0; r <= deepest; r++) { rows.push([]); }
+    for (j = order.length - 1; j >= 0; j--) { rows[deepest - depth[order[j]]].push(order[j]); }
+    var x = new Float64Array(n);
+    rows.forEach(function (row) {
+      var cursor = 0;
+      row.forEach(function (v) { x[v] = cursor + w[v] / 2; cursor += w[v] + GAP; });
+    });
+    function pass(row, near) {
+      var want = row.map(function (v) {
+        var list = near[v];
+        if (!list.length) { return x[v]; }
+        var sum = 0;
+        list.forEach(function (u) { sum += x[u]; });
+        return sum / list.length;
+      });
+      var byWant = row.map(function (v, k) { return k; });
+      byWant.sort(function (a, b) { return want[a] - want[b] || a - b; });
+      var out = [], shift = 0, edge = -Infinity;
+      byWant.forEach(function (k) {
+        var v = row[k];
+        x[v] = Math.max(want[k], edge + w[v] / 2 + GAP);
+        edge = x[v] + w[v] / 2;
+        shift += want[k] - x[v];
+        out.push(v);
+      });
+      shift /= Math.max(row.length, 1);
+      out.forEach(function (v) { x[v] += shift; });
+      return out;
+    }
+    for (r = 1; r < rows.length; r++) { rows[r] = pass(rows[r], ins); }
+    for (r = rows.length - 2; r >= 0; r--) { rows[r] = pass(rows[r], outs); }
+    for (r = 1; r < rows.length; r++) { rows[r] = pass(rows[r], ins); }
+    var y = new Float64Array(n), top = 0, minX = n ? Infinity : 0, maxX = n ? -Infinity : 0;
+    rows.forEach(function (row) {
+      var tallest = 0;
+      row.forEach(function (v) {
+        tallest = Math.max(tallest, h[v]);
+        minX = Math.min(minX, x[v] - w[v] / 2); maxX = Math.max(maxX, x[v] + w[v] / 2);
+      });
+      row.forEach(function (v) { y[v] = top + tallest / 2; });
+      top += tallest + ROW;
+    });
+    return { x: x, y: y, minX: minX, maxX: maxX, height: Math.max(top - ROW, 0) };
+  }
+
+  function sizeOf(lines) {
+    var longest = 2;
+    lines.forEach(function (t) { longest = Math.max(longest, t.length); });
+    return [16 + 6.1 * longest, 8 + 12 * Math.max(lines.length, 1)];
+  }
+
+  /* input: ids (boxes drawn), lines(id) -> label lines, fill(id), cont (the open scope
+   * holding each box, -1: none), parentOf(scope), title(scope), edges: [a, b, label,
+   * tail, head, style, undirected].  Returns the SVG text and the map the page keeps. */
+  function compound(input) {
+    var n = input.ids.length, i, at = {}, w = new Float64Array(n), h = new Float64Array(n);
+    var label = [];
+    for (i = 0; i < n; i++) {
+      at[input.ids[i]] = i;
+      label.push(input.lines(input.ids[i]));
+      var size = sizeOf(label[i]);
+      w[i] = Math.round(size[0]); h[i] = size[1];
+    }
+    /* the scopes drawn and what each holds: "b<i>" a box, "s<scope>" an inner scope */
+    var held = { "-1": [] }, scopes = [], depthOf = { "-1": 0 };
+    function scopeDepth(s) {
+      if (depthOf[s] === undefined) {
+        var chain = [], d;
+        for (d = s; depthOf[d] === undefined; d = input.parentOf(d)) { chain.push(d); }
+        for (var k = chain.length - 1; k >= 0; k--) { depthOf[chain[k]] = depthOf[input.parentOf(chain[k])] + 1; }
+      }
+      return depthOf[s];
+    }
+    function use(s) {                        // s and its parents drawn (a loop: no recursion)
+      var chain = [];
+      for (; s >= 0 && !held[s]; s = input.parentOf(s)) { chain.push(s); }
+      for (var k = chain.length - 1; k >= 0; k--) {
+        held[chain[k]] = []; scopes.push(chain[k]); scopeDepth(chain[k]);
+        held[input.parentOf(chain[k])].push("s" + chain[k]);
+      }
+    }
+    for (i = 0; i < n; i++) { use(input.cont[i]); held[input.cont[i]].push("b" + i); }
+    /* each edge counts in the nearest scope holding both ends */
+    var local = { "-1": [] };
+    scopes.forEach(function (s) { local[s] = []; });
+    input.edges.forEach(function (e) {
+      var a = at[e[0]], b = at[e[1]];
+      if (a === undefined || b === undefined || a === b) { return; }
+      var ra = "b" + a, rb = "b" + b, ca = input.cont[a], cb = input.cont[b];
+      while (ca !== cb) {
+        if (depthOf[ca] >= depthOf[cb]) { ra = "s" + ca; ca = input.parentOf(ca); } else { rb = "s" + cb; cb = input.parentOf(cb); }
+      }
+      if (ra !== rb) { local[ca].push([ra, rb]); }
+    });
+    /* innermost scopes first: each laid out inside its box, of known size then */
+    var size = {}, inner = {};               // "s<scope>" -> [w, h]; scope -> its layout
+    scopes.sort(function (p, q) { return depthOf[q] - depthOf[p]; });
+    scopes.concat([-1]).forEach(function (s) {
+      var keys = held[s], m = keys.length, index = {}, kw = new Float64Array(m), kh = new Float64Array(m);
+      var outs = [], ins = [];
+      keys.forEach(function (key, k) {
+        index[key] = k; outs.push([]); ins.push([]);
+        if (key[0] === "b") { kw[k] = w[+key.slice(1)]; kh[k] = h[+key.slice(1)]; } else { kw[k] = size[key][0]; kh[k] = size[key][1]; }
+      });
+      local[s].forEach(function (pair) {
+        var a = index[pair[0]], b = index[pair[1]];
+        if (outs[a].indexOf(b) < 0) { outs[a].push(b); ins[b].push(a); }
+      });
+      var placed = layered(m, kw, kh, outs, ins);
+      placed.keys = keys; placed.w = kw; placed.h = kh;
+      inner[s] = placed;
+      var titleWidth = s >= 0 ? 14 + 6.1 * input.title(s).length : 0;
+      size["s" + s] = [Math.max(placed.maxX - placed.minX, titleWidth) + 2 * PAD, placed.height + TITLE + PAD];
+    });
+    /* absolute places, outermost first */
+    var x = new Float64Array(n), y = new Float64Array(n), frames = [];
+    var todo = [[-1, 0, 0]];
+    while (todo.length) {
+      var job = todo.pop(), s = job[0], placed = inner[s];
+      var ox = job[1] - placed.minX + (s >= 0 ? PAD : 0), oy = job[2] + (s >= 0 ? TITLE : 0);
+      placed.keys.forEach(function (key, k) {
+        var cx = ox + placed.x[k], cy = oy + placed.y[k];
+        if (key[0] === "b") { x[+key.slice(1)] = cx; y[+key.slice(1)] = cy; } else {
+          var sw = placed.w[k], sh = placed.h[k], left = cx - sw / 2, top = cy - sh / 2;
+          frames.push({ scope: +key.slice(1), x: left, y: top, w: sw, h: sh });
+          todo.push([+key.slice(1), left, top]);
+        }
+      });
+    }
+    for (i = 0; i < n; i++) { x[i] = Math.round(x[i] * 10) / 10; y[i] = Math.round(y[i] * 10) / 10; }
+    frames.forEach(function (f) {            // short numbers: the SVG text is half the size
+      f.x = Math.round(f.x * 10) / 10; f.y = Math.round(f.y * 10) / 10;
+      f.w = Math.round(f.w * 10) / 10; f.h = Math.round(f.h * 10) / 10;
+    });
+    var box = size["s-1"];
+    var minX = -8, minY = -8, width = box[0] + 16, height = box[1] + 16;
+    var out = ['<svg class="vg-graph" viewBox="', [minX, minY, width, height].join(" "),
+               '"><defs><marker id="vg-arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" ',
+               'markerHeight="7" markerUnits="userSpaceOnUse" orient="auto"><path d="M0 0L8 4L0 8z" fill="black" stroke="black"/>',
+               '</marker></defs><g class="graph"><polygon fill="white" stroke="transparent" points="',
+               [minX, minY, minX + width, minY, minX + width, minY + height, minX, minY + height].join(" "), '"/>'];
+    frames.sort(function (p, q) { return depthOf[p.scope] - depthOf[q.scope]; });
+    frames.forEach(function (f) {            // outer boxes first, so inner ones are on top
+      out.push('<g class="vg-scope" data-scope="', f.scope, '"><rect fill="none" stroke="#888888" rx="4" x="',
+               f.x, '" y="', f.y, '" width="', f.w, '" height="', f.h, '"/><rect class="vg-handle" fill="transparent" x="',
+               f.x, '" y="', f.y, '" width="', f.w, '" height="', TITLE - 4, '"/></g>');
+    });
+    var edgeLabels = [];
+    input.edges.forEach(function (e) {
+      var a = at[e[0]], b = at[e[1]];
+      if (a === undefined || b === undefined || a === b) { return; }
+      var x1 = x[a], y1 = y[a] + h[a] / 2, x2 = x[b], y2 = y[b] - h[b] / 2;
+      if (y2 < y1) { y1 = y[a] - h[a] / 2; y2 = y[b] + h[b] / 2; }   // an edge closing a cycle: upwards
+      var mid = (y1 + y2) / 2;
+      out.push('<path class="edge" data-ends="', esc(e[0] + "->" + e[1]), '" fill="none" stroke="black"',
+               e[5] ? ' stroke-dasharray="5,3"' : "", e[6] ? "" : ' marker-end="url(#vg-arrow)"', ' d="M', x1, " ", y1,
+               "C", x1, " ", mid, " ", x2, " ", mid, " ", x2, " ", y2, '"/>');
+      if (e[2]) { edgeLabels.push([(x1 + x2) / 2 + 4, mid + 3, e[2]]); }
+      if (e[3]) { edgeLabels.push([x1 + 4, y1 + 11, e[3]]); }
+      if (e[4]) { edgeLabels.push([x2 + 4, y2 - 4, e[4]]); }
+    });
+    for (i = 0; i < n; i++) {
+      var x0 = x[i] - w[i] / 2, y0 = y[i] - h[i] / 2;
+      out.push('<g id="', esc(input.ids[i]), '" class="node"><polygon fill="', esc(input.fill(input.ids[i])),
+               '" stroke="black" points="', [x0, y0, x0 + w[i], y0, x0 + w[i], y0 + h[i], x0, y0 + h[i]].join(" "),
+               '"/></g>');
+    }
+    out.push('<g class="vg-text"></g></g></svg>');
+    return {
+      svg: out.join(""),
+      map: { x: x, y: y, w: w, h: h, n: n, ids: input.ids, label: label, labelled: new Uint8Array(n),
+             frames: frames, titles: frames.map(function (f) { return input.title(f.scope); }),
+             framed: new Uint8Array(frames.length), edgeLabels: edgeLabels,
+             edgeLabelled: new Uint8Array(edgeLabels.length) }
+    };
+  }
+
+  /* Add the labels inside the visible rectangle (x0, y0)-(x1, y1) not added yet. */
+  function labelIn(map, svg, nodeEl, x0, y0, x1, y1) {
+    var i, j, text = [], layer = svg.querySelector("g.vg-text");
+    for (i = 0; i < map.n; i++) {
+      if (map.labelled[i] || map.x[i] + map.w[i] / 2 < x0 || map.x[i] - map.w[i] / 2 > x1 ||
+          map.y[i] + map.h[i] / 2 < y0 || map.y[i] - map.h[i] / 2 > y1) { continue; }
+      map.labelled[i] = 1;
+      var top = map.y[i] - map.h[i] / 2, own = [];
+      for (j = 0; j < map.label[i].length; j++) {
+        own.push('<text text-anchor="middle" x="', map.x[i], '" y="', top + 14 + 12 * j,
+                 '" font-family="monospace" font-size="10.00"', j ? ' class="vg-line"' : "", ">",
+                 esc(map.label[i][j]), "</text>");
+      }
+      nodeEl(map.ids[i]).insertAdjacentHTML("beforeend", own.join(""));
+    }
+    for (i = 0; i < map.frames.length; i++) {
+      var f = map.frames[i];
+      if (map.framed[i] || f.x + f.w < x0 || f.x > x1 || f.y + f.h < y0 || f.y > y1) { continue; }
+      map.framed[i] = 1;
+      text.push('<text class="vg-scope-title" x="', f.x + 6, '" y="', f.y + 13, '" font-family="sans-serif" ',
+                'font-size="11.00" data-scope="', f.scope, '">\u2212 ', esc(map.titles[i]), "</text>");
+    }
+    for (i = 0; i < map.edgeLabels.length; i++) {
+      var e = map.edgeLabels[i];
+      if (map.edgeLabelled[i] || e[0] < x0 - 200 || e[0] > x1 || e[1] < y0 || e[1] > y1 + 20) { continue; }
+      map.edgeLabelled[i] = 1;
+      text.push('<text x="', e[0], '" y="', e[1], '" font-family="monospace" font-size="9.00" fill="#555555">',
+                esc(e[2]), "</text>");
+    }
+    if (text.length) { layer.insertAdjacentHTML("beforeend", text.join("")); }
+  }
+
+  return { compound: compound, labelIn: labelIn, esc: esc };
+})();
