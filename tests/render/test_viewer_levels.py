@@ -12,6 +12,7 @@ import pytest
 import vizgrad as vg
 from vizgrad.render import RenderOptions, dot_binary, output, viewer
 from vizgrad.render.html import viewer_page
+from vizgrad.render.viewer_tree import scope_tree
 
 from . import programs
 
@@ -63,7 +64,15 @@ def test_big_levels_are_left_to_the_page(monkeypatch) -> None:
     layouts = [entry["layout"] for entry in data["levels"]]
     assert layouts[-1] == "page" and "graphviz" in layouts
     middle = [e for e in data["levels"][:-1] if e["layout"] == "page"]
-    assert all(len(e["ids"]) == e["count"] for e in middle)  # what the page lays out
+    # what the page lays out: a fold state of the scope tree drawing exactly the level
+    # (its folded scopes one box each, every other node itself), else the level's lists
+    tree = scope_tree(full)
+    assert tree is not None and middle
+    members = tree.members()
+    for entry in middle:
+        assert entry["exact"] and "ids" not in entry
+        covered = frozenset().union(*(members[i] for i in entry["folded"]))
+        assert len(entry["folded"]) + len(full.nodes) - len(covered) == entry["count"]
 
 
 @needs_dot

@@ -190,11 +190,27 @@ window.vizgradLayout = (function () {
                f.x, '" y="', f.y, '" width="', f.w, '" height="', f.h, '"/><rect class="vg-handle" fill="transparent" x="',
                f.x, '" y="', f.y, '" width="', f.w, '" height="', TITLE - 4, '"/></g>');
     });
-    var edgeLabels = [];
-    input.edges.forEach(function (e) {
+    /* ports: a box's edges leave (and arrive) spread over its width, ordered by the
+     * other end's x, so converging edges and their labels do not pile up on one point */
+    var drawn = input.edges.filter(function (e) {
       var a = at[e[0]], b = at[e[1]];
-      if (a === undefined || b === undefined || a === b) { return; }
-      var x1 = x[a], y1 = y[a] + h[a] / 2, x2 = x[b], y2 = y[b] - h[b] / 2;
+      return a !== undefined && b !== undefined && a !== b;
+    });
+    var outPort = new Float64Array(drawn.length), inPort = new Float64Array(drawn.length);
+    function spread(end, other, port) {
+      var by = {};
+      drawn.forEach(function (e, k) { var v = at[e[end]]; (by[v] = by[v] || []).push(k); });
+      Object.keys(by).forEach(function (v) {
+        var list = by[v], m = list.length;
+        list.sort(function (p, q) { return x[at[drawn[p][other]]] - x[at[drawn[q][other]]] || p - q; });
+        list.forEach(function (k, j) { port[k] = x[v] + (m > 1 ? w[v] * 0.8 * ((j + 0.5) / m - 0.5) : 0); });
+      });
+    }
+    spread(0, 1, outPort); spread(1, 0, inPort);
+    var edgeLabels = [];
+    drawn.forEach(function (e, k) {
+      var a = at[e[0]], b = at[e[1]];
+      var x1 = Math.round(outPort[k] * 10) / 10, y1 = y[a] + h[a] / 2, x2 = Math.round(inPort[k] * 10) / 10, y2 = y[b] - h[b] / 2;
       if (y2 < y1) { y1 = y[a] - h[a] / 2; y2 = y[b] + h[b] / 2; }   // an edge closing a cycle: upwards
       var mid = (y1 + y2) / 2;
       out.push('<path class="edge" data-ends="', esc(e[0] + "->" + e[1]), '" fill="none" stroke="black"',

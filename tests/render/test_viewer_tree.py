@@ -1,0 +1,70 @@
+"""The scope tree the viewer folds one scope at a time (tests/browser drives the page)."""
+
+from __future__ import annotations
+
+import vizgrad as vg
+from vizgrad.render import RenderOptions, fold, viewer
+from vizgrad.render.viewer_tree import copy_view, scope_tree, tree_data
+
+from .test_viewer_levels import _deep
+
+
+def _groups(full, depth: int) -> dict[str, frozenset]:
+    collapsed = copy_view(full)
+    fold.collapse_scopes(collapsed, depth, fold_repeats=False)
+    return {n.title: frozenset(n.details["members"]) for n in collapsed.nodes
+            if n.kind == "group"}
+
+
+def test_each_scope_stands_for_what_its_collapsed_box_does() -> None:
+    full, _, _ = viewer.build_levels(_deep(3), RenderOptions.make(), None)
+    tree = scope_tree(full)
+    assert tree is not None and not tree.stretches  # 3 blocks: too few to fold the middle
+    members = tree.members()
+    for depth in (1, 2, 3):
+        for title, inside in _groups(full, depth).items():
+            assert members[tree.paths.index(title)] == inside, title
+    for index, parent in enumerate(tree.parents):  # parents first, paths nest
+        assert parent < index
+        if parent >= 0:
+            assert tree.paths[index].startswith(tree.paths[parent] + ".")
+    unscoped = {n.id for n in full.nodes} - set(tree.home)
+    assert {n.title for n in full.nodes if n.id in unscoped} == {"SumBackward0", ""}
+
+
+def test_a_stretch_holds_the_middle_blocks_and_every_level_is_a_fold_state() -> None:
+    full, levels, _ = viewer.build_levels(_deep(8), RenderOptions.make(), None)
+    tree = scope_tree(full)
+    assert tree is not None and len(tree.stretches) == 1
+    stretch = next(iter(tree.stretches))
+    assert tree.paths[stretch] == "layers.1 .. layers.6"
+    assert tree.stretches[stretch]["title"] == "... 6 identical blocks ..."
+    blocks = sorted(tree.paths[i] for i, p in enumerate(tree.parents) if p == stretch)
+    assert blocks == sorted(f"layers.{i}" for i in range(1, 7))
+    assert tree.parents[stretch] == tree.paths.index("layers")
+    members = tree.members()
+    by_name = {level.name: tree.state_of(level.view, members) for level in levels}
+    assert all(state["exact"] for state in by_name.values())
+    assert by_name["repeated blocks folded"]["folded"] == [stretch]
+    assert by_name["everything"]["folded"] == []
+    depth2 = by_name["modules collapsed to depth 2"]["folded"]
+    assert sorted(tree.paths[i] for i in depth2) == ["layers.0", "layers.1 .. layers.6",
+                                                      "layers.7"]
+    # the everything level's Graphviz clusters are the tree's scopes
+    clusters = by_name["everything"]["clusters"]
+    assert sorted(tree.paths[i] for i in clusters.values()) == sorted(
+        p for i, p in enumerate(tree.paths) if i != stretch)
+
+
+def test_page_data_carries_a_home_per_node() -> None:
+    full, levels, start = viewer.build_levels(_deep(8), RenderOptions.make(), None)
+    data = viewer.page_data(levels, full, start)
+    ids = [n["id"] for n in data["graph"]["nodes"]]
+    tree = scope_tree(full)
+    assert tree is not None
+    assert data["tree"] == tree_data(tree, ids)
+    assert len(data["tree"]["home"]) == len(ids)
+    assert all(level["exact"] for level in data["levels"])
+    unscoped = (vg.ones(2, requires_grad=True) * 2).sum()
+    full, levels, start = viewer.build_levels(unscoped, RenderOptions.make(), None)
+    assert viewer.page_data(levels, full, start)["tree"] is None
