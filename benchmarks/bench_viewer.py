@@ -4,7 +4,9 @@ For ~1,000- and ~20,000-node graphs (a deep scoped model; a wide graph without
 scopes): ``vizgrad.render.save(loss, "g.html")`` (walk, fold levels, Graphviz
 layouts, page), the file's size, then in the system Chromium (Playwright) the
 time from navigation until the viewer is ready and has painted, and the time to
-unfold to the level with every node.  Best of ``--repeats`` page loads.
+unfold the biggest scope drawn folded at open on its own ("scope", the stretch of
+repeated blocks in the deep model) and fold it back ("back"), and the time to unfold
+to the level with every node.  Best of ``--repeats`` page loads.
 
 Run: ``python benchmarks/bench_viewer.py`` (``--quick``: the 1,000-node graphs only).
 Needs Graphviz, ``chromium`` and ``playwright`` (scripts/setup.sh installs them).
@@ -48,25 +50,55 @@ def wide(nodes: int):
     return vg.stack([leaf * 2.0 for leaf in leaves]).sum()
 
 
-def measure(browser, path: Path, repeats: int) -> tuple[float, float, int, int]:
-    """Best open time, best unfold-to-everything time, boxes at open, boxes unfolded."""
-    opens, unfolds, shown, everything = [], [], 0, 0
+PAINTED = "new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)))"
+# the scope drawn folded at the opening level that stands for the most nodes (-1: none)
+BIGGEST_SCOPE = """() => { const v = vizgradViewer, tree = v.levels[v.level()].tree || {};
+  let best = -1, size = -1;
+  Object.values(tree).forEach(s => { const m = v.fold.members(s).length;
+                                     if (m > size) { size = m; best = s; } });
+  return best; }"""
+
+
+def scope_times(page) -> tuple[float, float, int]:
+    """Unfold the biggest folded scope alone, then fold it back: seconds each, boxes."""
+    scope = page.evaluate(BIGGEST_SCOPE)
+    if scope < 0:
+        return float("nan"), float("nan"), 0
+    start = time.perf_counter()
+    page.evaluate(f"vizgradViewer.unfoldScope({scope})")
+    page.evaluate(PAINTED)
+    unfolded = time.perf_counter() - start
+    boxes = page.locator("#vg-canvas svg.vg-graph g.node").count()
+    start = time.perf_counter()
+    page.evaluate(f"vizgradViewer.foldScope({scope})")
+    page.evaluate(PAINTED)
+    return unfolded, time.perf_counter() - start, boxes
+
+
+def measure(browser, path: Path, repeats: int) -> dict[str, float]:
+    """Best open time, best unfold-one-scope and fold-back times, best unfold-to-everything
+    time, and the boxes drawn at each."""
+    opens, unfolds, scopes, backs, shown, everything, scoped = [], [], [], [], 0, 0, 0
     for _ in range(repeats):
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         start = time.perf_counter()
         page.goto(path.as_uri())
         page.wait_for_function("window.vizgradViewer !== undefined")
-        page.evaluate("new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)))")
+        page.evaluate(PAINTED)
         opens.append(time.perf_counter() - start)
         shown = page.locator("#vg-canvas svg.vg-graph g.node").count()
+        unfolded, back, scoped = scope_times(page)
+        scopes.append(unfolded)
+        backs.append(back)
         last = page.evaluate("vizgradViewer.levels.length - 1")
         start = time.perf_counter()
         page.evaluate(f"vizgradViewer.useLevel({last}, false)")
-        page.evaluate("new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)))")
+        page.evaluate(PAINTED)
         unfolds.append(time.perf_counter() - start)
         everything = page.locator("#vg-canvas svg.vg-graph g.node").count()
         page.close()
-    return min(opens), min(unfolds), shown, everything
+    return {"open": min(opens), "boxes": shown, "scope": min(scopes), "scoped": scoped,
+            "back": min(backs), "unfold": min(unfolds), "everything": everything}
 
 
 def main() -> None:
@@ -82,7 +114,7 @@ def main() -> None:
     cases = [(f"deep, scoped, {n:,}", deep_model, n) for n in sizes]
     cases += [(f"wide, no scopes, {n:,}", wide, n) for n in sizes]
     print(f"{'graph':<24} {'ops':>7} {'save s':>7} {'MB':>6} {'open s':>7} {'boxes':>6} "
-          f"{'unfold s':>8} {'boxes':>6}")
+          f"{'scope s':>7} {'boxes':>6} {'back s':>6} {'unfold s':>8} {'boxes':>6}")
     with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=shutil.which("chromium"))
         for name, make, size in cases:
@@ -94,9 +126,10 @@ def main() -> None:
                 vizgrad.render.save(loss, path)
             saved = time.perf_counter() - start
             nodes = len(vizgrad.graph.walk(loss).nodes)
-            opened, unfolded, shown, everything = measure(browser, path, args.repeats)
+            m = measure(browser, path, args.repeats)
             print(f"{name:<24} {nodes:>7,} {saved:>7.2f} {path.stat().st_size / 1e6:>6.2f} "
-                  f"{opened:>7.2f} {shown:>6,} {unfolded:>8.2f} {everything:>6,}", flush=True)
+                  f"{m['open']:>7.2f} {m['boxes']:>6,} {m['scope']:>7.2f} {m['scoped']:>6,} "
+                  f"{m['back']:>6.2f} {m['unfold']:>8.2f} {m['everything']:>6,}", flush=True)
         browser.close()
 
 

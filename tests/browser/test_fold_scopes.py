@@ -69,7 +69,7 @@ def test_unfold_one_scope_then_fold_it_back(open_page, train_page) -> None:
     assert after == (before - {inside}) | {frozenset([m]) for m in inside}
     assert opened.count() == 7 + len(inside)
     assert "scopes folded one by one" in page.inner_text("#vg-status")
-    frames = page.eval_on_selector_all("#vg-canvas g.vg-scope", "els => els.map(e => "
+    frames = page.eval_on_selector_all("#vg-canvas rect.vg-frame", "els => els.map(e => "
                                        "vizgradViewer.fold.title(+e.dataset.scope))")
     assert sorted(frames) == ["sequential", "sequential.2"]  # module boxes: open scopes
     # the drawn edges are the full graph's, between the boxes now drawn
@@ -141,7 +141,7 @@ def test_repeated_blocks_unfold_one_block_at_a_time(open_page, tmp_path: Path) -
     assert frozenset().union(*parts) == one
     unfolded = (before - {frozenset().union(*blocks)}) | (blocks - {one}) | parts
     assert _partition(opened) == unfolded
-    frames = page.eval_on_selector_all("#vg-canvas g.vg-scope", "els => els.map(e => "
+    frames = page.eval_on_selector_all("#vg-canvas rect.vg-frame", "els => els.map(e => "
                                        "vizgradViewer.fold.title(+e.dataset.scope))")
     assert sorted(frames) == ["layers", "layers.1 .. layers.8 (8 identical blocks)", "layers.4"]
     # paths across the fold state: exactly what the drawn edges reach
@@ -168,13 +168,13 @@ def test_a_level_laid_out_in_the_page_has_module_boxes_and_edge_labels(
     page = opened.page
     page.keyboard.press("]")
     assert opened.count() == 23
-    frames = page.eval_on_selector_all("#vg-canvas g.vg-scope", "els => els.map(e => "
+    frames = page.eval_on_selector_all("#vg-canvas rect.vg-frame", "els => els.map(e => "
                                        "vizgradViewer.fold.title(+e.dataset.scope))")
     assert sorted(frames) == ["sequential"] + [f"sequential.{i}" for i in range(5)]
     # each module box encloses the boxes of its scope
     inside = page.evaluate("""() => { const out = {};
-      document.querySelectorAll('#vg-canvas g.vg-scope').forEach(f => {
-        const r = f.querySelector('rect').getBBox(), t = vizgradViewer.fold.title(+f.dataset.scope);
+      document.querySelectorAll('#vg-canvas rect.vg-frame').forEach(f => {
+        const r = f.getBBox(), t = vizgradViewer.fold.title(+f.dataset.scope);
         out[t] = Array.from(document.querySelectorAll('#vg-canvas g.node')).filter(n => {
           const b = n.getBBox(); return b.x >= r.x && b.y >= r.y && b.x + b.width <= r.x + r.width
             && b.y + b.height <= r.y + r.height; }).map(n => n.id); }); return out; }""")

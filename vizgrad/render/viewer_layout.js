@@ -186,9 +186,8 @@ window.vizgradLayout = (function () {
                [minX, minY, minX + width, minY, minX + width, minY + height, minX, minY + height].join(" "), '"/>'];
     frames.sort(function (p, q) { return depthOf[p.scope] - depthOf[q.scope]; });
     frames.forEach(function (f) {            // outer boxes first, so inner ones are on top
-      out.push('<g class="vg-scope" data-scope="', f.scope, '"><rect fill="none" stroke="#888888" rx="4" x="',
-               f.x, '" y="', f.y, '" width="', f.w, '" height="', f.h, '"/><rect class="vg-handle" fill="transparent" x="',
-               f.x, '" y="', f.y, '" width="', f.w, '" height="', TITLE - 4, '"/></g>');
+      out.push('<rect class="vg-frame" data-scope="', f.scope, '" fill="none" stroke="#888888" rx="4" x="',
+               f.x, '" y="', f.y, '" width="', f.w, '" height="', f.h, '"/>');
     });
     /* ports: a box's edges leave (and arrive) spread over its width, ordered by the
      * other end's x, so converging edges and their labels do not pile up on one point */
