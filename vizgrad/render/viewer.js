@@ -25,6 +25,11 @@
     level.owner = {};
     var hidden = level.hidden; level.hidden = {};
     hidden.forEach(function (id) { level.hidden[id] = true; });
+    Object.keys(level.tree || {}).forEach(function (box) {   // a scope's box: members from the tree
+      if (level.boxes[box] && !level.boxes[box].details.members) {
+        level.boxes[box].details.members = fold.members(level.tree[box]);
+      }
+    });
     Object.keys(level.boxes).forEach(function (box) {
       (level.boxes[box].details.members || []).forEach(function (m) { level.owner[m] = box; });
     });

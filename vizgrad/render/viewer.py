@@ -217,7 +217,16 @@ def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any
                  "boxes": boxes, "layout": "graphviz" if level.svg is not None else None}
         state = tree.state_of(level.view, members) if tree is not None else None
         if state is not None:  # which scopes it folds: the page unfolds them one by one
-            entry.update(state)
+            entry["folded"], entry["exact"] = state["folded"], state["exact"]
+        if state is not None and state["exact"]:
+            if level.svg is None:  # drawn from the tree: its boxes are the tree's
+                entry["boxes"] = {}
+            else:  # the tree knows what a scope's box stands for; the page fills it in
+                entry["tree"], entry["clusters"] = state["tree"], state["clusters"]
+                for box in state["tree"]:
+                    box_details = boxes[box]["details"]
+                    boxes[box]["details"] = {k: v for k, v in box_details.items()
+                                             if k != "members"}
         if level.svg is None and len(level.view.nodes) <= PAGE_LAYOUT_LIMIT:
             entry["layout"] = "page"  # the script lays it out from the tree or these lists
             if level.view is not full and not (state and state["exact"]):
