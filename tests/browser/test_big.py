@@ -64,6 +64,16 @@ def test_20000_node_page_opens_folded_and_unfolds(open_page, tmp_path: Path) -> 
     page = opened.page
     counts = page.evaluate("vizgradViewer.levels.map(l => l.count)")
     assert counts[-1] >= 20_000 and opened.count() <= 1000  # folded by default
+    shown = opened.count()
+    # the "... 2,855 identical blocks ..." box unfolds on its own: one box per block
+    page.locator("#vg-canvas g.node", has_text="identical blocks").click()
+    page.keyboard.press("u")
+    blocks = page.evaluate("(f => f.children[f.parents[f.parents[f.homeOf[vizgradViewer"
+                           ".find('layers.7.fc')[0]]]]].length)(vizgradViewer.fold)")
+    # 2,857 blocks: layers.0 and layers.2856 stay drawn, the stretch is the 2,855 between
+    assert blocks == 20_000 // 7 - 2 and opened.count() == shown - 1 + blocks
+    page.keyboard.press("f")  # and folds back
+    assert opened.count() == shown
     page.select_option("#vg-level", str(len(counts) - 1))
     assert opened.count() == counts[-1]
     page.fill("#vg-search", "layers.1234.")
