@@ -194,3 +194,22 @@ def test_a_level_laid_out_in_the_page_has_module_boxes_and_edge_labels(
         drawn[text] += 1
     assert drawn == wanted  # every edge label of the full view, once per edge
     assert opened.errors == []
+
+
+def test_clicking_a_graphviz_module_box_title_folds_that_scope(open_page, train_page) -> None:
+    full, path = train_page
+    opened = open_page(path)  # everything, drawn by Graphviz, with a box per module
+    page = opened.page
+    before = _partition(opened)
+    assert len(before) == 23
+    title = page.evaluate("""() => {
+      const v = vizgradViewer, clusters = v.levels[v.level()].clusters;
+      const g = Array.from(document.querySelectorAll('#vg-canvas g.cluster')).find(c =>
+        v.fold.title(clusters[c.querySelector('title').textContent]) === 'sequential.2');
+      const text = g.querySelector('text');
+      text.id = 'vg-test-title'; return text.textContent; }""")
+    assert title == "2"  # Graphviz labels a module box with its last name
+    page.click("#vg-test-title")
+    inside = _scope_members(full, 2, "sequential.2")
+    assert _partition(opened) == (before - {frozenset([m]) for m in inside}) | {inside}
+    assert opened.errors == []
