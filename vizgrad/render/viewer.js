@@ -99,6 +99,7 @@
     }
     return drawings[index];
   }
+  var recent = [];                           // the fold states drawn, oldest first
   function stateDrawing(name, level) {       // what the open flags draw
     var key = fold.key(open);
     if (!stateDrawings[key]) {
@@ -106,6 +107,9 @@
       stateDrawings[key] = drawing(name, fold.visible(open), level);
       stateDrawings[key].ms = performance.now() - t0;
     }
+    recent = recent.filter(function (k) { return k !== key; }).concat([key]);
+    while (recent.length > 8) { delete stateDrawings[recent.shift()]; }  // bounded memory
+    stateDrawings[key].name = name; stateDrawings[key].level = level;   // reached as a level or not
     return stateDrawings[key];
   }
 
