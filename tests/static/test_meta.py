@@ -11,8 +11,6 @@ import vizgrad
 import vizgrad.nn as nn
 import vizgrad.nn.functional as F
 from vizgrad import static
-from vizgrad.static import shapes
-from vizgrad.static.graph import ArrayRef, Ref
 from vizgrad.static.meta import MetaArray
 from vizgrad.static.tensors import array_of
 
@@ -82,53 +80,43 @@ def test_shape_error_names_the_op_both_shapes_and_the_user_line():
     assert f"{__file__}:" in text
 
 
-def test_op_without_rule_says_so_on_meta():
+def test_ops_off_the_mlp_path_run_their_rules_on_meta():
     x = vizgrad.empty(4, 3, device="meta")
-    assert "Cumsum" in shapes.missing_rules() or "CumSum" in shapes.missing_rules()
-    with pytest.raises(TypeError, match="no shape rule|no data"):
-        static.trace(lambda x: x.cumsum(0), x)
+    g = static.trace(lambda x: x.cumsum(0).unsqueeze(1).expand(4, 2, 3)[1:, :, ::2]
+                     .permute(2, 0, 1).sort(-1)[0], x)
+    assert [g.tensors[o].shape for op in g.ops for o in op.outputs][-2:] == [(2, 3, 2),
+                                                                            (2, 3, 2)]
 
 
-def _meta_arg(item, graph):
-    if isinstance(item, (Ref, ArrayRef)):
-        attr = graph.tensors[item.name]
-        return MetaArray(attr.shape, attr.dtype)
-    if isinstance(item, list) and item and isinstance(item[0], Ref):
-        return [_meta_arg(ref, graph) for ref in item]
-    if hasattr(item, "shape") and hasattr(item, "dtype"):  # an array baked in
-        return MetaArray(item.shape, item.dtype)
-    return item
+def _meta_inputs(case):
+    arrays, tensors = case.inputs()
+    return [vizgrad.empty(*a.shape, dtype=a.dtype, device="meta",
+                          requires_grad=t.requires_grad) for a, t in zip(arrays, tensors)]
 
 
-def test_every_rule_matches_eager_forward_on_every_op_table_row():
-    """Trace each op-table row on real data; run the rule of every op that has one on
-    meta arrays of its traced arguments; compare with what the eager forward made."""
-    checked: dict[str, int] = {}
+def test_meta_traces_of_the_op_table_give_the_shapes_of_the_real_traces():
+    """Each op-table row traced on meta tensors: the same ops with the same shapes and
+    dtypes as its trace on data.  Rows whose Python code reads values (a boolean mask,
+    argmax on a plain array) cannot run on meta; they must fail with an error, not
+    give a wrong graph, and stay a small minority."""
+    matched, refused = 0, []
     for case in all_cases():
-        _, tensors = case.inputs()
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                graph = static.trace(case.fn, *tensors)
-        except (RuntimeError, TypeError, ValueError):
-            continue  # rows the tracer cannot follow (user Functions, in-place on leaves)
-        for op in graph.ops:
-            rule = shapes.RULES.get(op.kind)
-            if rule is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            real = static.trace(case.fn, *case.inputs()[1])
+            try:
+                meta = static.trace(case.fn, *_meta_inputs(case))
+            except (TypeError, ValueError, AttributeError) as error:
+                refused.append((case.name, str(error)))
                 continue
-            result = rule(*[_meta_arg(item, graph) for item in op.args])
-            results = result if isinstance(result, tuple) else (result,)
-            assert len(results) == len(op.outputs), (case.name, op.kind)
-            for meta, name in zip(results, op.outputs):
-                attr = graph.tensors[name]
-                assert meta.shape == attr.shape, (case.name, op.kind, meta.shape, attr.shape)
-                assert meta.dtype == attr.dtype, (case.name, op.kind, meta.dtype, attr.dtype)
-            checked[op.kind] = checked.get(op.kind, 0) + 1
-    registered = {name for name in shapes.RULES if name in vizgrad.Function.registry}
-    assert registered <= set(checked), f"rules no row checked: {registered - set(checked)}"
-
-
-def test_guard_every_op_has_a_rule_or_is_listed_as_missing():
-    assert shapes.missing_rules() == sorted(shapes.MISSING), (
-        "op classes without a shape rule must be listed in vizgrad.static.shapes.MISSING "
-        f"(and removed from it once they have one): now {shapes.missing_rules()}")
+        assert [op.kind for op in meta.ops] == [op.kind for op in real.ops], case.name
+        for meta_op, real_op in zip(meta.ops, real.ops):
+            for m, r in zip(meta_op.outputs, real_op.outputs):
+                got, want = meta.tensors[m], real.tensors[r]
+                assert (got.shape, got.dtype) == (want.shape, want.dtype), (case.name,
+                                                                            meta_op.kind)
+                assert got.device == "meta"
+        matched += 1
+    assert matched >= 0.9 * (matched + len(refused)), refused
+    masks = [text for name, text in refused if "mask" in name]
+    assert masks and all("mask" in text for text in masks)

@@ -1,6 +1,6 @@
 """The autograd core: tensors, nodes, the engine, grad modes, stack capture, backends."""
 
-from . import backend
+from . import backend, meta  # noqa: F401 - meta registers the "meta" device
 from .copy_slices import CopySlices
 from .custom_function import once_differentiable
 from .engine import backward, grad

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .backend import array_module
 from .dual import LINEAR
 from .function import Function
+from .meta import MetaArray
 
 
 def _sum_to_array(array, shape):
@@ -20,6 +23,14 @@ def _sum_to_array(array, shape):
 
 class SumTo(Function):
     """Sum a broadcast gradient back to ``shape`` (used centrally by the engine)."""
+
+    @staticmethod
+    def infer_shape(input, shape):
+        shape = tuple(shape)
+        if len(shape) > input.ndim or any(
+                s != 1 and s != i for s, i in zip(shape, input.shape[input.ndim - len(shape):])):
+            raise ValueError(f"shape {input.shape} cannot be summed to {shape}")
+        return MetaArray(shape, input.dtype)
 
     @staticmethod
     def forward(ctx, input, shape):
@@ -40,6 +51,22 @@ class Expand(Function):
     """Broadcast to a larger shape without copying (a read-only view)."""
 
     view_of_input = True
+
+    @staticmethod
+    def infer_shape(input, shape):
+        lead = len(shape) - input.ndim
+        if lead < 0:
+            raise ValueError(f"expand: the target shape {tuple(shape)} has fewer dimensions "
+                             f"than the input {input.shape}")
+        target = tuple(input.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
+        try:
+            ok = np.broadcast_shapes(input.shape, target) == target
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"expand: the input {input.shape} cannot be expanded to "
+                             f"{tuple(shape)}")
+        return MetaArray(target, input.dtype)
 
     @staticmethod
     def forward(ctx, input, shape):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .function import Function
 from .inplace import regenerate_view
+from .meta import MetaArray
 
 
 class CopySlices(Function):
@@ -14,6 +15,10 @@ class CopySlices(Function):
     """
 
     backward_name = "CopySlices"
+
+    @staticmethod
+    def infer_shape(base, value, view_chain):
+        return MetaArray(base.shape, base.dtype)
 
     @staticmethod
     def forward(ctx, base, value, view_chain):

@@ -134,6 +134,10 @@ class Function:
     #: Forward-mode rule ``jvp(args, tangents, result) -> output tangent(s)`` on Tensors
     #: (see core/dual.py); ``None``: forward AD through this op raises, naming it.
     jvp: ClassVar[Any] = None
+    #: Shape rule ``infer_shape(*forward_args) -> MetaArray(s)``: the result's shape and
+    #: dtype from the arguments' (see ops/shape_rules.py); what vizgrad.static runs on
+    #: meta tensors instead of ``forward``.  ``None``: no rule (a guard test refuses it).
+    infer_shape: ClassVar[Any] = None
     #: vizgrad's own ops share one no-op ctx when nothing is recorded; user Functions
     #: get a fresh one (they may read ``ctx.needs_input_grad`` in forward).
     _shared_ctx: ClassVar[bool] = True

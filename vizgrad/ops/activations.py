@@ -24,6 +24,7 @@ from ..core.function import Function
 from ..core.tensor import Tensor
 from .copying import where
 from .elementwise import erf, erf_array, exp
+from .shape_rules import binary_op, dim, float_unary, same
 
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -33,6 +34,8 @@ _TANH_CUBIC = 0.044715
 
 class Tanh(Function):
     """tanh(x); backward: grad * (1 - y^2) (TanhBackward, itself differentiable)."""
+    infer_shape = staticmethod(float_unary)
+
     @staticmethod
     def forward(ctx, input):
         result = array_module(input).tanh(input)
@@ -53,6 +56,8 @@ class TanhBackward(Function):
     """``grad * (1 - tanh**2)`` as one differentiable op (one step instead of three)."""
 
     backward_name = "TanhBackwardBackward0"
+
+    infer_shape = staticmethod(binary_op)
 
     @staticmethod
     def forward(ctx, grad, result):
@@ -76,6 +81,8 @@ class TanhBackward(Function):
 
 class Sigmoid(Function):
     """1 / (1 + e^-x); backward: grad * y * (1 - y) (SigmoidBackward, itself differentiable)."""
+    infer_shape = staticmethod(float_unary)
+
     @staticmethod
     def forward(ctx, input):
         xp = array_module(input)
@@ -99,6 +106,8 @@ class SigmoidBackward(Function):
 
     backward_name = "SigmoidBackwardBackward0"
 
+    infer_shape = staticmethod(binary_op)
+
     @staticmethod
     def forward(ctx, grad, result):
         ctx.save_for_backward(grad, result)
@@ -120,6 +129,8 @@ class SigmoidBackward(Function):
 
 class Relu(Function):
     """max(x, 0); backward: grad where y > 0, else 0."""
+    infer_shape = staticmethod(same)
+
     @staticmethod
     def forward(ctx, input):
         result = array_module(input).maximum(input, 0)
@@ -150,6 +161,8 @@ def relu(input):
 
 class LeakyRelu(Function):
     """Leaky ReLU: x if x > 0 else slope*x; backward: grad where x > 0, else grad * slope."""
+    infer_shape = staticmethod(same)
+
     @staticmethod
     def forward(ctx, input, negative_slope):
         ctx.negative_slope = negative_slope
@@ -169,6 +182,8 @@ class LeakyRelu(Function):
 
 class Elu(Function):
     """ELU: x if x > 0 else alpha*(e^x - 1); backward: grad where y > 0, else grad * (y + alpha)."""
+    infer_shape = staticmethod(float_unary)
+
     @staticmethod
     def forward(ctx, input, alpha):
         xp = array_module(input)
@@ -190,6 +205,8 @@ class Elu(Function):
 
 class Gelu(Function):
     """``x * Phi(x)``, or its tanh approximation with ``approximate='tanh'``."""
+
+    infer_shape = staticmethod(float_unary)
 
     @staticmethod
     def forward(ctx, input, approximate):
@@ -230,6 +247,8 @@ class Gelu(Function):
 
 class Silu(Function):
     """SiLU: x * sigmoid(x); backward: grad * s * (1 + x*(1 - s)), s = sigmoid(x)."""
+    infer_shape = staticmethod(float_unary)
+
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
@@ -249,6 +268,8 @@ class Silu(Function):
 
 class Softplus(Function):
     """``log(1 + exp(beta x)) / beta``, linear where ``beta x > threshold``."""
+
+    infer_shape = staticmethod(float_unary)
 
     @staticmethod
     def forward(ctx, input, beta, threshold):
@@ -313,6 +334,11 @@ class Softmax(Function):
     """``exp(x - max) / sum``; backward ``y * (g - sum(g * y))``."""
 
     @staticmethod
+    def infer_shape(input, dim_):
+        dim(dim_, input.ndim)
+        return float_unary(input)
+
+    @staticmethod
     def forward(ctx, input, dim):
         xp = array_module(input)
         ctx.dim = dim
@@ -335,6 +361,11 @@ class Softmax(Function):
 
 class LogSoftmax(Function):
     """``x - logsumexp(x)`` computed after subtracting the max; backward ``g - exp(y) sum(g)``."""
+
+    @staticmethod
+    def infer_shape(input, dim_):
+        dim(dim_, input.ndim)
+        return float_unary(input)
 
     @staticmethod
     def forward(ctx, input, dim):

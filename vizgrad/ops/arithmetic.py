@@ -14,13 +14,17 @@ import numpy as np
 from ..core.backend import array_module
 from ..core.dual import LINEAR, plus, scaled
 from ..core.function import Function
+from ..core.meta import MetaArray
 from .operands import binary, result_type, save_crossed, save_one, saved_crossed, true_divide
+from .shape_rules import binary_op, broadcast, divide, elementwise, floating, same
 
 
 class Add(Function):
     """input + other; backward: grad to both (the engine reduces broadcast shapes)."""
     number_slots = (0, 1)
     saved_defaults = {"alpha": 1}
+
+    infer_shape = staticmethod(binary_op)
 
     @staticmethod
     def forward(ctx, input, other):
@@ -43,6 +47,8 @@ class AddScaled(Function):
     backward_name = "AddBackward0"
     number_slots = (0, 1)
 
+    infer_shape = staticmethod(binary_op)
+
     @staticmethod
     def forward(ctx, input, other, alpha):
         ctx.alpha = alpha
@@ -61,6 +67,8 @@ class Sub(Function):
     """input - other; backward: grad, -grad."""
     number_slots = (0, 1)
     saved_defaults = {"alpha": 1}
+
+    infer_shape = staticmethod(binary_op)
 
     @staticmethod
     def forward(ctx, input, other):
@@ -83,6 +91,8 @@ class SubScaled(Function):
     backward_name = "SubBackward0"
     number_slots = (0, 1)
 
+    infer_shape = staticmethod(binary_op)
+
     @staticmethod
     def forward(ctx, input, other, alpha):
         ctx.alpha = alpha
@@ -102,6 +112,8 @@ class Mul(Function):
     the other's gradient needs it)."""
     number_slots = (0, 1)
     saved_if_needed = ("input", "other")
+
+    infer_shape = staticmethod(binary_op)
 
     @staticmethod
     def forward(ctx, input, other):
@@ -129,6 +141,8 @@ class Div(Function):
     """input / other; backward: grad / other, and -grad * input / other^2."""
     number_slots = (0, 1)
     saved_if_needed = ("input",)
+
+    infer_shape = staticmethod(divide)
 
     @staticmethod
     def forward(ctx, input, other):
@@ -158,6 +172,8 @@ class Div(Function):
 
 class Neg(Function):
     """-input; backward: -grad."""
+    infer_shape = staticmethod(same)
+
     @staticmethod
     def forward(ctx, input):
         return -input
@@ -171,6 +187,10 @@ class Neg(Function):
 
 class Pow(Function):
     """``input ** exponent`` with a Python-number exponent."""
+
+    @staticmethod
+    def infer_shape(input, exponent):
+        return MetaArray(input.shape, result_type(input, exponent))
 
     @staticmethod
     def forward(ctx, input, exponent):
@@ -200,6 +220,10 @@ class PowTensor(Function):
     """``input ** exponent`` where the exponent is a tensor (the base may be a number)."""
 
     backward_name = "PowBackward1"
+
+    @staticmethod
+    def infer_shape(input, exponent):
+        return elementwise(input, exponent)
 
     @staticmethod
     def forward(ctx, input, exponent):
@@ -241,6 +265,8 @@ class Rsub(Function):
 
     backward_name = "RsubBackward1"
 
+    infer_shape = staticmethod(binary_op)
+
     @staticmethod
     def forward(ctx, input, other):
         input, other = binary(input, other)
@@ -259,6 +285,8 @@ class Rdiv(Function):
     """``number / tensor``."""
 
     backward_name = "ReciprocalBackward0"
+
+    infer_shape = staticmethod(divide)
 
     @staticmethod
     def forward(ctx, input, other):
@@ -337,6 +365,10 @@ class Addcmul(Function):
     saved_defaults = {"value": 1}
 
     @staticmethod
+    def infer_shape(self, tensor1, tensor2, value):
+        return elementwise(self, tensor1, tensor2)
+
+    @staticmethod
     def forward(ctx, self, tensor1, tensor2, value):
         if value != 1:
             ctx.value = value
@@ -362,6 +394,11 @@ class Addcdiv(Function):
 
     number_slots = (0,)
     saved_defaults = {"value": 1}
+
+    @staticmethod
+    def infer_shape(self, tensor1, tensor2, value):
+        return MetaArray(broadcast(self, tensor1, tensor2),
+                         floating(result_type(self, tensor1, tensor2)))
 
     @staticmethod
     def forward(ctx, self, tensor1, tensor2, value):

@@ -14,16 +14,22 @@ from __future__ import annotations
 
 from ..core.backend import array_module
 from ..core.function import Function
+from ..core.meta import MetaArray
 from ..core.tensor import Tensor
 from .copying import where
 from .operands import array_of as _data
-from .operands import binary, promote
+from .operands import binary, promote, result_type
+from .shape_rules import binary_op, elementwise
 
 
 class Clamp(Function):
     """Clamp to number bounds (either may be None)."""
 
     backward_name = "ClampBackward1"
+
+    @staticmethod
+    def infer_shape(input, min, max):  # noqa: A002 - PyTorch's argument names
+        return MetaArray(input.shape, result_type(input, min, max))
 
     @staticmethod
     def forward(ctx, input, min, max):  # noqa: A002 - PyTorch's argument names
@@ -63,6 +69,10 @@ class ClampTensor(Function):
     backward_name = "ClampBackward0"
 
     @staticmethod
+    def infer_shape(input, min, max):  # noqa: A002 - PyTorch's argument names
+        return elementwise(input, min, max)
+
+    @staticmethod
     def forward(ctx, input, min, max):  # noqa: A002 - PyTorch's argument names
         xp = array_module(input)
         ctx.save_for_backward(input, min, max)
@@ -85,6 +95,8 @@ class ClampTensor(Function):
 
 class Maximum(Function):
     """Elementwise max; backward: grad to the larger operand (split evenly on ties, as PyTorch)."""
+    infer_shape = staticmethod(binary_op)
+
     @staticmethod
     def forward(ctx, input, other):
         ctx.save_for_backward(input, other)
@@ -102,6 +114,8 @@ class Maximum(Function):
 
 class Minimum(Function):
     """Elementwise min; backward: grad to the smaller operand (split evenly on ties, as PyTorch)."""
+    infer_shape = staticmethod(binary_op)
+
     @staticmethod
     def forward(ctx, input, other):
         ctx.save_for_backward(input, other)

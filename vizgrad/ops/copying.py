@@ -6,13 +6,19 @@ from ..core import backend
 from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
+from ..core.meta import MetaArray
 from ..core.tensor import Tensor
 from .operands import binary, result_type
+from .shape_rules import broadcast, same
 
 
 class Where(Function):
     """input where condition, else other; backward: grad where condition to input, the rest
     to other."""
+    @staticmethod
+    def infer_shape(condition, input, other):
+        return MetaArray(broadcast(condition, input, other), result_type(input, other))
+
     @staticmethod
     def forward(ctx, condition, input, other):
         ctx.save_named("condition", condition)
@@ -35,6 +41,8 @@ class Where(Function):
 
 class Clone(Function):
     """A copy; backward: grad."""
+    infer_shape = staticmethod(same)
+
     @staticmethod
     def forward(ctx, input):
         return input.copy()
@@ -48,6 +56,10 @@ class Clone(Function):
 
 class ToCopy(Function):
     """A copy with another dtype and/or on another device."""
+
+    @staticmethod
+    def infer_shape(input, dtype, device):
+        return MetaArray(input.shape, input.dtype if dtype is None else dtype)
 
     @staticmethod
     def forward(ctx, input, dtype, device):
@@ -67,6 +79,8 @@ class ToCopy(Function):
 class Zero(Function):
     """``zero_()``: the gradient of the overwritten values is zero."""
 
+    infer_shape = staticmethod(same)
+
     @staticmethod
     def forward(ctx, input):
         return array_module(input).zeros_like(input)
@@ -82,6 +96,8 @@ class Zero(Function):
 
 class Fill(Function):
     """``fill_(value)``."""
+
+    infer_shape = staticmethod(same)
 
     @staticmethod
     def forward(ctx, input, value):
@@ -115,6 +131,13 @@ class Copy(Function):
     backward_name = "CopyBackwards"
 
     @staticmethod
+    def infer_shape(self, src):
+        if broadcast(self, src) != tuple(self.shape):
+            raise ValueError(f"copy_: the source {tuple(src.shape)} cannot be broadcast "
+                             f"to the destination {tuple(self.shape)}")
+        return same(self)
+
+    @staticmethod
     def forward(ctx, self, src):
         xp = array_module(self)
         return xp.broadcast_to(xp.asarray(src, dtype=self.dtype), self.shape).copy()
@@ -136,6 +159,8 @@ class _Refill(Function):
     Normal and Uniform."""
 
     registered = False
+
+    infer_shape = staticmethod(same)
 
     @staticmethod
     def forward(ctx, self, values):

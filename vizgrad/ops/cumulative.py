@@ -16,9 +16,12 @@ from __future__ import annotations
 from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
+from ..core.meta import MetaArray
 from ..core.tensor import Tensor
 from .copying import where
 from .reductions import normalize_dims
+from .shape_rules import accumulated
+from .shape_rules import dim as _checked_dim
 
 
 def _reverse_cumsum(tensor, dim):
@@ -29,6 +32,11 @@ def _reverse_cumsum(tensor, dim):
 
 class Cumsum(Function):
     """Cumulative sum along dim; backward: the reverse cumulative sum of grad."""
+    @staticmethod
+    def infer_shape(input, dim):
+        _checked_dim(dim, input.ndim)
+        return MetaArray(input.shape, accumulated(input.dtype))
+
     @staticmethod
     def forward(ctx, input, dim):
         (dim,) = normalize_dims(dim, input.ndim)
@@ -45,6 +53,11 @@ class Cumsum(Function):
 class Cumprod(Function):
     """Cumulative product along dim; backward: reverse cumulative sum of grad * y, divided
     by x (with PyTorch's care at zeros)."""
+    @staticmethod
+    def infer_shape(input, dim):
+        _checked_dim(dim, input.ndim)
+        return MetaArray(input.shape, accumulated(input.dtype))
+
     @staticmethod
     def forward(ctx, input, dim):
         (dim,) = normalize_dims(dim, input.ndim)

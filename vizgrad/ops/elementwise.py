@@ -19,6 +19,7 @@ import math
 from ..core.backend import array_module
 from ..core.function import Function
 from ..core.tensor import Tensor
+from .shape_rules import float_unary, same
 
 _LN2 = math.log(2.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -26,6 +27,8 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 class Exp(Function):
     """e^x; backward: grad * y."""
+    infer_shape = staticmethod(float_unary)
+
     @staticmethod
     def forward(ctx, input):
         result = array_module(input).exp(input)
@@ -44,6 +47,8 @@ class Exp(Function):
 
 class Log(Function):
     """ln(x); backward: grad / x."""
+    infer_shape = staticmethod(float_unary)
+
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
@@ -61,6 +66,8 @@ class Log(Function):
 
 class Abs(Function):
     """|x|; backward: grad * sign(x) (0 at 0, PyTorch's subgradient)."""
+    infer_shape = staticmethod(same)
+
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
@@ -79,6 +86,8 @@ class Abs(Function):
 
 class Sqrt(Function):
     """sqrt(x); backward: grad / (2y)."""
+    infer_shape = staticmethod(float_unary)
+
     @staticmethod
     def forward(ctx, input):
         result = array_module(input).sqrt(input)
@@ -97,6 +106,8 @@ class Sqrt(Function):
 
 class Rsqrt(Function):
     """1/sqrt(x); backward: -grad * y^3 / 2."""
+    infer_shape = staticmethod(float_unary)
+
     @staticmethod
     def forward(ctx, input):
         result = 1.0 / array_module(input).sqrt(input)
@@ -115,6 +126,8 @@ class Rsqrt(Function):
 
 class Expm1(Function):
     """e^x - 1; backward: grad * (y + 1)."""
+    infer_shape = staticmethod(float_unary)
+
     @staticmethod
     def forward(ctx, input):
         result = array_module(input).expm1(input)
@@ -135,6 +148,8 @@ class Log1p(Function):
     """log(1 + x); backward: grad / (1 + x)."""
     backward_name = "Log1PBackward0"
 
+    infer_shape = staticmethod(float_unary)
+
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
@@ -152,6 +167,8 @@ class Log1p(Function):
 
 class Log2(Function):
     """log2(x); backward: grad / (x * ln 2)."""
+    infer_shape = staticmethod(float_unary)
+
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
@@ -169,6 +186,8 @@ class Log2(Function):
 
 class Erf(Function):
     """erf(x); backward: grad * 2/sqrt(pi) * exp(-x^2)."""
+    infer_shape = staticmethod(float_unary)
+
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
@@ -186,6 +205,8 @@ class Erf(Function):
 
 class Sin(Function):
     """sin(x); backward: grad * cos(x)."""
+    infer_shape = staticmethod(float_unary)
+
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
@@ -203,6 +224,8 @@ class Sin(Function):
 
 class Cos(Function):
     """cos(x); backward: -grad * sin(x)."""
+    infer_shape = staticmethod(float_unary)
+
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
@@ -220,6 +243,8 @@ class Cos(Function):
 
 class Tan(Function):
     """tan(x); backward: grad * (1 + y^2)."""
+    infer_shape = staticmethod(float_unary)
+
     @staticmethod
     def forward(ctx, input):
         result = array_module(input).tan(input)
@@ -238,6 +263,8 @@ class Tan(Function):
 
 class Reciprocal(Function):
     """1/x; backward: -grad * y^2."""
+    infer_shape = staticmethod(float_unary)
+
     @staticmethod
     def forward(ctx, input):
         result = 1.0 / input
@@ -259,6 +286,8 @@ class _Piecewise(Function):
     The base of Sign, Round, Floor ... (each registered on its own)."""
 
     registered = False
+
+    infer_shape = staticmethod(same)
 
     @staticmethod
     def backward(ctx, grad):

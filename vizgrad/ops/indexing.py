@@ -16,9 +16,12 @@ from __future__ import annotations
 from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
+from ..core.meta import MetaArray
 from ..core.tensor import Tensor
 from .copying import where
 from .operands import array_of as _array
+from .shape_rules import broadcast, index_shape, same, shape_of
+from .shape_rules import dim as _checked_dim
 
 
 def normalize_key(key):
@@ -59,6 +62,10 @@ class Slice(Function):
     view_of_input = True
 
     @staticmethod
+    def infer_shape(input, key):
+        return MetaArray(index_shape(input.shape, key), input.dtype)
+
+    @staticmethod
     def forward(ctx, input, key):
         ctx.input_shape, ctx.key = input.shape, key
         out = input[key]
@@ -79,6 +86,10 @@ class Index(Function):
     """Advanced indexing (integer arrays, boolean masks): a copy."""
 
     @staticmethod
+    def infer_shape(input, key):
+        return MetaArray(index_shape(input.shape, key), input.dtype)
+
+    @staticmethod
     def forward(ctx, input, key):
         ctx.input_shape, ctx.key = input.shape, key
         return input[key]
@@ -94,6 +105,10 @@ class IndexBackward(Function):
     """Place a gradient into zeros of the input's shape (summing repeated indices)."""
 
     backward_name = "IndexPutBackward0"
+
+    @staticmethod
+    def infer_shape(grad, key, shape, accumulate):
+        return MetaArray(shape, grad.dtype)
 
     @staticmethod
     def forward(ctx, grad, key, shape, accumulate):
@@ -114,6 +129,14 @@ class SetItem(Function):
     """``x[key] = value`` (applied in place through ``Function.apply_``)."""
 
     backward_name = "CopySlices"
+
+    @staticmethod
+    def infer_shape(input, value, key):
+        target = index_shape(input.shape, key)
+        if broadcast(value, MetaArray(target, input.dtype)) != target:
+            raise ValueError(f"setitem: a value of shape {shape_of(value)} cannot be "
+                             f"written into a selection of shape {target}")
+        return same(input)
 
     @staticmethod
     def forward(ctx, input, value, key):
@@ -169,6 +192,14 @@ class Gather(Function):
     """out[i][j] = input[i][index[i][j]] along dim; backward: scatter_add grad into zeros
     at index."""
     @staticmethod
+    def infer_shape(input, dim, index):
+        _checked_dim(dim, input.ndim)
+        if index.ndim != input.ndim and input.ndim:
+            raise ValueError(f"gather: the index {index.shape} needs as many dims as the "
+                             f"input {input.shape}")
+        return MetaArray(index.shape, input.dtype)
+
+    @staticmethod
     def forward(ctx, input, dim, index):
         dim = _dim(dim, input.ndim)
         ctx.dim, ctx.input_shape = dim, input.shape
@@ -187,6 +218,11 @@ class ScatterAdd(Function):
     """Add src into input at index along dim; backward: grad for input, gather(grad, index)
     for src."""
     @staticmethod
+    def infer_shape(input, dim, index, src):
+        _checked_dim(dim, input.ndim)
+        return same(input)
+
+    @staticmethod
     def forward(ctx, input, dim, index, src):
         dim = _dim(dim, input.ndim)
         xp = array_module(input)
@@ -204,6 +240,11 @@ class ScatterAdd(Function):
 
 class Scatter(Function):
     """``scatter(dim, index, src)``: later duplicates win; overwritten entries get no grad."""
+
+    @staticmethod
+    def infer_shape(input, dim, index, src):
+        _checked_dim(dim, input.ndim)
+        return same(input)
 
     @staticmethod
     def forward(ctx, input, dim, index, src):
@@ -226,6 +267,11 @@ class ScatterValue(Function):
     """``scatter(dim, index, value)`` with a number."""
 
     backward_name = "ScatterBackward1"
+
+    @staticmethod
+    def infer_shape(input, dim, index, value):
+        _checked_dim(dim, input.ndim)
+        return same(input)
 
     @staticmethod
     def forward(ctx, input, dim, index, value):
@@ -263,6 +309,14 @@ def _fit(grad, shape):
 class IndexSelect(Function):
     """Select entries along dim at index; backward: index_add grad into zeros at index."""
     @staticmethod
+    def infer_shape(input, dim, index):
+        if not input.ndim:
+            return MetaArray(shape_of(index), input.dtype)
+        axis = _checked_dim(dim, input.ndim)
+        return MetaArray(input.shape[:axis] + shape_of(index) + input.shape[axis + 1:],
+                         input.dtype)
+
+    @staticmethod
     def forward(ctx, input, dim, index):
         dim = _dim(dim, input.ndim)
         ctx.dim, ctx.input_shape = dim, input.shape
@@ -279,6 +333,11 @@ class IndexSelect(Function):
 
 class IndexAdd(Function):
     """``input.index_add(dim, index, source, alpha)``: repeated indices accumulate."""
+
+    @staticmethod
+    def infer_shape(input, dim, index, source, alpha):
+        _checked_dim(dim, input.ndim)
+        return same(input)
 
     @staticmethod
     def forward(ctx, input, dim, index, source, alpha):
@@ -301,6 +360,10 @@ class IndexAdd(Function):
 class MaskedFill(Function):
     """value where mask, else input; backward: grad where not mask, 0 where mask."""
     @staticmethod
+    def infer_shape(input, mask, value):
+        return MetaArray(broadcast(input, mask), input.dtype)
+
+    @staticmethod
     def forward(ctx, input, mask, value):
         ctx.value = value
         ctx.save_named("mask", mask)
@@ -319,6 +382,10 @@ class MaskedFillTensor(Function):
     """``masked_fill`` with a 0-dim tensor value, which receives the masked gradient."""
 
     backward_name = "MaskedFillBackward1"
+
+    @staticmethod
+    def infer_shape(input, mask, value):
+        return MetaArray(broadcast(input, mask, value), input.dtype)
 
     @staticmethod
     def forward(ctx, input, mask, value):

@@ -5,7 +5,9 @@ from __future__ import annotations
 from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
-from .operands import promote
+from ..core.meta import MetaArray
+from .operands import promote, result_type
+from .shape_rules import shape_of
 
 
 def _dim(dim, ndim):
@@ -16,6 +18,19 @@ def _dim(dim, ndim):
 
 class Cat(Function):
     """``cat(tensors, dim)``: the tensors are one input slot, one rank each."""
+
+    @staticmethod
+    def infer_shape(tensors, dim):
+        axis = _dim(dim, tensors[0].ndim)
+        first = tuple(tensors[0].shape)
+        for tensor in tensors[1:]:
+            shape = tuple(tensor.shape)
+            if len(shape) != len(first) or shape[:axis] + shape[axis + 1:] != \
+                    first[:axis] + first[axis + 1:]:
+                raise ValueError(f"cat: shapes {first} and {shape} differ outside "
+                                 f"dimension {axis}")
+        size = sum(t.shape[axis] for t in tensors)
+        return MetaArray(first[:axis] + (size,) + first[axis + 1:], result_type(*tensors))
 
     @staticmethod
     def forward(ctx, tensors, dim):
@@ -37,6 +52,16 @@ class Cat(Function):
 class Stack(Function):
     """Stack tensors along a new dim; backward: unbind grad along it, one piece per input."""
     @staticmethod
+    def infer_shape(tensors, dim):
+        first = tuple(tensors[0].shape)
+        for tensor in tensors[1:]:
+            if tuple(tensor.shape) != first:
+                raise ValueError(f"stack: shapes {first} and {tuple(tensor.shape)} differ")
+        axis = _dim(dim, len(first) + 1)
+        return MetaArray(first[:axis] + (len(tensors),) + first[axis:],
+                         result_type(*tensors))
+
+    @staticmethod
     def forward(ctx, tensors, dim):
         dim = _dim(dim, tensors[0].ndim + 1)
         ctx.dim = dim
@@ -57,6 +82,15 @@ class SplitSizes(Function):
 
     backward_name = "SplitWithSizesBackward0"
     view_of_input = True
+
+    @staticmethod
+    def infer_shape(input, sizes, dim):
+        axis = _dim(dim, input.ndim)
+        if sum(sizes) != input.shape[axis]:
+            raise ValueError(f"split sizes {list(sizes)} do not add up to "
+                             f"{input.shape[axis]}")
+        head, tail = input.shape[:axis], input.shape[axis + 1:]
+        return [MetaArray(head + (size,) + tail, input.dtype) for size in sizes]
 
     @staticmethod
     def forward(ctx, input, sizes, dim):
@@ -81,6 +115,16 @@ class Split(SplitSizes):
     """``split(tensor, split_size, dim)`` with an int size (the last piece may be smaller)."""
 
     backward_name = "SplitBackward0"
+
+    @staticmethod
+    def infer_shape(input, split_size, dim):
+        extent = input.shape[_dim(dim, input.ndim)]
+        if split_size <= 0:
+            raise ValueError(f"split_size must be positive, got {split_size}")
+        sizes = [split_size] * (extent // split_size)
+        if extent % split_size:
+            sizes.append(extent % split_size)
+        return SplitSizes.infer_shape(input, sizes or [0], dim)
 
     @staticmethod
     def forward(ctx, input, split_size, dim):
@@ -119,6 +163,13 @@ def unsafe_chunk(input, chunks: int, dim: int = 0):
 class Unbind(Function):
     """Views of each slice along dim; backward: stack the slices' grads."""
     view_of_input = True
+
+    @staticmethod
+    def infer_shape(input, dim):
+        axis = _dim(dim, input.ndim)
+        shape = shape_of(input)
+        return [MetaArray(shape[:axis] + shape[axis + 1:], input.dtype)
+                for _ in range(shape[axis])]
 
     @staticmethod
     def forward(ctx, input, dim):

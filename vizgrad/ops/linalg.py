@@ -8,9 +8,11 @@ from collections import Counter
 from ..core.backend import array_module
 from ..core.dual import LINEAR, bilinear, plus
 from ..core.function import Function
+from ..core.meta import MetaArray
 from ..core.tensor import Tensor
 from .operands import same_dtype as _same_dtype
 from .operands import save_crossed, saved_crossed
+from .shape_rules import matmul_shape, same
 
 
 def matmul(input, other):
@@ -63,6 +65,13 @@ class Bmm(Function):
     saved_if_needed = ("input", "mat2")
 
     @staticmethod
+    def infer_shape(input, mat2):
+        if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0] \
+                or input.shape[2] != mat2.shape[1]:
+            raise ValueError(f"bmm: shapes {input.shape} and {mat2.shape} do not match")
+        return MetaArray(input.shape[:2] + mat2.shape[2:], input.dtype)
+
+    @staticmethod
     def forward(ctx, input, mat2):
         if input.ndim != 3 or mat2.ndim != 3:
             raise ValueError(f"bmm expects two 3-D tensors, got {input.ndim}-D and {mat2.ndim}-D")
@@ -85,6 +94,8 @@ class Bmm(Function):
 
 class Tril(Function):
     """Lower triangle (below diagonal k); backward: tril(grad, k)."""
+    infer_shape = staticmethod(same)
+
     @staticmethod
     def forward(ctx, input, diagonal):
         ctx.diagonal = diagonal
@@ -99,6 +110,8 @@ class Tril(Function):
 
 class Triu(Function):
     """Upper triangle (above diagonal k); backward: triu(grad, k)."""
+    infer_shape = staticmethod(same)
+
     @staticmethod
     def forward(ctx, input, diagonal):
         ctx.diagonal = diagonal
@@ -148,6 +161,22 @@ class Einsum(Function):
     operands; repeated labels (diagonals) and labels summed within one operand are handled
     with identity and ones operands, so second derivatives come for free.
     """
+
+    @staticmethod
+    def infer_shape(equation, operands):
+        parsed, output, _ = _parse_einsum(equation, [o.shape for o in operands])
+        sizes: dict = {}
+        for labels, operand in zip(parsed, operands):
+            if len(labels) != operand.ndim:
+                raise ValueError(f"einsum: {labels!r} does not fit a tensor of shape "
+                                 f"{operand.shape}")
+            for label, size in zip(labels, operand.shape):
+                if sizes.setdefault(label, size) != size:
+                    if size != 1 and sizes[label] != 1:
+                        raise ValueError(f"einsum: {label!r} is {sizes[label]} in one "
+                                         f"operand and {size} in another")
+                    sizes[label] = max(size, sizes[label])
+        return MetaArray(tuple(sizes[label] for label in output), operands[0].dtype)
 
     @staticmethod
     def forward(ctx, equation, operands):
@@ -265,6 +294,13 @@ class Mm(Function):
     saved_if_needed = ("self", "mat2")
 
     @staticmethod
+    def infer_shape(self, mat2):
+        if self.ndim != 2 or mat2.ndim != 2:
+            raise ValueError(f"mm expects two 2-D tensors, got {self.shape} and "
+                             f"{mat2.shape}")
+        return matmul_shape("mm", self, mat2)
+
+    @staticmethod
     def forward(ctx, self, mat2):
         if self.ndim != 2 or mat2.ndim != 2:
             raise ValueError(f"mm expects two 2-D tensors, got {self.ndim}-D and {mat2.ndim}-D")
@@ -287,6 +323,13 @@ class Mv(Function):
     """Matrix-vector product (``torch.mv``)."""
 
     saved_if_needed = ("self", "vec")
+
+    @staticmethod
+    def infer_shape(self, vec):
+        if self.ndim != 2 or vec.ndim != 1:
+            raise ValueError(f"mv expects a 2-D and a 1-D tensor, got {self.shape} and "
+                             f"{vec.shape}")
+        return matmul_shape("mv", self, vec)
 
     @staticmethod
     def forward(ctx, self, vec):
@@ -312,6 +355,13 @@ class Dot(Function):
     """Inner product of two 1-D tensors (``torch.dot``)."""
 
     saved_if_needed = ("self", "tensor")
+
+    @staticmethod
+    def infer_shape(self, tensor):
+        if self.ndim != 1 or tensor.ndim != 1:
+            raise ValueError(f"dot expects two 1-D tensors, got {self.shape} and "
+                             f"{tensor.shape}")
+        return matmul_shape("dot", self, tensor)
 
     @staticmethod
     def forward(ctx, self, tensor):
@@ -353,6 +403,8 @@ class FillDiagonal(Function):
     node is a ``CopySlices``: the diagonal's gradient is zero."""
 
     backward_name = "CopySlices"
+
+    infer_shape = staticmethod(same)
 
     @staticmethod
     def forward(ctx, self, fill_value, wrap):

@@ -17,7 +17,9 @@ import itertools
 
 from ..core.backend import array_module
 from ..core.function import Function
+from ..core.meta import MetaArray
 from .operands import save_crossed, saved_crossed
+from .shape_rules import window
 
 
 def as_tuple(value, n: int, name: str) -> tuple[int, ...]:
@@ -140,6 +142,17 @@ class Conv(Function):
     saved_if_needed = ("input", "weight")
 
     @staticmethod
+    def infer_shape(input, weight, bias, stride, pads, dilation, groups):
+        if weight.ndim != input.ndim or input.shape[1] != weight.shape[1] * groups:
+            raise ValueError(f"conv: the input {input.shape} and the weight "
+                             f"{weight.shape} do not fit (groups={groups}: the input "
+                             "needs weight.shape[1] * groups channels in dimension 1)")
+        sizes = tuple(window(input.shape[2 + i], weight.shape[2 + i], stride[i],
+                             pads[i][0], pads[i][1], dilation[i])
+                      for i in range(input.ndim - 2))
+        return MetaArray((input.shape[0], weight.shape[0], *sizes), input.dtype)
+
+    @staticmethod
     def forward(ctx, input, weight, bias, stride, pads, dilation, groups):
         ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, pads, dilation, groups
         save_crossed(ctx, 0, input, weight)  # the input for the weight's gradient only
@@ -172,6 +185,14 @@ class ConvTranspose(Function):
     saved_if_needed = ("input", "weight")
 
     @staticmethod
+    def infer_shape(input, weight, bias, stride, pads, dilation, groups, size):
+        if weight.ndim != input.ndim or input.shape[1] != weight.shape[0]:
+            raise ValueError(f"conv_transpose: the input {input.shape} and the weight "
+                             f"{weight.shape} do not fit (the input needs "
+                             "weight.shape[0] channels in dimension 1)")
+        return MetaArray((input.shape[0], weight.shape[1] * groups, *size), input.dtype)
+
+    @staticmethod
     def forward(ctx, input, weight, bias, stride, pads, dilation, groups, size):
         ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, pads, dilation, groups
         save_crossed(ctx, 0, input, weight)
@@ -201,6 +222,10 @@ class ConvWeight(Function):
 
     backward_name = "ConvolutionBackwardWeight0"
     saved_if_needed = ("input", "grad")
+
+    @staticmethod
+    def infer_shape(input, grad, kernel, stride, pads, dilation, groups):
+        return MetaArray((grad.shape[1], input.shape[1] // groups, *kernel), input.dtype)
 
     @staticmethod
     def forward(ctx, input, grad, kernel, stride, pads, dilation, groups):

@@ -14,6 +14,7 @@ import math
 from ..core.backend import array_module
 from ..core.dual import LINEAR, plus, scaled
 from ..core.function import Function
+from ..core.meta import MetaArray
 from ..core.tensor import Tensor
 from .activations import softmax
 from .copying import where
@@ -21,6 +22,7 @@ from .indexing import IndexBackward
 from .linalg import Mm, matmul
 from .nn_dropout import dropout
 from .operands import same_dtype, save_crossed, saved_crossed
+from .shape_rules import broadcast
 from .views import T
 
 
@@ -30,6 +32,18 @@ class Addmm(Function):
 
     saved_defaults = {"alpha": 1, "beta": 1}
     saved_if_needed = ("mat1", "mat2")
+
+    @staticmethod
+    def infer_shape(self, mat1, mat2, beta=1, alpha=1):
+        if mat1.ndim != 2 or mat2.ndim != 2 or mat1.shape[1] != mat2.shape[0]:
+            raise ValueError(f"addmm: mat1 {mat1.shape} and mat2 {mat2.shape} do not fit "
+                             f"(mat1's columns must be mat2's rows; in a linear layer, "
+                             f"the input's last size must be the weight's in_features, "
+                             f"{mat2.shape[0]})")
+        shape = (mat1.shape[0], mat2.shape[1])
+        if broadcast(self, MetaArray(shape, mat1.dtype)) != shape:
+            raise ValueError(f"addmm: the bias {self.shape} does not fit the output {shape}")
+        return MetaArray(shape, mat1.dtype)
 
     @staticmethod
     def forward(ctx, self, mat1, mat2, beta=1, alpha=1):
@@ -73,6 +87,10 @@ class Embedding(Function):
     """
 
     saved_defaults = {"padding_idx": -1, "scale_grad_by_freq": False, "sparse": False}
+
+    @staticmethod
+    def infer_shape(weight, indices, padding_idx):
+        return MetaArray(tuple(indices.shape) + weight.shape[1:], weight.dtype)
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx):

@@ -18,11 +18,13 @@ import math
 from ..core.backend import array_module
 from ..core.dual import no_jvp_error, plus, scaled
 from ..core.function import Function
+from ..core.meta import MetaArray
 from ..core.tensor import Tensor
 from .activations import log_softmax
 from .copying import where
 from .elementwise import abs as _abs
 from .elementwise import exp, log, log1p
+from .shape_rules import broadcast, shape_of
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -336,6 +338,15 @@ class NllLoss(Function):
     """``-input[i, target[i]] * weight[target[i]]``, reduced; ``input`` (N, C) or (C,)."""
 
     @staticmethod
+    def infer_shape(self, target, weight, reduction, ignore_index):
+        rows = self.shape[:1] if self.ndim > 1 else ()
+        wanted = rows + self.shape[2:]
+        if shape_of(target) != wanted:
+            raise ValueError(f"nll_loss: scores {self.shape} need targets of shape "
+                             f"{wanted}, got {shape_of(target)}")
+        return MetaArray(wanted if reduction == "none" else (), self.dtype)
+
+    @staticmethod
     def forward(ctx, self, target, weight, reduction, ignore_index):
         xp = array_module(self)
         scores = self.reshape(1, -1) if self.ndim == 1 else self
@@ -393,6 +404,11 @@ class MseLoss(Function):
     """``(input - target) ** 2``, reduced."""
 
     @staticmethod
+    def infer_shape(self, target, reduction):
+        shape = broadcast(self, target)
+        return MetaArray(shape if reduction == "none" else (), self.dtype)
+
+    @staticmethod
     def forward(ctx, self, target, reduction):
         ctx.save_for_backward(self, target)
         ctx.reduction = REDUCTION_CODES[reduction]
@@ -437,6 +453,11 @@ def _upstream(ctx, grad):
 class BinaryCrossEntropyWithLogits(Function):
     """``(1 - t) x + (1 + (pos_weight - 1) t) softplus(-x)``, times ``weight``, reduced;
     PyTorch's one ``BinaryCrossEntropyWithLogitsBackward0`` node (edges: input, target)."""
+
+    @staticmethod
+    def infer_shape(self, target, weight, pos_weight, reduction):
+        shape = broadcast(self, target, weight, pos_weight)
+        return MetaArray(shape if reduction == "none" else (), self.dtype)
 
     @staticmethod
     def forward(ctx, self, target, weight, pos_weight, reduction):
@@ -488,6 +509,11 @@ class BinaryCrossEntropyWithLogits(Function):
 class BinaryCrossEntropy(Function):
     """``-w (t log p + (1 - t) log(1 - p))`` with logs clamped at -100, reduced;
     PyTorch's ``BinaryCrossEntropyBackward0`` (edges: input, target)."""
+
+    @staticmethod
+    def infer_shape(self, target, weight, reduction):
+        shape = broadcast(self, target, weight)
+        return MetaArray(shape if reduction == "none" else (), self.dtype)
 
     @staticmethod
     def forward(ctx, self, target, weight, reduction):

@@ -17,6 +17,7 @@ from ..core.backend import array_module
 from ..core.function import Function
 from ..core.state import is_grad_enabled, no_grad
 from ..core.tensor import Tensor
+from .shape_rules import same
 
 
 def _normalize(input: Tensor, dims: tuple[int, ...], eps: float) -> tuple[Tensor, Tensor]:
@@ -51,6 +52,14 @@ class NativeLayerNorm(Function):
 
     number_slots = (1, 2)
     saved_input_name = "input"
+
+    @staticmethod
+    def infer_shape(input, weight, bias, normalized_shape, eps):
+        trailing = tuple(input.shape[input.ndim - len(normalized_shape):])
+        if trailing != tuple(normalized_shape):
+            raise ValueError(f"layer_norm: the input {input.shape} does not end in the "
+                             f"normalized shape {tuple(normalized_shape)}")
+        return same(input)
 
     @staticmethod
     def forward(ctx, input, weight, bias, normalized_shape, eps):

@@ -12,9 +12,11 @@ from __future__ import annotations
 from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
+from ..core.meta import MetaArray
 from ..core.tensor import Tensor
 from .indexing import IndexBackward
 from .nn_conv import as_tuple, col2im
+from .shape_rules import as_results
 
 
 def pool_output_size(size: int, kernel: int, stride: int, pad: int, dilation: int,
@@ -77,6 +79,13 @@ class MaxPool2d(Function):
     """Max over each window; returns (values, flat indices into each H*W plane)."""
 
     backward_name = "MaxPool2DWithIndicesBackward0"
+
+    @staticmethod
+    def infer_shape(input, kernel, stride, padding, dilation, ceil_mode):
+        outs, _ = _pool_geometry(input.shape[-2:], kernel, stride, padding, dilation,
+                                 ceil_mode)
+        shape = input.shape[:-2] + outs
+        return as_results((shape, input.dtype), (shape, "int64"))
 
     @staticmethod
     def forward(ctx, input, kernel, stride, padding, dilation, ceil_mode):
@@ -156,6 +165,13 @@ class AvgPool2d(Function):
     backward_name = "AvgPool2DBackward0"
 
     @staticmethod
+    def infer_shape(input, kernel, stride, padding, ceil_mode, count_include_pad,
+                    divisor_override):
+        outs, _ = _pool_geometry(input.shape[-2:], kernel, stride, padding, (1, 1),
+                                 ceil_mode)
+        return MetaArray(input.shape[:-2] + outs, input.dtype)
+
+    @staticmethod
     def forward(ctx, input, kernel, stride, padding, ceil_mode, count_include_pad,
                 divisor_override):
         xp = array_module(input)
@@ -183,6 +199,10 @@ class AvgPool2dBackward(Function):
     """Spread each pooled gradient evenly over its window (the adjoint of AvgPool2d)."""
 
     backward_name = "AvgPool2DBackwardBackward0"
+
+    @staticmethod
+    def infer_shape(grad, kernel, stride, pads, divisor, input_shape):
+        return MetaArray(input_shape, grad.dtype)
 
     @staticmethod
     def forward(ctx, grad, kernel, stride, pads, divisor, input_shape):
@@ -219,6 +239,10 @@ class WindowSum(Function):
     backward_name = "WindowSumBackward0"
 
     @staticmethod
+    def infer_shape(planes, kernel, stride, pads, outs):
+        return MetaArray(planes.shape[:-2] + tuple(outs), planes.dtype)
+
+    @staticmethod
     def forward(ctx, planes, kernel, stride, pads, outs):
         ctx.kernel, ctx.stride, ctx.pads, ctx.shape = kernel, stride, pads, planes.shape
         return _window_sum(planes, kernel, stride, pads, outs)
@@ -243,6 +267,10 @@ class AdaptiveAvgPool2d(Function):
     """Average over PyTorch's adaptive windows: ``P_h @ x @ P_w.T``."""
 
     backward_name = "AdaptiveAvgPool2DBackward0"
+
+    @staticmethod
+    def infer_shape(input, output_size):
+        return MetaArray(input.shape[:-2] + tuple(output_size), input.dtype)
 
     @staticmethod
     def forward(ctx, input, output_size):

@@ -12,8 +12,10 @@ import math
 from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
+from ..core.meta import MetaArray
 from ..core.tensor import Tensor
 from .nn_conv import as_tuple
+from .shape_rules import shape_of
 
 
 def _gather_axes(array, sources):
@@ -55,6 +57,11 @@ class _UpsampleNearest(Function):
     registered = False
 
     @staticmethod
+    def infer_shape(input, sources):
+        sizes = tuple(shape_of(source)[0] for source in sources)
+        return MetaArray(input.shape[:input.ndim - len(sources)] + sizes, input.dtype)
+
+    @staticmethod
     def forward(ctx, input, sources):
         ctx.sources, ctx.input_shape = sources, input.shape
         return _gather_axes(input, sources)
@@ -69,6 +76,11 @@ class _UpsampleNearest(Function):
 
 class UpsampleNearestBackward(Function):
     """Sum each output gradient onto its nearest source (the adjoint of upsampling)."""
+
+    @staticmethod
+    def infer_shape(grad, sources, spatial):
+        return MetaArray(grad.shape[:grad.ndim - len(sources)] + tuple(spatial),
+                         grad.dtype)
 
     @staticmethod
     def forward(ctx, grad, sources, spatial):

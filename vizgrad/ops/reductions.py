@@ -22,8 +22,11 @@ from collections import namedtuple
 from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
+from ..core.meta import MetaArray
 from ..core.tensor import Tensor
 from .copying import where
+from .shape_rules import accumulated, as_results, dims, floating, reduced
+from .shape_rules import dim as _checked_dim
 
 #: The ``(values, indices)`` pair returned by ``max(dim)`` / ``min(dim)``.
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
@@ -55,6 +58,10 @@ def expand_reduced(grad, input_shape, dims, keepdim):
 class Sum(Function):
     """Sum of all elements; backward: grad broadcast to the input's shape."""
     @staticmethod
+    def infer_shape(input):
+        return MetaArray((), accumulated(input.dtype))
+
+    @staticmethod
     def forward(ctx, input):
         ctx.input_shape = input.shape
         return input.sum()
@@ -69,6 +76,11 @@ class Sum(Function):
 class SumDim(Function):
     """Sum over dims; backward: grad broadcast back over the reduced dims."""
     backward_name = "SumBackward1"
+
+    @staticmethod
+    def infer_shape(input, dim, keepdim):
+        return MetaArray(reduced(input.shape, dims(dim, input.ndim), keepdim),
+                         accumulated(input.dtype))
 
     @staticmethod
     def forward(ctx, input, dim, keepdim):
@@ -86,6 +98,10 @@ class SumDim(Function):
 class Mean(Function):
     """Mean of all elements; backward: grad / n broadcast to the input's shape."""
     @staticmethod
+    def infer_shape(input):
+        return MetaArray((), input.dtype)
+
+    @staticmethod
     def forward(ctx, input):
         ctx.input_shape = input.shape
         return input.mean()
@@ -102,6 +118,10 @@ class Mean(Function):
 class MeanDim(Function):
     """Mean over dims; backward: grad / n broadcast back over the reduced dims."""
     backward_name = "MeanBackward1"
+
+    @staticmethod
+    def infer_shape(input, dim, keepdim):
+        return MetaArray(reduced(input.shape, dims(dim, input.ndim), keepdim), input.dtype)
 
     @staticmethod
     def forward(ctx, input, dim, keepdim):
@@ -158,6 +178,11 @@ def _const(array, like):
 class Var(Function):
     """Variance over dims; backward: grad * 2(x - mean) / (n - correction)."""
     @staticmethod
+    def infer_shape(input, dim, correction, keepdim):
+        return MetaArray(reduced(input.shape, dims(dim, input.ndim), keepdim),
+                         floating(input.dtype))
+
+    @staticmethod
     def forward(ctx, input, dim, correction, keepdim):
         dims = normalize_dims(dim, input.ndim)
         ctx.dim, ctx.correction, ctx.keepdim = dims, correction, keepdim
@@ -185,6 +210,11 @@ class Var(Function):
 class Std(Function):
     """Standard deviation over dims; backward: grad * (x - mean) / ((n - correction) * y),
     0 where y = 0."""
+    @staticmethod
+    def infer_shape(input, dim, correction, keepdim):
+        return MetaArray(reduced(input.shape, dims(dim, input.ndim), keepdim),
+                         floating(input.dtype))
+
     @staticmethod
     def forward(ctx, input, dim, correction, keepdim):
         dims = normalize_dims(dim, input.ndim)
@@ -233,6 +263,10 @@ def _others_product(x, dim):
 class Prod(Function):
     """Product of all elements; backward: grad * the product of all the other elements."""
     @staticmethod
+    def infer_shape(input):
+        return MetaArray((), accumulated(input.dtype))
+
+    @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
         return array_module(input).prod(input)
@@ -246,6 +280,11 @@ class Prod(Function):
 class ProdDim(Function):
     """Product along dim; backward: grad * the product of the other elements of each slice."""
     backward_name = "ProdBackward1"
+
+    @staticmethod
+    def infer_shape(input, dim, keepdim):
+        axis = _checked_dim(dim, input.ndim)
+        return MetaArray(reduced(input.shape, (axis,), keepdim), accumulated(input.dtype))
 
     @staticmethod
     def forward(ctx, input, dim, keepdim):
@@ -269,6 +308,10 @@ def _tie_weights(x, extreme, dims):
 
 class Amax(Function):
     """Max over dims; backward: grad shared evenly among the elements equal to the max."""
+    @staticmethod
+    def infer_shape(input, dim, keepdim):
+        return MetaArray(reduced(input.shape, dims(dim, input.ndim), keepdim), input.dtype)
+
     @staticmethod
     def forward(ctx, input, dim, keepdim):
         dims = normalize_dims(dim, input.ndim)
@@ -306,6 +349,12 @@ class Max(Function):
     backward_name = "MaxBackward1"
 
     @staticmethod
+    def infer_shape(input):
+        if not input.size:
+            raise ValueError(f"max of an empty tensor {input.shape}: no identity")
+        return MetaArray((), input.dtype)
+
+    @staticmethod
     def forward(ctx, input):
         result = array_module(input).max(input)
         ctx.save_named("weights", _tie_weights(input, result, tuple(range(input.ndim))))
@@ -337,6 +386,11 @@ class MaxDim(Function):
     """``max(input, dim)`` -> (values, indices); the gradient goes to the returned index."""
 
     backward_name = "MaxBackward0"
+
+    @staticmethod
+    def infer_shape(input, dim, keepdim):
+        shape = reduced(input.shape, (_checked_dim(dim, input.ndim),), keepdim)
+        return as_results((shape, input.dtype), (shape, "int64"))
 
     @staticmethod
     def forward(ctx, input, dim, keepdim):
@@ -394,6 +448,11 @@ def _select_along(ctx, xp, input, kept, dim, keepdim):
 class Logsumexp(Function):
     """log(sum(exp(x))) over dims; backward: grad * exp(x - y) (the softmax)."""
     @staticmethod
+    def infer_shape(input, dim, keepdim):
+        return MetaArray(reduced(input.shape, dims(dim, input.ndim), keepdim),
+                         floating(input.dtype))
+
+    @staticmethod
     def forward(ctx, input, dim, keepdim):
         dims = normalize_dims(dim, input.ndim)
         ctx.dim, ctx.keepdim = dims, keepdim
@@ -428,6 +487,11 @@ class Norm(Function):
     """Vector p-norm over ``dim`` (all elements by default); p may be inf, -inf, 0, 'fro'."""
 
     backward_name = "LinalgVectorNormBackward0"
+
+    @staticmethod
+    def infer_shape(input, p, dim, keepdim):
+        return MetaArray(reduced(input.shape, dims(dim, input.ndim), keepdim),
+                         floating(input.dtype))
 
     @staticmethod
     def forward(ctx, input, p, dim, keepdim):

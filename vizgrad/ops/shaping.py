@@ -14,7 +14,9 @@ from __future__ import annotations
 from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
+from ..core.meta import MetaArray
 from ..core.tensor import Tensor
+from .shape_rules import same
 from .views import reshape
 
 
@@ -25,6 +27,15 @@ def _dims(dims, ndim):
 
 class Repeat(Function):
     """Tile the input repeats times per dim; backward: sum grad over the copies."""
+    @staticmethod
+    def infer_shape(input, repeats):
+        repeats = tuple(repeats)
+        if len(repeats) < input.ndim:
+            raise ValueError(f"repeat: {len(repeats)} repeat counts given for a tensor "
+                             f"of shape {input.shape} (need at least {input.ndim})")
+        padded = (1,) * (len(repeats) - input.ndim) + tuple(input.shape)
+        return MetaArray(tuple(s * r for s, r in zip(padded, repeats)), input.dtype)
+
     @staticmethod
     def forward(ctx, input, repeats):
         repeats = tuple(repeats)
@@ -49,6 +60,8 @@ class Repeat(Function):
 
 class Flip(Function):
     """Reverse the order along dims; backward: flip grad along the same dims."""
+    infer_shape = staticmethod(same)
+
     @staticmethod
     def forward(ctx, input, dims):
         ctx.dims = _dims(dims, input.ndim)
@@ -64,6 +77,8 @@ class Flip(Function):
 
 class Roll(Function):
     """Shift entries cyclically along dims; backward: roll grad back by -shifts."""
+    infer_shape = staticmethod(same)
+
     @staticmethod
     def forward(ctx, input, shifts, dims):
         ctx.shifts, ctx.dims = shifts, dims
@@ -86,8 +101,22 @@ def _pad_pairs(pad, ndim):
     return {ndim - 1 - i: (pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)}
 
 
+def _padded(shape, pad):
+    """``shape`` padded by PyTorch's flat pad tuple (negative amounts crop)."""
+    pairs = _pad_pairs(pad, len(shape))
+    out = tuple(s + sum(pairs.get(d, (0, 0))) for d, s in enumerate(shape))
+    if any(s < 0 for s in out):
+        raise ValueError(f"pad: the padding {tuple(pad)} crops an input {tuple(shape)} to "
+                         f"{out}")
+    return out
+
+
 class ConstantPadNd(Function):
     """Pad with a constant; negative amounts crop (so backward is the opposite pad)."""
+
+    @staticmethod
+    def infer_shape(input, pad, value):
+        return MetaArray(_padded(input.shape, pad), input.dtype)
 
     @staticmethod
     def forward(ctx, input, pad, value):
@@ -133,6 +162,15 @@ class _IndexPad(Function):
     The base of ReflectionPad*/ReplicationPad*/CircularPad*."""
 
     registered = False
+
+    @staticmethod
+    def infer_shape(input, pad, mode):
+        for dim, (before, after) in _pad_pairs(pad, input.ndim).items():
+            limit = input.shape[dim] - (mode == "reflect")
+            if before > limit or after > limit:
+                raise ValueError(f"pad: {mode} padding ({before}, {after}) is too large "
+                                 f"for dimension {dim} of an input {input.shape}")
+        return MetaArray(_padded(input.shape, pad), input.dtype)
 
     @staticmethod
     def forward(ctx, input, pad, mode):

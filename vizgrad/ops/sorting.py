@@ -11,6 +11,7 @@ from collections import namedtuple
 from ..core.backend import array_module
 from ..core.function import Function
 from ..core.tensor import Tensor
+from .shape_rules import as_results
 
 #: PyTorch's ``torch.return_types``: a tuple with ``values`` and ``indices``.
 topk_result = namedtuple("topk", ["values", "indices"])
@@ -45,6 +46,11 @@ class Sort(Function):
     """Sorted values along ``dim`` and the indices they came from."""
 
     @staticmethod
+    def infer_shape(self, dim, descending, stable):
+        _dim(dim, self.ndim)
+        return as_results((self.shape, self.dtype), (self.shape, "int64"))
+
+    @staticmethod
     def forward(ctx, self, dim, descending, stable):
         xp = array_module(self)
         dim = _dim(dim, self.ndim)
@@ -70,6 +76,16 @@ class Sort(Function):
 
 class Topk(Function):
     """The ``k`` largest (or smallest) values along ``dim`` and their indices."""
+
+    @staticmethod
+    def infer_shape(self, k, dim, largest, sorted):  # noqa: A002 - PyTorch's name
+        axis = _dim(dim, self.ndim)
+        size = self.shape[axis] if self.ndim else 1
+        if not 0 <= k <= size:
+            raise IndexError(f"topk: k={k} is out of range for dimension {axis} of "
+                             f"size {size}")
+        shape = self.shape[:axis] + (k,) + self.shape[axis + 1:] if self.ndim else ()
+        return as_results((shape, self.dtype), (shape, "int64"))
 
     @staticmethod
     def forward(ctx, self, k, dim, largest, sorted):  # noqa: A002 - PyTorch's name

@@ -5,6 +5,9 @@ from __future__ import annotations
 from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
+from ..core.meta import MetaArray
+from .shape_rules import dim as _checked_dim
+from .shape_rules import reshaped
 
 
 def _shape_arg(shape):
@@ -18,6 +21,10 @@ class Reshape(Function):
 
     backward_name = "ViewBackward0"
     view_of_input = True
+
+    @staticmethod
+    def infer_shape(input, shape):
+        return MetaArray(reshaped(input.shape, shape), input.dtype)
 
     @staticmethod
     def forward(ctx, input, shape):
@@ -35,6 +42,10 @@ class View(Function):
     """``view``: like reshape, but refuses to copy."""
 
     view_of_input = True
+
+    @staticmethod
+    def infer_shape(input, shape):
+        return MetaArray(reshaped(input.shape, shape), input.dtype)
 
     @staticmethod
     def forward(ctx, input, shape):
@@ -58,6 +69,14 @@ class Transpose(Function):
     view_of_input = True
 
     @staticmethod
+    def infer_shape(input, dim0, dim1):
+        shape = list(input.shape)
+        if shape:
+            first, second = _checked_dim(dim0, len(shape)), _checked_dim(dim1, len(shape))
+            shape[first], shape[second] = shape[second], shape[first]
+        return MetaArray(shape, input.dtype)
+
+    @staticmethod
     def forward(ctx, input, dim0, dim1):
         ctx.dim0, ctx.dim1 = dim0, dim1
         return array_module(input).swapaxes(input, dim0, dim1)
@@ -75,6 +94,12 @@ class T(Function):
     view_of_input = True
 
     @staticmethod
+    def infer_shape(self):
+        if self.ndim > 2:
+            raise ValueError(f"t() expects a tensor with <= 2 dims, got {self.shape}")
+        return MetaArray(self.shape[::-1], self.dtype)
+
+    @staticmethod
     def forward(ctx, self):
         return array_module(self).swapaxes(self, 0, 1) if self.ndim == 2 else self
 
@@ -88,6 +113,10 @@ class T(Function):
 class UnsafeView(Function):
     """The reshape that ends PyTorch's matmul decompositions (``UnsafeViewBackward0``):
     the result of a fresh product reshaped, so nothing to alias."""
+
+    @staticmethod
+    def infer_shape(self, size):
+        return MetaArray(reshaped(self.shape, size), self.dtype)
 
     @staticmethod
     def forward(ctx, self, size):
@@ -104,6 +133,14 @@ class UnsafeView(Function):
 class Permute(Function):
     """Reorder dims (a view); backward: permute grad by the inverse order."""
     view_of_input = True
+
+    @staticmethod
+    def infer_shape(input, dims):
+        order = tuple(d % max(input.ndim, 1) for d in dims)
+        if sorted(order) != list(range(input.ndim)):
+            raise ValueError(f"permute: {tuple(dims)} is not a permutation of the dims of "
+                             f"a tensor of shape {input.shape}")
+        return MetaArray(tuple(input.shape[d] for d in order), input.dtype)
 
     @staticmethod
     def forward(ctx, input, dims):
@@ -128,6 +165,15 @@ class Squeeze(Function):
     view_of_input = True
 
     @staticmethod
+    def infer_shape(input, dim):
+        if dim is None:
+            return MetaArray(tuple(s for s in input.shape if s != 1), input.dtype)
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        dims = tuple(_checked_dim(d, input.ndim) for d in dims)
+        return MetaArray(tuple(s for i, s in enumerate(input.shape)
+                               if not (i in dims and s == 1)), input.dtype)
+
+    @staticmethod
     def forward(ctx, input, dim):
         ctx.input_shape = input.shape
         if dim is None:
@@ -147,6 +193,11 @@ class Squeeze(Function):
 class Unsqueeze(Function):
     """Insert a size-1 dim (a view); backward: squeeze it from grad."""
     view_of_input = True
+
+    @staticmethod
+    def infer_shape(input, dim):
+        axis = _checked_dim(dim, input.ndim + 1)
+        return MetaArray(input.shape[:axis] + (1,) + input.shape[axis:], input.dtype)
 
     @staticmethod
     def forward(ctx, input, dim):

@@ -1,0 +1,126 @@
+"""Meta arrays: shape and dtype, no memory (the ``"meta"`` device).
+
+A meta tensor's array is a ``MetaArray``.  The ``"meta"`` device is registered with
+the backend here, so factories (``empty``, ``zeros`` ...), ``.to("meta")``, the
+``device=`` argument of layers and ``with vizgrad.device("meta"):`` make them.  Op
+classes compute a ``MetaArray`` result with their shape rule (``infer_shape``, beside
+``forward``); ``vizgrad.static`` runs those rules instead of the forwards when it
+traces on meta tensors.
+
+Example
+-------
+>>> x = vizgrad.empty(10_000, 4096, device="meta")
+>>> x.array
+MetaArray(shape=(10000, 4096), dtype=float32)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import backend
+
+
+class MetaArray:
+    """An array's shape and dtype without its data."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: Any, dtype: Any) -> None:
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = np.dtype(dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:  # what the data would take (as PyTorch's meta tensors say)
+        return self.size * self.dtype.itemsize
+
+    @property
+    def base(self) -> None:
+        return None
+
+    def astype(self, dtype: Any, copy: bool = True) -> MetaArray:
+        return MetaArray(self.shape, dtype)
+
+    def reshape(self, *shape: Any) -> MetaArray:
+        target = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        target = tuple(int(s) for s in target)
+        if -1 in target:
+            known = int(np.prod([s for s in target if s != -1], dtype=np.int64))
+            target = tuple(self.size // max(known, 1) if s == -1 else s for s in target)
+        if int(np.prod(target, dtype=np.int64)) != self.size:
+            raise ValueError(f"cannot reshape a meta array of shape {self.shape} into "
+                             f"{tuple(shape)}")
+        return MetaArray(target, self.dtype)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """An in-place write (``x.add_(y)``): the shapes are checked, nothing is stored."""
+        if key is Ellipsis:
+            shape = tuple(getattr(value, "shape", ()))
+            if np.broadcast_shapes(shape, self.shape) != self.shape:
+                raise ValueError(f"a value of shape {shape} cannot be written into a meta "
+                                 f"array of shape {self.shape}")
+
+    def _compare(self, other: Any) -> MetaArray:  # comparisons give a bool mask
+        return MetaArray(np.broadcast_shapes(self.shape, tuple(getattr(other, "shape", ()))),
+                         np.bool_)
+
+    __lt__ = __le__ = __gt__ = __ge__ = _compare
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"a meta tensor {self.shape} {self.dtype} has no data (it only "
+                        "knows its shape and dtype); create it on 'cpu' to compute with it")
+
+    def __repr__(self) -> str:
+        return f"MetaArray(shape={self.shape}, dtype={self.dtype})"
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d meta array")
+        return self.shape[0]
+
+
+class _MetaModule:
+    """The array module of the meta device: only what makes arrays (no data)."""
+
+    def empty(self, shape: Any, dtype: Any = np.float32) -> MetaArray:
+        return MetaArray(shape if isinstance(shape, tuple) else (shape,), dtype)
+
+    zeros = ones = empty
+
+    def full(self, shape: Any, value: Any = None, dtype: Any = np.float32) -> MetaArray:
+        return self.empty(shape, dtype)
+
+    def asarray(self, array: Any, dtype: Any = None) -> MetaArray:
+        return MetaArray(np.shape(array) if not hasattr(array, "shape") else array.shape,
+                         dtype or getattr(array, "dtype", np.float64))
+
+    broadcast_shapes = staticmethod(np.broadcast_shapes)  # shapes only: no data needed
+
+    def may_share_memory(self, a: Any, b: Any) -> bool:
+        return False  # no memory to share: a meta "view" is its own tensor
+
+    def __getattr__(self, name: str) -> Any:
+        raise TypeError(f"meta tensors have no data: {name}() cannot run on them (the op's "
+                        "shape rule runs instead while vizgrad.static traces)")
+
+
+META = _MetaModule()
+backend.register_array_type(MetaArray, META, lambda array: "meta")
+backend.register_device("meta", META)
+
+
+def is_meta(value: Any) -> bool:
+    """Whether ``value`` is a ``MetaArray`` or a list/tuple holding one."""
+    if value.__class__ is MetaArray:
+        return True
+    return isinstance(value, (list, tuple)) and any(v.__class__ is MetaArray for v in value)
