@@ -120,3 +120,54 @@ def test_meta_traces_of_the_op_table_give_the_shapes_of_the_real_traces():
     assert matched >= 0.9 * (matched + len(refused)), refused
     masks = [text for name, text in refused if "mask" in name]
     assert masks and all("mask" in text for text in masks)
+
+
+def test_ten_billion_parameter_mlp_is_built_traced_compiled_and_drawn_without_memory():
+    """``with vizgrad.device("meta"):`` as ``with torch.device("meta"):``: the layers'
+    parameters are made on meta (no 40 GB of float32), init draws nothing."""
+    import tracemalloc
+
+    tracemalloc.start()
+    with vizgrad.device("meta"):
+        layers = []
+        for index in range(4):
+            layers += [nn.Linear(50_000, 50_000)] + ([nn.ReLU()] if index < 3 else [])
+        model = nn.Sequential(*layers)
+        x = vizgrad.randn(1024, 50_000)
+    assert vizgrad.get_default_device() == "cpu"  # the block restored the default
+    g = static.trace(lambda x: model(x).pow(2).mean(), x)
+    step = static.compile_optimizer(static.compile_backward(g), "sgd", lr=0.1)
+    source = vizgrad.make_dot(step).source
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert sum(p.numel() for p in model.parameters()) == 10_000_200_000
+    assert all(p.device == "meta" for p in model.parameters()) and x.device == "meta"
+    assert g.tensors[g.loss].shape == () and "1024, 50000" in source
+    assert sum(op.phase == "optimizer" for op in step.ops) == 8  # 4 weights, 4 biases
+    assert peak < 5_000_000, peak  # bookkeeping only
+
+
+def test_layers_take_device_meta_as_torch_does():
+    vizgrad.manual_seed(0)
+    layers = [nn.Linear(3, 4, device="meta"), nn.Conv2d(3, 4, 3, device="meta"),
+              nn.Bilinear(2, 3, 4, device="meta"), nn.Embedding(5, 2, padding_idx=0,
+                                                                device="meta"),
+              nn.LayerNorm(4, device="meta"), nn.GroupNorm(2, 4, device="meta"),
+              nn.BatchNorm1d(4, device="meta"), nn.LSTM(3, 4, device="meta")]
+    for layer in layers:
+        tensors = list(layer.parameters()) + [b for b in layer.buffers() if b is not None]
+        assert tensors and all(t.device == "meta" for t in tensors), type(layer).__name__
+    after = vizgrad.randn(3)
+    vizgrad.manual_seed(0)
+    assert np.array_equal(after.numpy(), vizgrad.randn(3).numpy())  # meta init drew nothing
+    assert nn.Linear(3, 4).to("meta").weight.device == "meta"  # positional, as torch
+    assert vizgrad.ones(2).to("meta").device == "meta"
+    with pytest.raises(RuntimeError), vizgrad.device("meta"):
+        raise RuntimeError
+    assert vizgrad.get_default_device() == "cpu"
+    with vizgrad.device("meta"):
+        made = [vizgrad.zeros(2, 3), vizgrad.randn(4), vizgrad.arange(5), vizgrad.eye(3),
+                vizgrad.tensor([1.0, 2.0]), vizgrad.randint(0, 5, (2,))]
+    assert [(t.device, t.shape) for t in made] == [
+        ("meta", (2, 3)), ("meta", (4,)), ("meta", (5,)), ("meta", (3, 3)), ("meta", (2,)),
+        ("meta", (2,))]

@@ -125,8 +125,25 @@ class device(str):  # noqa: N801 - PyTorch's name
             return f"device(type='{self.type}', index={self.index})"
         return f"device(type='{self}')"
 
+    def __enter__(self) -> device:
+        """``with vizgrad.device("meta"):`` makes it the default device of factories (and
+        so of layers' parameters) inside the block, as ``with torch.device(...)`` does."""
+        _DEVICE_STACK.append(_DEFAULT_DEVICE["device"])
+        _DEFAULT_DEVICE["device"] = str(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _DEFAULT_DEVICE["device"] = _DEVICE_STACK.pop()
+
 
 _DEFAULT_DEVICE = {"device": "cpu"}
+_DEVICE_STACK: list[str] = []  # the defaults that ``with vizgrad.device(...)`` replaced
+
+
+def is_device_name(value: Any) -> bool:
+    """Whether a positional ``.to(...)`` argument names a device (not a dtype)."""
+    return isinstance(value, str) and (value in ("cpu", "cuda") or value.startswith("cuda:")
+                                       or value in _DEVICE_MODULES)
 
 
 def set_default_device(device: Any) -> None:

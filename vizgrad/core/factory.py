@@ -301,11 +301,17 @@ def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = None,
     return out
 
 
-def _random(values: np.ndarray, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
-    array = values.astype(as_dtype(dtype) or _DEFAULT["dtype"], copy=False)
+def _random(draw: Any, shape: tuple, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
+    """A tensor of ``draw(shape)``; on the meta device nothing is drawn (no values, no
+    memory, and the generator does not advance)."""
+    dtype = as_dtype(dtype) or _DEFAULT["dtype"]
     device = backend.normalize_device(device)
-    if device != "cpu":
-        array = backend.to_device(array, device)
+    if device == "meta":
+        array = backend.module_for_device(device).empty(shape, dtype=dtype)
+    else:
+        array = draw(shape).astype(dtype, copy=False)
+        if device != "cpu":
+            array = backend.to_device(array, device)
     out = Tensor._make(array)
     if requires_grad:
         out.requires_grad = True
@@ -315,13 +321,15 @@ def _random(values: np.ndarray, dtype: Any, device: Any, requires_grad: bool) ->
 def randn(*size: Any, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples from the generator seeded by ``manual_seed``."""
-    return _random(generator().standard_normal(_shape(size, "randn")), dtype, device, requires_grad)
+    return _random(lambda shape: generator().standard_normal(shape), _shape(size, "randn"),
+                   dtype, device, requires_grad)
 
 
 def rand(*size: Any, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1) from the generator seeded by ``manual_seed``."""
-    return _random(generator().random(_shape(size, "rand")), dtype, device, requires_grad)
+    return _random(lambda shape: generator().random(shape), _shape(size, "rand"), dtype,
+                   device, requires_grad)
 
 
 def randint(low: int, high: Any = None, size: Sequence[int] | None = None, dtype: Any = None,
@@ -339,8 +347,9 @@ def randint(low: int, high: Any = None, size: Sequence[int] | None = None, dtype
     elif high is None:
         low, high = 0, low
     low, high = _int_argument(low, "randint", "low"), _int_argument(high, "randint", "high")
-    values = generator().integers(low, high, size=_shape((tuple(size or ()),), "randint"))
-    return _random(values, dtype or int64, device, requires_grad)
+    return _random(lambda shape: generator().integers(low, high, size=shape),
+                   _shape((tuple(size or ()),), "randint"), dtype or int64, device,
+                   requires_grad)
 
 
 def randn_like(other: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:

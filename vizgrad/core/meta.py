@@ -16,6 +16,7 @@ MetaArray(shape=(10000, 4096), dtype=float32)
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -103,6 +104,19 @@ class _MetaModule:
     def asarray(self, array: Any, dtype: Any = None) -> MetaArray:
         return MetaArray(np.shape(array) if not hasattr(array, "shape") else array.shape,
                          dtype or getattr(array, "dtype", np.float64))
+
+    def arange(self, start: Any, stop: Any = None, step: Any = 1) -> MetaArray:
+        if stop is None:
+            start, stop = 0, start
+        count = max(0, math.ceil((stop - start) / step))
+        integral = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
+        return MetaArray((count,), np.int64 if integral else np.float64)
+
+    def linspace(self, start: Any, stop: Any, num: int = 50) -> MetaArray:
+        return MetaArray((num,), np.float64)
+
+    def eye(self, n: int, m: int | None = None, dtype: Any = np.float64) -> MetaArray:
+        return MetaArray((n, n if m is None else m), dtype)
 
     broadcast_shapes = staticmethod(np.broadcast_shapes)  # shapes only: no data needed
 

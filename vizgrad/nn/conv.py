@@ -44,14 +44,12 @@ class _ConvNd(Module):
             shape = (in_channels, out_channels // groups, *self.kernel_size)
         else:
             shape = (out_channels, in_channels // groups, *self.kernel_size)
-        self.weight = Parameter(empty(*shape, dtype=dtype))
+        self.weight = Parameter(empty(*shape, dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(empty(out_channels, dtype=dtype))
+            self.bias = Parameter(empty(out_channels, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
-        if device is not None:
-            self.to(device=device)
 
     def reset_parameters(self) -> None:
         init.reset_linear_like(self.weight, self.bias)

@@ -21,6 +21,12 @@ from ..core.factory import generator
 from ..core.tensor import Tensor
 
 
+def _no_data(tensor: Tensor) -> bool:
+    """A meta tensor has no values to initialise (as in PyTorch, init leaves it be):
+    checked before drawing, so a 10-billion-element meta weight costs nothing."""
+    return tensor.device == "meta"
+
+
 def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
     array = values.astype(tensor.array.dtype, copy=False)
     if tensor.device != "cpu":
@@ -66,14 +72,20 @@ def _fan(tensor: Tensor, mode: str) -> int:
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+    if _no_data(tensor):
+        return tensor
     return _fill(tensor, generator().uniform(a, b, size=tensor.shape))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    if _no_data(tensor):
+        return tensor
     return _fill(tensor, generator().normal(mean, std, size=tensor.shape))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
+    if _no_data(tensor):
+        return tensor
     return _fill(tensor, np.full(tensor.shape, val))
 
 
@@ -86,6 +98,8 @@ def ones_(tensor: Tensor) -> Tensor:
 
 
 def eye_(tensor: Tensor) -> Tensor:
+    if _no_data(tensor):
+        return tensor
     if tensor.ndim != 2:
         raise ValueError("eye_ needs a 2-D tensor")
     return _fill(tensor, np.eye(*tensor.shape))
@@ -118,6 +132,8 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
 
 def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
     """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian draw."""
+    if _no_data(tensor):
+        return tensor
     if tensor.ndim < 2:
         raise ValueError("orthogonal_ needs a tensor with at least 2 dimensions")
     rows = tensor.shape[0]

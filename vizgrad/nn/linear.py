@@ -13,8 +13,9 @@ from .module import Module
 from .parameter import Parameter
 
 
-def _param(*shape: int, dtype: Any = None) -> Parameter:
-    return Parameter(empty(*shape, dtype=dtype))
+def _param(*shape: int, dtype: Any = None, device: Any = None) -> Parameter:
+    # Made on its device (a meta parameter takes no memory at all), not moved there.
+    return Parameter(empty(*shape, dtype=dtype, device=device))
 
 
 class Identity(Module):
@@ -42,14 +43,12 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = _param(out_features, in_features, dtype=dtype)
+        self.weight = _param(out_features, in_features, dtype=dtype, device=device)
         if bias:
-            self.bias = _param(out_features, dtype=dtype)
+            self.bias = _param(out_features, dtype=dtype, device=device)
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
-        if device is not None:
-            self.to(device=device)
 
     def reset_parameters(self) -> None:
         init.reset_linear_like(self.weight, self.bias)
@@ -70,9 +69,10 @@ class Bilinear(Module):
         super().__init__()
         self.in1_features, self.in2_features = in1_features, in2_features
         self.out_features = out_features
-        self.weight = _param(out_features, in1_features, in2_features, dtype=dtype)
+        self.weight = _param(out_features, in1_features, in2_features, dtype=dtype,
+                             device=device)
         if bias:
-            self.bias = _param(out_features, dtype=dtype)
+            self.bias = _param(out_features, dtype=dtype, device=device)
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -143,7 +143,7 @@ class Embedding(Module):
         if _weight is not None:
             self.weight = Parameter(_weight)
         else:
-            self.weight = _param(num_embeddings, embedding_dim, dtype=dtype)
+            self.weight = _param(num_embeddings, embedding_dim, dtype=dtype, device=device)
             self.reset_parameters()
 
     def reset_parameters(self) -> None:

@@ -13,10 +13,11 @@ from .parameter import Parameter
 
 
 def _affine_parameters(module: Module, shape: tuple[int, ...], affine: bool, bias: bool,
-                       dtype: Any) -> None:
+                       dtype: Any, device: Any = None) -> None:
     """``weight`` (ones) and ``bias`` (zeros) of ``shape``, or ``None`` where switched off."""
-    module.register_parameter("weight", Parameter(ones(*shape, dtype=dtype)) if affine else None)
-    module.register_parameter("bias", Parameter(zeros(*shape, dtype=dtype))
+    module.register_parameter("weight", Parameter(ones(*shape, dtype=dtype, device=device))
+                              if affine else None)
+    module.register_parameter("bias", Parameter(zeros(*shape, dtype=dtype, device=device))
                               if affine and bias else None)
 
 
@@ -29,17 +30,15 @@ class _BatchNorm(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        _affine_parameters(self, (num_features,), affine, bias, dtype)
+        _affine_parameters(self, (num_features,), affine, bias, dtype, device)
         if track_running_stats:
-            self.register_buffer("running_mean", zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype="int64"))
+            self.register_buffer("running_mean", zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype="int64", device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
-        if device is not None:
-            self.to(device=device)
 
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
@@ -98,7 +97,7 @@ class LayerNorm(Module):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype, device)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -120,7 +119,7 @@ class GroupNorm(Module):
                              f"({num_groups})")
         self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine = eps, affine
-        _affine_parameters(self, (num_channels,), affine, bias, dtype)
+        _affine_parameters(self, (num_channels,), affine, bias, dtype, device)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

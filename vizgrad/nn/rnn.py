@@ -92,16 +92,17 @@ class RNNBase(Module):
             for direction in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if direction else "")
                 names = [f"weight_ih{suffix}", f"weight_hh{suffix}"]
-                setattr(self, names[0], Parameter(empty(gate_size, layer_input, dtype=dtype)))
-                setattr(self, names[1], Parameter(empty(gate_size, hidden_size, dtype=dtype)))
+                setattr(self, names[0], Parameter(empty(gate_size, layer_input, dtype=dtype,
+                                                        device=device)))
+                setattr(self, names[1], Parameter(empty(gate_size, hidden_size, dtype=dtype,
+                                                        device=device)))
                 if bias:
                     names += [f"bias_ih{suffix}", f"bias_hh{suffix}"]
-                    setattr(self, names[2], Parameter(empty(gate_size, dtype=dtype)))
-                    setattr(self, names[3], Parameter(empty(gate_size, dtype=dtype)))
+                    for name in names[2:]:
+                        setattr(self, name, Parameter(empty(gate_size, dtype=dtype,
+                                                            device=device)))
                 self._flat_names.append(names)
         self.reset_parameters()
-        if device is not None:
-            self.to(device=device)
 
     def reset_parameters(self) -> None:
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0

@@ -101,7 +101,7 @@ def cast_tensor(tensor: Tensor, args: tuple, kwargs: dict) -> Tensor:
     dtype = kwargs.get("dtype")
     device = kwargs.get("device")
     for arg in args:
-        if isinstance(arg, str) and (arg == "cpu" or arg.startswith("cuda")):
+        if backend.is_device_name(arg):
             device = arg
         elif isinstance(arg, Tensor):
             dtype, device = arg.dtype, arg.device

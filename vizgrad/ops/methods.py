@@ -40,7 +40,7 @@ def _to(self, *args, dtype=None, device=None, copy=False):
     for arg in args:
         if isinstance(arg, Tensor):
             dtype, device = arg.dtype, arg.device
-        elif isinstance(arg, str) and (arg == "cpu" or arg.startswith("cuda")):
+        elif backend.is_device_name(arg):
             device = arg
         else:
             dtype = arg
