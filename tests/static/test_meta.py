@@ -171,3 +171,22 @@ def test_layers_take_device_meta_as_torch_does():
     assert [(t.device, t.shape) for t in made] == [
         ("meta", (2, 3)), ("meta", (4,)), ("meta", (5,)), ("meta", (3, 3)), ("meta", (2,)),
         ("meta", (2,))]
+
+
+@pytest.mark.parametrize("build, inputs, op, shapes", [
+    (lambda: (lambda a, b: a @ b), [(4, 3), (4, 5)], "mm", ["(4, 3)", "(4, 5)"]),
+    (lambda: (lambda a, b: a + b), [(4, 3), (5, 1, 2)], "add", ["(4, 3)", "(5, 1, 2)"]),
+    (lambda: (lambda a, b: vizgrad.cat([a, b], 1)), [(4, 3), (5, 3)], "cat",
+     ["(4, 3)", "(5, 3)"]),
+    (lambda: nn.Conv2d(3, 8, 3, device="meta"), [(2, 4, 9, 9)], "conv", ["(2, 4, 9, 9)",
+                                                                         "(8, 3, 3, 3)"]),
+    (lambda: (lambda a: a.view(5, -1)), [(4, 3)], "view", ["(4, 3)", "(5, -1)"]),
+])
+def test_meta_shape_errors_name_the_op_the_shapes_and_the_user_line(build, inputs, op,
+                                                                     shapes):
+    fn = build()
+    with pytest.raises(ValueError) as caught:
+        static.trace(fn, *[vizgrad.empty(*shape, device="meta") for shape in inputs])
+    text = str(caught.value)
+    assert op in text.lower() and all(s in text for s in shapes), text
+    assert f"{__file__}:" in text or "vizgrad/nn/" in text, text

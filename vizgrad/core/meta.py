@@ -75,7 +75,7 @@ class MetaArray:
         return MetaArray(np.broadcast_shapes(self.shape, tuple(getattr(other, "shape", ()))),
                          np.bool_)
 
-    __lt__ = __le__ = __gt__ = __ge__ = _compare
+    __lt__ = __le__ = __gt__ = __ge__ = __and__ = __or__ = _compare
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(f"a meta tensor {self.shape} {self.dtype} has no data (it only "

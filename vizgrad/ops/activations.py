@@ -24,7 +24,8 @@ from ..core.function import Function
 from ..core.tensor import Tensor
 from .copying import where
 from .elementwise import erf, erf_array, exp
-from .shape_rules import binary_op, dim, float_unary, same
+from .shape_rules import binary_op, float_unary, same
+from .shape_rules import dim as _checked_dim
 
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -334,8 +335,8 @@ class Softmax(Function):
     """``exp(x - max) / sum``; backward ``y * (g - sum(g * y))``."""
 
     @staticmethod
-    def infer_shape(input, dim_):
-        dim(dim_, input.ndim)
+    def infer_shape(input, dim):
+        _checked_dim(dim, input.ndim)
         return float_unary(input)
 
     @staticmethod
@@ -363,8 +364,8 @@ class LogSoftmax(Function):
     """``x - logsumexp(x)`` computed after subtracting the max; backward ``g - exp(y) sum(g)``."""
 
     @staticmethod
-    def infer_shape(input, dim_):
-        dim(dim_, input.ndim)
+    def infer_shape(input, dim):
+        _checked_dim(dim, input.ndim)
         return float_unary(input)
 
     @staticmethod

@@ -18,6 +18,7 @@ import itertools
 from ..core.backend import array_module
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.stack import user_location
 from .operands import save_crossed, saved_crossed
 from .shape_rules import window
 
@@ -256,8 +257,9 @@ def _check(input, weight, n: int, groups: int, transposed: bool, name: str) -> N
     channels = input.shape[1]
     expected = weight.shape[0] if transposed else weight.shape[1] * groups
     if channels != expected or channels % groups:
-        raise ValueError(f"{name}: input has {channels} channels but weight "
-                         f"{tuple(weight.shape)} with groups={groups} expects {expected}")
+        raise ValueError(f"{name}: the input {tuple(input.shape)} has {channels} channels but "
+                         f"the weight {tuple(weight.shape)} with groups={groups} expects "
+                         f"{expected} (at {user_location()})")
 
 
 def _unbatched(input, n: int):
