@@ -11,6 +11,7 @@ or no row reaches it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import warnings
 from collections.abc import Iterator
 
@@ -107,8 +108,16 @@ def _run_row(case) -> None:
         vizgrad.autograd.grad(second, leaves + seeds, create_graph=True, allow_unused=True)
 
 
+def _in(case, dtype: str):
+    """The row with its float64 inputs in ``dtype`` (promotion with Python numbers and
+    mixed dtypes differs in float32)."""
+    return dataclasses.replace(case, args=[dataclasses.replace(a, dtype=dtype)
+                                           if a.dtype == "float64" else a for a in case.args])
+
+
 @pytest.mark.slow
-def test_every_rule_matches_its_eager_forward_on_every_op_table_row():
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_every_rule_matches_its_eager_forward_on_every_op_table_row(dtype):
     seen: dict[str, int] = {}
     problems: list[str] = []
     failed_rows = []
@@ -117,13 +126,14 @@ def test_every_rule_matches_its_eager_forward_on_every_op_table_row():
         for case in all_cases():
             before = len(problems)
             try:
-                _run_row(case)
+                _run_row(_in(case, dtype))
             except Exception as error:  # noqa: BLE001 - a row the checker cannot run
                 failed_rows.append(f"{case.name}: {error!r}")
             problems[before:] = [f"[{case.name}] {p}" for p in problems[before:]]
     assert not problems, "\n".join(problems[:40])
     assert not failed_rows, "\n".join(failed_rows[:20])
-    unchecked = sorted(set(shapes.rules()) - set(seen))
+    # Coverage on the table as written (in float32 a row's cast to float32 is no op).
+    unchecked = sorted(set(shapes.rules()) - set(seen)) if dtype == "float64" else []
     assert not unchecked, f"op classes no op-table row reached: {unchecked}"
     assert sum(seen.values()) > 5 * len(seen)  # each rule met many argument shapes
 
