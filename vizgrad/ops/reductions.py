@@ -25,7 +25,19 @@ from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.tensor import Tensor
 from .copying import where
-from .shape_rules import accumulated, as_results, dims, floating, reduced
+from .shape_rules import (
+    accumulated,
+    along,
+    as_results,
+    dims,
+    float_along,
+    floating,
+    reduced,
+    spread_along,
+    sum_along,
+    whole,
+    whole_sum,
+)
 from .shape_rules import dim as _checked_dim
 
 #: The ``(values, indices)`` pair returned by ``max(dim)`` / ``min(dim)``.
@@ -57,9 +69,7 @@ def expand_reduced(grad, input_shape, dims, keepdim):
 
 class Sum(Function):
     """Sum of all elements; backward: grad broadcast to the input's shape."""
-    @staticmethod
-    def infer_shape(input):
-        return MetaArray((), accumulated(input.dtype))
+    infer_shape = staticmethod(whole_sum)
 
     @staticmethod
     def forward(ctx, input):
@@ -77,10 +87,7 @@ class SumDim(Function):
     """Sum over dims; backward: grad broadcast back over the reduced dims."""
     backward_name = "SumBackward1"
 
-    @staticmethod
-    def infer_shape(input, dim, keepdim):
-        return MetaArray(reduced(input.shape, dims(dim, input.ndim), keepdim),
-                         accumulated(input.dtype))
+    infer_shape = staticmethod(sum_along)
 
     @staticmethod
     def forward(ctx, input, dim, keepdim):
@@ -97,9 +104,7 @@ class SumDim(Function):
 
 class Mean(Function):
     """Mean of all elements; backward: grad / n broadcast to the input's shape."""
-    @staticmethod
-    def infer_shape(input):
-        return MetaArray((), input.dtype)
+    infer_shape = staticmethod(whole)
 
     @staticmethod
     def forward(ctx, input):
@@ -119,9 +124,7 @@ class MeanDim(Function):
     """Mean over dims; backward: grad / n broadcast back over the reduced dims."""
     backward_name = "MeanBackward1"
 
-    @staticmethod
-    def infer_shape(input, dim, keepdim):
-        return MetaArray(reduced(input.shape, dims(dim, input.ndim), keepdim), input.dtype)
+    infer_shape = staticmethod(along)
 
     @staticmethod
     def forward(ctx, input, dim, keepdim):
@@ -177,10 +180,7 @@ def _const(array, like):
 
 class Var(Function):
     """Variance over dims; backward: grad * 2(x - mean) / (n - correction)."""
-    @staticmethod
-    def infer_shape(input, dim, correction, keepdim):
-        return MetaArray(reduced(input.shape, dims(dim, input.ndim), keepdim),
-                         floating(input.dtype))
+    infer_shape = staticmethod(spread_along)
 
     @staticmethod
     def forward(ctx, input, dim, correction, keepdim):
@@ -210,10 +210,7 @@ class Var(Function):
 class Std(Function):
     """Standard deviation over dims; backward: grad * (x - mean) / ((n - correction) * y),
     0 where y = 0."""
-    @staticmethod
-    def infer_shape(input, dim, correction, keepdim):
-        return MetaArray(reduced(input.shape, dims(dim, input.ndim), keepdim),
-                         floating(input.dtype))
+    infer_shape = staticmethod(spread_along)
 
     @staticmethod
     def forward(ctx, input, dim, correction, keepdim):
@@ -262,9 +259,7 @@ def _others_product(x, dim):
 
 class Prod(Function):
     """Product of all elements; backward: grad * the product of all the other elements."""
-    @staticmethod
-    def infer_shape(input):
-        return MetaArray((), accumulated(input.dtype))
+    infer_shape = staticmethod(whole_sum)
 
     @staticmethod
     def forward(ctx, input):
@@ -308,9 +303,7 @@ def _tie_weights(x, extreme, dims):
 
 class Amax(Function):
     """Max over dims; backward: grad shared evenly among the elements equal to the max."""
-    @staticmethod
-    def infer_shape(input, dim, keepdim):
-        return MetaArray(reduced(input.shape, dims(dim, input.ndim), keepdim), input.dtype)
+    infer_shape = staticmethod(along)
 
     @staticmethod
     def forward(ctx, input, dim, keepdim):
@@ -447,10 +440,7 @@ def _select_along(ctx, xp, input, kept, dim, keepdim):
 
 class Logsumexp(Function):
     """log(sum(exp(x))) over dims; backward: grad * exp(x - y) (the softmax)."""
-    @staticmethod
-    def infer_shape(input, dim, keepdim):
-        return MetaArray(reduced(input.shape, dims(dim, input.ndim), keepdim),
-                         floating(input.dtype))
+    infer_shape = staticmethod(float_along)
 
     @staticmethod
     def forward(ctx, input, dim, keepdim):

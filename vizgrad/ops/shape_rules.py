@@ -151,6 +151,38 @@ def matmul_shape(name: str, first: Any, second: Any) -> MetaArray:
     return MetaArray(shape, first.dtype)
 
 
+def whole(input: Any) -> MetaArray:
+    """A reduction over the whole tensor that keeps the dtype (``mean``)."""
+    return MetaArray((), input.dtype)
+
+
+def whole_sum(input: Any) -> MetaArray:
+    """A sum or product over the whole tensor (integers accumulate in int64)."""
+    return MetaArray((), accumulated(input.dtype))
+
+
+def along(input: Any, dim: Any, keepdim: bool) -> MetaArray:
+    """A reduction over ``dim`` that keeps the dtype (``mean(dim)``, ``amax``)."""
+    return MetaArray(reduced(input.shape, dims(dim, input.ndim), keepdim), input.dtype)
+
+
+def sum_along(input: Any, dim: Any, keepdim: bool) -> MetaArray:
+    """A sum over ``dim`` (integers accumulate in int64)."""
+    return MetaArray(reduced(input.shape, dims(dim, input.ndim), keepdim),
+                     accumulated(input.dtype))
+
+
+def float_along(input: Any, dim: Any, keepdim: bool) -> MetaArray:
+    """A float-valued reduction over ``dim`` (``logsumexp``)."""
+    return MetaArray(reduced(input.shape, dims(dim, input.ndim), keepdim),
+                     floating(input.dtype))
+
+
+def spread_along(input: Any, dim: Any, correction: Any, keepdim: bool) -> MetaArray:
+    """``var`` and ``std`` over ``dim``."""
+    return float_along(input, dim, keepdim)
+
+
 def as_results(*pieces: tuple) -> tuple:
     """``(shape, dtype)`` pairs as ``MetaArray``s (ops with several results)."""
     return tuple(MetaArray(shape, dtype) for shape, dtype in pieces)
