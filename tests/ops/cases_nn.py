@@ -161,7 +161,9 @@ POOL = [
     same_row("adaptive_avg_pool2d", "adaptive_avg_pool2d", [A((2, 2, 5, 7))],
              ("AdaptiveAvgPool2d",), (3, 4), node_name="AdaptiveAvgPool2DBackward0"),
     same_row("adaptive_avg_pool2d_global", "adaptive_avg_pool2d", [A((2, 3, 3, 2))],
-             ("AdaptiveAvgPool2d",), 1),
+             ("MeanDim",), 1, node_name="MeanBackward1"),  # PyTorch records a mean
+    same_row("adaptive_avg_pool2d_one_side", "adaptive_avg_pool2d", [A((2, 3, 3, 2))],
+             ("AdaptiveAvgPool2d",), (1, 2), node_name="AdaptiveAvgPool2DBackward0"),
     same_row("interpolate_nearest2d", "interpolate", [A((1, 2, 3, 2))],
              ("UpsampleNearest2d", "UpsampleNearestBackward"), scale_factor=2,
              node_name="UpsampleNearest2DBackward0"),

@@ -135,12 +135,28 @@ def _bias_grad(grad, n):
     return grad.sum(dim=(0,) + tuple(range(2, 2 + n)))
 
 
+def _padding(pads):
+    """PyTorch's saved ``padding``: one int per dimension (the (low, high) pairs when a
+    'same' padding is uneven, which PyTorch pads separately)."""
+    if all(lo == hi for lo, hi in pads):
+        return tuple(lo for lo, _ in pads)
+    return pads
+
+
+def _save_attributes(ctx, stride, pads, dilation, groups, transposed, output_padding):
+    """PyTorch's ConvolutionBackward0 attributes; ``_pads`` keeps the (low, high) pairs."""
+    ctx.stride, ctx.dilation, ctx.groups = stride, dilation, groups
+    ctx.padding, ctx._pads = _padding(pads), pads
+    ctx.transposed, ctx.output_padding = transposed, output_padding
+
+
 class Conv(Function):
     """N-d convolution (cross-correlation) with bias, stride, padding, dilation, groups."""
 
     backward_name = "ConvolutionBackward0"
     saved_input_name = "input"  # torch: convolution(input, weight, ...)
     saved_if_needed = ("input", "weight")
+    number_slots = (2,)  # no bias: the number 0, PyTorch's (None, 0) bias edge
 
     @staticmethod
     def infer_shape(input, weight, bias, stride, pads, dilation, groups):
@@ -155,10 +171,10 @@ class Conv(Function):
 
     @staticmethod
     def forward(ctx, input, weight, bias, stride, pads, dilation, groups):
-        ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, pads, dilation, groups
+        _save_attributes(ctx, stride, pads, dilation, groups, False, (0,) * len(stride))
         save_crossed(ctx, 0, input, weight)  # the input for the weight's gradient only
         out = _conv_array(input, weight, stride, pads, dilation, groups)
-        if bias is not None:
+        if bias is not None and not isinstance(bias, (int, float)):
             out += bias.reshape((-1,) + (1,) * (input.ndim - 2))
         return out
 
@@ -167,7 +183,7 @@ class Conv(Function):
         input, weight = saved_crossed(ctx, 0)
         input_shape, weight_shape = ctx._operand_meta[0][0], ctx._operand_meta[1][0]
         need = ctx.needs_input_grad
-        args = (ctx.stride, ctx.padding, ctx.dilation, ctx.groups)
+        args = (ctx.stride, ctx._pads, ctx.dilation, ctx.groups)
         grad_input = grad_weight = grad_bias = None
         if need[0]:
             grad_input = ConvTranspose.apply(grad, weight, None, *args, input_shape[2:])
@@ -184,6 +200,7 @@ class ConvTranspose(Function):
     backward_name = "ConvolutionBackward0"
     saved_input_name = "input"  # torch: convolution(input, weight, ...)
     saved_if_needed = ("input", "weight")
+    number_slots = (2,)  # no bias: the number 0, PyTorch's (None, 0) bias edge
 
     @staticmethod
     def infer_shape(input, weight, bias, stride, pads, dilation, groups, size):
@@ -195,10 +212,14 @@ class ConvTranspose(Function):
 
     @staticmethod
     def forward(ctx, input, weight, bias, stride, pads, dilation, groups, size):
-        ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, pads, dilation, groups
+        kernel = weight.shape[2:]
+        # the output size fixes PyTorch's output_padding: what (i-1)s - 2p + d(k-1) + 1 misses
+        output_padding = tuple(o - ((i - 1) * s - lo - hi + d * (k - 1) + 1) for o, i, s, (lo, hi),
+                               d, k in zip(size, input.shape[2:], stride, pads, dilation, kernel))
+        _save_attributes(ctx, stride, pads, dilation, groups, True, output_padding)
         save_crossed(ctx, 0, input, weight)
         out = _conv_transpose_array(input, weight, stride, pads, dilation, groups, size)
-        if bias is not None:
+        if bias is not None and not isinstance(bias, (int, float)):
             out += bias.reshape((-1,) + (1,) * (input.ndim - 2))
         return out
 
@@ -207,7 +228,7 @@ class ConvTranspose(Function):
         input, weight = saved_crossed(ctx, 0)
         input_shape, weight_shape = ctx._operand_meta[0][0], ctx._operand_meta[1][0]
         need = ctx.needs_input_grad
-        args = (ctx.stride, ctx.padding, ctx.dilation, ctx.groups)
+        args = (ctx.stride, ctx._pads, ctx.dilation, ctx.groups)
         grad_input = grad_weight = grad_bias = None
         if need[0]:
             grad_input = Conv.apply(grad, weight, None, *args)
@@ -230,7 +251,8 @@ class ConvWeight(Function):
 
     @staticmethod
     def forward(ctx, input, grad, kernel, stride, pads, dilation, groups):
-        ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, pads, dilation, groups
+        ctx.stride, ctx.dilation, ctx.groups = stride, dilation, groups
+        ctx.padding, ctx._pads = _padding(pads), pads
         save_crossed(ctx, 0, input, grad)
         return _conv_weight_array(input, grad, tuple(kernel), stride, pads, dilation, groups)
 
@@ -239,7 +261,7 @@ class ConvWeight(Function):
         input, grad = saved_crossed(ctx, 0)
         input_shape = ctx._operand_meta[0][0]
         need = ctx.needs_input_grad
-        args = (ctx.stride, ctx.padding, ctx.dilation, ctx.groups)
+        args = (ctx.stride, ctx._pads, ctx.dilation, ctx.groups)
         grad_input = grad_grad = None
         if need[0]:
             grad_input = ConvTranspose.apply(grad, grad_weight, None, *args, input_shape[2:])
@@ -276,7 +298,7 @@ def convolution(input, weight, bias, stride, padding, dilation, groups: int, n: 
     stride = as_tuple(stride, n, "stride")
     dilation = as_tuple(dilation, n, "dilation")
     pads = conv_pads(padding, weight.shape[2:], dilation, stride, n)
-    out = Conv.apply(input, weight, bias, stride, pads, dilation, groups)
+    out = Conv.apply(input, weight, 0 if bias is None else bias, stride, pads, dilation, groups)
     return out.squeeze(0) if squeeze else out
 
 
@@ -297,5 +319,6 @@ def convolution_transpose(input, weight, bias, stride, padding, output_padding, 
     size = tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1 for i, s, p, d, k, op in
                  zip(input.shape[2:], stride, padding, dilation, kernel, output_padding))
     pads = tuple((p, p) for p in padding)
-    out = ConvTranspose.apply(input, weight, bias, stride, pads, dilation, groups, size)
+    out = ConvTranspose.apply(input, weight, 0 if bias is None else bias, stride, pads, dilation,
+                              groups, size)
     return out.squeeze(0) if squeeze else out

@@ -124,12 +124,12 @@ class MaxPool2d(Function):
         ctx.kernel_size, ctx.stride, ctx.padding = kernel, stride, padding
         ctx.dilation, ctx.ceil_mode, ctx.input_shape = dilation, ceil_mode, input.shape
         ctx.mark_non_differentiable(indices)
-        ctx.save_for_backward(indices)
+        ctx.save_for_backward(input, indices)  # PyTorch keeps the input too (_saved_self)
         return values, indices
 
     @staticmethod
     def backward(ctx, grad, grad_indices=None):
-        (indices,) = ctx.saved_values
+        indices = ctx.saved_values[1]
         return (max_unpool_grad(grad, indices.array, ctx.input_shape),
                 None, None, None, None, None)
 
@@ -181,15 +181,17 @@ class AvgPool2d(Function):
         summed = _window_sum(planes, kernel, stride, pads, outs)
         divisor = _avg_divisor(xp, shape, kernel, stride, padding, outs, count_include_pad,
                                divisor_override, input.dtype)
-        ctx.kernel_size, ctx.stride, ctx.pads, ctx.input_shape = kernel, stride, pads, input.shape
+        # PyTorch's saved names (the input as _saved_self); the geometry stays private
+        ctx.kernel_size, ctx.stride, ctx.padding = kernel, stride, padding
         ctx.ceil_mode, ctx.count_include_pad = ceil_mode, count_include_pad
-        ctx.divisor_override, ctx.divisor = divisor_override, divisor
+        ctx.divisor_override, ctx._pads, ctx._divisor = divisor_override, pads, divisor
+        ctx.save_for_backward(input)
         return (summed / divisor).reshape(input.shape[:-2] + outs)
 
     @staticmethod
     def backward(ctx, grad):
-        return (AvgPool2dBackward.apply(grad, ctx.kernel_size, ctx.stride, ctx.pads,
-                                        ctx.divisor, ctx.input_shape),
+        return (AvgPool2dBackward.apply(grad, ctx.kernel_size, ctx.stride, ctx._pads,
+                                        ctx._divisor, ctx._operand_meta[0][0]),
                 None, None, None, None, None, None)
 
     jvp = LINEAR
@@ -263,8 +265,14 @@ def _adaptive_matrix(xp, size: int, out: int, dtype):
     return (inside / (end - start)[:, None]).astype(dtype)
 
 
+def _adaptive_matrices(xp, shape, output_size, dtype):
+    return (_adaptive_matrix(xp, shape[-2], output_size[0], dtype),
+            _adaptive_matrix(xp, shape[-1], output_size[1], dtype))
+
+
 class AdaptiveAvgPool2d(Function):
-    """Average over PyTorch's adaptive windows: ``P_h @ x @ P_w.T``."""
+    """Average over PyTorch's adaptive windows ``P_h @ x @ P_w.T``; backward
+    ``P_h.T @ grad @ P_w`` (the matrices rebuilt from the shapes, as PyTorch saves only self)."""
 
     backward_name = "AdaptiveAvgPool2DBackward0"
 
@@ -275,16 +283,16 @@ class AdaptiveAvgPool2d(Function):
     @staticmethod
     def forward(ctx, input, output_size):
         xp = array_module(input)
-        height, width = input.shape[-2:]
-        rows = _adaptive_matrix(xp, height, output_size[0], input.dtype)
-        cols = _adaptive_matrix(xp, width, output_size[1], input.dtype)
-        ctx.save_for_backward(rows, cols)
+        rows, cols = _adaptive_matrices(xp, input.shape, output_size, input.dtype)
+        ctx._output_size = output_size
+        ctx.save_for_backward(input)
         return xp.matmul(xp.matmul(rows, input), cols.T)
 
     @staticmethod
     def backward(ctx, grad):
-        rows, cols = ctx.saved_values
-        return rows.t() @ grad @ cols, None
+        rows, cols = _adaptive_matrices(array_module(grad.array), ctx._operand_meta[0][0],
+                                        ctx._output_size, grad.array.dtype)
+        return (Tensor.from_array(rows.T.copy()) @ grad @ Tensor.from_array(cols)), None
 
     jvp = LINEAR
 
@@ -331,4 +339,6 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     if isinstance(output_size, int):
         output_size = (output_size, output_size)
     size = tuple(input.shape[-2 + i] if s is None else int(s) for i, s in enumerate(output_size))
+    if size == (1, 1):  # global average pooling: PyTorch records a mean (MeanBackward1)
+        return input.mean(dim=(-1, -2), keepdim=True)
     return AdaptiveAvgPool2d.apply(input, size)

@@ -57,19 +57,25 @@ class _UpsampleNearest(Function):
     registered = False
 
     @staticmethod
-    def infer_shape(input, sources):
+    def infer_shape(input, sources, scales=None):
         sizes = tuple(shape_of(source)[0] for source in sources)
         return MetaArray(input.shape[:input.ndim - len(sources)] + sizes, input.dtype)
 
     @staticmethod
-    def forward(ctx, input, sources):
-        ctx.sources, ctx.input_shape = sources, input.shape
+    def forward(ctx, input, sources, scales=None):
+        # PyTorch's saved names: output_size and the scale factors given (None for a size)
+        ctx._sources, ctx.input_shape = sources, input.shape
+        ctx.output_size = tuple(len(source) for source in sources)
+        names = _SCALE_NAMES[len(sources)]
+        for name, scale in zip(names, scales or (None,) * len(names)):
+            setattr(ctx, name, scale)
         return _gather_axes(input, sources)
 
     @staticmethod
     def backward(ctx, grad):
-        spatial = ctx.input_shape[len(ctx.input_shape) - len(ctx.sources):]
-        return UpsampleNearestBackward.apply(grad, ctx.sources, spatial), None
+        sources = ctx._sources
+        spatial = ctx.input_shape[len(ctx.input_shape) - len(sources):]
+        return UpsampleNearestBackward.apply(grad, sources, spatial), None, None
 
     jvp = LINEAR
 
@@ -89,7 +95,7 @@ class UpsampleNearestBackward(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return _NEAREST[len(ctx.sources)].apply(grad, ctx.sources), None, None
+        return _NEAREST[len(ctx.sources)].apply(grad, ctx.sources, None), None, None
 
     jvp = LINEAR
 
@@ -109,6 +115,8 @@ class UpsampleNearest3d(_UpsampleNearest):
     backward_name = "UpsampleNearest3DBackward0"
 
 
+_SCALE_NAMES = {1: ("scales",), 2: ("scales_h", "scales_w"),
+                3: ("scales_d", "scales_h", "scales_w")}
 _NEAREST = {1: UpsampleNearest1d, 2: UpsampleNearest2d, 3: UpsampleNearest3d}
 
 
@@ -130,6 +138,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         raise ValueError("interpolate: give exactly one of size and scale_factor")
     spatial = input.shape[2:]
     xp = array_module(input.array)
+    given = None  # the scale factors PyTorch saves (None when a size was given)
     if size is not None:
         outs = as_tuple(size, n, "size")
         scales = [s / o for s, o in zip(spatial, outs)]
@@ -137,8 +146,11 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         factors = (scale_factor,) * n if isinstance(scale_factor, (int, float)) else tuple(
             scale_factor)
         outs = tuple(int(math.floor(s * f)) for s, f in zip(spatial, factors))
-        scales = ([s / o for s, o in zip(spatial, outs)] if recompute_scale_factor
-                  else [1.0 / f for f in factors])
+        if recompute_scale_factor:
+            scales = [s / o for s, o in zip(spatial, outs)]
+        else:
+            scales = [1.0 / f for f in factors]
+            given = tuple(float(f) for f in factors)
     sources = tuple(xp.minimum(xp.floor(xp.arange(o) * scale).astype(xp.int64), s - 1)
                     for o, scale, s in zip(outs, scales, spatial))
-    return _NEAREST[n].apply(input, sources)
+    return _NEAREST[n].apply(input, sources, given)
