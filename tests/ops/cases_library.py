@@ -99,6 +99,8 @@ ELEMENTWISE = [
     row("leaky_relu", lambda a: nnf(a).leaky_relu(a, 0.2), [A((3, 4))], ("LeakyRelu",),
         "LeakyReluBackward0"),
     row("elu", lambda a: nnf(a).elu(a, alpha=1.3), [A((3, 4))], ("Elu",), "EluBackward0"),
+    row("elu_inplace", lambda a: nnf(a).elu(a * 1.0, alpha=1.3, inplace=True), [A((3, 4))],
+        ("EluInplace",), "EluBackward1"),
     row("gelu", lambda a: nnf(a).gelu(a), [A((3, 4), -3.0, 3.0)], ("Gelu", "Erf"),
         "GeluBackward0"),
     row("gelu_tanh", lambda a: nnf(a).gelu(a, approximate="tanh"), [A((3, 4), -3.0, 3.0)],

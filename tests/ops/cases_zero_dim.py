@@ -33,7 +33,7 @@ SOURCES = (
     "reciprocal", "sign", "sign_node", "floor", "floor_node", "ceil", "round", "round_decimals",
     "clamp", "clamp_min", "clip_max", "clamp_tensors", "clamp_tensor_min_above_max",
     "clamp_tensor_min_only", "clamp_tensor_max_only", "clamp_", "maximum", "minimum",
-    "max_binary", "leaky_relu", "elu", "gelu", "gelu_tanh", "silu", "softplus",
+    "max_binary", "leaky_relu", "elu", "elu_inplace", "gelu", "gelu_tanh", "silu", "softplus",
 )
 ELEMENTWISE_MODULES = ("arithmetic", "elementwise", "activations", "bounds", "copying")
 # Functions of those modules that work along a dim (softmax), not element by element.

@@ -182,8 +182,35 @@ class LeakyRelu(Function):
 
 
 class Elu(Function):
-    """ELU: x if x > 0 else alpha*(e^x - 1); backward: grad where y > 0, else grad * (y + alpha)."""
+    """ELU: x if x > 0 else alpha*(e^x - 1); backward: grad where x > 0, else grad*alpha*e^x."""
+
+    # PyTorch's elu is its scaled ELU with scale = input_scale = 1 (selu and celu set them)
+    saved_defaults = {"scale": 1, "input_scale": 1}
     infer_shape = staticmethod(float_unary)
+
+    @staticmethod
+    def forward(ctx, input, alpha):
+        xp = array_module(input)
+        ctx.alpha = alpha
+        ctx.save_for_backward(input)
+        return xp.where(input > 0, input, alpha * xp.expm1(xp.minimum(input, 0)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_values
+        # e^min(x, 0): no overflow on the branch where() drops, for any order of derivative
+        return where(x.array > 0, grad, grad * (x.clamp(max=0).exp() * ctx.alpha)), None
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return where(args[0].array > 0, tangents[0], tangents[0] * (result + args[1]))
+
+
+class EluInplace(Elu):
+    """In-place ELU (PyTorch's ``EluBackward1``): the input is overwritten, so it saves the
+    result; backward: grad where y > 0, else grad * (y + alpha)."""
+
+    backward_name = "EluBackward1"
 
     @staticmethod
     def forward(ctx, input, alpha):
@@ -198,10 +225,6 @@ class Elu(Function):
         (result,) = ctx.saved_values
         # For x <= 0, d/dx alpha*(e^x - 1) = result + alpha (finite on both branches).
         return where(result.array > 0, grad, grad * (result + ctx.alpha)), None
-
-    @staticmethod
-    def jvp(args, tangents, result):
-        return where(args[0].array > 0, tangents[0], tangents[0] * (result + args[1]))
 
 
 class Gelu(Function):
@@ -303,7 +326,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` for ``x > 0``, else ``alpha * (exp(x) - 1)``."""
     if inplace:
-        return Elu.apply_(input, alpha)
+        return EluInplace.apply_(input, alpha)
     return Elu.apply(input, alpha)
 
 
