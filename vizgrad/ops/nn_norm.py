@@ -1,9 +1,12 @@
-"""layer_norm, batch_norm, group_norm: compositions of differentiable ops.
+"""layer_norm, batch_norm, group_norm, instance_norm: PyTorch's fused nodes.
 
 Each normalises ``x`` to zero mean and unit (biased) variance over some axes and
-applies an optional affine ``weight``/``bias``.  Being compositions, they get
-every order of gradient from the ops they are made of, and the graph shows the
-steps (mean, centring, variance, scaling).
+applies an optional affine ``weight``/``bias``, recorded as the one node PyTorch
+records (``NativeLayerNormBackward0``, ``NativeBatchNormBackward0``,
+``NativeGroupNormBackward0``; instance norm is batch norm over a ``(1, N*C, ...)``
+view, as in PyTorch).  Each backward runs on arrays when nothing is recorded, and
+with differentiable ops (recomputing the statistics from the saved input) under
+``create_graph``, so every order of gradient works.
 
 Example
 -------
@@ -15,30 +18,64 @@ from __future__ import annotations
 
 from ..core.backend import array_module
 from ..core.function import Function
-from ..core.state import is_grad_enabled, no_grad
+from ..core.state import is_grad_enabled
 from ..core.tensor import Tensor
 from .shape_rules import same
 
 
-def _normalize(input: Tensor, dims: tuple[int, ...], eps: float) -> tuple[Tensor, Tensor]:
-    """``(x - mean) / sqrt(var + eps)`` over ``dims`` and the biased variance (keepdim)."""
-    mean = input.mean(dim=dims, keepdim=True)
-    centred = input - mean
-    variance = (centred * centred).mean(dim=dims, keepdim=True)
-    return centred * (variance + eps) ** -0.5, variance
-
-
-def _channel_shape(input: Tensor) -> tuple[int, ...]:
+def _channel_shape(input) -> tuple[int, ...]:
     return (1, input.shape[1]) + (1,) * (input.ndim - 2)
 
 
-def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None,
-            shape: tuple[int, ...] | None = None) -> Tensor:
-    if weight is not None:
-        out = out * (weight if shape is None else weight.reshape(shape))
-    if bias is not None:
-        out = out + (bias if shape is None else bias.reshape(shape))
-    return out
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float))
+
+
+def _check_channels(name, input, *per_channel) -> None:
+    """Each per-channel operand (weight, bias, running statistics) has C values."""
+    for value in per_channel:
+        if value is not None and not _is_number(value) and \
+                tuple(value.shape) != (input.shape[1],):
+            raise ValueError(f"{name}: the input {input.shape} has {input.shape[1]} channels "
+                             f"but a per-channel operand has shape {tuple(value.shape)}")
+
+
+def _affine_array(normalized, weight, bias, shape):
+    """``normalized * weight + bias`` with per-channel ``weight``/``bias`` (numbers: absent)."""
+    out = normalized if _is_number(weight) else normalized * weight.reshape(shape)
+    return out if _is_number(bias) else out + bias.reshape(shape)
+
+
+def _save_affine(ctx, input, weight, bias) -> None:
+    """Save the input and a tensor weight; an absent weight reads ``_saved_weight = None``."""
+    ctx._has_weight = not _is_number(weight)
+    if ctx._has_weight:
+        ctx.save_for_backward(input, weight)
+    else:
+        ctx.save_for_backward(input)
+        ctx.weight = None
+
+
+def _affine_grads(ctx, grad, normalized, dims):
+    """Gradients of weight and bias (per channel), from Tensors or arrays alike."""
+    grad_weight = grad_bias = None
+    if ctx.needs_grad(1):
+        grad_weight = (grad * normalized).sum(dims) if isinstance(grad, Tensor) else \
+            Tensor.from_array((grad * normalized).sum(axis=dims))
+    if ctx.needs_grad(2):
+        grad_bias = grad.sum(dims) if isinstance(grad, Tensor) else \
+            Tensor.from_array(grad.sum(axis=dims))
+    return grad_weight, grad_bias
+
+
+def _centred_grad(scaled, normalized, rstd, dims, arrays: bool):
+    """``rstd * (s - mean(s) - xhat * mean(s * xhat))`` over ``dims``: the input gradient
+    of a normalisation (statistics from the batch) given ``s = grad * weight``."""
+    if arrays:
+        return rstd * (scaled - scaled.mean(axis=dims, keepdims=True)
+                       - normalized * (scaled * normalized).mean(axis=dims, keepdims=True))
+    return rstd * (scaled - scaled.mean(dim=dims, keepdim=True)
+                   - normalized * (scaled * normalized).mean(dim=dims, keepdim=True))
 
 
 class NativeLayerNorm(Function):
@@ -136,6 +173,155 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                                  0.0 if bias is None else bias, tuple(normalized_shape), eps)
 
 
+
+class NativeBatchNorm(Function):
+    """Batch norm as one node (PyTorch's ``NativeBatchNormBackward0``); backward:
+    ``w * rstd * (g - mean(g) - xhat * mean(g * xhat))`` over (N, *spatial) in training,
+    ``g * w * rstd`` with the running statistics in evaluation; weight ``sum(g * xhat)``,
+    bias ``sum(g)`` per channel.
+
+    ``running_mean``/``running_var`` are arrays (no edges, as in PyTorch), updated in
+    place in training: ``(1 - momentum) * running + momentum * batch`` with the unbiased
+    batch variance. Saves the input, weight, running statistics and ``result1`` (batch
+    mean) / ``result2`` (1/std), empty in evaluation as in PyTorch.
+    """
+
+    number_slots = (1, 2)
+    saved_input_name = "input"
+
+    @staticmethod
+    def infer_shape(input, weight, bias, running_mean, running_var, training, momentum, eps):
+        _check_channels("batch_norm", input, weight, bias, running_mean, running_var)
+        return same(input)
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, running_mean, running_var, training, momentum, eps):
+        xp = array_module(input)
+        dims = (0,) + tuple(range(2, input.ndim))
+        shape = _channel_shape(input)
+        if training:
+            mean = input.mean(axis=dims, keepdims=True)
+            centred = input - mean
+            variance = (centred * centred).mean(axis=dims, keepdims=True)
+            rstd = 1.0 / xp.sqrt(variance + eps)
+            count = input.size // input.shape[1]
+            if running_mean is not None:
+                running_mean *= 1.0 - momentum
+                running_mean += momentum * mean.reshape(-1)
+            if running_var is not None:
+                running_var *= 1.0 - momentum
+                running_var += (momentum * count / (count - 1)) * variance.reshape(-1)
+            stats = (mean.reshape(-1), rstd.reshape(-1))
+        else:
+            mean = running_mean.reshape(shape)
+            centred = input - mean
+            rstd = 1.0 / xp.sqrt(running_var.reshape(shape) + eps)
+            stats = (xp.zeros(0, input.dtype), xp.zeros(0, input.dtype))  # PyTorch: empty
+        ctx.eps, ctx.training, ctx._dims = eps, training, dims
+        _save_affine(ctx, input, weight, bias)
+        for name, value in (("running_mean", running_mean), ("running_var", running_var)):
+            if value is None:
+                setattr(ctx, name, None)
+            else:
+                ctx.save_named(name, value)
+        ctx.save_named("result1", stats[0].astype(input.dtype, copy=False))
+        ctx.save_named("result2", stats[1].astype(input.dtype, copy=False))
+        out = _affine_array(centred * rstd, weight, bias, shape)
+        return out.astype(input.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x = ctx.saved_values[0]
+        weight = ctx.saved_values[1] if ctx._has_weight else None
+        dims, shape = ctx._dims, _channel_shape(x)
+        arrays = not is_grad_enabled()  # a plain backward: arrays and the saved statistics
+        if ctx.training and arrays:
+            mean = ctx._saved_result1.array.reshape(shape)
+            rstd = ctx._saved_result2.array.reshape(shape)
+        elif ctx.training:
+            mean = x.mean(dim=dims, keepdim=True)
+            centred = x - mean
+            rstd = ((centred * centred).mean(dim=dims, keepdim=True) + ctx.eps) ** -0.5
+        else:  # the running statistics: constants
+            xp = array_module(x.array)
+            mean = ctx._saved_running_mean.array.reshape(shape)
+            rstd = 1.0 / xp.sqrt(ctx._saved_running_var.array.reshape(shape) + ctx.eps)
+            if not arrays:
+                mean, rstd = Tensor.from_array(mean), Tensor.from_array(rstd)
+        g = grad.array if arrays else grad
+        normalized = ((x.array if arrays else x) - mean) * rstd
+        w = None if weight is None else (weight.array if arrays else weight).reshape(shape)
+        scaled = g if w is None else g * w
+        if ctx.training:
+            grad_input = _centred_grad(scaled, normalized, rstd, dims, arrays)
+        else:
+            grad_input = scaled * rstd
+        if arrays:
+            grad_input = Tensor.from_array(grad_input.astype(g.dtype, copy=False))
+        return (grad_input, *_affine_grads(ctx, g, normalized, dims),
+                None, None, None, None, None)
+
+
+class NativeGroupNorm(Function):
+    """Group norm as one node (PyTorch's ``NativeGroupNormBackward0``); backward: per
+    (sample, group) ``rstd * (s - mean(s) - xhat * mean(s * xhat))`` with ``s = g * w``;
+    weight ``sum(g * xhat)``, bias ``sum(g)`` per channel. Saves the input, weight,
+    ``result1`` (mean) and ``result2`` (1/std), both (N, group), and N, C, HxW, group."""
+
+    number_slots = (1, 2)
+    saved_input_name = "input"
+
+    @staticmethod
+    def infer_shape(input, weight, bias, group, eps):
+        _check_channels("group_norm", input, weight, bias)
+        if input.shape[1] % group:
+            raise ValueError(f"group_norm: the input {input.shape} has {input.shape[1]} "
+                             f"channels, not divisible into {group} groups")
+        return same(input)
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, group, eps):
+        xp = array_module(input)
+        batch, channels = input.shape[:2]
+        grouped = input.reshape(batch, group, -1)
+        mean = grouped.mean(axis=2, keepdims=True)
+        centred = grouped - mean
+        rstd = 1.0 / xp.sqrt((centred * centred).mean(axis=2, keepdims=True) + eps)
+        ctx.N, ctx.C, ctx.group, ctx.eps = batch, channels, group, eps
+        ctx.HxW = input.size // (batch * channels) if batch * channels else 0
+        _save_affine(ctx, input, weight, bias)
+        ctx.save_named("result1", mean.reshape(batch, group).astype(input.dtype, copy=False))
+        ctx.save_named("result2", rstd.reshape(batch, group).astype(input.dtype, copy=False))
+        out = _affine_array((centred * rstd).reshape(input.shape), weight, bias,
+                            _channel_shape(input))
+        return out.astype(input.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x = ctx.saved_values[0]
+        weight = ctx.saved_values[1] if ctx._has_weight else None
+        shape, grouped = _channel_shape(x), (ctx.N, ctx.group, -1)
+        dims = (0,) + tuple(range(2, x.ndim))
+        arrays = not is_grad_enabled()
+        if arrays:
+            mean = ctx._saved_result1.array.reshape(ctx.N, ctx.group, 1)
+            rstd = ctx._saved_result2.array.reshape(ctx.N, ctx.group, 1)
+            g, xg = grad.array, x.array.reshape(grouped)
+        else:
+            g, xg = grad, x.reshape(grouped)
+            mean = xg.mean(dim=2, keepdim=True)
+            centred = xg - mean
+            rstd = ((centred * centred).mean(dim=2, keepdim=True) + ctx.eps) ** -0.5
+        normalized = (xg - mean) * rstd
+        w = None if weight is None else (weight.array if arrays else weight).reshape(shape)
+        scaled = (g if w is None else g * w).reshape(grouped)
+        grad_input = _centred_grad(scaled, normalized, rstd, (2,), arrays).reshape(x.shape)
+        if arrays:
+            grad_input = Tensor.from_array(grad_input.astype(g.dtype, copy=False))
+        return (grad_input, *_affine_grads(ctx, g, normalized.reshape(x.shape), dims),
+                None, None)
+
+
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
                weight: Tensor | None = None, bias: Tensor | None = None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
@@ -153,32 +339,21 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     """
     if input.ndim < 2:
         raise ValueError(f"batch_norm expects (N, C, ...) input, got shape {tuple(input.shape)}")
-    shape = _channel_shape(input)
-    dims = (0,) + tuple(range(2, input.ndim))
     if training:
-        count = input.numel() // input.shape[1]
-        if count <= 1:
+        if input.numel() // input.shape[1] <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got "
                              f"input size {tuple(input.shape)}")
-        out, variance = _normalize(input, dims, eps)
-        if running_mean is not None or running_var is not None:
-            _update_running(input, variance, running_mean, running_var, momentum, count, dims)
-        return _affine(out, weight, bias, shape)
-    if running_mean is None or running_var is None:
+    elif running_mean is None or running_var is None:
         raise ValueError("batch_norm in evaluation mode needs running_mean and running_var")
-    scale = (running_var.reshape(shape) + eps) ** -0.5
-    out = (input - running_mean.reshape(shape)) * scale
-    return _affine(out, weight, bias, shape)
-
-
-def _update_running(input, variance, running_mean, running_var, momentum, count, dims):
-    with no_grad():
-        if running_mean is not None:
-            batch_mean = input.detach().mean(dim=dims)
-            running_mean.mul_(1.0 - momentum).add_(batch_mean * momentum)
-        if running_var is not None:
-            unbiased = variance.detach().reshape(-1) * (count / (count - 1))
-            running_var.mul_(1.0 - momentum).add_(unbiased.to(running_var.dtype) * momentum)
+    stats = [None if stat is None else stat.array for stat in (running_mean, running_var)]
+    out = NativeBatchNorm.apply(input, 1.0 if weight is None else weight,
+                                0.0 if bias is None else bias, *stats, bool(training),
+                                momentum, eps)
+    if training:  # the running statistics were written in place: their version moves
+        for stat in (running_mean, running_var):
+            if stat is not None:
+                stat._bump_version()
+    return out
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
@@ -189,13 +364,12 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     -------
     >>> group_norm(x, num_groups=2, weight=gamma, bias=beta)
     """
-    batch, channels = input.shape[:2]
+    channels = input.shape[1]
     if channels % num_groups:
         raise ValueError(f"group_norm: {channels} channels are not divisible into "
                          f"{num_groups} groups")
-    grouped = input.reshape(batch, num_groups, -1)
-    out, _ = _normalize(grouped, (2,), eps)
-    return _affine(out.reshape(input.shape), weight, bias, _channel_shape(input))
+    return NativeGroupNorm.apply(input, 1.0 if weight is None else weight,
+                                 0.0 if bias is None else bias, num_groups, eps)
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None,
@@ -204,21 +378,23 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
                   momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise each channel of each sample over its spatial dimensions.
 
-    Given running statistics, they are updated as PyTorch does: with the
-    per-instance mean and unbiased variance, averaged over the batch.
+    As PyTorch: batch norm over the ``(1, N*C, ...)`` view (weight, bias and running
+    statistics repeated per sample), viewed back; given running statistics, they are
+    updated with the per-instance statistics averaged over the batch.
 
     Example
     -------
     >>> instance_norm(images)          # (N, C, H, W), each (n, c) plane ~N(0, 1)
     """
-    if not use_input_stats:
-        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
-    dims = tuple(range(2, input.ndim))
-    out, variance = _normalize(input, dims, eps)
-    if running_mean is not None or running_var is not None:
-        count = input.numel() // (input.shape[0] * input.shape[1])
-        # Average the per-instance statistics over the batch, then update as batch_norm.
-        instance_var = variance.detach().reshape(input.shape[:2]).mean(dim=0, keepdim=True)
-        _update_running(input.detach().mean(dim=dims), instance_var, running_mean, running_var,
-                        momentum, count, (0,))
-    return _affine(out, weight, bias, _channel_shape(input))
+    batch, channels = input.shape[:2]
+    folded = input.reshape((1, batch * channels) + tuple(input.shape[2:]))
+    weight = None if weight is None else weight.repeat(batch)
+    bias = None if bias is None else bias.repeat(batch)
+    stats = [None if s is None else Tensor.from_array(array_module(s.array).tile(s.array, batch))
+             for s in (running_mean, running_var)]
+    out = batch_norm(folded, stats[0], stats[1], weight, bias, use_input_stats, momentum, eps)
+    for stat, repeated in zip((running_mean, running_var), stats):
+        if stat is not None and use_input_stats:  # the batch's average, written back
+            stat.array[...] = repeated.array.reshape(batch, channels).mean(axis=0)
+            stat._bump_version()
+    return out.reshape(input.shape)
