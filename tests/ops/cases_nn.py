@@ -49,6 +49,11 @@ LINEAR = [
              node_name="ViewBackward0"),
     same_row("linear_1d", "linear", [A((4,)), A((5, 4)), A((5,))], ("Addmm", "Reshape"),
              node_name="ViewBackward0"),
+    same_row("bilinear", "bilinear", [A((5, 3)), A((5, 4)), A((2, 3, 4)), A((2,))],
+             ("Trilinear", "Reshape"), node_name="AddBackward0"),
+    row("trilinear_no_bias_3d", lambda a, b, w: F.bilinear(a, b, w),
+        [A((2, 3, 3)), A((2, 3, 2)), A((4, 3, 2))], ("Trilinear",),
+        lambda a, b, w: _tf().bilinear(a, b, w), "ViewBackward0"),
     # padding_idx deliberately breaks the true gradient: tested against torch in tests/nn.
     row("embedding", lambda w, i: F.embedding(i, w), [A((5, 3)), labels((2, 3), [[0, 1, 4],
                                                                              [4, 2, 1]])],

@@ -32,7 +32,13 @@ from ..ops.activations import (
 from ..ops.activations import relu as _relu
 from ..ops.nn_conv import convolution, convolution_transpose
 from ..ops.nn_dropout import dropout, dropout2d
-from ..ops.nn_linear import embedding, linear, one_hot, scaled_dot_product_attention
+from ..ops.nn_linear import (
+    bilinear,
+    embedding,
+    linear,
+    one_hot,
+    scaled_dot_product_attention,
+)
 from ..ops.nn_loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -50,7 +56,7 @@ from ..ops.nn_upsample import interpolate
 from ..ops.shaping import pad
 
 __all__ = [
-    "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
+    "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "bilinear", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
     "conv_transpose2d", "cross_entropy", "dropout", "dropout2d", "elu", "embedding", "gelu",
     "group_norm", "huber_loss", "instance_norm", "interpolate", "kl_div", "l1_loss",

@@ -84,16 +84,7 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
-        out, in1, in2 = self.weight.shape
-        lead = input1.shape[:-1]
-        x1 = input1.reshape(-1, in1)
-        x2 = input2.reshape(-1, in2)
-        # (N, in1) @ (in1, out*in2) -> (N, out, in2), then contract in2 with x2.
-        mixed = (x1 @ self.weight.permute(1, 0, 2).reshape(in1, out * in2)).reshape(-1, out, in2)
-        result = (mixed * x2.unsqueeze(1)).sum(-1)
-        if self.bias is not None:
-            result = result + self.bias
-        return result.reshape(*lead, out)
+        return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "

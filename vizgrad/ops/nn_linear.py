@@ -111,6 +111,97 @@ class Embedding(Function):
     jvp = LINEAR
 
 
+def _trilinear_subscripts(ndim: int, expands) -> tuple[list[str], str]:
+    """einsum subscripts of the three operands (their positions among ``ndim``, minus the
+    ``expand`` ones) and of the result (every position)."""
+    letters = "abcdefghijklmnopqrstuvwxyz"[:ndim]
+    return ["".join(c for d, c in enumerate(letters) if d not in expand)
+            for expand in expands], letters
+
+
+class Trilinear(Function):
+    """PyTorch's ``_trilinear``: ``i1, i2, i3`` unsqueezed at their ``expand`` dims,
+    multiplied, summed over ``sumdim``; backward: each input's gradient is the same
+    product of the gradient with the two others (einsum)."""
+
+    @staticmethod
+    def infer_shape(i1, i2, i3, expand1, expand2, expand3, sumdim):
+        ndim = i1.ndim + len(expand1)
+        sizes = [1] * ndim
+        for operand, expand in ((i1, expand1), (i2, expand2), (i3, expand3)):
+            kept = [d for d in range(ndim) if d not in expand]
+            if len(kept) != operand.ndim:
+                raise ValueError(f"trilinear: an operand of shape {operand.shape} does not "
+                                 f"fill {ndim} dimensions with expand {tuple(expand)}")
+            for d, size in zip(kept, operand.shape):
+                if sizes[d] not in (1, size) and size != 1:
+                    raise ValueError(f"trilinear: operands of shapes {i1.shape}, {i2.shape}, "
+                                     f"{i3.shape} disagree in dimension {d}")
+                sizes[d] = max(sizes[d], size)
+        shape = tuple(size for d, size in enumerate(sizes) if d not in sumdim)
+        return MetaArray(shape, i1.dtype)
+
+    @staticmethod
+    def forward(ctx, i1, i2, i3, expand1, expand2, expand3, sumdim):
+        ctx.expand1, ctx.expand2, ctx.expand3 = tuple(expand1), tuple(expand2), tuple(expand3)
+        ctx.sumdim = tuple(sumdim)
+        ctx.save_for_backward(i1, i2, i3)
+        (s1, s2, s3), letters = _trilinear_subscripts(i1.ndim + len(expand1),
+                                                      (expand1, expand2, expand3))
+        out = "".join(c for d, c in enumerate(letters) if d not in sumdim)
+        return array_module(i1).einsum(f"{s1},{s2},{s3}->{out}", i1, i2, i3, optimize=True)
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .linalg import einsum
+
+        inputs = ctx.saved_values
+        subs, letters = _trilinear_subscripts(inputs[0].ndim + len(ctx.expand1),
+                                              (ctx.expand1, ctx.expand2, ctx.expand3))
+        out = "".join(c for d, c in enumerate(letters) if d not in ctx.sumdim)
+        grads = []
+        for k in range(3):
+            if not ctx.needs_grad(k):
+                grads.append(None)
+                continue
+            others = [j for j in range(3) if j != k]
+            equation = f"{out},{subs[others[0]]},{subs[others[1]]}->{subs[k]}"
+            grads.append(einsum(equation, grad, inputs[others[0]], inputs[others[1]]))
+        return (*grads, None, None, None, None)
+
+    @staticmethod
+    def jvp(args, tangents, result):  # trilinear: one term per operand's tangent
+        total = None
+        for k in range(3):
+            if tangents[k] is not None:
+                operands = list(args)
+                operands[k] = tangents[k]
+                total = plus(total, Trilinear.apply(*operands))
+        return total
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
+             bias: Tensor | None = None) -> Tensor:
+    """``y[..., o] = input1[...] @ weight[o] @ input2[...] + bias[o]``, as ATen builds it:
+    a ``_trilinear`` of (N, in1), weight and (N, in2) views, viewed back, plus the bias.
+
+    Example
+    -------
+    >>> bilinear(x1, x2, weight).shape      # weight (out, in1, in2): (..., out)
+    """
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise ValueError(f"bilinear: input1 {tuple(input1.shape)} and input2 "
+                         f"{tuple(input2.shape)} need the same leading dimensions")
+    if weight.ndim != 3 or (input1.shape[-1], input2.shape[-1]) != tuple(weight.shape[1:]):
+        raise ValueError(f"bilinear: weight {tuple(weight.shape)} does not fit inputs with "
+                         f"{input1.shape[-1]} and {input2.shape[-1]} features")
+    lead = tuple(input1.shape[:-1])
+    out = Trilinear.apply(input1.reshape(-1, input1.shape[-1]), weight,
+                          input2.reshape(-1, input2.shape[-1]), (1, 3), (0,), (1, 2), (2, 3))
+    out = out.reshape(*lead, weight.shape[0])
+    return out if bias is None else out + bias
+
+
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` with ``weight`` of shape (out_features, in_features).
 
