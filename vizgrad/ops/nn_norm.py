@@ -40,9 +40,11 @@ def _check_channels(name, input, *per_channel) -> None:
                              f"but a per-channel operand has shape {tuple(value.shape)}")
 
 
-def _affine_array(normalized, weight, bias, shape):
-    """``normalized * weight + bias`` with per-channel ``weight``/``bias`` (numbers: absent)."""
-    out = normalized if _is_number(weight) else normalized * weight.reshape(shape)
+def _affine_array(centred, rstd, weight, bias, shape):
+    """``centred * rstd * weight + bias``, ``weight``/``bias`` (numbers: absent) and ``rstd``
+    broadcasting as ``shape``: the small factors multiply first, one pass over the data."""
+    scale = rstd if _is_number(weight) else rstd * weight.reshape(shape)
+    out = centred * scale
     return out if _is_number(bias) else out + bias.reshape(shape)
 
 
@@ -226,7 +228,7 @@ class NativeBatchNorm(Function):
                 ctx.save_named(name, value)
         ctx.save_named("result1", stats[0].astype(input.dtype, copy=False))
         ctx.save_named("result2", stats[1].astype(input.dtype, copy=False))
-        out = _affine_array(centred * rstd, weight, bias, shape)
+        out = _affine_array(centred, rstd, weight, bias, shape)
         return out.astype(input.dtype, copy=False)
 
     @staticmethod
@@ -292,9 +294,11 @@ class NativeGroupNorm(Function):
         _save_affine(ctx, input, weight, bias)
         ctx.save_named("result1", mean.reshape(batch, group).astype(input.dtype, copy=False))
         ctx.save_named("result2", rstd.reshape(batch, group).astype(input.dtype, copy=False))
-        out = _affine_array((centred * rstd).reshape(input.shape), weight, bias,
-                            _channel_shape(input))
-        return out.astype(input.dtype, copy=False)
+        # (N, group, C/group, HxW): per-group rstd and per-channel weight meet before the data
+        split = (batch, group, channels // group, -1)
+        out = _affine_array(centred.reshape(split), rstd[..., None], weight, bias,
+                            (1, group, channels // group, 1))
+        return out.reshape(input.shape).astype(input.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
