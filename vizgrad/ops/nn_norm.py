@@ -17,6 +17,7 @@ Example
 from __future__ import annotations
 
 from ..core.backend import array_module
+from ..core.dual import plus, scaled
 from ..core.function import Function
 from ..core.state import is_grad_enabled
 from ..core.tensor import Tensor
@@ -56,6 +57,11 @@ def _save_affine(ctx, input, weight, bias) -> None:
     else:
         ctx.save_for_backward(input)
         ctx.weight = None
+
+
+def _channel(value, shape):
+    """A per-channel Tensor reshaped to broadcast as ``shape``; None for an absent one."""
+    return value.reshape(shape) if isinstance(value, Tensor) else None
 
 
 def _affine_grads(ctx, grad, normalized, dims):
@@ -176,6 +182,30 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
 
 
 
+def _norm_jvp(x, dx, weight, dweight, dbias, dims, eps, stats=None):
+    """The tangent of ``xhat * w + b`` (``xhat`` normalised over ``dims``): ``dxhat =
+    rstd * (dx - mean(dx) - xhat * mean(xhat * dx))`` with batch statistics, ``dx * rstd``
+    with fixed ``stats`` (mean, rstd); then ``dxhat * w + xhat * dw + db``. Tensors
+    shaped as ``x`` (the caller groups them); ``weight``/``dweight``/``dbias`` broadcast."""
+    if stats is None:
+        mean = x.mean(dim=dims, keepdim=True)
+        centred = x - mean
+        rstd = ((centred * centred).mean(dim=dims, keepdim=True) + eps) ** -0.5
+    else:
+        mean, rstd = stats
+        centred = x - mean
+    normalized = centred * rstd
+    out = None
+    if dx is not None:
+        if stats is None:
+            out = rstd * (dx - dx.mean(dim=dims, keepdim=True)
+                          - normalized * (normalized * dx).mean(dim=dims, keepdim=True))
+        else:
+            out = dx * rstd
+        out = out if weight is None else out * weight
+    return plus(plus(out, scaled(dweight, normalized)), dbias)
+
+
 class NativeBatchNorm(Function):
     """Batch norm as one node (PyTorch's ``NativeBatchNormBackward0``); backward:
     ``w * rstd * (g - mean(g) - xhat * mean(g * xhat))`` over (N, *spatial) in training,
@@ -263,6 +293,19 @@ class NativeBatchNorm(Function):
         return (grad_input, *_affine_grads(ctx, g, normalized, dims),
                 None, None, None, None, None)
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        x, weight, bias, running_mean, running_var, training, _, eps = args
+        shape = _channel_shape(x)
+        dims = (0,) + tuple(range(2, x.ndim))
+        stats = None
+        if not training:  # the running statistics: constants
+            xp = array_module(running_var)
+            stats = (Tensor.from_array(running_mean.reshape(shape)),
+                     Tensor.from_array(1.0 / xp.sqrt(running_var.reshape(shape) + eps)))
+        return _norm_jvp(x, tangents[0], _channel(weight, shape), _channel(tangents[1], shape),
+                         _channel(tangents[2], shape), dims, eps, stats)
+
 
 class NativeGroupNorm(Function):
     """Group norm as one node (PyTorch's ``NativeGroupNormBackward0``); backward: per
@@ -324,6 +367,18 @@ class NativeGroupNorm(Function):
             grad_input = Tensor.from_array(grad_input.astype(g.dtype, copy=False))
         return (grad_input, *_affine_grads(ctx, g, normalized.reshape(x.shape), dims),
                 None, None)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        x, weight, bias, group, eps = args
+        batch, channels = x.shape[:2]
+        split = (batch, group, channels // group, -1)  # groups of channels, per sample
+        shape = (1, group, channels // group, 1)
+        dx = None if tangents[0] is None else tangents[0].reshape(split)
+        out = _norm_jvp(x.reshape(split), dx, _channel(weight, shape),
+                        _channel(tangents[1], shape), _channel(tangents[2], shape),
+                        (2, 3), eps)
+        return out.reshape(x.shape)
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
