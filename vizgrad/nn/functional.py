@@ -43,13 +43,12 @@ from ..ops.nn_loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,
-    huber_loss,
     kl_div,
     l1_loss,
     mse_loss,
     nll_loss,
-    smooth_l1_loss,
 )
+from ..ops.nn_loss_robust import huber_loss, smooth_l1_loss
 from ..ops.nn_norm import batch_norm, group_norm, instance_norm, layer_norm
 from ..ops.nn_pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from ..ops.nn_upsample import interpolate

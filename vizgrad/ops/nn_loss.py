@@ -1,6 +1,6 @@
 """Loss functions with PyTorch's signatures and reductions, and the losses PyTorch records
-as one node (``NllLossBackward0``, ``MseLossBackward0``, ``BinaryCrossEntropy*``,
-``SmoothL1LossBackward0``, ``HuberLossBackward0``).
+as one node (``NllLossBackward0``, ``MseLossBackward0``, ``BinaryCrossEntropy*``;
+smooth L1 and Huber are in ``nn_loss_robust.py``).
 
 Every loss takes ``reduction`` in ``'none' | 'mean' | 'sum'`` (``kl_div`` also
 ``'batchmean'``); the legacy ``size_average``/``reduce`` flags map onto it as in
@@ -20,7 +20,6 @@ from ..core.backend import array_module
 from ..core.dual import no_jvp_error, plus, scaled
 from ..core.function import Function
 from ..core.meta import MetaArray
-from ..core.state import is_grad_enabled
 from ..core.tensor import Tensor
 from .activations import log_softmax
 from .copying import where
@@ -195,50 +194,6 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
-
-
-def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
-                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
-    """Quadratic ``0.5 d^2 / beta`` below ``beta``, linear ``|d| - beta/2`` above.
-
-    Example
-    -------
-    >>> smooth_l1_loss(boxes, target_boxes, beta=0.5)
-    """
-    reduction = _reduction(reduction, size_average, reduce)
-    if beta < 0:
-        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
-    if beta == 0.0:  # PyTorch: the L1 loss, mean(abs(input - target))
-        return _reduce(_abs(input - target), reduction)
-    input, target = _tensors(input, target)
-    return SmoothL1Loss.apply(input, target, reduction, float(beta))
-
-
-def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
-               delta: float = 1.0, weight: Tensor | None = None) -> Tensor:
-    """``0.5 d^2`` below ``delta``, ``delta (|d| - delta/2)`` above.
-
-    Example
-    -------
-    >>> huber_loss(prediction, target, delta=2.0)
-    """
-    reduction = _reduction(reduction)
-    input, target = _tensors(input, target)
-    if weight is None:
-        return HuberLoss.apply(input, target, reduction, float(delta))
-    # PyTorch weighs the unreduced loss, then reduces: Mean <- Mul <- HuberLossBackward0
-    return _reduce(HuberLoss.apply(input, target, "none", float(delta)) * weight, reduction)
-
-
-def _tensors(input, target) -> tuple[Tensor, Tensor]:
-    """A number operand as a 0-d tensor of the other's dtype (the fused losses take tensors)."""
-    if not isinstance(target, Tensor):
-        target = Tensor.from_array(array_module(input.array).asarray(target,
-                                                                     dtype=input.array.dtype))
-    if not isinstance(input, Tensor):
-        input = Tensor.from_array(array_module(target.array).asarray(input,
-                                                                     dtype=target.array.dtype))
-    return input, target
 
 
 _LOG_FLOOR = -100.0  # PyTorch clamps log terms here so 0 * log(0) stays finite
@@ -442,88 +397,6 @@ class MseLoss(Function):
         if reduction == "none":
             return slope
         return slope.sum() if reduction == "sum" else slope.mean()
-
-
-def _clamped_slope_shape(self, target, reduction, limit):
-    shape = broadcast(self, target)
-    return MetaArray(shape if reduction == "none" else (), self.dtype)
-
-
-def _clamped_slope_forward(ctx, self, target, reduction, k, m):
-    """``0.5 k d^2`` for ``|d| < m/k``, else ``m (|d| - m/(2k))`` (``d = self - target``),
-    reduced; both losses below are this curve, whose slope is ``clamp(k d, -m, m)``."""
-    xp = array_module(self)
-    ctx.save_for_backward(self, target)
-    ctx.reduction = REDUCTION_CODES[reduction]
-    difference = self - target
-    magnitude = xp.abs(difference)
-    threshold = m / k
-    loss = xp.where(magnitude < threshold, (0.5 * k) * difference * difference,
-                    m * (magnitude - 0.5 * threshold))
-    return _reduced(loss.astype(difference.dtype, copy=False), reduction)
-
-
-def _clamped_slope_backward(ctx, grad, k, m):
-    self, target = ctx.saved_values
-    mean = ctx.reduction == REDUCTION_CODES["mean"]
-    if not is_grad_enabled():  # a plain backward: one pass over arrays
-        difference = self.array - target.array
-        upstream = grad.array * (1.0 / difference.size) if mean else grad.array
-        slope = array_module(difference).clip(difference * k, -m, m) * upstream
-        slope = Tensor.from_array(slope.astype(difference.dtype, copy=False))
-    else:  # recorded (double backward): the same formula in differentiable ops
-        difference = self - target
-        slope = (difference * k).clamp(-m, m) * (grad * (1.0 / difference.numel()) if mean
-                                                 else grad)
-    return slope, -slope if ctx.needs_grad(1) else None, None, None
-
-
-def _clamped_slope_jvp(args, tangents, k, m):
-    input, target, reduction = args[:3]
-    slope = plus(tangents[0], scaled(tangents[1], -1.0)) * ((input - target) * k).clamp(-m, m)
-    if reduction == "none":
-        return slope
-    return slope.sum() if reduction == "sum" else slope.mean()
-
-
-class SmoothL1Loss(Function):
-    """``0.5 d^2 / beta`` below ``beta``, ``|d| - beta/2`` above (PyTorch's one
-    ``SmoothL1LossBackward0``); backward: ``clamp(d / beta, -1, 1)``, reduced as the loss."""
-
-    infer_shape = staticmethod(_clamped_slope_shape)
-
-    @staticmethod
-    def forward(ctx, self, target, reduction, beta):
-        ctx.beta = beta
-        return _clamped_slope_forward(ctx, self, target, reduction, 1.0 / beta, 1.0)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return _clamped_slope_backward(ctx, grad, 1.0 / ctx.beta, 1.0)
-
-    @staticmethod
-    def jvp(args, tangents, result):
-        return _clamped_slope_jvp(args, tangents, 1.0 / args[3], 1.0)
-
-
-class HuberLoss(Function):
-    """``0.5 d^2`` below ``delta``, ``delta (|d| - delta/2)`` above (PyTorch's one
-    ``HuberLossBackward0``); backward: ``clamp(d, -delta, delta)``, reduced as the loss."""
-
-    infer_shape = staticmethod(_clamped_slope_shape)
-
-    @staticmethod
-    def forward(ctx, self, target, reduction, delta):
-        ctx.delta = delta
-        return _clamped_slope_forward(ctx, self, target, reduction, 1.0, delta)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return _clamped_slope_backward(ctx, grad, 1.0, ctx.delta)
-
-    @staticmethod
-    def jvp(args, tangents, result):
-        return _clamped_slope_jvp(args, tangents, 1.0, args[3])
 
 
 def _reduced(loss, reduction: str):
