@@ -109,26 +109,29 @@ def topology(roots: Any) -> Topology:
             continue
         raws.extend(root.node.raw for root in graph.walk_roots([value])
                     if root.node is not None)
-    seen: set = set()
-    order = []
+    # Taken every training step by GraphMonitor, on a graph fresh out of forward (not in
+    # the CPU's caches): each node is read once, its inputs kept for the children below.
+    below: dict = {}
     stack = list(raws)
-    pop, push, add, append = stack.pop, stack.append, seen.add, order.append
-    while stack:  # taken every training step by GraphMonitor: kept flat
+    pop, push = stack.pop, stack.append
+    while stack:
         raw = pop()
-        if raw in seen:
+        if raw in below:
             continue
-        add(raw)
-        append(raw)
-        for child in _next_nodes(raw):
-            if child is not None and child not in seen:
+        nexts = getattr(raw, "_next_nodes", None)  # vizgrad's nodes: no pairs to build
+        if nexts is None:
+            nexts = tuple(n for n, _ in raw.next_functions)
+        below[raw] = nexts
+        for child in nexts:
+            if child is not None and child not in below:
                 push(child)
+    order = list(below)
     seqs = [getattr(raw, "seq", None) for raw in order]
     if None not in seqs:
         order.sort(key=_seq_of, reverse=True)
         seqs.sort(reverse=True)
     index = {raw: i for i, raw in enumerate(order)}
-    children = [[index[child] for child in _next_nodes(raw) if child is not None]
-                for raw in order]
+    children = [[index[child] for child in below[raw] if child is not None] for raw in order]
     accumulate = [raw.__class__ is AccumulateGrad or (
         raw.__class__ is not Node and (isinstance(raw, AccumulateGrad) or (
             not isinstance(raw, Node) and hasattr(raw, "variable")))) for raw in order]
@@ -139,14 +142,12 @@ def _seq_of(raw: Any) -> int:
     return raw.seq
 
 
-def _next_nodes(raw: Any) -> tuple:
-    nodes = getattr(raw, "_next_nodes", None)  # vizgrad's nodes: no pairs to build
-    return nodes if nodes is not None else tuple(n for n, _ in raw.next_functions)
-
-
+_GRAPH: list = []
 
 
 def _graph() -> Any:
-    from . import graph  # graph imports this module: import it back lazily
+    if not _GRAPH:  # graph imports this module: import it back lazily, once
+        from . import graph
 
-    return graph
+        _GRAPH.append(graph)
+    return _GRAPH[0]

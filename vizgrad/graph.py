@@ -44,14 +44,15 @@ from ._graph_values import (
     to_dtype_name,
     to_numpy,
 )
+from .core.broadcast import sum_to_array
 from .core.node import OP_NODE_CLASSES, OUT_LIST, AccumulateGrad, Node, SavedTensor, SlotMeta
 from .core.stack import StackFrame
 
 __all__ = [
     "BackwardNode", "GraphEdge", "GraphNode", "GraphWalk", "NodeFacts", "Root", "SavedInfo",
     "SlotMeta", "StackFrame", "TensorInfo", "Topology", "as_node", "as_tensor_info", "is_node",
-    "is_tensor", "is_torch_tensor", "to_dtype_name", "to_numpy", "topology", "walk",
-    "walk_roots",
+    "is_tensor", "is_torch_tensor", "sum_to_array", "to_dtype_name", "to_numpy", "topology",
+    "walk", "walk_roots",
 ]
 
 

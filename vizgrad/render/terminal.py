@@ -12,9 +12,9 @@ from rich.text import Text
 from rich.tree import Tree
 
 from .. import graph
+from ..location import innermost_line
 from .build import shape_text
 from .escape import terminal_text as _t
-from .location import place
 
 
 def _node_text(node: graph.GraphNode, tag: str, names: dict) -> Text:
@@ -36,10 +36,9 @@ def _node_text(node: graph.GraphNode, tag: str, names: dict) -> Text:
                                     for m in metas), style="green")
     if node.scope:
         text.append(f"  [{_t(node.scope)}]", style="yellow")
-    frames = node.stack
-    if frames:
-        frame = frames[-1]
-        text.append(_t(f"  {place(frame)} {frame.line}"), style="dim")
+    line = innermost_line(node.stack, source=True)
+    if line:
+        text.append(_t(f"  {line}"), style="dim")
     return text
 
 
