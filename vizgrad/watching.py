@@ -22,7 +22,7 @@ from typing import Any
 
 from .core import engine, function
 from .core.node import Node
-from .core.stack import mark_runner
+from .core.stack import is_internal, mark_runner
 from .core.tensor import Tensor
 
 # name -> tensor.  Strong references on purpose: the CLI reads them after the
@@ -173,6 +173,19 @@ def unwatch(name: str | None = None) -> None:
         _WATCHED.clear()
     else:
         _WATCHED.pop(name, None)
+
+
+def is_user_file(filename: str) -> bool:
+    """Whether frames of ``filename`` are the user's code, as node stacks count them: not
+    vizgrad's own files, nor a library hidden from stacks (PyTorch's, once
+    ``vizgrad.torch.capture`` ran), nor a script runner.
+
+    Example
+    -------
+    >>> vizgrad.watching.is_user_file(vizgrad.__file__), is_user_file("train.py")
+    (False, True)
+    """
+    return not is_internal(filename)
 
 
 def mark_script_runner(filename: str) -> None:
