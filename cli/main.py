@@ -518,7 +518,8 @@ def _inspect(stdout, stderr, script, script_args, target, step, at_error, timeou
         if not at_error:
             sys.exit(1)
     choice = _choose(run, target, at_error and run.failed, stderr, "inspect")
-    names = {id(tensor): name for name, tensor in script_parameters(run.namespace).items()}
+    params = script_parameters(run.namespace)
+    names = {id(tensor): name for name, tensor in params.items()}
     summary = graph_summary(choice.roots, names=names)
     if as_json:
         report = {"script": str(run.path), "chosen_by": as_flags(choice.how), **summary}
@@ -528,7 +529,8 @@ def _inspect(stdout, stderr, script, script_args, target, step, at_error, timeou
         click.echo(json.dumps(report, indent=1, default=str))
         out.REPORTED.append(True)
     else:
-        out.print_summary(stdout, summary, as_flags(choice.how), max_depth, max_lines)
+        tree = vizgrad.render.graph_tree(choice.roots, max_depth, params, max_lines=max_lines)
+        out.print_summary(stdout, summary, as_flags(choice.how), tree)
     if run.failed:
         sys.exit(1)
 

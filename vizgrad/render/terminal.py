@@ -42,10 +42,13 @@ def _node_text(node: graph.GraphNode, tag: str, names: dict) -> Text:
     return text
 
 
-def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None) -> Tree:
+def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None,
+               max_lines: int | None = None) -> Tree:
     """The rich ``Tree`` that ``print_graph`` prints (built without recursion).
 
-    Use it to place the tree in your own rich layout; ``print_graph`` prints it.
+    Use it to place the tree in your own rich layout; ``print_graph`` prints it
+    (``vizgrad inspect`` too).  ``max_lines`` caps the node lines shown; the rest are
+    counted in a last line (``... 12 more nodes``).
 
     Example
     -------
@@ -71,7 +74,14 @@ def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None) -> T
         if root.node is not None:
             stack.append((root.node, branch, 1, ""))
     stack.reverse()
+    lines = 0
     while stack:
+        if max_lines is not None and lines >= max_lines:
+            left = len(walk.nodes) - len(printed)
+            tree.add(Text(f"... {left} more node{'s' if left != 1 else ''} (max_lines="
+                          f"{max_lines})", style="dim italic"))
+            break
+        lines += 1
         node, parent, depth, edge_note = stack.pop()
         seq = seq_of.get(node)
         tag = f"#{seq - base}" if uses[node] > 1 and seq is not None else ""
@@ -88,7 +98,7 @@ def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None) -> T
         if not children:
             continue
         if depth >= max_depth:
-            branch.add(Text(f"... {len(children)} input(s) folded (deeper than "
+            branch.add(Text(f"... {len(children)} more input(s) folded (deeper than "
                             f"max_depth={max_depth})", style="dim italic"))
             continue
         many = len(children) > 1
