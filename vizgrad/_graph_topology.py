@@ -76,8 +76,8 @@ class Topology:
     def saved_buffers(self) -> list[tuple[tuple[int, int, bool], ...]]:
         """``GraphNode.saved_buffers()`` of every node, in order (without the wrappers)."""
         wrap = _graph().GraphNode
-        return [core_buffers(raw) if raw.__class__ in OP_NODE_CLASSES else wrap(raw).saved_buffers()
-                for raw in self.raws]
+        return [core_buffers(raw) if raw.__class__ in OP_NODE_CLASSES or isinstance(raw, Node)
+                else wrap(raw).saved_buffers() for raw in self.raws]
 
     @property
     def depth(self) -> int:
