@@ -54,7 +54,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     closing = LEVELS.pop()
     if closing in ACTIVE:
         ACTIVE.remove(closing)
-    closing.tangents.clear()
+    closing.clear()
 
 
 def _level(level: int | None, what: str) -> Level:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from .backend import ARRAY_TYPES
-from .state import grad_enabled
+from .state import grad_enabled, set_grad_mode
 
 #: Active dual levels that ops propagate tangents for, outermost first.  Empty unless
 #: a ``dual_level`` is entered: ``Function.apply`` reads it once per op.
@@ -33,20 +33,30 @@ LEVELS: list = []
 
 
 class Level:
-    """One dual level: ``tangents[id(array)] = (array, tangent Tensor)``."""
+    """One dual level: ``tangents[id(array)]`` is the tangent Tensor of that primal array.
 
-    __slots__ = ("depth", "tangents")
+    ``primals`` keeps every mapped array alive until the level exits, so an id in
+    ``tangents`` always names the array it was recorded for (no id is reused meanwhile)
+    and a lookup is one dict read, with no identity check and no pair per entry.
+    """
+
+    __slots__ = ("depth", "tangents", "primals")
 
     def __init__(self, depth: int) -> None:
         self.depth = depth
-        self.tangents: dict[int, tuple] = {}
+        self.tangents: dict[int, Any] = {}
+        self.primals: list = []
 
     def tangent(self, tensor: Any) -> Any:
-        entry = self.tangents.get(id(tensor.array))
-        return entry[1] if entry is not None and entry[0] is tensor.array else None
+        return self.tangents.get(id(tensor.array))
 
     def set_tangent(self, tensor: Any, tangent: Any) -> None:
-        self.tangents[id(tensor.array)] = (tensor.array, tangent)
+        self.primals.append(tensor.array)
+        self.tangents[id(tensor.array)] = tangent
+
+    def clear(self) -> None:
+        self.tangents.clear()
+        self.primals.clear()
 
 
 def _is_tensor_list(arg: Any) -> bool:
@@ -93,51 +103,75 @@ def apply_dual(cls: Any, args: tuple) -> Any:
     Levels are peeled innermost first: the op runs with the outer levels still
     active (so the result carries their tangents), then the innermost level's rule
     runs with the outer levels active too -- a tangent of a tangent is a second
-    derivative, as with PyTorch's nested levels.  (Kept lean: every op under a dual
-    level comes here.)
+    derivative, as with PyTorch's nested levels.
+
+    Every op under a dual level comes here, so the common cases are short: an op none
+    of whose inputs has a tangent is the op alone; and when one level is active and
+    nothing requires grad (no input, no tangent), the primal is the forward on the
+    arrays and the rule runs under no_grad, where its Tensor ops take the operators'
+    array shortcut (nothing could be recorded anyway).
     """
-    level = ACTIVE.pop()
+    level = ACTIVE[-1]
+    lean = len(ACTIVE) == 1 and cls._shared_ctx and not cls.view_of_input
+    found = False
+    tangents: list = []
+    get = level.tangents.get
+    raw: list = []  # the arguments' arrays, for the lean path's forward
+    for arg in args:
+        if arg.__class__ is _Tensor or isinstance(arg, _Tensor):
+            if arg._rg:
+                lean = False
+            array = arg.array
+            raw.append(array)
+            tangent = get(id(array))
+            if tangent is not None:
+                found = True
+                if tangent._rg:
+                    lean = False
+            tangents.append(tangent)
+        elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
+                and isinstance(arg[0], _Tensor):
+            lean = False
+            items, any_found = _tangents_of((arg,), level)
+            found = found or any_found
+            tangents.append(items[0])
+        else:
+            raw.append(arg)
+            tangents.append(None)
+    ACTIVE.pop()
     try:
-        result = None
-        if not ACTIVE and cls._shared_ctx and not cls.view_of_input and not grad_enabled():
-            # nothing to record, no outer level: forward on the arrays (as the operators'
-            # shortcut does); anything unusual goes the full way below
+        if not found:  # no tangent at this level: the op alone (outer levels still on)
+            return cls.apply(*args)
+        rule = cls.jvp
+        if rule is None:
+            raise no_jvp_error(cls)
+        if lean:
+            result = None
             try:
-                out = cls.forward(_FORWARD_ONLY, *[a.array if isinstance(a, _Tensor) else a
-                                                   for a in args])
+                out = cls.forward(_FORWARD_ONLY, *raw)
                 if out.__class__ in ARRAY_TYPES:
+                    out_array = out
                     result = _Tensor._make(out)
             except Exception:  # noqa: BLE001 - apply below raises its full message
                 result = None
-        if result is None:
-            result = cls.apply(*args)
-        found = False
-        tangents = []
-        get = level.tangents.get
-        for arg in args:
-            if isinstance(arg, _Tensor):
-                entry = get(id(arg.array))
-                if entry is not None and entry[0] is arg.array:
-                    found = True
-                    tangents.append(entry[1])
+            if result is not None:
+                if grad_enabled():
+                    set_grad_mode(False)
+                    try:
+                        out = rule(args, tangents, result)
+                    finally:
+                        set_grad_mode(True)
                 else:
-                    tangents.append(None)
-            elif arg.__class__ is list or arg.__class__ is tuple:
-                items, any_found = _tangents_of((arg,), level)
-                found = found or any_found
-                tangents.append(items[0])
-            else:
-                tangents.append(None)
-        if found:
-            rule = cls.jvp
-            if rule is None:
-                raise no_jvp_error(cls)
-            out = rule(args, tangents, result)
-            if out is not None and result.__class__ is _Tensor and \
-                    out.array.shape == result.array.shape and out.array.dtype == result.array.dtype:
-                level.tangents[id(result.array)] = (result.array, out)  # the common case
-            else:
-                _record(level, result, out)
+                    out = rule(args, tangents, result)
+                if out.__class__ is _Tensor and out.array.shape == out_array.shape and \
+                        out.array.dtype is out_array.dtype:  # the common case
+                    level.primals.append(out_array)
+                    level.tangents[id(out_array)] = out
+                else:
+                    _record(level, result, out)
+                return result
+        result = cls.apply(*args)
+        _record(level, result, rule(args, tangents, result))
     finally:
         ACTIVE.append(level)
     return result
