@@ -35,9 +35,11 @@ LEVELS: list = []
 class Level:
     """One dual level: ``tangents[id(array)]`` is the tangent Tensor of that primal array.
 
-    ``primals`` keeps every mapped array alive until the level exits, so an id in
-    ``tangents`` always names the array it was recorded for (no id is reused meanwhile)
-    and a lookup is one dict read, with no identity check and no pair per entry.
+    ``primals[id(array)]`` keeps every mapped array alive until the level exits, so an
+    id in ``tangents`` always names the array it was recorded for (no id is reused
+    meanwhile) and a lookup is one dict read, with no identity check and no pair per
+    entry.  A view without an entry of its own gets its tangent from its base's, as
+    that view of it (PyTorch: a view's tangent is a view of its base's tangent).
     """
 
     __slots__ = ("depth", "tangents", "primals")
@@ -45,14 +47,18 @@ class Level:
     def __init__(self, depth: int) -> None:
         self.depth = depth
         self.tangents: dict[int, Any] = {}
-        self.primals: list = []
+        self.primals: dict[int, Any] = {}
 
     def tangent(self, tensor: Any) -> Any:
-        return self.tangents.get(id(tensor.array))
+        tangent = self.tangents.get(id(tensor.array))
+        if tangent is None and tensor._base is not None:
+            return view_tangent(self, tensor)
+        return tangent
 
     def set_tangent(self, tensor: Any, tangent: Any) -> None:
-        self.primals.append(tensor.array)
-        self.tangents[id(tensor.array)] = tangent
+        key = id(tensor.array)
+        self.primals[key] = tensor.array
+        self.tangents[key] = tangent
 
     def clear(self) -> None:
         self.tangents.clear()
@@ -86,6 +92,30 @@ def _tangents_of(args: tuple, level: Level) -> tuple[list, bool]:
         else:
             tangents.append(None)
     return tangents, found
+
+
+def view_tangent(level: Level, view: Any) -> Any:
+    """The tangent of ``view`` (no entry of its own) as that view of its base's tangent,
+    recorded; None where the base has none.  Made with only the outer levels active."""
+    chain = view._view_chain
+    base_tangent = level.tangents.get(id(view._base.array))
+    if chain is None or base_tangent is None:
+        return None
+    from .inplace import regenerate_view
+
+    saved = ACTIVE[:]
+    ACTIVE[:] = [outer for outer in saved if outer.depth < level.depth]
+    try:
+        tangent = regenerate_view(base_tangent, chain)
+    finally:
+        ACTIVE[:] = saved
+    level.set_tangent(view, tangent)
+    return tangent
+
+
+def has_tangent(tensor: Any) -> bool:
+    """Whether ``tensor`` has a tangent at some active level (False with no level)."""
+    return any(level.tangent(tensor) is not None for level in ACTIVE)
 
 
 def no_jvp_error(cls: Any) -> NotImplementedError:
@@ -124,6 +154,8 @@ def apply_dual(cls: Any, args: tuple) -> Any:
             array = arg.array
             raw.append(array)
             tangent = get(id(array))
+            if tangent is None and arg._base is not None:
+                tangent = view_tangent(level, arg)
             if tangent is not None:
                 found = True
                 if tangent._rg:
@@ -165,8 +197,9 @@ def apply_dual(cls: Any, args: tuple) -> Any:
                     out = rule(args, tangents, result)
                 if out.__class__ is _Tensor and out.array.shape == out_array.shape and \
                         out.array.dtype is out_array.dtype:  # the common case
-                    level.primals.append(out_array)
-                    level.tangents[id(out_array)] = out
+                    key = id(out_array)
+                    level.primals[key] = out_array
+                    level.tangents[key] = out
                 else:
                     _record(level, result, out)
                 return result
@@ -195,7 +228,8 @@ def _record(level: Level, result: Any, out_tangents: Any) -> None:
 
 
 def apply_inplace_dual(cls: Any, target: Any, args: tuple, run: Any) -> Any:
-    """An in-place op under forward AD: the target's tangent becomes the op's.
+    """An in-place op under forward AD: as PyTorch, the target's tangent is updated in
+    place too (``core/dual_inplace.py``), and a view's write reaches its base's tangent.
 
     The rule sees the target's value before the write (a copy, made only when the
     innermost level has a tangent here) and the written target as the result.
@@ -207,17 +241,14 @@ def apply_inplace_dual(cls: Any, target: Any, args: tuple, run: Any) -> Any:
         rule: Any = getattr(cls, "jvp", None)
         if found and rule is None:
             raise no_jvp_error(cls)
-        if found and target._base is not None:
-            raise NotImplementedError(
-                "Trying to use forward AD with CopySlices that does not support it because it "
-                f"has not been implemented yet: {cls.__name__} wrote in place into a view of "
-                "a dual tensor; write the result out of place.")
-        before = target.detach().clone() if found else None
+        # the value before the write, with its tangents at the outer levels (a tangent's
+        # tangent needs them) and its history; none at this level (the rule is given it)
+        before = target.clone() if found else None
         result = cls.apply_(target, *args) if ACTIVE else run(cls, target, args)
         if found:
-            tangent = rule((before, *args), tangents, result)
-            level.tangents.pop(id(result.array), None)
-            _record(level, result, tangent)
+            from .dual_inplace import write_tangent
+
+            write_tangent(level, result, rule((before, *args), tangents, result), tangents)
     finally:
         ACTIVE[:] = snapshot
     return result
