@@ -234,3 +234,34 @@ def test_jacobian_forward_mode_matches_reverse_and_torch():
         for m, r, t in zip(row_m, row_r, row_t):
             np.testing.assert_allclose(m.numpy(), r.numpy(), rtol=1e-12)
             np.testing.assert_allclose(m.numpy(), t.numpy(), rtol=1e-12)
+
+
+def test_lean_path_matches_the_recorded_path_and_restores_grad_mode(monkeypatch):
+    # one level, nothing requiring grad: forward on arrays and the rule under no_grad;
+    # an input that requires grad takes the full path. Same tangents either way.
+    rng = np.random.default_rng(7)
+    x0, v0, w0, b0 = (rng.standard_normal(5) for _ in range(4))
+    w, b = vg.tensor(w0), vg.tensor(b0)
+    with fw.dual_level():
+        y = fw.make_dual(vg.tensor(x0), vg.tensor(v0))
+        for _ in range(3):
+            y = (y * w + b).tanh()
+        lean = fw.unpack_dual(y).tangent
+        assert vg.is_grad_enabled() and y.grad_fn is None
+        r = fw.make_dual(vg.tensor(x0, requires_grad=True), vg.tensor(v0))
+        for _ in range(3):
+            r = (r * w + b).tanh()
+        recorded = fw.unpack_dual(r).tangent
+        assert r.grad_fn is not None
+        with pytest.raises(ValueError):  # a failing op raises apply's own error
+            fw.make_dual(vg.tensor(x0), vg.tensor(v0)).reshape(4)
+        assert vg.is_grad_enabled()
+
+        def failing(args, tangents, result):
+            raise ArithmeticError("rule failed")
+
+        monkeypatch.setattr(vg.Function.registry["Tanh"], "jvp", staticmethod(failing))
+        with pytest.raises(ArithmeticError):
+            fw.make_dual(vg.tensor(x0), vg.tensor(v0)).tanh()
+        assert vg.is_grad_enabled() and len(ACTIVE) == 1
+    np.testing.assert_array_equal(lean.numpy(), recorded.detach().numpy())

@@ -178,15 +178,19 @@ def apply_dual(cls: Any, args: tuple) -> Any:
         if rule is None:
             raise no_jvp_error(cls)
         if lean:
-            result = None
             try:
-                out = cls.forward(_FORWARD_ONLY, *raw)
-                if out.__class__ in ARRAY_TYPES:
-                    out_array = out
-                    result = _Tensor._make(out)
+                out_array = cls.forward(_FORWARD_ONLY, *raw)
             except Exception:  # noqa: BLE001 - apply below raises its full message
-                result = None
-            if result is not None:
+                out_array = None
+            if out_array.__class__ in ARRAY_TYPES:
+                result = _new(_Tensor)  # Tensor._make, inlined (as Function.apply does)
+                result.array = out_array
+                result._rg = False
+                result._grad = None
+                result.grad_fn = None
+                result.output_nr = 0
+                result._vc = None
+                result._base = None
                 if grad_enabled():
                     set_grad_mode(False)
                     try:
@@ -284,5 +288,6 @@ def scaled(tangent: Any, factor: Any) -> Any:
     return None if tangent is None else tangent * factor
 
 
+_new = object.__new__
 _Tensor: Any = None  # vizgrad.core.tensor sets this (it imports this module first)
 _FORWARD_ONLY: Any = None  # vizgrad.core.function sets this
