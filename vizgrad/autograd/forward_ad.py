@@ -5,8 +5,8 @@ op also carries the tangent forward (each op's ``jvp`` rule); ``unpack_dual(t)``
 reads ``(primal, tangent)`` back, ``tangent`` None where no tangent reached it.
 Levels nest (the innermost is the default ``level``); tangents are dropped when
 their level exits.  As in PyTorch, an in-place op updates the tangent in place too,
-and a view's tangent is a view of its base's tangent.  A JVP through a backward built with ``create_graph=True`` gives
-a Hessian-vector product (forward-over-reverse).
+and a view's tangent is a view of its base's tangent.  A JVP through a backward built
+with ``create_graph=True`` gives a Hessian-vector product (forward-over-reverse).
 
 Example
 -------

@@ -178,6 +178,7 @@ def apply_dual(cls: Any, args: tuple) -> Any:
         if rule is None:
             raise no_jvp_error(cls)
         if lean:
+            out_array: Any
             try:
                 out_array = cls.forward(_FORWARD_ONLY, *raw)
             except Exception:  # noqa: BLE001 - apply below raises its full message
@@ -199,8 +200,9 @@ def apply_dual(cls: Any, args: tuple) -> Any:
                         set_grad_mode(True)
                 else:
                     out = rule(args, tangents, result)
-                if out.__class__ is _Tensor and out.array.shape == out_array.shape and \
-                        out.array.dtype is out_array.dtype:  # the common case
+                written: Any = out_array  # (mypy narrows out_array by its class test)
+                if out.__class__ is _Tensor and out.array.shape == written.shape and \
+                        out.array.dtype is written.dtype:  # the common case
                     key = id(out_array)
                     level.primals[key] = out_array
                     level.tangents[key] = out
