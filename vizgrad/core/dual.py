@@ -182,16 +182,22 @@ def apply_dual(cls: Any, args: tuple) -> Any:
             try:
                 out_array = cls.forward(_FORWARD_ONLY, *raw)
             except Exception:  # noqa: BLE001 - apply below raises its full message
-                out_array = None
-            if out_array.__class__ in ARRAY_TYPES:
-                result = _new(_Tensor)  # Tensor._make, inlined (as Function.apply does)
-                result.array = out_array
-                result._rg = False
-                result._grad = None
-                result.grad_fn = None
-                result.output_nr = 0
-                result._vc = None
-                result._base = None
+                out_array = _FAILED
+            if out_array is not _FAILED:
+                single = out_array.__class__ in ARRAY_TYPES
+                if single:
+                    result = _new(_Tensor)  # Tensor._make, inlined (as Function.apply does)
+                    result.array = out_array
+                    result._rg = False
+                    result._grad = None
+                    result.grad_fn = None
+                    result.output_nr = 0
+                    result._vc = None
+                    result._base = None
+                else:  # several outputs, or a NumPy scalar: wrapped as apply wraps them
+                    from .function import _wrap_plain
+
+                    result = _wrap_plain(cls, out_array, args)
                 if grad_enabled():
                     set_grad_mode(False)
                     try:
@@ -201,8 +207,8 @@ def apply_dual(cls: Any, args: tuple) -> Any:
                 else:
                     out = rule(args, tangents, result)
                 written: Any = out_array  # (mypy narrows out_array by its class test)
-                if out.__class__ is _Tensor and out.array.shape == written.shape and \
-                        out.array.dtype is written.dtype:  # the common case
+                if single and out.__class__ is _Tensor and out.array.shape == written.shape \
+                        and out.array.dtype is written.dtype:  # the common case
                     key = id(out_array)
                     level.primals[key] = out_array
                     level.tangents[key] = out
@@ -291,5 +297,6 @@ def scaled(tangent: Any, factor: Any) -> Any:
 
 
 _new = object.__new__
+_FAILED = object()  # the lean path's forward raised: apply runs it again, raising its error
 _Tensor: Any = None  # vizgrad.core.tensor sets this (it imports this module first)
 _FORWARD_ONLY: Any = None  # vizgrad.core.function sets this
