@@ -60,6 +60,15 @@ def _scenarios(lib, make_dual, unpack):
     aliased_view = (x + lib.ones(4, dtype=x.dtype))[0:2]
     aliased_view.zero_()
     out["x_after_aliased_view_zero_"] = tangent(x)
+    primal = lib.ones(4, dtype=x.dtype)
+    dual = make_dual(primal, lib.tensor(TANGENT))
+    dual.mul_(2.0)  # the primal shares the write's values, not the tangent
+    out["primal_of_written_dual"] = tangent(primal)
+    out["written_dual"] = tangent(dual)
+    dual_view = dual[1:3]
+    dual_view.add_(x[:2])
+    out["dual_after_its_view_add_"] = tangent(dual)
+    out["primal_after_dual_view_add_"] = tangent(primal)
     chained = x.clone()
     row = chained[::2]
     row.add_(x[1::2])

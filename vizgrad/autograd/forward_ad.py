@@ -104,6 +104,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     dual = _alias(tensor, found)
     found.set_tangent(dual, tangent if tangent.dtype == tensor.dtype
                       else tangent.to(tensor.dtype))
+    found.duals.add(id(dual.array))
     return dual
 
 

@@ -14,7 +14,8 @@ op's ``jvp(args, tangents, result)`` rule gives the output tangents, computed fr
 Tensor ops (so tangents have tangents at outer levels, and graphs when they require
 grad).  An input without a tangent is ``None`` to the rule: no zeros are made.  A
 rule is a class attribute beside ``forward`` and ``backward``; ``LINEAR`` serves
-every op that is linear in its first argument (views, reductions, copies).
+every op that is linear in its first argument (views, reductions, copies).  In-place
+ops come to ``apply_inplace_dual`` (their tangent is written in place: dual_inplace.py).
 """
 
 from __future__ import annotations
@@ -42,12 +43,14 @@ class Level:
     that view of it (PyTorch: a view's tangent is a view of its base's tangent).
     """
 
-    __slots__ = ("depth", "tangents", "primals")
+    __slots__ = ("depth", "tangents", "primals", "duals")
 
     def __init__(self, depth: int) -> None:
         self.depth = depth
         self.tangents: dict[int, Any] = {}
         self.primals: dict[int, Any] = {}
+        #: ids of the arrays of make_dual's results (kept alive in ``primals``)
+        self.duals: set[int] = set()
 
     def tangent(self, tensor: Any) -> Any:
         tangent = self.tangents.get(id(tensor.array))
@@ -63,6 +66,7 @@ class Level:
     def clear(self) -> None:
         self.tangents.clear()
         self.primals.clear()
+        self.duals.clear()
 
 
 def _is_tensor_list(arg: Any) -> bool:

@@ -80,14 +80,16 @@ def write_tangent(level: Level, target: Any, new: Any, inputs: list) -> None:
     if target.array.dtype.kind not in "fc":
         return
     new = _fit(target, new)
+    current = level.tangents.get(id(target.array))
+    if current is new:  # the rule kept the tangent (``add_`` of a constant): unchanged
+        return
+    if current is not None and _own(level, target.array, current):
+        current.copy_(new)  # a view's tangent is a view of its base's: that is written too
+        return
     base, chain = target._base, target._view_chain
-    if base is None or chain is None:
-        current = level.tangents.get(id(target.array))
-        if current is not None and current is not new and _own(level, target.array, current):
-            current.copy_(new)
-            return
-        if current is new:
-            return
+    if base is None or chain is None or id(target.array) in level.duals:
+        # not a view, or make_dual's result (a view of its primal in memory only: the
+        # primal gets no tangent from it, as in PyTorch)
         if any(new is t for t in inputs) or new.array.base is not None:
             new = new.clone()
         _replace(level, target, new)
