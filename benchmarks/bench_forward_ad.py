@@ -10,7 +10,7 @@
   the three take turns ``--repeats`` times, each figure the least CPU time.  Target: JVP
   at most 2.5x the forward.  ``--against GIT_REF`` gives before/after in one run: that
   ref's vizgrad and this tree's, in fresh interpreters taking turns ``--rounds`` times
-  (each figure the least over rounds; the ratio of each is within its own process).
+  (each time the least over rounds, the ratios those times').
 
 Run: ``python benchmarks/bench_forward_ad.py`` (``--steps 1000 --repeats 7``);
 ``python benchmarks/bench_forward_ad.py --against 1a9b51a`` (before/after).
@@ -114,8 +114,13 @@ def against(ref: str, rounds: int, steps: int, repeats: int) -> dict:
                 out = subprocess.run(command, check=True, capture_output=True, text=True,
                                      env=env).stdout
                 found[name].append(json.loads(out)["jvp"])
-    return {name: {key: min(run[key] for run in runs) for key in runs[0]}
-            for name, runs in found.items()}
+    out = {}
+    for name, runs in found.items():  # the least time over rounds; ratios of those
+        best = {key: min(run[key] for run in runs) for key in runs[0] if key.endswith("_ms")}
+        best["ratio_to_no_grad"] = best["jvp_cpu_ms"] / best["forward_no_grad_cpu_ms"]
+        best["ratio_to_recorded"] = best["jvp_cpu_ms"] / best["forward_recorded_cpu_ms"]
+        out[name] = best
+    return out
 
 
 def main() -> None:
