@@ -257,3 +257,21 @@ def test_create_graph_keeps_the_gradient_in_the_graph():
     assert x.grad.grad_fn is not None
     (gx,) = vg.autograd.grad(x.grad.sum(), [x])
     np.testing.assert_array_equal(gx.numpy(), np.full(4, 2.0))
+
+
+def test_a_transposed_view_whose_base_tensor_is_kept_elsewhere_is_not_stolen():
+    class KeepsBase(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            KeepsBase.kept = vg.from_numpy(np.full((3, 2), 5.0))
+            return KeepsBase.kept.t()  # a vizgrad view of a tensor held elsewhere
+
+    x = vg.zeros(2, 3, dtype="float64", requires_grad=True)
+    KeepsBase.apply(x).sum().backward()
+    assert _owns_alone(x.grad, KeepsBase.kept.numpy())
+    x.grad.numpy()[:] = 0
+    np.testing.assert_array_equal(KeepsBase.kept.numpy(), np.full((3, 2), 5.0))

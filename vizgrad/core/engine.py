@@ -95,6 +95,20 @@ def _needed_nodes(roots: list[Node], targets: set) -> set:
 
 def _reduce_to(grad: Tensor, shape: tuple, dtype: Any, node: Node, child: Node) -> Tensor:
     """Reduce a broadcast gradient to the input's shape and dtype (once, centrally)."""
+    if not grad_enabled():  # no create_graph: nothing to record, so on the arrays
+        from .broadcast import _sum_to_array
+
+        array = grad.array
+        if array.shape != shape:
+            try:
+                array = _sum_to_array(array, shape)
+            except ValueError:
+                pass  # the shape check below says it
+            if array.shape != shape:
+                raise RuntimeError(
+                    f"{node.name()} returned a gradient of shape {grad.shape} for an input "
+                    f"of shape {shape}, which it cannot be reduced to")
+        return Tensor._make(array if array.dtype == dtype else array.astype(dtype))
     if grad.array.shape != shape:
         from .broadcast import sum_to
 
@@ -398,9 +412,10 @@ def _accumulate_leaf(variable: Tensor, buffer: list) -> None:
     gradient (the tensor's count), another tensor around the same array (``detach()``,
     retain_grad, another leaf's ``.grad``: the array's count), a view of the same
     buffer (the base array's count; a vizgrad view's base tensor must be held by this
-    gradient alone); a weak reference to any of them also means a copy.  Only a C-ordered, writable NumPy array that is its whole buffer
-    qualifies: never a broadcast view, a slice of a larger buffer, or a CuPy or
-    foreign array.  Anything else is copied.  A later gradient makes a new sum.
+    gradient alone); a weak reference to any of them also means a copy.  Only a
+    C-ordered, writable NumPy array that is its whole buffer qualifies: never a
+    broadcast view, a slice of a larger buffer, or a CuPy or foreign array.  Anything
+    else is copied.  A later gradient makes a new sum.
     """
     grad = buffer.pop()
     if variable._grad is not None:
@@ -419,11 +434,15 @@ def _accumulate_leaf(variable: Tensor, buffer: list) -> None:
         and not weakref.getweakrefcount(array))
     if steal and base is not None:  # a view: of a whole buffer nobody else holds
         holders = 1  # the view's reference to its base
-        if owner is not None:  # a vizgrad view: its base tensor holds the base array too
-            holders = 2
-            steal = (owner.array is base and owner._base is None
-                     and getrefcount(owner) == _LOCAL + 1  # + grad._base
-                     and not weakref.getweakrefcount(owner))
+        if owner is not None:  # a vizgrad view: its base tensor holds the base array too,
+            holders = 2  # as that array or through a view of it (held by the tensor alone)
+            inner = owner.array
+            steal = (owner._base is None and getrefcount(owner) == _LOCAL + 1  # grad._base
+                     and not weakref.getweakrefcount(owner)
+                     and (inner is base or inner.__class__ is np.ndarray and inner.base is base
+                          and getrefcount(inner) == _LOCAL + 1  # + owner.array
+                          and not weakref.getweakrefcount(inner)))
+            inner = None  # (it may be the base itself: not counted below)
         steal = (steal and base.__class__ is np.ndarray and base.base is None
                  and base.nbytes == array.nbytes and getrefcount(base) == _LOCAL + holders
                  and not weakref.getweakrefcount(base))

@@ -21,6 +21,7 @@ import math
 from ..core.backend import array_module
 from ..core.dual import plus, scaled
 from ..core.function import Function, binary_operator
+from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from .copying import where
 from .elementwise import erf, erf_array, exp
@@ -146,6 +147,8 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_values
+        if not grad_enabled() and result.ndim:  # a plain backward: on the arrays
+            return Tensor._make(grad.array * (result.array > 0))  # (0-d: a NumPy scalar)
         return grad * (result.array > 0)
 
     @staticmethod
@@ -385,6 +388,13 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_values
+        if not grad_enabled() and result.ndim:  # a plain backward: on the arrays
+            # (not 0-d, where NumPy's exp gives a scalar, not an array)
+            g = grad.array
+            xp = array_module(g)
+            out = xp.exp(result.array)
+            out *= g.sum(axis=ctx.dim, keepdims=True)
+            return Tensor._make(xp.subtract(g, out, out=out)), None
         return grad - result.exp() * grad.sum(dim=ctx.dim, keepdim=True), None
 
     @staticmethod

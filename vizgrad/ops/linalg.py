@@ -9,6 +9,7 @@ from ..core.backend import array_module
 from ..core.dual import LINEAR, bilinear, plus
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from .operands import same_dtype as _same_dtype
 from .operands import save_crossed, saved_crossed
@@ -304,6 +305,16 @@ def mm_grads(ctx: object, grad: Tensor, mat1: Tensor | None, mat2: Tensor | None
     operand's layout (``ctx._mat1_t`` / ``ctx._mat2_t``: set by forward when the operand
     was column-major)."""
     grad1 = grad2 = None
+    if not grad_enabled():  # a plain backward: on the arrays, nothing to record
+        g = grad.array
+        xp = array_module(g)
+        if mat2 is not None:
+            grad1 = Tensor._make(xp.matmul(mat2.array, g.T).T if ctx._mat1_t  # type: ignore[attr-defined]
+                                 else xp.matmul(g, mat2.array.T))
+        if mat1 is not None:
+            grad2 = Tensor._make(xp.matmul(g.T, mat1.array).T if ctx._mat2_t  # type: ignore[attr-defined]
+                                 else xp.matmul(mat1.array.T, g))
+        return grad1, grad2
     if mat2 is not None:  # d mat1 = grad @ mat2.T
         grad1 = (Mm.apply(mat2, grad.t()).t() if ctx._mat1_t  # type: ignore[attr-defined]
                  else Mm.apply(grad, mat2.t()))

@@ -19,6 +19,7 @@ from ..core.backend import array_module
 from ..core.dual import has_tangent, no_jvp_error, plus, scaled
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from .activations import log_softmax
 from .copying import where
@@ -373,6 +374,7 @@ class NllLoss(Function):
         ctx.save_for_backward(self)  # torch keeps it too (``_saved_self``)
         # Private working values (a leading underscore keeps them out of _saved_* scans).
         ctx._self_shape, ctx._safe, ctx._weights = self.shape, safe, weights
+        ctx._total = total
         if reduction == "none":
             return losses.reshape(target.shape)
         if reduction == "sum":
@@ -381,13 +383,20 @@ class NllLoss(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        from .indexing import scatter
-
         xp = array_module(ctx._safe)
         coefficient = -ctx._weights
         if ctx.reduction == REDUCTION_CODES["mean"]:
-            coefficient = coefficient / ctx._saved_total_weight.array
+            coefficient = coefficient / ctx._total
         count = ctx._safe.shape[0]
+        if not grad_enabled():  # a plain backward: on the arrays, nothing to record
+            g = grad.array
+            out = xp.zeros((count, ctx._self_shape[-1]), dtype=g.dtype)
+            out[xp.arange(count), ctx._safe] = (
+                (g.reshape(count) if ctx.reduction == 0 else g.reshape(1))
+                * coefficient.astype(g.dtype, copy=False))
+            return Tensor._make(out.reshape(ctx._self_shape)), None, None, None, None
+        from .indexing import scatter
+
         upstream = grad.reshape(count) if ctx.reduction == 0 else grad.reshape(1)
         values = (upstream * Tensor.from_array(coefficient.astype(grad.dtype))).unsqueeze(1)
         zeros = Tensor.from_array(xp.zeros((count, ctx._self_shape[-1]), dtype=grad.dtype))
