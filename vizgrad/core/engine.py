@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .broadcast import _sum_to_array
 from .hooks import describe_leaf, describe_output, run_tensor_hook
 from .node import AccumulateGrad, ContiguousLayout, Node
 from .state import grad_enabled, set_grad_mode
@@ -42,12 +43,14 @@ def _root_gradients(outputs: list[Tensor], gradients: list | None) -> list[Tenso
     for index, output in enumerate(outputs):
         gradient = None if gradients is None else gradients[index]
         if gradient is None:
-            if output.array.size != 1:
+            array = output.array
+            if array.size != 1:
                 raise RuntimeError(
                     f"backward() on a non-scalar tensor of shape {output.shape} needs a "
                     "gradient: grad can be created implicitly only for scalar outputs. Pass "
                     "gradient=vizgrad.ones_like(t) (or reduce it first, e.g. t.sum()).")
-            gradient = ones_like(output)
+            gradient = (Tensor._make(np.ones(array.shape, array.dtype))
+                        if array.__class__ is np.ndarray else ones_like(output))
         elif not isinstance(gradient, Tensor):
             from .factory import tensor as make_tensor
 
@@ -96,8 +99,6 @@ def _needed_nodes(roots: list[Node], targets: set) -> set:
 def _reduce_to(grad: Tensor, shape: tuple, dtype: Any, node: Node, child: Node) -> Tensor:
     """Reduce a broadcast gradient to the input's shape and dtype (once, centrally)."""
     if not grad_enabled():  # no create_graph: nothing to record, so on the arrays
-        from .broadcast import _sum_to_array
-
         array = grad.array
         if array.shape != shape:
             try:
