@@ -256,7 +256,7 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                 # A leaf with no hooks.  The loop's own references to its gradient are
                 # dropped first: _accumulate_leaf tells from reference counts whether
                 # anyone else holds it (then it copies, as before).
-                grads = grad = data = old = total = child_buffer = None
+                grads = data = child_buffer = old = total = grad = None  # type: ignore[assignment]
                 if buffer[0] is not None:
                     owned.discard(buffer[0])
                     _accumulate_leaf(node.variable, buffer)
