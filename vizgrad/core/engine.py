@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .broadcast import _sum_to_array
+from .broadcast import sum_to_array
 from .hooks import describe_leaf, describe_output, run_tensor_hook
 from .node import AccumulateGrad, ContiguousLayout, Node
 from .state import grad_enabled, set_grad_mode
@@ -102,7 +102,7 @@ def _reduce_to(grad: Tensor, shape: tuple, dtype: Any, node: Node, child: Node) 
         array = grad.array
         if array.shape != shape:
             try:
-                array = _sum_to_array(array, shape)
+                array = sum_to_array(array, shape)
             except ValueError:
                 pass  # the shape check below says it
             if array.shape != shape:
