@@ -14,8 +14,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import graph, location
-from . import fold, grads, memory
+from . import focus, fold, grads, memory
 from .escape import sized_cache
+from .ids import box_id, node_number
 from .view import BIG_GRAPH, Cluster, GraphView, RenderOptions, ViewEdge, ViewNode
 
 _SHAPES = sized_cache(1 << 20)
@@ -107,9 +108,12 @@ class _Builder:
         known = [seq for seq in walk_seqs if seq is not None]
         self.base = base = min(known) if known else 0
         self.names = {id(t): str(k) for k, t in (options.params or {}).items()}
-        self.ids: dict[Any, str] = {
-            node.raw: (f"n{seq - base}" if seq is not None else f"n_{index}")
+        #: each node's number in its ids (``ids.node_number``) and its op id
+        self.numbers: dict[Any, int | str] = {
+            node.raw: node_number(seq, base, index)
             for index, (node, seq) in enumerate(zip(self.walk.nodes, walk_seqs))}
+        self.ids: dict[Any, str] = {raw: box_id("op", number)
+                                    for raw, number in self.numbers.items()}
         self.seqs = {node.raw: seq for node, seq in zip(self.walk.nodes, walk_seqs)}
         self.multi_in: set = set()
         self.multi_out: set = set()
@@ -143,8 +147,9 @@ class _Builder:
                 items.append(("", "base", base))
         return items
 
-    def node_id(self, node: graph.GraphNode) -> str:
-        return self.ids[node.raw]
+    def node_id(self, node: graph.GraphNode, kind: str = "op", index: int | None = None) -> str:
+        """The id of ``node``'s box (``kind="op"``), its leaf's or a saved tensor's."""
+        return box_id(kind, self.numbers[node.raw], index)
 
     def tensor_name(self, info: graph.TensorInfo, fallback: str = "") -> str:
         return self.names.get(id(info.tensor)) or info.name or fallback
@@ -153,7 +158,7 @@ class _Builder:
         options = self.options
         keep = None
         if options.focus is not None:
-            keep = fold.neighbourhood(self.walk, options.focus, options.radius, self.view)
+            keep = focus.neighbourhood(self.walk, options.focus, options.radius, self.view)
         self._add_roots(keep)
         self._add_nodes(self.walk.nodes if keep is None
                         else [n for n in self.walk.nodes if n.raw in keep])
@@ -190,7 +195,7 @@ class _Builder:
 
     def _highlight(self, wanted: Any) -> None:
         items = wanted if isinstance(wanted, (list, tuple, set)) else [wanted]
-        raws = {fold.resolve_focus(self.walk, item).raw for item in items}
+        raws = {focus.resolve_focus(self.walk, item).raw for item in items}
         for view_node in self.view.nodes:
             if view_node.kind == "op" and view_node.ref is not None \
                     and view_node.ref.raw in raws:
@@ -203,8 +208,9 @@ class _Builder:
         if failure.get("line"):
             lines.append(str(failure["line"]))
         title = f"{failure.get('op', 'op')} raised {failure.get('error', 'an error')}"
+        failed = box_id("failed")
         self.view.nodes.append(ViewNode(
-            "failed", "error", title, lines, tooltip=f"{title}\n{message}",
+            failed, "error", title, lines=lines, tooltip=f"{title}\n{message}",
             marks=["error"], details={"failure": dict(failure)}))
         outputs = [node for node in self.view.nodes if node.kind == "output"]
         dropped: set[str] = set()
@@ -214,11 +220,10 @@ class _Builder:
             if info.grad_fn is None and info.node is not None:
                 # a leaf input (a weight): its own box feeds the op, not a copy of it
                 # beside an AccumulateGrad that nothing reaches yet
-                accumulate = self.node_id(info.node)
-                source = "v" + accumulate[1:]
-                dropped.update((node.id, accumulate))
+                source = self.node_id(info.node, "leaf")
+                dropped.update((node.id, self.node_id(info.node)))
             self.view.edges.append(ViewEdge(
-                source, "failed", head_label=f"in {index}" if len(outputs) > 1 else ""))
+                source, failed, head_label=f"in {index}" if len(outputs) > 1 else ""))
         if dropped:
             self.view.nodes = [n for n in self.view.nodes if n.id not in dropped]
             self.view.edges = [e for e in self.view.edges
@@ -250,13 +255,12 @@ class _Builder:
             node = info.node
             if keep is not None and (node is None or node.raw not in keep):
                 continue
-            suffix = "b" if kind == "base" else ""
-            tensor_id = f"t{index}{suffix}"
+            tensor_id = box_id(kind, index)
             fallback = label if kind == "output" else ""
             title = self.tensor_name(info, fallback)
             tooltip = f"{'view base' if kind == 'base' else 'output'} {title}".rstrip()
             self.view.nodes.append(ViewNode(
-                tensor_id, kind, title, _tensor_lines(info, self.options),
+                tensor_id, kind, title, lines=_tensor_lines(info, self.options),
                 tooltip=tooltip + f"\nshape {shape_text(info.shape)} {info.dtype}",
                 details={"shape": list(info.shape), "dtype": info.dtype, "name": title,
                          "tensor": index}))
@@ -271,7 +275,7 @@ class _Builder:
             if base is not None:
                 for other, (_, other_kind, other_info) in enumerate(self.items):
                     if other_kind == "base" and other_info == base:
-                        self.view.edges.append(ViewEdge(f"t{other}b", tensor_id,
+                        self.view.edges.append(ViewEdge(box_id("base", other), tensor_id,
                                                         style="dotted"))
 
     def _add_nodes(self, nodes: list[graph.GraphNode]) -> None:
@@ -280,7 +284,7 @@ class _Builder:
         extras = options.show_saved or options.show_stack or options.show_attrs
         ids, tooltips, names = self.ids, self.tooltips, self.names
         multi_in, multi_out = self.multi_in, self.multi_out
-        seqs = self.seqs
+        seqs, numbers = self.seqs, self.numbers
         view_nodes, view_edges = self.view.nodes, self.view.edges
         for node in nodes:
             raw = node.raw
@@ -297,8 +301,8 @@ class _Builder:
                 tooltip = f"{name}\noutputs: {outputs}" + (f"\nscope: {scope}" if scope else "")
                 tooltips[key] = tooltip
             seq = seqs[raw]
-            view_node = ViewNode(node_id, "op", name, [], [], tooltip, seq, scope, None, None,
-                                 [], {}, node)
+            view_node = ViewNode(node_id, "op", name, tooltip=tooltip, seq=seq, scope=scope,
+                                 ref=node)
             view_nodes.append(view_node)
             named = node.get_metadata(NAMES_KEY)
             if named:  # h.name = "hidden": drawn on the op that made h
@@ -308,11 +312,11 @@ class _Builder:
             if variable is not None:
                 title = names.get(id(variable.tensor)) or variable.name or ""
                 lines = _tensor_lines(variable, options)
-                leaf_id = "v" + node_id[1:]
+                leaf_id = box_id("leaf", numbers[raw])
                 view_nodes.append(ViewNode(
-                    leaf_id, "leaf", title, lines, [],
-                    f"leaf {title}\n{lines[0]}" if title else f"leaf\n{lines[0]}", seq, "",
-                    None, None, [], {}, variable))
+                    leaf_id, "leaf", title, lines=lines,
+                    tooltip=f"leaf {title}\n{lines[0]}" if title else f"leaf\n{lines[0]}",
+                    seq=seq, ref=variable))
                 view_edges.append(ViewEdge(leaf_id, node_id))
 
     @staticmethod
@@ -346,10 +350,10 @@ class _Builder:
                 hooked = getattr(item, "hooked", False)
                 if hooked:  # saved_tensors_hooks hold it packed (checkpoint, save_on_cpu)
                     state += " (packed by hooks)"
-                saved_id = f"{node_id}s{index}"
+                saved_id = self.node_id(node, "saved", index)
                 self.view.nodes.append(ViewNode(
                     saved_id, "saved", item.name,
-                    [f"{shape_text(item.shape)} {item.dtype}{state}"],
+                    lines=[f"{shape_text(item.shape)} {item.dtype}{state}"],
                     tooltip=f"saved by {name}: {item.name} ({item.kind}){state}",
                     seq=node.seq, scope=node.scope,
                     marks=(["freed"] if item.freed else []) + (["hooked"] if hooked else []),
@@ -377,8 +381,8 @@ class _Builder:
                     head = "in " + slot_text(edge.slot, edge.rank, ins[target])
                 if source in multi_out:
                     tail = "out " + slot_text(edge.next_slot, edge.next_rank, outs[source])
-            append(ViewEdge(ids[source], ids[target], label, tail, head, "", False, None, None,
-                            {}, edge))
+            append(ViewEdge(ids[source], ids[target], label=label, tail_label=tail,
+                            head_label=head, ref=edge))
 
     def _clusters(self) -> None:
         clusters: dict[str, Cluster] = {}
@@ -391,8 +395,8 @@ class _Builder:
             for depth in range(1, len(parts) + 1):
                 path = ".".join(parts[:depth])
                 if path not in clusters:
-                    clusters[path] = Cluster(f"cluster_{len(clusters)}", parts[depth - 1],
-                                             parent)
+                    clusters[path] = Cluster(box_id("cluster", len(clusters)),
+                                             parts[depth - 1], parent)
                 parent = clusters[path].id
             clusters[scope].nodes.append(view_node.id)
         self.view.clusters = list(clusters.values())

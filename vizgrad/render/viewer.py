@@ -22,7 +22,6 @@ import numpy as np
 
 from ..debug.gradstats import METADATA_KEY, grad_stats
 from . import fold
-from .blocks import fold_repeated_blocks
 from .build import build_view
 from .view import GraphView, RenderOptions
 from .viewer_tree import copy_view, scope_tree, tree_data
@@ -59,7 +58,7 @@ def fold_levels(full: GraphView, max_nodes: int | None) -> list[Level]:
             fold.collapse_scopes(level, depth, fold_repeats=True)
             found.append(Level(f"modules collapsed to depth {depth}", level))
         level = copy_view(full)
-        if fold_repeated_blocks(level):
+        if fold.fold_repeated_blocks(level):
             fold.drop_empty_clusters(level)
             found.append(Level("repeated blocks folded", level))
     elif max_nodes is not None and len(full.nodes) > max_nodes:
