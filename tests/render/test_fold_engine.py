@@ -9,7 +9,7 @@ import numpy as np
 import vizgrad as vg
 from vizgrad.render import fold
 from vizgrad.render.build import build_view
-from vizgrad.render.ids import box_id, node_number
+from vizgrad.render.ids import box_id, node_numbers
 from vizgrad.render.view import ViewNode
 
 
@@ -20,8 +20,9 @@ def test_box_ids_follow_one_table() -> None:
             box_id("chain", 1)] == ["g2", "r0", "f7", "c1"]
     assert [box_id("rest"), box_id("failed")] == ["rest", "failed"]
     assert [box_id("cluster", 4), box_id("kept_block", 0)] == ["cluster_4", "cluster_r0"]
-    assert [node_number(12, 10, 0), node_number(None, 10, 5)] == [2, "_5"]
-    assert box_id("leaf", node_number(None, 0, 5)) == "v_5"
+    numbers = node_numbers(["a", "b", "c"], [12, None, 10])
+    assert numbers == {"a": 2, "b": "_1", "c": 0}
+    assert box_id("leaf", numbers["b"]) == "v_1"
 
 
 def test_a_leaf_box_shares_its_accumulators_number() -> None:

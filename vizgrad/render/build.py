@@ -16,8 +16,18 @@ from typing import Any
 from .. import graph, location
 from . import focus, fold, grads, memory
 from .escape import sized_cache
-from .ids import box_id, node_number
-from .view import BIG_GRAPH, Cluster, GraphView, RenderOptions, ViewEdge, ViewNode
+from .ids import box_id, box_ids, node_numbers
+from .view import (
+    BIG_GRAPH,
+    Cluster,
+    GraphView,
+    RenderOptions,
+    ViewEdge,
+    ViewNode,
+    arrow,
+    leaf_box,
+    op_box,
+)
 
 _SHAPES = sized_cache(1 << 20)
 
@@ -105,16 +115,12 @@ class _Builder:
         self.items = self._root_items(roots, self.nodes)
         self.walk = graph.walk([info.tensor for _, _, info in self.items] + self.nodes)
         walk_seqs = self.walk.seqs
-        known = [seq for seq in walk_seqs if seq is not None]
-        self.base = base = min(known) if known else 0
+        raws = [node.raw for node in self.walk.nodes]
         self.names = {id(t): str(k) for k, t in (options.params or {}).items()}
-        #: each node's number in its ids (``ids.node_number``) and its op id
-        self.numbers: dict[Any, int | str] = {
-            node.raw: node_number(seq, base, index)
-            for index, (node, seq) in enumerate(zip(self.walk.nodes, walk_seqs))}
-        self.ids: dict[Any, str] = {raw: box_id("op", number)
-                                    for raw, number in self.numbers.items()}
-        self.seqs = {node.raw: seq for node, seq in zip(self.walk.nodes, walk_seqs)}
+        #: each node's number in its ids and its op box's id
+        self.numbers: dict[Any, int | str] = node_numbers(raws, walk_seqs)
+        self.ids: dict[Any, str] = box_ids("op", self.numbers)
+        self.seqs = dict(zip(raws, walk_seqs))
         self.multi_in: set = set()
         self.multi_out: set = set()
         self.tooltips: dict[tuple, str] = {}
@@ -301,8 +307,7 @@ class _Builder:
                 tooltip = f"{name}\noutputs: {outputs}" + (f"\nscope: {scope}" if scope else "")
                 tooltips[key] = tooltip
             seq = seqs[raw]
-            view_node = ViewNode(node_id, "op", name, tooltip=tooltip, seq=seq, scope=scope,
-                                 ref=node)
+            view_node = op_box(node_id, name, tooltip, seq, scope, node)
             view_nodes.append(view_node)
             named = node.get_metadata(NAMES_KEY)
             if named:  # h.name = "hidden": drawn on the op that made h
@@ -313,11 +318,11 @@ class _Builder:
                 title = names.get(id(variable.tensor)) or variable.name or ""
                 lines = _tensor_lines(variable, options)
                 leaf_id = box_id("leaf", numbers[raw])
-                view_nodes.append(ViewNode(
-                    leaf_id, "leaf", title, lines=lines,
-                    tooltip=f"leaf {title}\n{lines[0]}" if title else f"leaf\n{lines[0]}",
-                    seq=seq, ref=variable))
-                view_edges.append(ViewEdge(leaf_id, node_id))
+                view_nodes.append(leaf_box(
+                    leaf_id, title, lines,
+                    f"leaf {title}\n{lines[0]}" if title else f"leaf\n{lines[0]}", seq,
+                    variable))
+                view_edges.append(arrow(leaf_id, node_id))
 
     @staticmethod
     def _named_outputs(view_node: ViewNode, named: dict, outputs: int) -> None:
@@ -370,19 +375,23 @@ class _Builder:
                              if e.node.raw in multi_in]) if labels else {}
         outs = _slot_layouts([(e.next_node.raw, e.next_slot, e.next_rank) for e in edges
                               if e.next_node.raw in multi_out]) if labels else {}
+        shapes = _SHAPES
+        slots: dict[tuple, str] = {}  # "in 1" / "out 0[2]" texts, made once each
         for edge in edges:
             label = head = tail = ""
             target = edge.node.raw
             source = edge.next_node.raw
             if labels:
-                if edge.shape is not None:
-                    label = shape_text(edge.shape)
+                shape = edge.shape
+                if shape is not None:
+                    label = shapes.get(shape) or shape_text(shape)
                 if target in multi_in:
-                    head = "in " + slot_text(edge.slot, edge.rank, ins[target])
+                    key = ("in ", edge.slot, edge.rank, ins[target])
+                    head = slots.get(key) or slots.setdefault(key, "in " + slot_text(*key[1:]))
                 if source in multi_out:
-                    tail = "out " + slot_text(edge.next_slot, edge.next_rank, outs[source])
-            append(ViewEdge(ids[source], ids[target], label=label, tail_label=tail,
-                            head_label=head, ref=edge))
+                    key = ("out ", edge.next_slot, edge.next_rank, outs[source])
+                    tail = slots.get(key) or slots.setdefault(key, "out " + slot_text(*key[1:]))
+            append(arrow(ids[source], ids[target], label, tail, head, edge))
 
     def _clusters(self) -> None:
         clusters: dict[str, Cluster] = {}

@@ -32,6 +32,8 @@ Example
 
 from __future__ import annotations
 
+from typing import Any
+
 #: kind -> (prefix, suffix) around the number; ``saved`` puts its index after the suffix.
 _FORMS = {
     "op": ("n", ""), "leaf": ("v", ""), "saved": ("n", "s"), "output": ("t", ""),
@@ -56,7 +58,18 @@ def box_id(kind: str, number: int | str = "", index: int | None = None) -> str:
     return f"{prefix}{number}{suffix}"
 
 
-def node_number(seq: int | None, base: int, position: int) -> int | str:
-    """The number of a backward node in its ids: ``seq - base``, or ``"_<position>"``
-    (its place in the walk) when the node has no ``seq``."""
-    return seq - base if seq is not None else f"_{position}"
+def box_ids(kind: str, numbers: dict[Any, int | str]) -> dict[Any, str]:
+    """``box_id(kind, number)`` for every value of ``numbers`` (one call per picture:
+    the renderer's hot path, so the table is read once)."""
+    prefix, suffix = _FORMS[kind]
+    return {key: f"{prefix}{number}{suffix}" for key, number in numbers.items()}
+
+
+def node_numbers(keys: list[Any], seqs: list[int | None]) -> dict[Any, int | str]:
+    """key -> the number of its backward node in ids: ``seq`` minus the oldest ``seq``
+    of the picture (``0`` is the oldest node), or ``"_<position>"`` (its place in
+    ``keys``) for a node without a ``seq``."""
+    known = [seq for seq in seqs if seq is not None]
+    base = min(known) if known else 0
+    return {key: seq - base if seq is not None else f"_{position}"
+            for position, (key, seq) in enumerate(zip(keys, seqs))}
