@@ -90,4 +90,6 @@ def test_gradient_colours_get_their_scale_in_the_key(open_page, tmp_path: Path,
     opened = open_page(path)
     scale = opened.page.inner_text("#vg-key-scale")
     assert scale.startswith("gradient norm") and "NaN/Inf" in scale
+    # in the panel only: the drawing has no key or scale box
+    assert opened.page.locator("#vg-canvas svg g.node#legend").count() == 0
     assert opened.errors == []

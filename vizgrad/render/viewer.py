@@ -101,9 +101,9 @@ def lay_out(levels: list[Level], timeout: float | None) -> None:
     todo = [level for level in levels if len(level.view.nodes) <= LAYOUT_LIMIT]
 
     def one(level: Level) -> None:
-        # the page draws the key as a panel (``page_key``); a key drawn as one more box
-        # of the graph would be a box with no node behind it
-        plain = dataclasses.replace(level.view, show_key=False)
+        # the page draws the key and the gradient scale as a panel (``page_key``); drawn
+        # as one more box of the graph they would be a box with no node behind it
+        plain = dataclasses.replace(level.view, show_key=False, legend=[])
         try:
             level.svg = run_dot(to_dot(plain).source, "svg", timeout).decode("utf-8")
         except LayoutTimeoutError:  # the page lays this level out itself instead
