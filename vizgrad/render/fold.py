@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict, deque
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,8 +64,8 @@ def _rewire(view: GraphView, mapping: dict[str, str]) -> None:
     view.edges = edges
 
 
-def _substitute(view: GraphView, owner: dict[str, Hashable],
-                boxes: dict[Hashable, ViewNode]) -> None:
+def _substitute(view: GraphView, owner: Mapping[str, Hashable],
+                boxes: Mapping[Any, ViewNode]) -> None:
     """Replace each node in ``owner`` (id -> key) by ``boxes[key]``, drawn where its
     first member was, and point the arrows at the boxes."""
     nodes, placed = [], set()
