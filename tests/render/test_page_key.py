@@ -30,18 +30,18 @@ def test_each_level_carries_the_key_of_its_own_marks() -> None:
     full, levels = _levels()
     data = page_data(levels, full, len(levels) - 1)
     for level, shown in zip(levels, data["levels"]):
-        assert [row[1] for row in shown["key"]["rows"]] == [
+        assert [row[1] for row in shown["legend"]["rows"]] == [
             row.meaning for row in key_rows(level.view)]
-    meanings = [{row[1] for row in shown["key"]["rows"]} for shown in data["levels"]]
+    meanings = [{row[1] for row in shown["legend"]["rows"]} for shown in data["levels"]]
     assert "a collapsed module: its ops counted" in meanings[0]
     assert "a collapsed module: its ops counted" not in meanings[-1]
-    op_row = next(row for row in data["levels"][-1]["key"]["rows"] if row[2])
+    op_row = next(row for row in data["levels"][-1]["legend"]["rows"] if row[2])
     assert op_row[2] == "lightgray"  # the fill the boxes are drawn with
 
 
 def test_legend_false_pages_have_no_key() -> None:
     full, levels = _levels(legend=False)
-    assert all(shown["key"] is None for shown in page_data(levels, full, 0)["levels"])
+    assert all(shown["legend"] is None for shown in page_data(levels, full, 0)["levels"])
     assert key_html(None) == ""
     assert 'id="vg-key"' not in viewer_page(full, levels, len(levels) - 1)
 

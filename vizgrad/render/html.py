@@ -124,7 +124,7 @@ def viewer_page(full: GraphView, levels: list[Level], start: int,
         "<svg id=\"vg-minimap\" aria-hidden=\"true\"></svg>\n"
         "<aside id=\"vg-side\"><div id=\"vg-results\" role=\"list\"></div>\n"
         "<section id=\"vg-details\" aria-live=\"polite\"><p>Click a node (or Tab to it and "
-        f"press Enter) to see its details.</p></section>\n{key_html(data['levels'][start]['key'])}"
+        f"press Enter) to see its details.</p></section>\n{key_html(data['levels'][start]['legend'])}"
         f"<p id=\"vg-help\">{_HELP}</p>"
         "</aside>\n</div>\n"
         "<script type=\"application/json\" id=\"vizgrad-data\">"

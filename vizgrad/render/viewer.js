@@ -176,14 +176,14 @@
   /* ---- the key: what the marks of this level mean (a panel, not a graph node) ---- */
   // a drawing the page made for a fold state mixes levels: it gets every mark they use
   function keyOf(drawn) {
-    if (drawn.level >= 0) { return levels[drawn.level].key; }
+    if (drawn.level >= 0) { return levels[drawn.level].legend; }
     var rows = [], seen = {}, scale = [];
     levels.forEach(function (level) {
-      if (!level.key) { return; }
-      level.key.rows.forEach(function (row) { if (!seen[row[1]]) { seen[row[1]] = true; rows.push(row); } });
-      if (level.key.scale.length) { scale = level.key.scale; }
+      if (!level.legend) { return; }
+      level.legend.rows.forEach(function (row) { if (!seen[row[1]]) { seen[row[1]] = true; rows.push(row); } });
+      if (level.legend.scale.length) { scale = level.legend.scale; }
     });
-    return levels.some(function (level) { return level.key; }) ? { rows: rows, scale: scale } : null;
+    return levels.some(function (level) { return level.legend; }) ? { rows: rows, scale: scale } : null;
   }
   function showKey(key) {
     var panel = $("vg-key");

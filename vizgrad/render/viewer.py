@@ -224,7 +224,7 @@ def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any
         entry = {"name": level.name, "count": len(level.view.nodes),
                  "hidden": sorted(full_ids - drawn), "notes": level.view.notes,
                  "boxes": boxes, "layout": "graphviz" if level.svg is not None else None,
-                 "key": page_key(level.view, full)}
+                 "legend": page_key(level.view, full)}
         state = tree.state_of(level.view, members) if tree is not None else None
         if state is not None:  # which scopes it folds: the page unfolds them one by one
             entry["folded"], entry["exact"] = state["folded"], state["exact"]
