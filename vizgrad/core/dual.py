@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from .backend import ARRAY_TYPES
+from .node import FORWARD_ONLY
 from .state import grad_enabled
 
 #: Active dual levels that ops propagate tangents for, outermost first.  Empty unless
@@ -103,7 +104,7 @@ def apply_dual(cls: Any, args: tuple) -> Any:
             # nothing to record, no outer level: forward on the arrays (as the operators'
             # shortcut does); anything unusual goes the full way below
             try:
-                out = cls.forward(_FORWARD_ONLY, *[a.array if isinstance(a, _Tensor) else a
+                out = cls.forward(FORWARD_ONLY, *[a.array if isinstance(a, _Tensor) else a
                                                    for a in args])
                 if out.__class__ in ARRAY_TYPES:
                     result = _Tensor._make(out)
@@ -220,4 +221,3 @@ def scaled(tangent: Any, factor: Any) -> Any:
 
 
 _Tensor: Any = None  # vizgrad.core.tensor sets this (it imports this module first)
-_FORWARD_ONLY: Any = None  # vizgrad.core.function sets this

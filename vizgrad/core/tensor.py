@@ -16,6 +16,7 @@ import numpy as np
 from . import backend
 from . import dual as _dual_module
 from . import node as _node_module
+from . import saved as _saved_module
 from .dual import ACTIVE as _DUAL_LEVELS
 from .node import AccumulateGrad, Node, RemovableHandle, add_hook
 from .tensor_checks import NOT_COPIED, check_grad, rebuild_tensor
@@ -455,7 +456,7 @@ class Tensor:
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"
 
 
-_node_module.Tensor = Tensor
+_node_module.Tensor = _saved_module.Tensor = Tensor
 _dual_module.Tensor = _dual_module._Tensor = Tensor  # type: ignore[attr-defined]
 
 def accumulator_of(tensor: Tensor) -> AccumulateGrad:
