@@ -1,7 +1,7 @@
 """Cheap facts about a graph for tools that look at it every training step.
 
 :func:`topology` finds the nodes and who feeds whom without building edge objects,
-and saved buffers are read straight from a node's saved entries (``SavedEntry``).  Import these
+and saved buffers are read through ``vizgrad.core.facts`` for vizgrad's nodes.  Import these
 from :mod:`vizgrad.graph`; this module only keeps that file short.
 """
 
@@ -10,47 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .core.node import OP_NODE_CLASSES, AccumulateGrad, Node, SavedTensor
+from .core import facts as fast
+from .core.node import AccumulateGrad
 
 if TYPE_CHECKING:
     from .graph import GraphNode
-
-
-def _owner(array: Any) -> Any:
-    """The array that owns ``array``'s memory (a view's base, followed to the end)."""
-    while getattr(array, "base", None) is not None and hasattr(array.base, "nbytes"):
-        array = array.base
-    return array
-
-
-def core_buffers(raw: Node) -> tuple[tuple[int, int, bool], ...]:
-    store = raw._store
-    if not store or not raw._saved:
-        return ()
-    out = []
-    for entry in raw._saved:
-        kind = entry.kind
-        if kind == SCALAR:
-            continue
-        value = store[entry.position]
-        leaf = False
-        if kind == HOOKED:  # what the pack hook kept: counted if it is an array
-            value = getattr(value, "array", value)
-            if not hasattr(value, "nbytes"):
-                continue
-        elif kind == INPUT:
-            # a view of a leaf (linear's weight.t()) holds the leaf's memory
-            base = value._base
-            leaf = value.grad_fn is None or (base is not None and base.grad_fn is None)
-            value = value.array
-        base = value.base
-        if base is not None:
-            value = _owner(value)
-        out.append((id(value), value.nbytes, leaf))
-    return tuple(out)
-
-
-INPUT, SCALAR, HOOKED = SavedTensor.INPUT, SavedTensor.SCALAR, SavedTensor.HOOKED
 
 
 @dataclass
@@ -76,7 +40,7 @@ class Topology:
     def saved_buffers(self) -> list[tuple[tuple[int, int, bool], ...]]:
         """``GraphNode.saved_buffers()`` of every node, in order (without the wrappers)."""
         wrap = _graph().GraphNode
-        return [core_buffers(raw) if raw.__class__ in OP_NODE_CLASSES else wrap(raw).saved_buffers()
+        return [fast.saved_buffers(raw) if fast.reads(raw) else wrap(raw).saved_buffers()
                 for raw in self.raws]
 
     @property
@@ -129,9 +93,8 @@ def topology(roots: Any) -> Topology:
     index = {raw: i for i, raw in enumerate(order)}
     children = [[index[child] for child in _next_nodes(raw) if child is not None]
                 for raw in order]
-    accumulate = [raw.__class__ is AccumulateGrad or (
-        raw.__class__ is not Node and (isinstance(raw, AccumulateGrad) or (
-            not isinstance(raw, Node) and hasattr(raw, "variable")))) for raw in order]
+    accumulate = [isinstance(raw, AccumulateGrad) if fast.reads(raw) else hasattr(raw, "variable")
+                  for raw in order]
     return Topology(order, seqs, accumulate, children)
 
 
@@ -140,10 +103,9 @@ def _seq_of(raw: Any) -> int:
 
 
 def _next_nodes(raw: Any) -> tuple:
-    nodes = getattr(raw, "_next_nodes", None)  # vizgrad's nodes: no pairs to build
-    return nodes if nodes is not None else tuple(n for n, _ in raw.next_functions)
-
-
+    if fast.reads(raw):  # no pairs to build
+        return fast.next_nodes(raw)
+    return tuple(n for n, _ in raw.next_functions)
 
 
 def _graph() -> Any:

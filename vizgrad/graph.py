@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from ._graph_foreign import _number, as_node, is_node
-from ._graph_topology import Topology, core_buffers, topology
+from ._graph_topology import Topology, topology
 from ._graph_values import (
     _KINDS,
     _OUTPUTS,
@@ -44,7 +44,8 @@ from ._graph_values import (
     to_dtype_name,
     to_numpy,
 )
-from .core.node import OP_NODE_CLASSES, OUT_LIST, AccumulateGrad, Node, SavedTensor, SlotMeta
+from .core import facts as fast
+from .core.node import AccumulateGrad, Node, SavedTensor, SlotMeta
 from .core.stack import StackFrame
 
 __all__ = [
@@ -170,21 +171,16 @@ class GraphNode:
     @property
     def outputs(self) -> tuple[tuple[tuple[int, ...], str], ...]:
         """``(shape, dtype)`` of every forward output, flat (``input_meta`` without slots)."""
-        raw = getattr(self.raw, "_result_meta", None)
-        if raw is None:
-            return tuple((tuple(m.shape), to_dtype_name(m.dtype))
-                         for row in self.input_meta for m in row)
-        found = _OUTPUTS.get(raw)
-        if found is None:
-            found = tuple((tuple(shape), to_dtype_name(dtype)) for shape, dtype in raw)
-            if len(_OUTPUTS) < 65536:
-                _OUTPUTS[raw] = found
-        return found
+        if fast.reads(self.raw):
+            return _outputs(fast.result_meta(self.raw))
+        return tuple((tuple(m.shape), to_dtype_name(m.dtype))
+                     for row in self.input_meta for m in row)
 
     @property
     def output_count(self) -> int:
-        raw = getattr(self.raw, "_result_meta", None)
-        return len(raw) if raw is not None else sum(len(row) for row in self.input_meta)
+        if fast.reads(self.raw):
+            return len(fast.result_meta(self.raw))
+        return sum(len(row) for row in self.input_meta)
 
     @property
     def input_count(self) -> int:
@@ -197,18 +193,10 @@ class GraphNode:
 
         One per ``next_functions`` entry; ``input<i>`` where the op does not say.
         """
-        raw = self.raw
-        names = getattr(getattr(raw, "fn", None), "arg_names", None)
-        layout = getattr(raw, "_layout", None)
-        count = len(raw.next_functions)
-        if names is None or layout is None:
-            return tuple(f"input{i}" for i in range(count))
-        out: list[str] = []
-        for arg_index, ranks in layout:
-            base = names[arg_index] if arg_index < len(names) else f"arg{arg_index}"
-            out.extend([base] if ranks < 0 else [f"{base}[{r}]" for r in range(ranks)])
-        out.extend(f"input{i}" for i in range(len(out), count))
-        return tuple(out[:count])
+        names = getattr(self.raw, "input_names", None)
+        if names is not None:
+            return tuple(names)
+        return tuple(f"input{i}" for i in range(len(self.raw.next_functions)))
 
     @property
     def flat_slots(self) -> tuple[tuple[int, int], ...]:
@@ -223,24 +211,19 @@ class GraphNode:
     def facts(self) -> NodeFacts:
         """Name, outputs, input count, scope, freed and variable in one call (hot path)."""
         raw = self.raw
-        kind = raw.__class__
-        if kind in OP_NODE_CLASSES:
-            try:
-                outputs = _OUTPUTS.get(raw._result_meta) or self.outputs
-                return NodeFacts(raw.fn.backward_name, outputs, len(raw.next_functions),
-                                 raw.scope or "", raw._freed, None)
-            except AttributeError:  # a node missing a field: take the general path
-                pass
-        elif not isinstance(raw, Node) and hasattr(raw, "facts"):  # an adapter's own
+        if fast.reads(raw):
+            name, meta, count, scope, freed, variable = fast.summary(raw)
+            return NodeFacts(name, _outputs(meta), count, scope or "", freed,
+                             None if variable is None else TensorInfo(variable))
+        if hasattr(raw, "facts"):  # an adapter's own one-call read
             return NodeFacts(*raw.facts())
         return NodeFacts(self.name(), self.outputs, self.input_count, self.scope, self.freed,
                          self.variable)
 
     def get_metadata(self, key: str, default: Any = None) -> Any:
         """Read ``metadata[key]`` without creating the dict on nodes that have none."""
-        if isinstance(self.raw, AccumulateGrad) or hasattr(type(self.raw), "_metadata"):
-            found = self.raw._metadata
-            return default if found is None else found.get(key, default)
+        if fast.reads(self.raw):
+            return fast.metadata_value(self.raw, key, default)
         return getattr(self.raw, "metadata", {}).get(key, default)
 
     @property
@@ -269,8 +252,8 @@ class GraphNode:
         Freed and scalar saves are left out.
         """
         raw = self.raw
-        if isinstance(raw, Node):  # read the specs and store directly (taken every step)
-            return core_buffers(raw)
+        if fast.reads(raw):  # taken every training step by the memory monitors
+            return fast.saved_buffers(raw)
         out = []
         for item in getattr(raw, "saved", ()):
             if item.kind == SavedTensor.SCALAR or item.freed:
@@ -281,8 +264,10 @@ class GraphNode:
             owner = array
             while getattr(owner, "base", None) is not None and hasattr(owner.base, "nbytes"):
                 owner = owner.base
-            tensor = item.tensor
-            leaf = tensor is not None and tensor.grad_fn is None
+            tensor = item.tensor  # a saved leaf, or a view of one (linear's weight.t())
+            base = getattr(tensor, "_base", None)
+            leaf = tensor is not None and (tensor.grad_fn is None or (
+                base is not None and base.grad_fn is None))
             out.append((id(owner), int(owner.nbytes), leaf))
         return tuple(out)
 
@@ -298,15 +283,15 @@ class GraphNode:
     def is_accumulate(self) -> bool:
         """True for a leaf's gradient accumulator (it has a ``variable``)."""
         raw = self.raw
-        return isinstance(raw, AccumulateGrad) or (not isinstance(raw, Node)
-                                                   and hasattr(raw, "variable"))
+        if fast.reads(raw):  # no attribute miss (Node.__getattr__) on every op node
+            return isinstance(raw, AccumulateGrad)
+        return hasattr(raw, "variable")
 
     @property
     def variable(self) -> TensorInfo | None:
-        raw = self.raw
-        if isinstance(raw, Node) and not isinstance(raw, AccumulateGrad):
+        if not self.is_accumulate:
             return None
-        variable = getattr(raw, "variable", None)
+        variable = getattr(self.raw, "variable", None)
         return None if variable is None else TensorInfo(variable)
 
     @property
@@ -324,12 +309,8 @@ class GraphNode:
     @property
     def retained_grads(self) -> dict[int, np.ndarray | None]:
         """``output_nr -> grad`` of this node's outputs that called ``retain_grad()``."""
-        out: dict[int, np.ndarray | None] = {}
-        for nr, ref in (getattr(self.raw, "_retained", None) or {}).items():
-            tensor = ref()
-            if tensor is not None and tensor.grad is not None:
-                out[nr] = to_numpy(tensor.grad)
-        return out
+        return {nr: to_numpy(grad)
+                for nr, grad in getattr(self.raw, "retained_grads", {}).items()}
 
     def register_hook(self, fn: Callable) -> Any:
         """``fn(grad_inputs, grad_outputs)`` after the node ran (for recorders)."""
@@ -466,9 +447,7 @@ def walk(roots: Any) -> GraphWalk:
                 stack.append(child)
     nodes = [seen[raw] for raw in order]
     seqs = [getattr(raw, "seq", None) for raw in order]
-    if None in seqs and order and isinstance(order[0], Node):
-        seqs = [node.seq for node in nodes]
-    if order and not isinstance(order[0], Node):
+    if order and not isinstance(order[0], Node):  # a foreign graph: numbered by the walk
         nodes, seqs = _number(nodes, seqs)
     elif None not in seqs:
         pairs = sorted(zip(seqs, range(len(nodes))), reverse=True)
@@ -477,8 +456,11 @@ def walk(roots: Any) -> GraphWalk:
     index = {node.raw: i for i, node in enumerate(nodes)}
     edges: list[GraphEdge] = []
     for node in nodes:
-        if hasattr(node.raw, "_layout"):
-            _core_edges(node, seen, edges)
+        if fast.reads(node.raw):
+            for slot, rank, target, next_slot, next_rank, nr, shape, dtype in \
+                    fast.edges(node.raw):
+                edges.append(GraphEdge(node, seen[target], slot, rank, next_slot, next_rank,
+                                       nr, tuple(shape), to_dtype_name(dtype)))
             continue
         metas = node.output_meta
         for slot, row in enumerate(node.next_edges):
@@ -509,21 +491,12 @@ def walk_roots(roots: Any) -> list[Root]:
     return out
 
 
-def _core_edges(node: GraphNode, seen: dict, edges: list) -> None:
-    """``next_edges`` of a vizgrad node, read straight from its layout (the hot path)."""
-    raw = node.raw
-    nexts = raw.next_functions
-    metas = raw._operand_meta
-    flat = 0
-    for slot, (_, ranks) in enumerate(raw._layout):
-        for rank in range(1 if ranks < 0 else ranks):
-            target, nr = nexts[flat]
-            if target is not None:
-                shape, dtype = metas[flat]
-                if target._out_kind == OUT_LIST:
-                    next_slot, next_rank = 0, nr
-                else:
-                    next_slot, next_rank = nr, 0
-                edges.append(GraphEdge(node, seen[target], slot, rank, next_slot, next_rank,
-                                       nr, tuple(shape), to_dtype_name(dtype)))
-            flat += 1
+def _outputs(meta: tuple) -> tuple[tuple[tuple[int, ...], str], ...]:
+    """``(shape, dtype name)`` per output from a node's ``(shape, dtype)`` tuple, cached by
+    that tuple (nodes share it, and shapes repeat)."""
+    found = _OUTPUTS.get(meta)
+    if found is None:
+        found = tuple((tuple(shape), to_dtype_name(dtype)) for shape, dtype in meta)
+        if len(_OUTPUTS) < 65536:
+            _OUTPUTS[meta] = found
+    return found

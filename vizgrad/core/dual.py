@@ -100,7 +100,7 @@ def apply_dual(cls: Any, args: tuple) -> Any:
     level = ACTIVE.pop()
     try:
         result = None
-        if not ACTIVE and cls._shared_ctx and not cls.view_of_input and not grad_enabled():
+        if not ACTIVE and cls.builtin and not cls.view_of_input and not grad_enabled():
             # nothing to record, no outer level: forward on the arrays (as the operators'
             # shortcut does); anything unusual goes the full way below
             try:

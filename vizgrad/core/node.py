@@ -18,6 +18,7 @@ from .saved import (
     InplaceModificationError,
     SavedEntry,
     SavedTensor,
+    input_name,
     rewrite_saved_outputs,
     saved_values,
     unpack,
@@ -348,6 +349,23 @@ class Node:
         attributes.update(getattr(self, "__dict__", None) or {})
         return {_TORCH_ATTRIBUTE.get(k) or k: v for k, v in attributes.items()
                 if not k.startswith("_")}
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        """The forward parameter name of each flat input (``other``, ``tensors[1]``), in
+        ``next_functions`` order; ``input<i>`` where the op does not say."""
+        return tuple(input_name(self, flat) for flat in range(len(self._next_nodes)))
+
+    @property
+    def retained_grads(self) -> dict[int, Any]:
+        """``output_nr -> grad`` (a Tensor) of this node's outputs that called
+        ``retain_grad()`` and have received a gradient."""
+        out = {}
+        for nr, ref in (self._retained or {}).items():
+            tensor = ref()
+            if tensor is not None and tensor.grad is not None:
+                out[nr] = tensor.grad
+        return out
 
     @property
     def freed(self) -> bool:

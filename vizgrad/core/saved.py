@@ -98,7 +98,7 @@ class SavedTensor:
         if entry.name is not None:
             return entry.name
         if entry.kind == SavedTensor.INPUT:
-            return _input_name(node, entry.number)
+            return input_name(node, entry.number)
         return "result" if len(node._result_meta) == 1 else f"result{entry.number}"
 
     def _value(self) -> Any:
@@ -284,7 +284,7 @@ def rewrite_saved_outputs(node: Node, array: Any, counter: list) -> None:
     node._saved = tuple(entries)
 
 
-def _input_name(node: Node, flat: int) -> str:
+def input_name(node: Node, flat: int) -> str:
     """The forward parameter name of flat input ``flat`` (``other``, ``tensors[1]``)."""
     names = node.fn.arg_names
     position = 0
