@@ -1,20 +1,17 @@
 """Cheap facts about a graph for tools that look at it every training step.
 
 :func:`topology` finds the nodes and who feeds whom without building edge objects,
-and saved buffers are read through ``vizgrad.core.facts`` for vizgrad's nodes.  Import these
-from :mod:`vizgrad.graph`; this module only keeps that file short.
-"""
+and saved buffers are read through ``vizgrad.core.facts`` for vizgrad's nodes."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .core import facts as fast
-from .core.node import AccumulateGrad
-
-if TYPE_CHECKING:
-    from .graph import GraphNode
+from ..core import facts as fast
+from ..core.node import AccumulateGrad
+from .nodes import GraphNode
+from .walking import root_items, walk_roots
 
 
 @dataclass
@@ -32,14 +29,14 @@ class Topology:
 
     @property
     def nodes(self) -> list[GraphNode]:
-        return [_graph().GraphNode(raw) for raw in self.raws]
+        return [GraphNode(raw) for raw in self.raws]
 
     def node(self, position: int) -> GraphNode:
-        return _graph().GraphNode(self.raws[position])
+        return GraphNode(self.raws[position])
 
     def saved_buffers(self) -> list[tuple[tuple[int, int, bool], ...]]:
         """``GraphNode.saved_buffers()`` of every node, in order (without the wrappers)."""
-        wrap = _graph().GraphNode
+        wrap = GraphNode
         return [fast.saved_buffers(raw) if fast.reads(raw) else wrap(raw).saved_buffers()
                 for raw in self.raws]
 
@@ -64,17 +61,16 @@ def topology(roots: Any) -> Topology:
     >>> len(t.nodes), t.depth
     (19, 12)
     """
-    graph = _graph()
     raws = []
-    for _, value in graph._roots(roots):
+    for _, value in root_items(roots):
         fn = getattr(value, "grad_fn", None)
-        if fn is not None and not isinstance(fn, graph.GraphNode):  # a tensor: the common case
+        if fn is not None and not isinstance(fn, GraphNode):  # a tensor: the common case
             raws.append(fn)
             continue
-        raws.extend(root.node.raw for root in graph.walk_roots([value])
+        raws.extend(root.node.raw for root in walk_roots([value])
                     if root.node is not None)
     seen: set = set()
-    order = []
+    order: list[Any] = []
     stack = list(raws)
     pop, push, add, append = stack.pop, stack.append, seen.add, order.append
     while stack:  # taken every training step by GraphMonitor: kept flat
@@ -106,9 +102,3 @@ def _next_nodes(raw: Any) -> tuple:
     if fast.reads(raw):  # no pairs to build
         return fast.next_nodes(raw)
     return tuple(n for n, _ in raw.next_functions)
-
-
-def _graph() -> Any:
-    from . import graph  # graph imports this module: import it back lazily
-
-    return graph

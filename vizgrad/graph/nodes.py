@@ -1,123 +1,28 @@
-"""The public, read-only view of a backward graph, and an iterative ``walk``.
+"""Read-only wrappers of one backward node (:class:`GraphNode`) and one edge
+(:class:`GraphEdge`).
 
-Renderers and debugging tools (``vizgrad.render``, ``vizgrad.debug``) read graphs
-through this module only.  It wraps vizgrad's nodes and tensors in small read-only
-objects (:class:`GraphNode`, :class:`TensorInfo`) and walks the graph without
-recursion, so a 100,000-op chain is as easy to read as a 3-op one.
-
-The protocol a node must speak is small -- ``name()`` and ``next_functions`` --
-and everything else (``next_edges``, ``input_meta``, ``saved``, ``seq``, ``scope``,
-``stack``, ``metadata``, ``variable``) is read when present, so the same walker
-can read other define-by-run graphs that follow PyTorch's conventions.
-
-Example
--------
->>> import vizgrad
->>> from vizgrad import graph
->>> x = vizgrad.ones(3, requires_grad=True)
->>> loss = (x * 2).sum()
->>> g = graph.walk(loss)
->>> [node.name() for node in g]
-['SumBackward0', 'MulBackward0', 'AccumulateGrad']
->>> g.edges[0].meta.shape            # the gradient SumBackward0 sends on
-(3,)
+A ``GraphNode`` reads any node that speaks :class:`~vizgrad.graph.BackwardNode`
+through its public members (the plain path).  vizgrad's own nodes are read through
+``vizgrad.core.facts`` instead (``fast.reads(node)``): the same answers, without the
+objects the public members build (an ``Edge``, ``SlotMeta`` or ``SavedTensor`` per
+answer), which the renderer and the per-step monitors would pay on every node.
+``tests/render/test_graph_fast_path.py`` checks that both paths agree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from ._graph_foreign import _number, as_node, is_node
-from ._graph_topology import Topology, topology
-from ._graph_values import (
-    _KINDS,
-    _OUTPUTS,
-    SavedInfo,
-    TensorInfo,
-    as_tensor_info,
-    is_tensor,
-    is_torch_tensor,
-    to_dtype_name,
-    to_numpy,
-)
-from .core import facts as fast
-from .core.node import AccumulateGrad, Node, SavedTensor, SlotMeta
-from .core.stack import StackFrame
+from ..core import facts as fast
+from ..core.node import AccumulateGrad, SavedTensor, SlotMeta
+from ..core.stack import StackFrame
+from .protocol import NodeFacts
+from .tensors import _KINDS, SavedInfo, TensorInfo, outputs_of, to_dtype_name, to_numpy
 
-__all__ = [
-    "BackwardNode", "GraphEdge", "GraphNode", "GraphWalk", "NodeFacts", "Root", "SavedInfo",
-    "SlotMeta", "StackFrame", "TensorInfo", "Topology", "as_node", "as_tensor_info", "is_node",
-    "is_tensor", "is_torch_tensor", "to_dtype_name", "to_numpy", "topology", "walk",
-    "walk_roots",
-]
-
-
-@runtime_checkable
-class BackwardNode(Protocol):
-    """What a backward-graph node speaks, as PyTorch's ``torch.autograd.graph.Node``.
-
-    ``name()`` and ``next_functions`` are required to walk a graph; vizgrad's own
-    nodes (``vizgrad.core.node.Node``) have every member below, and :class:`GraphNode`
-    reads the others when present, so other define-by-run graphs (the PyTorch
-    adapter) can be drawn too.  ``input_meta``/``output_meta`` describe the gradients
-    flowing into / out of the node, ``[slot][rank]`` (one per forward output / input).
-
-    Example
-    -------
-    >>> isinstance(loss.grad_fn, graph.BackwardNode)
-    True
-    """
-
-    def name(self) -> str: ...
-
-    @property
-    def next_functions(self) -> tuple[tuple[Any, int], ...]: ...
-
-    @property
-    def metadata(self) -> dict: ...
-
-    def register_hook(self, fn: Callable) -> Any: ...
-
-    def register_prehook(self, fn: Callable) -> Any: ...
-
-    # vizgrad's extras (read when present on a foreign node)
-    @property
-    def input_meta(self) -> tuple[tuple[SlotMeta, ...], ...]: ...
-
-    @property
-    def output_meta(self) -> tuple[tuple[SlotMeta, ...], ...]: ...
-
-    @property
-    def saved(self) -> tuple[Any, ...]: ...
-
-    @property
-    def freed(self) -> bool: ...
-
-    @property
-    def stack(self) -> tuple[StackFrame, ...]: ...
-
-    seq: int
-    scope: str
-
-
-if TYPE_CHECKING:  # mypy (scripts/test.sh) checks that core's Node speaks the protocol
-    def _speaks_the_protocol(node: Node) -> BackwardNode:
-        return node
-
-
-class NodeFacts(NamedTuple):
-    """What the renderer needs of every node, read in one call (``GraphNode.facts``)."""
-
-    name: str
-    outputs: tuple[tuple[tuple[int, ...], str], ...]  #: (shape, dtype name) per output
-    input_count: int  #: how many gradients the node sends on
-    scope: str
-    freed: bool
-    variable: TensorInfo | None  #: the leaf tensor of a gradient accumulator
+__all__ = ["GraphEdge", "GraphNode"]
 
 
 class GraphNode:
@@ -172,7 +77,7 @@ class GraphNode:
     def outputs(self) -> tuple[tuple[tuple[int, ...], str], ...]:
         """``(shape, dtype)`` of every forward output, flat (``input_meta`` without slots)."""
         if fast.reads(self.raw):
-            return _outputs(fast.result_meta(self.raw))
+            return outputs_of(fast.result_meta(self.raw))
         return tuple((tuple(m.shape), to_dtype_name(m.dtype))
                      for row in self.input_meta for m in row)
 
@@ -213,7 +118,7 @@ class GraphNode:
         raw = self.raw
         if fast.reads(raw):
             name, meta, count, scope, freed, variable = fast.summary(raw)
-            return NodeFacts(name, _outputs(meta), count, scope or "", freed,
+            return NodeFacts(name, outputs_of(meta), count, scope or "", freed,
                              None if variable is None else TensorInfo(variable))
         if hasattr(raw, "facts"):  # an adapter's own one-call read
             return NodeFacts(*raw.facts())
@@ -363,140 +268,3 @@ class GraphEdge:
     def __repr__(self) -> str:
         return (f"GraphEdge({self.node.name()} [{self.slot}.{self.rank}] -> "
                 f"{self.next_node.name()} [{self.next_slot}.{self.next_rank}])")
-
-
-@dataclass(frozen=True)
-class Root:
-    """One tensor the walk started from."""
-
-    label: str
-    tensor: TensorInfo
-    node: GraphNode | None
-
-
-@dataclass
-class GraphWalk:
-    """Everything reachable from some roots: each node and each edge exactly once.
-
-    ``nodes`` are ordered newest first (descending ``seq``), which is a topological
-    order from the roots toward the leaves; ``edges`` follow their ``node``.
-    Iterating a walk yields its nodes.
-    """
-
-    roots: list[Root]
-    nodes: list[GraphNode]
-    edges: list[GraphEdge]
-    index: dict[Any, int] = field(default_factory=dict, repr=False)
-    seqs: list[int | None] = field(default_factory=list, repr=False)  # aligned with nodes
-
-    def __iter__(self) -> Iterator[GraphNode]:
-        return iter(self.nodes)
-
-    def __len__(self) -> int:
-        return len(self.nodes)
-
-    def __contains__(self, node: object) -> bool:
-        return isinstance(node, GraphNode) and node.raw in self.index
-
-    def position(self, node: GraphNode) -> int:
-        """Index of ``node`` in ``nodes``."""
-        return self.index[node.raw]
-
-
-def _roots(roots: Any) -> list[tuple[str, Any]]:
-    if isinstance(roots, Mapping):
-        return [(str(key), value) for key, value in roots.items()]
-    if isinstance(roots, Sequence) and not isinstance(roots, (str, bytes)) \
-            and not hasattr(roots, "grad_fn"):
-        items = list(roots)
-        return [(f"output[{i}]" if len(items) > 1 else "output", t)
-                for i, t in enumerate(items)]
-    return [("output", roots)]
-
-
-def walk(roots: Any) -> GraphWalk:
-    """Walk the backward graph of ``roots`` (a tensor, a sequence or a dict of tensors).
-
-    Iterative (no recursion limit), and deterministic: nodes come newest first by
-    ``seq``, edges in ``[slot][rank]`` order of their node.
-
-    Example
-    -------
-    >>> g = walk({"loss": loss, "aux": aux})
-    >>> len(g.nodes), len(g.edges)
-    (12, 14)
-    """
-    root_items = walk_roots(roots)
-    stack = [r.node.raw for r in root_items if r.node is not None]
-    family = getattr(type(stack[0]), "walk_graph", None) if stack else None
-    if family is not None and all(getattr(type(raw), "walk_graph", None) is family
-                                  for raw in stack):  # an adapter walks its own graphs
-        nodes, seqs, found = family(stack)
-        return GraphWalk(root_items, nodes, found, {node.raw: i for i, node in enumerate(nodes)},
-                         seqs)
-    seen: dict[Any, GraphNode] = {}
-    order: list[Any] = []
-    while stack:
-        raw = stack.pop()
-        if raw in seen:
-            continue
-        seen[raw] = GraphNode(raw)
-        order.append(raw)
-        for child, _ in raw.next_functions:
-            if child is not None and child not in seen:
-                stack.append(child)
-    nodes = [seen[raw] for raw in order]
-    seqs = [getattr(raw, "seq", None) for raw in order]
-    if order and not isinstance(order[0], Node):  # a foreign graph: numbered by the walk
-        nodes, seqs = _number(nodes, seqs)
-    elif None not in seqs:
-        pairs = sorted(zip(seqs, range(len(nodes))), reverse=True)
-        nodes = [nodes[position] for _, position in pairs]
-        seqs = [seq for seq, _ in pairs]
-    index = {node.raw: i for i, node in enumerate(nodes)}
-    edges: list[GraphEdge] = []
-    for node in nodes:
-        if fast.reads(node.raw):
-            for slot, rank, target, next_slot, next_rank, nr, shape, dtype in \
-                    fast.edges(node.raw):
-                edges.append(GraphEdge(node, seen[target], slot, rank, next_slot, next_rank,
-                                       nr, tuple(shape), to_dtype_name(dtype)))
-            continue
-        metas = node.output_meta
-        for slot, row in enumerate(node.next_edges):
-            for rank, edge in enumerate(row):
-                if edge is None:
-                    continue
-                target, next_slot, next_rank, input_nr = edge
-                meta = metas[slot][rank] if slot < len(metas) and rank < len(metas[slot]) \
-                    else None
-                edges.append(GraphEdge(node, seen[target.raw], slot, rank, next_slot,
-                                       next_rank, input_nr,
-                                       None if meta is None else tuple(meta.shape),
-                                       None if meta is None else to_dtype_name(meta.dtype)))
-    return GraphWalk(root_items, nodes, edges, index, seqs)
-
-
-def walk_roots(roots: Any) -> list[Root]:
-    """The :class:`Root` entries ``walk(roots)`` starts from."""
-    out = []
-    for label, value in _roots(roots):
-        if isinstance(value, GraphNode) or (not hasattr(value, "shape")
-                                            and hasattr(value, "next_functions")):
-            node = as_node(value)
-            out.append(Root(label, None, node))  # type: ignore[arg-type]
-            continue
-        info = as_tensor_info(value)
-        out.append(Root(label, info, info.node))
-    return out
-
-
-def _outputs(meta: tuple) -> tuple[tuple[tuple[int, ...], str], ...]:
-    """``(shape, dtype name)`` per output from a node's ``(shape, dtype)`` tuple, cached by
-    that tuple (nodes share it, and shapes repeat)."""
-    found = _OUTPUTS.get(meta)
-    if found is None:
-        found = tuple((tuple(shape), to_dtype_name(dtype)) for shape, dtype in meta)
-        if len(_OUTPUTS) < 65536:
-            _OUTPUTS[meta] = found
-    return found
