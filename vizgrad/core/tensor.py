@@ -102,9 +102,9 @@ class Tensor:
     __array_ufunc__ = None  # NumPy defers to our reflected operators
 
     def __init__(self, data: Any, requires_grad: bool = False, name: str | None = None) -> None:
-        from .factory import _to_array
+        from .factory import to_array
 
-        self.array = _to_array(data, None, "cpu")
+        self.array = to_array(data, None, "cpu")
         self._init_state(False, None, 0)
         if name is not None:
             self._name = name
