@@ -1,14 +1,15 @@
 """``Function``: one differentiable op, forward and backward side by side.
 
-A user-defined Function follows PyTorch's contract: ``forward(ctx, *args)`` receives
-the Tensors (and plain values) it was given, with grad mode off, and returns Tensors;
-``ctx.save_for_backward`` keeps inputs or outputs, which ``ctx.saved_tensors`` gives
-back attached to the graph.  ``backward(ctx, *grads)`` receives and returns Tensors, one
-gradient (or None) per forward argument; it is itself recorded when
-``create_graph=True``, so a backward written in Tensor ops has higher derivatives.
-``ctx`` is the graph node.  (vizgrad's own ops, defined in its modules, compute forward
-on backend arrays: their fast path in ``Function.apply``; see custom_function.py for
-the user path.)
+``Function`` is the base of vizgrad's own ops (``builtin = True``): forward computes on
+backend arrays, through the fast path ``Function.apply`` or the named steps of
+``recording.py`` (``apply_plain``).  A user-defined Function derives from
+``vizgrad.autograd.Function`` (``custom_function.CustomFunction``, ``builtin = False``)
+and follows PyTorch's contract: ``forward(ctx, *args)`` receives the Tensors (and plain
+values) it was given, with grad mode off, and returns Tensors; ``ctx.save_for_backward``
+keeps inputs or outputs, which ``ctx.saved_tensors`` gives back attached to the graph.
+``backward(ctx, *grads)`` receives and returns Tensors, one gradient (or None) per
+forward argument; it is itself recorded when ``create_graph=True``, so a backward
+written in Tensor ops has higher derivatives.  ``ctx`` is the graph node.
 
 Example (PyTorch's tutorial ``Exp``, which saves its output)
 -------
@@ -79,7 +80,8 @@ _NUMPY_ARRAY = np.ndarray
 
 
 class Function:
-    """Base class of every differentiable op, and the public API for custom ops.
+    """Base class of every differentiable op (vizgrad's own derive from it directly; a
+    user's from ``vizgrad.autograd.Function``, see ``builtin``).
 
     Subclasses define ``forward(ctx, ...)`` and ``backward(ctx, *grads)`` and are
     called with ``MyOp.apply(...)``.  A user subclass's forward gets Tensors (grad off,
