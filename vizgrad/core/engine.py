@@ -379,6 +379,11 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
 #: uses this to find "the root of the first backward() call" of a script.
 BACKWARD_LISTENERS: list = []
 
+#: Callables told ``listener(outputs)`` when a ``backward()`` call has finished (the
+#: leaves' ``.grad`` set; not when it raised); the CLI stops a script right after the
+#: step it draws, so the picture carries that step's gradients.
+BACKWARD_DONE_LISTENERS: list = []
+
 #: Callables told ``listener(node, grad_outputs, grad_inputs, error)`` right after each
 #: op node's backward ran (``error`` None), or when it raised (``grad_inputs`` None; the
 #: engine re-raises ``error`` unless the listener raises a clearer one).  Anomaly mode
@@ -404,6 +409,8 @@ def backward(outputs: Any, gradients: Any = None, retain_graph: bool | None = No
         if tensor.grad_fn is not None and grad is not None:
             value = grad if create_graph else grad.detach()
             tensor.grad = value if tensor.grad is None else tensor.grad + value
+    for listener in list(BACKWARD_DONE_LISTENERS):
+        listener(outputs)
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,

@@ -360,8 +360,9 @@ def binary_operator(cls: type[Function], reflected: bool = False) -> Callable:
     forward = cls.forward
 
     def operator(self: Tensor, other: Any) -> Any:
-        if grad_enabled() or _DUAL_LEVELS or other.__class__ is list \
-                or other.__class__ is tuple:
+        if _DUAL_LEVELS:  # forward AD (core/dual.py), without apply's extra call
+            return apply_dual(cls, (other, self) if reflected else (self, other))
+        if grad_enabled() or other.__class__ is list or other.__class__ is tuple:
             return cls.apply(other, self) if reflected else cls.apply(self, other)
         value = other.array if isinstance(other, Tensor) else other
         try:
@@ -382,7 +383,9 @@ def unary_operator(cls: type[Function]) -> Callable:
     forward = cls.forward
 
     def operator(self: Tensor) -> Any:
-        if grad_enabled() or _DUAL_LEVELS:
+        if _DUAL_LEVELS:
+            return apply_dual(cls, (self,))
+        if grad_enabled():
             return cls.apply(self)
         out = forward(FORWARD_ONLY, self.array)
         if out.__class__ in backend.ARRAY_TYPES:

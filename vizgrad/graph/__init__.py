@@ -26,6 +26,7 @@ Example
 
 from __future__ import annotations
 
+from ..core.broadcast import sum_to_array
 from ..core.node import SlotMeta
 from ..core.stack import StackFrame
 from .foreign import as_node, is_node
@@ -47,6 +48,6 @@ from .walking import GraphWalk, Root, walk, walk_roots
 __all__ = [
     "BackwardNode", "GraphEdge", "GraphNode", "GraphWalk", "NodeFacts", "Root", "SavedInfo",
     "SlotMeta", "StackFrame", "TensorInfo", "Topology", "as_node", "as_tensor_info", "is_node",
-    "is_tensor", "is_torch_tensor", "outputs_of", "to_dtype_name", "to_numpy", "topology",
-    "walk", "walk_roots",
+    "is_tensor", "is_torch_tensor", "outputs_of", "sum_to_array", "to_dtype_name", "to_numpy",
+    "topology", "walk", "walk_roots",
 ]

@@ -20,7 +20,7 @@ import math
 
 from ..core.backend import array_module
 from ..core.dual import plus, scaled
-from ..core.function import Function
+from ..core.function import Function, binary_operator
 from ..core.tensor import Tensor
 from .copying import where
 from .elementwise import erf, erf_array, exp
@@ -50,7 +50,7 @@ class Tanh(Function):
 
     @staticmethod
     def jvp(args, tangents, result):  # t (1 - r^2): tanh's own backward op, one node
-        return TanhBackward.apply(tangents[0], result)
+        return _tanh_backward(tangents[0], result)
 
 
 class TanhBackward(Function):
@@ -99,7 +99,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def jvp(args, tangents, result):  # t r (1 - r): sigmoid's own backward op
-        return SigmoidBackward.apply(tangents[0], result)
+        return _sigmoid_backward(tangents[0], result)
 
 
 class SigmoidBackward(Function):
@@ -127,6 +127,11 @@ class SigmoidBackward(Function):
         return plus(scaled(tangents[0], out * (1.0 - out)),
                     scaled(tangents[1], grad * (1.0 - 2.0 * out)))
 
+
+# ``TanhBackward.apply`` / ``SigmoidBackward.apply`` with the operators' shortcut when
+# nothing is recorded (a forward-mode rule under the lean path: no apply loop)
+_tanh_backward = binary_operator(TanhBackward)
+_sigmoid_backward = binary_operator(SigmoidBackward)
 
 class Relu(Function):
     """max(x, 0); backward: grad where y > 0, else 0."""

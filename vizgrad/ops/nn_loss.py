@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from ..core.backend import array_module
-from ..core.dual import no_jvp_error, plus, scaled
+from ..core.dual import has_tangent, no_jvp_error, plus, scaled
 from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.tensor import Tensor
@@ -256,7 +256,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     data = input.array
     if bool(((data < 0) | (data > 1)).any()):
         raise ValueError("binary_cross_entropy: all input values must be between 0 and 1")
-    if isinstance(target, Tensor) and (weight is None or not weight.requires_grad):
+    if isinstance(target, Tensor) and (weight is None or not _varies(weight)):
         return BinaryCrossEntropy.apply(input, target, None if weight is None else
                                         weight.array, reduction)
     loss = -(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input))
@@ -283,9 +283,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
         raise ValueError(f"binary_cross_entropy_with_logits: target size "
                          f"{tuple(target.shape)} must match the input size "
                          f"{tuple(input.shape)}")
-    if isinstance(target, Tensor) and all(w is None or not w.requires_grad
+    if isinstance(target, Tensor) and all(w is None or not _varies(w)
                                           for w in (weight, pos_weight)):
-        # PyTorch's one node; weights that want gradients take the composition below
+        # PyTorch's one node; weights that want gradients (or carry a forward-mode
+        # tangent) take the composition below
         return BinaryCrossEntropyWithLogits.apply(
             input, target, None if weight is None else weight.array,
             None if pos_weight is None else pos_weight.array, reduction)
@@ -436,6 +437,11 @@ class MseLoss(Function):
         return slope.sum() if reduction == "sum" else slope.mean()
 
 
+def _varies(weight: Tensor) -> bool:
+    """The weight wants a gradient or has a tangent: the fused loss treats it as a constant."""
+    return weight.requires_grad or has_tangent(weight)
+
+
 def _reduced(loss, reduction: str):
     if reduction == "none":
         return loss
@@ -505,6 +511,25 @@ class BinaryCrossEntropyWithLogits(Function):
             out.append(term)
         return out[0], out[1], None, None, None
 
+    @staticmethod
+    def jvp(args, tangents, result):  # the elementwise slopes times the tangents, reduced
+        from .activations import softplus
+
+        x, target, weight, pos_weight, reduction = args  # weights: arrays (constants)
+        x_slope = target_slope = None
+        if pos_weight is None:
+            if tangents[0] is not None:
+                x_slope = x.sigmoid() - target
+            if tangents[1] is not None:
+                target_slope = -x
+        else:
+            pos = _as_tensor(pos_weight)
+            if tangents[0] is not None:
+                x_slope = x.sigmoid() * ((pos - 1.0) * target + 1.0) - pos * target
+            if tangents[1] is not None:
+                target_slope = (pos - 1.0) * softplus(-x) - x
+        return _weighted_jvp((x_slope, target_slope), tangents, weight, reduction)
+
 
 class BinaryCrossEntropy(Function):
     """``-w (t log p + (1 - t) log(1 - p))`` with logs clamped at -100, reduced;
@@ -546,3 +571,30 @@ class BinaryCrossEntropy(Function):
             grad_target = (clamp((1.0 - p).log(), min=-100.0)
                            - clamp(p.log(), min=-100.0)) * g
         return grad_p, grad_target, None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # the slopes backward uses, times the tangents, reduced
+        from .bounds import clamp
+
+        p, target, weight, reduction = args  # weight: an array (a constant)
+        p_slope = target_slope = None
+        if tangents[0] is not None:
+            p_slope = (p - target) / clamp((1.0 - p) * p, min=1e-12)
+        if tangents[1] is not None:
+            target_slope = clamp((1.0 - p).log(), min=-100.0) - clamp(p.log(), min=-100.0)
+        return _weighted_jvp((p_slope, target_slope), tangents, weight, reduction)
+
+
+def _as_tensor(value) -> Tensor:
+    return value if isinstance(value, Tensor) else Tensor.from_array(value)
+
+
+def _weighted_jvp(slopes, tangents, weight, reduction: str) -> Tensor:
+    """``sum_i slope_i * tangent_i``, times the (constant) weight, reduced as the loss."""
+    total = None
+    for slope, tangent in zip(slopes, tangents):
+        if slope is not None:
+            total = plus(total, slope * tangent)
+    if weight is not None:
+        total = total * _as_tensor(weight)
+    return _reduce(total, reduction)

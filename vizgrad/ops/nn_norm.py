@@ -14,6 +14,7 @@ Example
 from __future__ import annotations
 
 from ..core.backend import array_module
+from ..core.dual import plus
 from ..core.function import Function
 from ..core.state import is_grad_enabled, no_grad
 from ..core.tensor import Tensor
@@ -102,6 +103,26 @@ class NativeLayerNorm(Function):
         # weight and bias gradients are reduced to their shapes by the engine (SumTo)
         return (grad_input, grad * normalized if ctx.needs_input_grad[1] else None,
                 grad if ctx.needs_input_grad[2] else None, None, None)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        """``rstd (t - mean t - n mean(n t)) w + n tw + tb`` (n: the normalised input),
+        the statistics recomputed with differentiable ops (nested levels see them)."""
+        input, weight, _, normalized_shape, eps = args
+        tangent, weight_tangent, bias_tangent = tangents[:3]
+        dims = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+        centred = input - input.mean(dim=dims, keepdim=True)
+        rstd = ((centred * centred).mean(dim=dims, keepdim=True) + eps) ** -0.5
+        normalized = centred * rstd
+        out = None
+        if tangent is not None:
+            out = rstd * (tangent - tangent.mean(dim=dims, keepdim=True) - normalized
+                          * (normalized * tangent).mean(dim=dims, keepdim=True))
+            if isinstance(weight, Tensor):
+                out = out * weight
+        if weight_tangent is not None:
+            out = plus(out, normalized * weight_tangent)
+        return plus(out, bias_tangent)
 
 
 def _layer_norm_grads(ctx, grad, x, weight):

@@ -13,8 +13,8 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from .. import graph
-from . import fold, grads, location, memory
+from .. import graph, location
+from . import fold, grads, memory
 from .escape import sized_cache
 from .view import BIG_GRAPH, Cluster, GraphView, RenderOptions, ViewEdge, ViewNode
 
@@ -44,10 +44,6 @@ def _tensor_lines(info: graph.TensorInfo, options: RenderOptions) -> list[str]:
         line = shape_text(key[0]) + (f" {key[1]}" if options.show_dtype else "")
         _TENSOR_LINES.put(key, line)
     return [line]
-
-
-def _user_line(frames: tuple) -> str:
-    return location.user_line(frames[-1]) if frames else ""
 
 
 def _stack_text(frames: tuple) -> str:
@@ -338,7 +334,7 @@ class _Builder:
         if options.show_stack:
             frames = node.stack
             if frames:
-                view_node.lines.append(_user_line(frames))
+                view_node.lines.append(location.innermost_line(frames))
                 view_node.tooltip += "\n" + _stack_text(frames)
         if options.show_attrs:
             view_node.rows = _attribute_rows(node)
