@@ -38,9 +38,9 @@ from typing import Any
 
 import torch
 
-from .._graph_values import _OUTPUTS, SavedInfo, TensorInfo, to_dtype_name
 from ..core.node import SlotMeta
 from ..core.stack import StackFrame, format_frames
+from ..graph.tensors import SavedInfo, TensorInfo, outputs_of, to_dtype_name
 from .torch_tensor import TorchTensorInfo, name_leaf
 
 __all__ = ["FORWARD_KEY", "LEAF_SEQ", "TorchLeafNode", "TorchNode", "TorchTensorInfo", "adapt",
@@ -266,11 +266,7 @@ class TorchNode:
         meta = self._meta
         if meta is None:
             meta = self._result_meta
-        outputs = _OUTPUTS.get(meta)
-        if outputs is None:
-            outputs = tuple([(shape, to_dtype_name(dtype)) for shape, dtype in meta])
-            if len(_OUTPUTS) < 65536:
-                _OUTPUTS[meta] = outputs
+        outputs = outputs_of(meta)
         nexts = self._next
         if nexts is None:
             nexts = self.next_functions
