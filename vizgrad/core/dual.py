@@ -200,9 +200,9 @@ def apply_dual(cls: Any, args: tuple) -> Any:
                     result._vc = None
                     result._base = None
                 else:  # several outputs, or a NumPy scalar: wrapped as apply wraps them
-                    from .function import _wrap_plain
+                    from .recording import wrap_unrecorded
 
-                    result = _wrap_plain(cls, out_array, args)
+                    result = wrap_unrecorded(cls, out_array, args)
                 if grad_enabled():
                     set_grad_mode(False)
                     try:
