@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from .backend import ARRAY_TYPES
+from .node import FORWARD_ONLY
 from .state import grad_enabled, set_grad_mode
 
 #: Active dual levels that ops propagate tangents for, outermost first.  Empty unless
@@ -146,7 +147,7 @@ def apply_dual(cls: Any, args: tuple) -> Any:
     array shortcut (nothing could be recorded anyway).
     """
     level = ACTIVE[-1]
-    lean = len(ACTIVE) == 1 and cls._shared_ctx and not cls.view_of_input
+    lean = len(ACTIVE) == 1 and cls.builtin and not cls.view_of_input
     found = False
     tangents: list = []
     get = level.tangents.get
@@ -184,7 +185,7 @@ def apply_dual(cls: Any, args: tuple) -> Any:
         if lean:
             out_array: Any
             try:
-                out_array = cls.forward(_FORWARD_ONLY, *raw)
+                out_array = cls.forward(FORWARD_ONLY, *raw)
             except Exception:  # noqa: BLE001 - apply below raises its full message
                 out_array = _FAILED
             if out_array is not _FAILED:
@@ -199,9 +200,9 @@ def apply_dual(cls: Any, args: tuple) -> Any:
                     result._vc = None
                     result._base = None
                 else:  # several outputs, or a NumPy scalar: wrapped as apply wraps them
-                    from .function import _wrap_plain
+                    from .recording import wrap_unrecorded
 
-                    result = _wrap_plain(cls, out_array, args)
+                    result = wrap_unrecorded(cls, out_array, args)
                 if grad_enabled():
                     set_grad_mode(False)
                     try:
@@ -303,4 +304,3 @@ def scaled(tangent: Any, factor: Any) -> Any:
 _new = object.__new__
 _FAILED = object()  # the lean path's forward raised: apply runs it again, raising its error
 _Tensor: Any = None  # vizgrad.core.tensor sets this (it imports this module first)
-_FORWARD_ONLY: Any = None  # vizgrad.core.function sets this

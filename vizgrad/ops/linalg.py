@@ -185,7 +185,7 @@ class Einsum(Function):
         ctx.equation = ",".join(parsed) + "->" + output
         for operand in operands[1:]:
             _same_dtype("einsum", operands[0], operand)
-        if ctx._grad_mask:
+        if ctx.needs_input_grad[1]:
             ctx.save_for_backward(*[o for o, need in zip(operands, _needed(ctx)) if need])
         return array_module(operands[0]).einsum(equation.replace(" ", ""), *operands)
 
@@ -244,7 +244,7 @@ class Einsum(Function):
 def _needed(ctx) -> list[bool]:
     """Per einsum operand: whether another operand's gradient needs it (only those are
     saved, as PyTorch's products do)."""
-    wanted = [node is not None for node in ctx._next_nodes]
+    wanted = [node is not None for node, _ in ctx.next_functions]
     return [any(w for k, w in enumerate(wanted) if k != j) for j in range(len(wanted))]
 
 

@@ -435,7 +435,7 @@ class MseLoss(Function):
         difference = self - target
         scale = 2.0 / difference.numel() if ctx.reduction == REDUCTION_CODES["mean"] else 2.0
         grad_self = difference * (grad * scale)
-        return grad_self, -grad_self if ctx.needs_grad(1) else None, None
+        return grad_self, -grad_self if ctx.needs_input_grad[1] else None, None
 
     @staticmethod
     def jvp(args, tangents, result):  # 2 (x - y)(tx - ty), reduced as the loss
@@ -500,16 +500,16 @@ class BinaryCrossEntropyWithLogits(Function):
         weight = None if ctx._weight is None else Tensor.from_array(ctx._weight)
         grad_x = grad_target = None
         if ctx._pos_weight is None:
-            if ctx.needs_grad(0):
+            if ctx.needs_input_grad[0]:
                 grad_x = x.sigmoid() - target
-            if ctx.needs_grad(1):
+            if ctx.needs_input_grad[1]:
                 grad_target = -x
         else:
             pos = Tensor.from_array(ctx._pos_weight)
             scale = (pos - 1.0) * target + 1.0
-            if ctx.needs_grad(0):
+            if ctx.needs_input_grad[0]:
                 grad_x = x.sigmoid() * scale - pos * target
-            if ctx.needs_grad(1):
+            if ctx.needs_input_grad[1]:
                 from .activations import softplus
 
                 grad_target = (pos - 1.0) * softplus(-x) - x
@@ -574,9 +574,9 @@ class BinaryCrossEntropy(Function):
         if ctx._weight is not None:
             g = g * Tensor.from_array(ctx._weight)
         grad_p = grad_target = None
-        if ctx.needs_grad(0):  # torch: (p - t) / max((1 - p) p, 1e-12)
+        if ctx.needs_input_grad[0]:  # torch: (p - t) / max((1 - p) p, 1e-12)
             grad_p = (p - target) / clamp((1.0 - p) * p, min=1e-12) * g
-        if ctx.needs_grad(1):
+        if ctx.needs_input_grad[1]:
             grad_target = (clamp((1.0 - p).log(), min=-100.0)
                            - clamp(p.log(), min=-100.0)) * g
         return grad_p, grad_target, None, None

@@ -101,8 +101,8 @@ class NativeLayerNorm(Function):
         grad_input = rstd * (scaled - scaled.mean(dim=dims, keepdim=True)
                              - normalized * (scaled * normalized).mean(dim=dims, keepdim=True))
         # weight and bias gradients are reduced to their shapes by the engine (SumTo)
-        return (grad_input, grad * normalized if ctx.needs_grad(1) else None,
-                grad if ctx.needs_grad(2) else None, None, None)
+        return (grad_input, grad * normalized if ctx.needs_input_grad[1] else None,
+                grad if ctx.needs_input_grad[2] else None, None, None)
 
     @staticmethod
     def jvp(args, tangents, result):
@@ -135,8 +135,8 @@ def _layer_norm_grads(ctx, grad, x, weight):
         scaled - scaled.mean(axis=dims, keepdims=True)
         - normalized * (scaled * normalized).mean(axis=dims, keepdims=True))
     return (Tensor.from_array(grad_input.astype(g.dtype, copy=False)),
-            Tensor.from_array(g * normalized) if ctx.needs_grad(1) else None,
-            grad if ctx.needs_grad(2) else None, None, None)
+            Tensor.from_array(g * normalized) if ctx.needs_input_grad[1] else None,
+            grad if ctx.needs_input_grad[2] else None, None, None)
 
 
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
