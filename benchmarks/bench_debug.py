@@ -7,6 +7,7 @@ ReLU and dropout, Adam, batch 64, cross-entropy) timed under:
 * ``monitor+recorder``: ``GraphMonitor.step(loss)`` every step and a ``Recorder``
   writing graph JSON + SVG + gradient statistics every 100 steps (``(no svg)``: the
   same without the Graphviz picture, which ``vizgrad render`` can draw later);
+  ``monitor`` and ``recorder`` alone (the recorder with its SVG), to see each one's share;
 * ``anomaly``: ``vizgrad.detect_anomaly()`` (every backward node's gradients checked);
 * ``anomaly+forward``: ``detect_anomaly(check_forward=True)`` (forward outputs too);
 * PyTorch 2.13 ``off`` and ``torch.autograd.detect_anomaly()``, the same model, in a
@@ -18,7 +19,8 @@ medians over rounds of the per-step time and of each round's ratio to ``off``, f
 wall-clock time and for CPU time (this process's threads plus its Graphviz children:
 on a busy machine the fairer measure of what a tool costs).
 
-Run: ``python benchmarks/bench_debug.py`` (``--rounds 7 --steps 300``).
+Run: ``python benchmarks/bench_debug.py`` (``--rounds 7 --steps 300``; ``--variants
+off,monitor+recorder`` times only those, ``--no-torch`` skips PyTorch).
 """
 
 from __future__ import annotations
@@ -55,7 +57,12 @@ def _batches(steps: int, offset: int) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-def vizgrad_rounds(rounds: int, steps: int) -> dict[str, list[float]]:
+VARIANTS = ["off", "monitor", "recorder", "monitor+recorder", "monitor+recorder (no svg)",
+            "anomaly", "anomaly+forward"]
+
+
+def vizgrad_rounds(rounds: int, steps: int, variants: list[str] = VARIANTS
+                   ) -> dict[str, list[float]]:
     from train_digits_mlp import build_model
 
     import vizgrad
@@ -69,11 +76,10 @@ def vizgrad_rounds(rounds: int, steps: int) -> dict[str, list[float]]:
     folder = tempfile.mkdtemp(prefix="vizgrad-bench-")
 
     def run(variant: str, batches: list) -> tuple[float, float]:
-        recording = variant.startswith("monitor+recorder")
-        monitor = vizgrad.debug.GraphMonitor() if recording else None
+        monitor = vizgrad.debug.GraphMonitor() if variant.startswith("monitor") else None
         recorder = vizgrad.debug.Recorder(every=100, out=os.path.join(folder, variant),
-                                          model=model, svg=variant == "monitor+recorder"
-                                          ) if recording else None
+                                          model=model, svg="no svg" not in variant
+                                          ) if "recorder" in variant else None
         anomaly = {"anomaly": vizgrad.detect_anomaly(),
                    "anomaly+forward": vizgrad.detect_anomaly(check_forward=True)
                    }.get(variant)
@@ -85,6 +91,7 @@ def vizgrad_rounds(rounds: int, steps: int) -> dict[str, list[float]]:
             loss = loss_fn(model(vizgrad.tensor(images)), vizgrad.tensor(labels))
             if monitor is not None:
                 monitor.step(loss)
+            if recorder is not None:
                 recorder.backward(loss)
             else:
                 loss.backward()
@@ -96,8 +103,6 @@ def vizgrad_rounds(rounds: int, steps: int) -> dict[str, list[float]]:
         return ((time.perf_counter() - start) / len(batches),
                 (_cpu_seconds() - cpu) / len(batches))
 
-    variants = ["off", "monitor+recorder", "monitor+recorder (no svg)", "anomaly",
-                "anomaly+forward"]
     times: dict[str, list] = {v: [] for v in variants}
     run("off", _batches(30, 99))  # warm up
     order_rng = random.Random(0)
@@ -173,25 +178,35 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--only", choices=["vizgrad", "torch"])
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help="vizgrad variants to time, comma-separated ('off' always runs)")
+    parser.add_argument("--no-torch", action="store_true", help="skip PyTorch's rows")
     args = parser.parse_args()
+    variants = ["off"] + [v for v in args.variants.split(",") if v and v != "off"]
+    unknown = sorted(set(variants) - set(VARIANTS))
+    if unknown:
+        parser.error(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}")
     with threadpool_limits(limits=1, user_api="blas"):
         if args.only == "vizgrad":
-            print(json.dumps(vizgrad_rounds(args.rounds, args.steps)))
+            print(json.dumps(vizgrad_rounds(args.rounds, args.steps, variants)))
             return
         if args.only == "torch":
             print(json.dumps(torch_rounds(args.rounds, args.steps)))
             return
     results = {}
-    for library in ("vizgrad", "torch"):  # each in a fresh interpreter of its own
+    libraries = ("vizgrad",) if args.no_torch else ("vizgrad", "torch")
+    for library in libraries:  # each in a fresh interpreter of its own
         done = subprocess.run([sys.executable, __file__, "--only", library, "--rounds",
-                               str(args.rounds), "--steps", str(args.steps)],
+                               str(args.rounds), "--steps", str(args.steps),
+                               "--variants", ",".join(variants)],
                               capture_output=True, text=True, check=True)
         results[library] = json.loads(done.stdout.strip().splitlines()[-1])
     print(f"digits MLP training step, {args.rounds} rounds x {args.steps} steps, medians")
     print("| variant | wall ms / step | x off | range | CPU ms / step | x off | range |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for line in report("vizgrad", results["vizgrad"]) + report("PyTorch", results["torch"]):
-        print(line)
+    for library, times in results.items():
+        for line in report("vizgrad" if library == "vizgrad" else "PyTorch", times):
+            print(line)
 
 
 if __name__ == "__main__":

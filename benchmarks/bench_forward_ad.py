@@ -6,10 +6,14 @@
   per-block checkpointed graph keeps at most 1/3 of the plain one's bytes.
 * ``jvp``: the 1,000-op chain of ``bench_core.py`` (``(y * w + b).tanh()``, 16 float32
   elements) as a forward with tangents (``forward_ad``) against two forwards: without
-  grad (arrays only) and recording its graph (what ``bench_core.py`` times), best of
-  ``--repeats``.  Target: JVP at most 2.5x the forward.
+  grad (no input requires grad) and recording its graph (what ``bench_core.py`` times):
+  the three take turns ``--repeats`` times, each figure the least CPU time.  Target: JVP
+  at most 2.5x the forward.  ``--against GIT_REF`` gives before/after in one run: that
+  ref's vizgrad and this tree's, in fresh interpreters taking turns ``--rounds`` times
+  (each time the least over rounds, the ratios those times').
 
-Run: ``python benchmarks/bench_forward_ad.py`` (``--steps 1000 --repeats 7``).
+Run: ``python benchmarks/bench_forward_ad.py`` (``--steps 1000 --repeats 7``);
+``python benchmarks/bench_forward_ad.py --against 1a9b51a`` (before/after).
 """
 
 from __future__ import annotations
@@ -43,16 +47,15 @@ def saved_bytes(blocks: int = 8, width: int = 256, batch: int = 128) -> dict[str
                                                                     use_reentrant=False))}
 
 
-def _best(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+def _cpu(fn) -> float:
+    start = time.process_time()
+    fn()
+    return time.process_time() - start
 
 
 def jvp_chain(steps: int = 1000, repeats: int = 7) -> dict[str, float]:
+    """The three runs take turns ``repeats`` times; each figure is the least CPU time
+    (``time.process_time``: what the run cost, whatever else the machine was doing)."""
     from vizgrad.autograd import forward_ad as fwAD
 
     vizgrad.manual_seed(0)
@@ -77,12 +80,47 @@ def jvp_chain(steps: int = 1000, repeats: int = 7) -> dict[str, float]:
         for _ in range(steps):
             y = (y * wr + br).tanh()
 
-    plain = _best(forward, repeats)
-    graph = _best(recorded, repeats)
-    dual = _best(jvp, repeats)
-    return {"forward_no_grad_ms": plain * 1e3, "forward_recorded_ms": graph * 1e3,
-            "jvp_ms": dual * 1e3, "ratio_to_no_grad": dual / plain,
+    runs: dict[str, list[float]] = {"forward": [], "recorded": [], "jvp": []}
+    forward(), jvp(), recorded()  # warm up
+    for _ in range(repeats):
+        for name, fn in (("forward", forward), ("jvp", jvp), ("recorded", recorded)):
+            runs[name].append(_cpu(fn))
+    plain, graph, dual = (min(runs[name]) for name in ("forward", "recorded", "jvp"))
+    return {"forward_no_grad_cpu_ms": plain * 1e3, "forward_recorded_cpu_ms": graph * 1e3,
+            "jvp_cpu_ms": dual * 1e3, "ratio_to_no_grad": dual / plain,
             "ratio_to_recorded": dual / graph}
+
+
+def against(ref: str, rounds: int, steps: int, repeats: int) -> dict:
+    """Before/after in one run: this tree's ``jvp_chain`` and that of git ``ref``
+    (``git archive``d to a temporary folder), in fresh interpreters taking turns."""
+    import os
+    import pathlib
+    import subprocess
+    import sys
+    import tempfile
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    found: dict[str, list[dict]] = {ref: [], "this tree": []}
+    with tempfile.TemporaryDirectory() as folder:
+        archive = subprocess.run(["git", "-C", str(root), "archive", ref, "vizgrad"],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+        command = [sys.executable, str(pathlib.Path(__file__).resolve()), "--only", "jvp",
+                   "--steps", str(steps), "--repeats", str(repeats)]
+        for _ in range(rounds):
+            for name, path in ((ref, folder), ("this tree", str(root))):
+                env = dict(os.environ, PYTHONPATH=path)
+                out = subprocess.run(command, check=True, capture_output=True, text=True,
+                                     env=env).stdout
+                found[name].append(json.loads(out)["jvp"])
+    out = {}
+    for name, runs in found.items():  # the least time over rounds; ratios of those
+        best = {key: min(run[key] for run in runs) for key in runs[0] if key.endswith("_ms")}
+        best["ratio_to_no_grad"] = best["jvp_cpu_ms"] / best["forward_no_grad_cpu_ms"]
+        best["ratio_to_recorded"] = best["jvp_cpu_ms"] / best["forward_recorded_cpu_ms"]
+        out[name] = best
+    return out
 
 
 def main() -> None:
@@ -90,7 +128,15 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--only", choices=["checkpoint", "jvp"], default=None)
+    parser.add_argument("--against", metavar="GIT_REF", default=None,
+                        help="the jvp chain before (GIT_REF) and after (this tree), taking "
+                             "turns in fresh interpreters")
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
+    if args.against:
+        print(json.dumps(against(args.against, args.rounds, args.steps, args.repeats),
+                         indent=2))
+        return
     results: dict = {}
     if args.only in (None, "checkpoint"):
         results["checkpoint"] = found = saved_bytes()

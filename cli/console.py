@@ -12,7 +12,6 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from vizgrad.debug.summary import tree_lines
 from vizgrad.render.escape import clean, terminal_text
 
 
@@ -142,8 +141,7 @@ def _table(title: str, *columns: str) -> Table:
     return table
 
 
-def print_summary(console: Console, summary: dict, how: str, max_depth: int,
-                  max_lines: int) -> None:
+def print_summary(console: Console, summary: dict, how: str, tree: Tree) -> None:
     """The ``vizgrad inspect`` report: tables, then the tree with each node's user line."""
     summary = terminal_safe(summary)
     roots = ", ".join(f"{r['name']} {tuple(r['shape'] or ())}" for r in summary["roots"])
@@ -179,7 +177,7 @@ def print_summary(console: Console, summary: dict, how: str, max_depth: int,
         by_scope.add_row(escape(item["scope"]), str(item["nodes"]),
                          human_bytes(item["bytes"]))
     console.print(by_scope)
-    console.print(graph_tree(summary, max_depth, max_lines))
+    console.print(tree)  # vizgrad.render.graph_tree, as print_graph shows it
 
 
 def print_saved_summary(console: Console, summary: dict, path: str) -> None:
@@ -199,27 +197,3 @@ def print_saved_summary(console: Console, summary: dict, path: str) -> None:
         console.print(note, markup=False, style="dim")
 
 
-def graph_tree(summary: dict, max_depth: int, max_lines: int) -> Tree:
-    """A rich Tree of the graph, each node expanded once (built without recursion)."""
-    tree = Tree(Text("backward graph", style="bold"))
-    parents: list[Tree] = [tree]
-    for entry in tree_lines(summary, max_depth=max_depth, max_lines=max_lines):
-        depth = entry["depth"]
-        del parents[depth + 1:]
-        parent = parents[-1]
-        if "more" in entry:
-            parent.add(Text(f"... {entry['more']} more", style="dim"))
-            continue
-        node = entry["node"]
-        label = Text(node["label"], style="bold" if not entry["repeat"] else "dim")
-        label.append(f" #{node['id']}", style="dim")
-        if node["shape"]:
-            label.append(f" {tuple(node['shape'][0])}", style="cyan")
-        if node["scope"]:
-            label.append(f" [{node['scope']}]", style="magenta")
-        if entry["repeat"]:
-            label.append("  (shown above)", style="dim")
-        elif node["line"]:
-            label.append(f"  {node['line']}", style="green")
-        parents.append(parent.add(label))
-    return tree

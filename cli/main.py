@@ -9,8 +9,10 @@ past ``--timeout``; no graph was found; rendering failed).
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
+import re
 import signal
 import sys
 import threading
@@ -176,10 +178,21 @@ def _choose(run, target: str | None, at_error: bool, stderr, command: str):
         if named:  # the exact command to run, with the biggest graph the script left
             hint = (f"To draw {named[0].name}, run: vizgrad {command} {_quoted(run.path)} "
                     f"--target {_quoted(named[0].name)}")
-        out.error(stderr, str(problem), hint)
+        out.error(stderr, as_flags(str(problem)), hint)
         out.print_candidates(stderr, problem.candidates)
         # asking for something the script does not have is a command-line error
         sys.exit(2 if target or run.step is not None else 1)
+
+
+# debug.selection speaks its Python API (``target='x'``, ``step=3``); say its words
+# in this command's flags.
+_API_ARGUMENTS = re.compile(r"\b(target|step)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\d+)")
+
+
+def as_flags(text: str) -> str:
+    """``target='model.loss'`` -> ``--target model.loss``, ``step=3`` -> ``--step 3``."""
+    return _API_ARGUMENTS.sub(
+        lambda match: f"--{match[1]} {ast.literal_eval(match[2])}", text)
 
 
 def _quoted(text: object) -> str:
@@ -366,7 +379,7 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
         # graph nodes/edges as `vizgrad inspect` counts them; boxes also draw tensors
         stdout.print(f"wrote {path} ({result.format}): {result.graph_nodes} graph nodes, "
                      f"{result.graph_edges} edges (drawn as {result.nodes} boxes, "
-                     f"{result.edges} arrows), graph: {choice.how}{stopped}; "
+                     f"{result.edges} arrows), graph: {as_flags(choice.how)}{stopped}; "
                      f"{time.perf_counter() - start:.2f} s", markup=False)
     if open_result:
         click.launch(str(path))
@@ -505,17 +518,19 @@ def _inspect(stdout, stderr, script, script_args, target, step, at_error, timeou
         if not at_error:
             sys.exit(1)
     choice = _choose(run, target, at_error and run.failed, stderr, "inspect")
-    names = {id(tensor): name for name, tensor in script_parameters(run.namespace).items()}
+    params = script_parameters(run.namespace)
+    names = {id(tensor): name for name, tensor in params.items()}
     summary = graph_summary(choice.roots, names=names)
     if as_json:
-        report = {"script": str(run.path), "chosen_by": choice.how, **summary}
+        report = {"script": str(run.path), "chosen_by": as_flags(choice.how), **summary}
         if run.failed:  # drawn with --at-error: the report says what failed too
             report["error"] = " ".join(out.ERRORS)
             report["exit_code"] = 1
         click.echo(json.dumps(report, indent=1, default=str))
         out.REPORTED.append(True)
     else:
-        out.print_summary(stdout, summary, choice.how, max_depth, max_lines)
+        tree = vizgrad.render.graph_tree(choice.roots, max_depth, params, max_lines=max_lines)
+        out.print_summary(stdout, summary, as_flags(choice.how), tree)
     if run.failed:
         sys.exit(1)
 

@@ -20,10 +20,8 @@ from typing import Any
 
 import vizgrad.debug
 import vizgrad.render
+from vizgrad.render import FORMATS  # output formats, by file suffix
 
-#: Output formats, by file suffix.
-FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot",
-           ".json": "json", ".html": "html"}
 
 class OutputError(ValueError):
     """The output path cannot be written (unknown suffix, missing or read-only folder)."""

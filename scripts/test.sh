@@ -4,5 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check vizgrad cli tests gallery benchmarks
-.venv/bin/python -m mypy  # vizgrad/core and vizgrad/graph.py (see [tool.mypy] in pyproject.toml)
+.venv/bin/python -m mypy  # vizgrad/core, vizgrad/graph and the typed public API (see [tool.mypy] in pyproject.toml)
 .venv/bin/python -m pytest -q "$@"

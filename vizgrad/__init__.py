@@ -11,10 +11,10 @@ Example
 """
 
 from . import autograd, cuda, debug, graph, nn, onnx, ops, optim, render, static, utils
+from .autograd import Function  # a user op's base, as torch.autograd.Function
 from .core import (
                    AccumulateGrad,
                    Edge,
-                   Function,
                    Node,
                    SavedTensor,
                    SlotMeta,

@@ -184,7 +184,7 @@ def save(obj: Any, path: str | os.PathLike) -> None:
     handle, temporary = files.create_temporary(folder)
     try:
         with os.fdopen(handle, "wb") as file:
-            np.savez(file, **arrays)
+            np.savez(file, **arrays)  # type: ignore[arg-type]  # numpy stubs: allow_pickle
             file.flush()
             os.fsync(file.fileno())
         files.keep_mode(path, temporary)

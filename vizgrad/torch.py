@@ -60,11 +60,18 @@ class capture(TorchFunctionMode):
 
     Parameters
     ----------
-    model : the root module (optional).  Its submodules' scopes are their paths from
-        it (``"net.layers.0"``, the root named ``name`` or its class name lowercased,
-        as vizgrad's own modules do) and its parameters are named for the picture
-        (``"layers.0.weight"``).  Without it, each module called from no other module
-        is a root (by class name) and the same naming applies from it.
+    model : the root module (optional).  Its submodules' scopes are their paths as
+        ``model.named_modules()`` gives them (``"encoder.layers.0.linear1"``) and the
+        root's own ops are unscoped, as vizgrad's own modules record them; its
+        parameters are named for the picture (``"encoder.layers.0.linear1.weight"``).
+        A module called from one of them without being registered in it nests under
+        it by its class name lowercased (``"encoder.linear"``).  Modules outside
+        ``model`` (or all, without it): one called from no other module is a root
+        named by its class (``"linear"``, there is no path to give it), and the same
+        naming applies from it.
+    name : a prefix for ``model``'s scopes (``name="net"``: ``"net.encoder"``, the
+        root's own ops ``"net"``), as ``vizgrad render`` names a script's models after
+        the globals holding them.
     stack : record the user's stack frames (PyTorch's and vizgrad's frames are skipped).
     depth : how many user frames to keep per node.
 
@@ -80,11 +87,11 @@ class capture(TorchFunctionMode):
         super().__init__()
         self.model = model
         self.depth = depth if stack else 0
-        root = name or (type(model).__name__.lower() if model is not None else "")
+        root = name or ""
         self._paths: dict[int, str] = {}
-        if model is not None:
+        if model is not None:  # named_modules() paths: the root is "" unless named
             for path, module in model.named_modules():
-                self._paths[id(module)] = f"{root}.{path}" if path else root
+                self._paths[id(module)] = f"{root}.{path}" if root and path else root or path
         self._scopes: list[str] = []
         self._modules: list[torch.nn.Module] = []  # running now, innermost last
         self._keep: list[torch.nn.Module] = []
@@ -108,7 +115,8 @@ class capture(TorchFunctionMode):
             own = next((key for key, child in parent._modules.items() if child is module),
                        None)
         own = own or type(module).__name__.lower()
-        path = f"{self._scopes[-1]}.{own}" if self._scopes else own
+        base = self._scopes[-1] if self._scopes else ""
+        path = f"{base}.{own}" if base else own
         self._paths[id(module)] = path
         self._keep.append(module)  # ids stay valid while the capture lives
         if parent is None:

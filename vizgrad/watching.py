@@ -22,7 +22,7 @@ from typing import Any
 
 from .core import engine, function
 from .core.node import Node
-from .core.stack import mark_runner
+from .core.stack import is_internal, mark_runner
 from .core.tensor import Tensor
 
 # name -> tensor.  Strong references on purpose: the CLI reads them after the
@@ -32,8 +32,9 @@ _WATCHED: dict[str, Tensor] = {}
 
 
 class BackwardHandle:
-    """Returned by :func:`on_backward` (and :func:`on_node_backward`, :func:`on_forward`);
-    ``remove()`` (or leaving a ``with``) unhooks."""
+    """Returned by :func:`on_backward` (and :func:`on_backward_done`,
+    :func:`on_node_backward`, :func:`on_forward`); ``remove()`` (or leaving a ``with``)
+    unhooks."""
 
     def __init__(self, listener: Callable, listeners: list | None = None) -> None:
         self._listener = listener
@@ -70,6 +71,27 @@ def on_backward(fn: Callable[[Sequence[Tensor]], Any]) -> BackwardHandle:
         raise TypeError(f"on_backward() needs a callable, got {type(fn).__name__}")
     engine.BACKWARD_LISTENERS.append(fn)
     return BackwardHandle(fn)
+
+
+def on_backward_done(fn: Callable[[Sequence[Tensor]], Any]) -> BackwardHandle:
+    """Call ``fn(outputs)`` when a ``backward()`` call has finished (not when it raised).
+
+    The leaves' ``.grad`` are set by then.  An exception raised by ``fn`` propagates out
+    of that ``backward()`` call (``vizgrad render --step N`` stops a script this way,
+    right after the step it draws).
+
+    Example
+    -------
+    >>> done = []
+    >>> with vizgrad.watching.on_backward_done(lambda outputs: done.append(x.grad)):
+    ...     loss.backward()
+    >>> done[0] is x.grad
+    True
+    """
+    if not callable(fn):
+        raise TypeError(f"on_backward_done() needs a callable, got {type(fn).__name__}")
+    engine.BACKWARD_DONE_LISTENERS.append(fn)
+    return BackwardHandle(fn, engine.BACKWARD_DONE_LISTENERS)
 
 
 def on_node_backward(fn: Callable[[Node, tuple, tuple | None, BaseException | None], Any]
@@ -151,6 +173,19 @@ def unwatch(name: str | None = None) -> None:
         _WATCHED.clear()
     else:
         _WATCHED.pop(name, None)
+
+
+def is_user_file(filename: str) -> bool:
+    """Whether frames of ``filename`` are the user's code, as node stacks count them: not
+    vizgrad's own files, nor a library hidden from stacks (PyTorch's, once
+    ``vizgrad.torch.capture`` ran), nor a script runner.
+
+    Example
+    -------
+    >>> vizgrad.watching.is_user_file(vizgrad.__file__), is_user_file("train.py")
+    (False, True)
+    """
+    return not is_internal(filename)
 
 
 def mark_script_runner(filename: str) -> None:

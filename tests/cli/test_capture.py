@@ -38,6 +38,24 @@ def test_on_backward_sees_every_call_and_can_be_removed() -> None:
     assert len(seen) == 2 and seen[0][0] is loss
 
 
+def test_on_backward_done_sees_finished_calls_only() -> None:
+    x = vizgrad.ones(3, requires_grad=True)
+    done = []
+    with vizgrad.watching.on_backward_done(lambda outputs: done.append(
+            (list(outputs), None if x.grad is None else x.grad.tolist()))):
+        loss = (x * 2).sum()
+        loss.backward()
+        with pytest.raises(RuntimeError):
+            (x * 3).backward()  # not a scalar and no gradient given: raises, not "done"
+        vizgrad.autograd.backward([(x * 3).sum()])
+    (x * 4).sum().backward()
+    assert len(done) == 2
+    assert done[0][0][0] is loss and done[0][1] == [2.0, 2.0, 2.0]  # .grad already set
+    assert done[1][1] == [5.0, 5.0, 5.0]
+    with pytest.raises(TypeError, match="on_backward_done\\(\\) needs a callable"):
+        vizgrad.watching.on_backward_done(None)
+
+
 def test_watch_registry() -> None:
     vizgrad.unwatch()
     t = vizgrad.ones(2, requires_grad=True) * 2
@@ -90,6 +108,27 @@ def test_step_stops_after_that_backward_and_restores_backward(script, capsys) ->
     assert next(iter(roots.values())).grad_fn is not None
 
 
+def test_step_stops_backward_called_through_the_engine_without_patching(script, capsys
+                                                                        ) -> None:
+    # Listeners, not a patched Tensor.backward: every path into the engine's backward
+    # (here the module-level function, imported before the run) stops right after it.
+    path = script("engine_path.py", """
+        import vizgrad
+        from vizgrad.core.engine import backward
+        w = vizgrad.ones(2, requires_grad=True)
+        inside = vizgrad.Tensor.__dict__["backward"]
+        for i in range(100):
+            backward([(w * i).sum()])
+            print("done step", i + 1)
+    """)
+    original = vizgrad.Tensor.__dict__["backward"]
+    run = run_script(path, step=2)
+    assert run.stopped_early and run.backward_calls == 2 and not run.failed
+    assert "done step 1" in capsys.readouterr().out.splitlines()[-1]  # not "done step 2"
+    assert run.namespace["inside"] is original and vizgrad.Tensor.__dict__["backward"] is original
+    assert run.namespace["w"].grad.tolist() == [1.0, 1.0]  # steps 1 and 2 ran: 0 + 1
+
+
 def test_step_is_not_swallowed_by_except_exception(script) -> None:
     path = script("stubborn.py", """
         import vizgrad
@@ -139,7 +178,7 @@ def test_global_loss_and_nothing_found(script) -> None:
     # issue 12 point 15: the only tensor with a graph is drawn, saying which
     choice = select_roots(run)
     assert list(choice.roots) == ["b"] and choice.roots["b"] is run.namespace["b"]
-    assert choice.how == "the only tensor with a graph, 'b' (--target b)"
+    assert choice.how == "the only tensor with a graph, 'b' (target='b')"
     run = run_script(script("two.py", """
         import vizgrad
         a = vizgrad.ones(2, 3, requires_grad=True)
@@ -148,6 +187,12 @@ def test_global_loss_and_nothing_found(script) -> None:
     """))
     with pytest.raises(NothingToRenderError, match="2 tensors with a graph") as caught:
         select_roots(run)
+    # a library speaks its Python API, not the CLI's flags (the CLI translates)
+    with pytest.raises(NothingToRenderError) as wrong:
+        select_roots(run, target="model.los")
+    assert str(wrong.value).startswith("target='model.los': the script left no 'model.los'")
+    assert "--" not in str(wrong.value) and "no target," in str(caught.value)
+    assert select_roots(run, target="b").how == "target='b'"
     names = [(c.name, c.shape, c.graph_size) for c in caught.value.candidates]
     assert names[0] == ("b", (2, 3), 3) and ("a", (2, 3), 0) in names
 
@@ -177,7 +222,7 @@ def test_at_error_uses_the_frames_of_the_failure(script) -> None:
     assert choice.roots["w"] is run.namespace["w"]
     assert choice.failure["op"] == "Mm" and choice.failure["error"] == "ValueError"
     assert "mismatch" in choice.failure["message"]
-    assert choice.failure["line"] == "broken.py:6: return hidden @ w            # (4, 4) @ " \
+    assert choice.failure["line"] == "broken.py:6  return hidden @ w            # (4, 4) @ " \
         "(3, 2): shape error inside vizgrad"
     with pytest.raises(NothingToRenderError):
         select_roots(run)

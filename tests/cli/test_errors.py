@@ -48,7 +48,7 @@ def test_at_error_still_writes_the_graph(script, tmp_path) -> None:
     # dtypes) and joined to the graph they came from, with the message and user line
     assert "the op that raised (Mm) and its inputs" in result.stdout
     assert "failed [label=<Mm raised ValueError<BR/>" in dot and 'fillcolor="#ff6b6b"' in dot
-    assert "raises.py:6: return hidden @ w" in dot and "mismatch" in dot
+    assert "raises.py:6  return hidden @ w" in dot and "mismatch" in dot
     assert "<hidden<BR/>(4, 4) float32>" in dot and "<w<BR/>(3, 2) float32>" in dot
     assert "ExpBackward0" in dot and "-> failed" in dot
 

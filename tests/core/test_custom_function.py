@@ -530,3 +530,25 @@ def test_apply_in_place_of_a_user_function_points_to_mark_dirty():
     with pytest.raises(TypeError, match="mark_dirty"):
         _increment(vg).apply_(x)
     np.testing.assert_array_equal(x.detach().numpy(), [1.0, 1.0])
+
+
+def test_a_user_function_is_told_by_its_base_class_not_its_module():
+    """The rule is the base class (``builtin``): a user Function keeps PyTorch's contract
+    even when its module's name starts with ``vizgrad.``."""
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 3
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 3
+
+    Triple = type("Triple", (Function,), {"__module__": "vizgrad.plugins",
+                                          "forward": staticmethod(forward),
+                                          "backward": staticmethod(backward)})
+    assert not Triple.builtin and "Triple" not in vg.core.function.Function.registry
+    x = vg.ones(2, requires_grad=True)
+    y = Triple.apply(x)
+    assert y.grad_fn.name() == "TripleBackward" and hasattr(y.grad_fn, "saved_tensors")
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])

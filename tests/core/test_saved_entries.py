@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import vizgrad
-from vizgrad.core.function import Function
+from vizgrad.autograd import Function
 from vizgrad.core.node import Node, SavedEntry, SavedTensor
 
 

@@ -39,3 +39,13 @@ def test_facts_is_a_named_record_matching_the_properties() -> None:
         assert (facts.variable is None) == (node.variable is None)
     tanh = next(node for node in walk if node.name() == "TanhBackward0")
     assert tanh.facts().scope == "block" and tanh.facts().outputs == (((2, 3), "float32"),)
+
+
+def test_the_pytorch_adapter_implements_the_same_protocol() -> None:
+    import torch
+
+    w = torch.randn(3, 2, requires_grad=True)
+    loss = (torch.ones(4, 3) @ w).tanh().sum()
+    nodes = [node.raw for node in graph.walk(loss)]
+    assert [type(n).__name__ for n in nodes][:1] == ["TorchNode"]
+    assert all(isinstance(node, graph.BackwardNode) for node in nodes)

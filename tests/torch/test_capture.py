@@ -32,17 +32,84 @@ def test_scopes_follow_module_paths_and_parameters_are_named():
         out = model(torch.randn(2, 3, 8, 8))
         loss = out.pow(2).mean()  # loss line
     scopes = {n.name(): n.scope for n in graph.walk(loss)}
-    assert scopes["ConvolutionBackward0"] == "smallcnn.conv"
-    assert scopes["NativeBatchNormBackward0"] == "smallcnn.norm"
-    assert scopes["MaxPool2DWithIndicesBackward0"] == "smallcnn.pool"
-    assert scopes["AddmmBackward0"] == "smallcnn.head"
-    assert scopes["ReluBackward0"] == "smallcnn"  # torch.relu inside SmallCNN.forward
+    # named_modules() paths, as vizgrad's own modules record them: the root is ""
+    assert scopes["ConvolutionBackward0"] == "conv"
+    assert scopes["NativeBatchNormBackward0"] == "norm"
+    assert scopes["MaxPool2DWithIndicesBackward0"] == "pool"
+    assert scopes["AddmmBackward0"] == "head"
+    assert scopes["ReluBackward0"] == ""  # torch.relu inside SmallCNN.forward: the root's
     assert scopes["MeanBackward0"] == ""
+    assert {"conv", "norm", "pool", "head"} <= {path for path, _ in model.named_modules()}
     view = build_view(loss, cluster="scope")
     labels = {c.label for c in view.clusters}
-    assert labels == {"smallcnn", "conv", "norm", "pool", "head"}
+    assert labels == {"conv", "norm", "pool", "head"}
     leaves = sorted(n.title for n in view.nodes if n.kind == "leaf")
     assert leaves == sorted(name for name, _ in model.named_parameters())
+
+
+class _Layer:
+    """The same nesting in both libraries: encoder.layers.0.linear1 and a stray module."""
+
+    @staticmethod
+    def build(nn):  # noqa: ANN001, ANN205 - torch.nn or vizgrad.nn
+        class Layer(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.linear1 = nn.Linear(4, 4)
+                self.linear2 = nn.Linear(4, 4)
+
+            def forward(self, x):  # noqa: ANN001, ANN202
+                return self.linear2(self.linear1(x).tanh())
+
+        class Encoder(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.layers = nn.ModuleList([Layer(), Layer()])
+
+            def forward(self, x):  # noqa: ANN001, ANN202
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+
+        class Net(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.encoder = Encoder()
+                self.head = nn.Linear(4, 2)
+
+            def forward(self, x):  # noqa: ANN001, ANN202
+                return self.head(self.encoder(x)).sigmoid()
+
+        return Net()
+
+
+def test_scopes_are_the_named_modules_paths_vizgrad_records():
+    model = _Layer.build(torch.nn)
+    with vizgrad.torch.capture(model):
+        loss = model(torch.randn(3, 4)).sum()
+    mine = _Layer.build(vizgrad.nn)
+    ours = mine(vizgrad.randn(3, 4)).sum()
+
+    def scopes(root: object) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for node in graph.walk(root):
+            if node.name() != "AccumulateGrad":
+                found.setdefault(node.scope, []).append(node.name())
+        return {scope: sorted(names) for scope, names in found.items()}
+
+    theirs = scopes(loss)
+    assert theirs == scopes(ours)
+    assert set(theirs) == {"", "head", "encoder.layers.0.linear1", "encoder.layers.0",
+                           "encoder.layers.0.linear2", "encoder.layers.1.linear1",
+                           "encoder.layers.1", "encoder.layers.1.linear2"}
+    assert set(theirs) <= {path for path, _ in model.named_modules()}
+    assert theirs["encoder.layers.0"] == ["TanhBackward0"]
+    with vizgrad.torch.capture(model, name="net"):  # a name prefixes every path
+        named = model(torch.randn(3, 4)).sum()
+    assert scopes(named)["net"] == ["SigmoidBackward0"]  # the root's own op
+    assert scopes(named)[""] == ["SumBackward0"]  # outside the model
+    assert set(scopes(named)) == {"", "net", "net.head"} | {
+        f"net.{path}" for path in theirs if path not in ("", "head")}
 
 
 def test_stacks_are_the_users_frames():
@@ -66,12 +133,12 @@ def test_stacks_are_the_users_frames():
 def test_composite_ops_tag_every_node_they_make():
     attention = torch.nn.MultiheadAttention(8, 2, batch_first=True)
     x = torch.randn(2, 5, 8)
-    with vizgrad.torch.capture(attention):
+    with vizgrad.torch.capture(attention, name="attn"):
         out, _ = attention(x, x, x)
     walk = graph.walk(out)
     ops = [n for n in walk if n.name() != "AccumulateGrad"]
     assert len(ops) > 10
-    assert {n.scope for n in ops} == {"multiheadattention"}
+    assert {n.scope for n in ops} == {"attn"}  # the root's own ops, under its given name
     assert all(n.stack for n in ops)
 
 
@@ -92,7 +159,7 @@ def test_nothing_recorded_outside_and_hooks_removed_even_after_an_error():
     assert all(n.scope == "" and n.stack == () for n in graph.walk(loss))
     with vizgrad.torch.capture(model):  # a fresh capture starts at the root again
         inside = model(torch.randn(2, 3, 8, 8)).sum()
-    assert {n.scope for n in graph.walk(inside)} >= {"smallcnn.conv", "smallcnn.head"}
+    assert {n.scope for n in graph.walk(inside)} >= {"conv", "head"}
 
 
 def test_recorded_information_holds_no_graph_alive():

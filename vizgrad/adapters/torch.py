@@ -38,9 +38,9 @@ from typing import Any
 
 import torch
 
-from .._graph_values import _OUTPUTS, SavedInfo, TensorInfo, to_dtype_name
 from ..core.node import SlotMeta
 from ..core.stack import StackFrame, format_frames
+from ..graph.tensors import SavedInfo, TensorInfo, outputs_of, to_dtype_name
 from .torch_tensor import TorchTensorInfo, name_leaf
 
 __all__ = ["FORWARD_KEY", "LEAF_SEQ", "TorchLeafNode", "TorchNode", "TorchTensorInfo", "adapt",
@@ -97,7 +97,8 @@ def adapt(fn: Any) -> TorchNode:
 
 
 def _new_adapter(fn: Any) -> TorchNode:
-    node = (TorchLeafNode if node_name(fn) == "AccumulateGrad" else TorchNode)(fn)
+    name = _NAMES.get(type(fn)) or node_name(fn)  # (once per node of every walk: inlined)
+    node = (TorchLeafNode if name == "AccumulateGrad" else TorchNode)(fn)
     ref = _ADAPTERS[id(fn)] = _Ref(node, _drop)
     ref.key = id(fn)
     return node
@@ -243,18 +244,16 @@ class TorchNode:
         nodes = [wrapped[id(order[i])] for i in ranked]
         edges: list = []
         append = edges.append
+        named: dict[int, tuple] = {}  # id(child) -> its outputs' (shape, dtype name)
         for graph_node in nodes:
             for slot, (child, nr) in enumerate(graph_node.raw._next):
                 if child is None:
                     continue
-                metas = child._meta
-                if metas is None:
-                    metas = child._result_meta
-                if nr < len(metas):
-                    shape, dtype = metas[nr]
-                    dtype = to_dtype_name(dtype)
-                else:
-                    shape = dtype = None
+                metas = named.get(id(child))
+                if metas is None:  # a child feeds one or more consumers: names made once
+                    metas = named[id(child)] = tuple(
+                        [(shape, to_dtype_name(dtype)) for shape, dtype in child._result_meta])
+                shape, dtype = metas[nr] if nr < len(metas) else (None, None)
                 append(GraphEdge(graph_node, wrapped[id(child)], slot, 0, nr, 0, nr, shape,
                                  dtype))
         return nodes, list(range(len(nodes) - 1, -1, -1)), edges
@@ -267,11 +266,7 @@ class TorchNode:
         meta = self._meta
         if meta is None:
             meta = self._result_meta
-        outputs = _OUTPUTS.get(meta)
-        if outputs is None:
-            outputs = tuple([(shape, to_dtype_name(dtype)) for shape, dtype in meta])
-            if len(_OUTPUTS) < 65536:
-                _OUTPUTS[meta] = outputs
+        outputs = outputs_of(meta)
         nexts = self._next
         if nexts is None:
             nexts = self.next_functions
@@ -352,6 +347,13 @@ class TorchNode:
 
     @property
     def metadata(self) -> dict:
+        return self.fn.metadata
+
+    @property
+    def _metadata(self) -> dict:
+        # what GraphNode.get_metadata reads first (core nodes' slot, None until used):
+        # the renderer asks every node for its output names, and this spares the
+        # duck-typed fallback's checks (half of that read's cost on a big graph)
         return self.fn.metadata
 
     def _forward(self) -> tuple[str, Any] | None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from .._graph_values import TensorInfo, to_dtype_name, to_numpy
+from ..graph.tensors import TensorInfo, to_dtype_name, to_numpy
 
 __all__ = ["TorchTensorInfo", "name_leaf"]
 

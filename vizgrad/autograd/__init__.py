@@ -14,9 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import testing as _testing
-from ..core.custom_function import once_differentiable
+from ..core.custom_function import CustomFunction, once_differentiable
 from ..core.engine import backward, grad
-from ..core.function import Function
 from ..core.state import enable_grad, no_grad, set_grad_enabled
 from ..core.tensor import Tensor
 from ..debug.anomaly import (
@@ -26,6 +25,9 @@ from ..debug.anomaly import (
     set_detect_anomaly,
 )
 from . import forward_ad, functional, graph  # torch.autograd's submodules
+
+#: ``torch.autograd.Function``: the base of a user-defined op (PyTorch's contract).
+Function = CustomFunction
 
 __all__ = ["Function", "Variable", "backward", "detect_anomaly", "enable_grad", "forward_ad",
            "functional", "graph", "grad",

@@ -4,8 +4,9 @@ Inside ``dual_level()``, ``make_dual(primal, tangent)`` gives a tensor whose eve
 op also carries the tangent forward (each op's ``jvp`` rule); ``unpack_dual(t)``
 reads ``(primal, tangent)`` back, ``tangent`` None where no tangent reached it.
 Levels nest (the innermost is the default ``level``); tangents are dropped when
-their level exits.  A JVP through a backward built with ``create_graph=True`` gives
-a Hessian-vector product (forward-over-reverse).
+their level exits.  As in PyTorch, an in-place op updates the tangent in place too,
+and a view's tangent is a view of its base's tangent.  A JVP through a backward built
+with ``create_graph=True`` gives a Hessian-vector product (forward-over-reverse).
 
 Example
 -------
@@ -54,7 +55,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     closing = LEVELS.pop()
     if closing in ACTIVE:
         ACTIVE.remove(closing)
-    closing.tangents.clear()
+    closing.clear()
 
 
 def _level(level: int | None, what: str) -> Level:
@@ -103,6 +104,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     dual = _alias(tensor, found)
     found.set_tangent(dual, tangent if tangent.dtype == tensor.dtype
                       else tangent.to(tensor.dtype))
+    found.duals.add(id(dual.array))
     return dual
 
 

@@ -2,7 +2,7 @@
 
 from . import backend, meta  # noqa: F401 - meta registers the "meta" device
 from .copy_slices import CopySlices
-from .custom_function import once_differentiable
+from .custom_function import CustomFunction, once_differentiable
 from .engine import backward, grad
 from .function import Function
 from .node import (
@@ -28,7 +28,7 @@ from .state import (
 from .tensor import Tensor
 
 __all__ = [
-    "AccumulateGrad", "CopySlices", "Edge", "Function", "GraphFreedError",
+    "AccumulateGrad", "CopySlices", "CustomFunction", "Edge", "Function", "GraphFreedError",
     "InplaceModificationError", "Node", "RemovableHandle", "SavedTensor", "SlotMeta",
     "StackFrame", "Tensor", "backend", "backward", "capture_stack", "current_scope",
     "enable_grad", "grad", "is_grad_enabled", "no_grad", "once_differentiable", "scope",

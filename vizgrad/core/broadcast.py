@@ -10,7 +10,16 @@ from .function import Function
 from .meta import MetaArray
 
 
-def _sum_to_array(array, shape):
+def sum_to_array(array, shape):
+    """Sum a broadcast ``array`` (NumPy or CuPy) over the dimensions that ``shape``
+    broadcast, so it has ``shape``: the engine's reduction of a gradient to its input's
+    shape.  The array itself when there is nothing to sum.
+
+    Example
+    -------
+    >>> sum_to_array(np.ones((4, 2, 3)), (2, 1)).tolist()
+    [[12.0], [12.0]]
+    """
     lead = array.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, extent in enumerate(shape) if extent == 1 and array.shape[lead + i] != 1)
@@ -35,7 +44,7 @@ class SumTo(Function):
     @staticmethod
     def forward(ctx, input, shape):
         ctx.input_shape = input.shape
-        out = _sum_to_array(input, tuple(shape))
+        out = sum_to_array(input, tuple(shape))
         if out.shape != tuple(shape):
             raise ValueError(f"shape {input.shape} cannot be summed to {tuple(shape)}")
         return out

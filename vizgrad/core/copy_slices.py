@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from .backend import array_module
 from .function import Function
 from .inplace import regenerate_view
 from .meta import MetaArray
+from .tensor import Tensor
 
 
 class CopySlices(Function):
@@ -31,3 +33,18 @@ class CopySlices(Function):
         grad_base = grad.clone()
         regenerate_view(grad_base, chain).zero_()
         return grad_base, regenerate_view(grad, chain), None
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        """The base's tangent (zeros without one) with the view's region replaced by the
+        value's tangent (zeros without one): the op itself, on tangents."""
+        base, _, chain = args
+        base_tangent, value_tangent = tangents[0], tangents[1]
+        out = base_tangent.clone() if base_tangent is not None else \
+            Tensor.from_array(array_module(base.array).zeros_like(base.array))
+        region = regenerate_view(out, chain)
+        if value_tangent is None:
+            region.zero_()
+        else:
+            region.copy_(value_tangent)
+        return out

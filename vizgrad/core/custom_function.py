@@ -1,8 +1,10 @@
-"""User-defined ``Function`` subclasses: PyTorch's contract, checked.
+"""User-defined Functions (``vizgrad.autograd.Function``): PyTorch's contract, checked.
 
-vizgrad's own ops compute ``forward`` on backend arrays (the fast path, in
-``Function.apply``).  A Function defined outside vizgrad gets PyTorch's contract
-instead, from ``apply_user`` (installed as its ``apply`` when the class is made):
+vizgrad's own ops derive from ``core.function.Function`` and compute ``forward`` on
+backend arrays (the fast path, in ``Function.apply``).  A user's Function derives from
+``CustomFunction`` below (public as ``vizgrad.autograd.Function`` and
+``vizgrad.Function``), which says ``builtin = False`` and gets PyTorch's contract,
+from ``apply_user``:
 
 - ``forward(ctx, *args)`` receives the Tensors themselves (and plain values), with
   grad mode off, so tutorial code such as ``input.clamp(min=0)`` works;
@@ -21,25 +23,63 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from . import backend
 from .dual import ACTIVE as _DUAL_LEVELS
-from .function import (
-    _NO_STACK,
-    _NUMPY_ARRAY,
-    Function,
-    _check_output_dtype,
-    _ForwardCtx,
-    _layout_of,
-    _next_node_of,
-    _numbers_of,
-    _simple_layout,
-)
+from .function import Function
 from .inplace import refresh_view
 from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, Node
+from .recording import (
+    NO_STACK,
+    ForwardCtx,
+    check_output_dtype,
+    layout_of,
+    next_node_of,
+    numbers_of,
+    simple_layout,
+)
 from .saving import resolve_saved
 from .stack import capture
 from .state import STACK, current_scope, grad_enabled, set_grad_mode
 from .tensor import Tensor
+
+
+class CustomFunction(Function):
+    """Base class of a user-defined op, as ``torch.autograd.Function``: define
+    ``forward(ctx, *args)`` (on Tensors, grad mode off) and ``backward(ctx, *grads)``,
+    call ``MyOp.apply(...)``.  Its node is named ``<ClassName>Backward`` and offers
+    ``ctx.saved_tensors``; what ``backward`` returns is checked as PyTorch checks it.
+
+    Example
+    -------
+    >>> class Exp(vizgrad.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, i):
+    ...         result = i.exp()
+    ...         ctx.save_for_backward(result)
+    ...         return result
+    ...     @staticmethod
+    ...     def backward(ctx, grad_output):
+    ...         (result,) = ctx.saved_tensors
+    ...         return grad_output * result
+    """
+
+    builtin = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        backward = cls.__dict__.get("backward")
+        if backward is not None:
+            function = backward.__func__ if isinstance(backward, staticmethod) else backward
+            if not getattr(function, "_vizgrad_checked", False):
+                cls.backward = staticmethod(  # type: ignore[method-assign]
+                    checked_backward(function))
+
+    @classmethod
+    def apply(cls, *args: Any) -> Any:
+        """Run forward on the Tensors (grad off) and record a node when needed."""
+        return apply_user(cls, *args)
 
 
 def apply_user(cls: type[Function], *args: Any) -> Any:
@@ -77,16 +117,16 @@ def apply_user(cls: type[Function], *args: Any) -> Any:
     if not (previous and grad_mask):
         set_grad_mode(False)
         try:
-            out = cls.forward(_ForwardCtx(args), *args)
+            out = cls.forward(ForwardCtx(args), *args)
         finally:
             set_grad_mode(previous)
         if out.__class__ is tuple or out.__class__ is list:
             return out.__class__([_as_tensor(o, tensors) for o in out])
         return _as_tensor(out, tensors)
 
-    node = cls._node_class(cls, tuple([_next_node_of(t) for t in tensors]), _numbers_of(tensors),
+    node = cls._node_class(cls, tuple([next_node_of(t) for t in tensors]), numbers_of(tensors),
                 grad_mask)
-    node._layout = _simple_layout(mask) if simple else _layout_of(args)
+    node._layout = simple_layout(mask) if simple else layout_of(args)
     node._arg_count = len(args)  # type: ignore[attr-defined]  # (in the node's __dict__)
     set_grad_mode(False)
     try:
@@ -109,19 +149,19 @@ def apply_user(cls: type[Function], *args: Any) -> Any:
     node._result_meta = tuple([(a.shape, a.dtype) for a in arrays])
     for a in arrays:
         if a.dtype.kind != "f":  # ints end the graph; complex is refused
-            _check_output_dtype(cls, node, arrays)
+            check_output_dtype(cls, node, arrays)
             break
     if kind != OUT_SINGLE:
         node._out_kind = kind
     if grad_mask != mask or not simple:  # some input without an edge to read meta from
         node._own_operand_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])
-    if tensors[0].array.__class__ is not _NUMPY_ARRAY:
+    if tensors[0].array.__class__ is not np.ndarray:
         node._device = backend.device_of(tensors[0].array)
     node.scope = current_scope()
     depth = STACK["depth"]
     if depth:
         node._stack_code, node._stack_lasti, node._stack_tail = \
-            capture(depth, 2) or _NO_STACK  # 2: apply's caller
+            capture(depth, 2) or NO_STACK  # 2: apply's caller
     else:
         node._stack_code = None
 

@@ -14,7 +14,8 @@ op's ``jvp(args, tangents, result)`` rule gives the output tangents, computed fr
 Tensor ops (so tangents have tangents at outer levels, and graphs when they require
 grad).  An input without a tangent is ``None`` to the rule: no zeros are made.  A
 rule is a class attribute beside ``forward`` and ``backward``; ``LINEAR`` serves
-every op that is linear in its first argument (views, reductions, copies).
+every op that is linear in its first argument (views, reductions, copies).  In-place
+ops come to ``apply_inplace_dual`` (their tangent is written in place: dual_inplace.py).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 from .backend import ARRAY_TYPES
-from .state import grad_enabled
+from .node import FORWARD_ONLY
+from .state import grad_enabled, set_grad_mode
 
 #: Active dual levels that ops propagate tangents for, outermost first.  Empty unless
 #: a ``dual_level`` is entered: ``Function.apply`` reads it once per op.
@@ -33,20 +35,39 @@ LEVELS: list = []
 
 
 class Level:
-    """One dual level: ``tangents[id(array)] = (array, tangent Tensor)``."""
+    """One dual level: ``tangents[id(array)]`` is the tangent Tensor of that primal array.
 
-    __slots__ = ("depth", "tangents")
+    ``primals[id(array)]`` keeps every mapped array alive until the level exits, so an
+    id in ``tangents`` always names the array it was recorded for (no id is reused
+    meanwhile) and a lookup is one dict read, with no identity check and no pair per
+    entry.  A view without an entry of its own gets its tangent from its base's, as
+    that view of it (PyTorch: a view's tangent is a view of its base's tangent).
+    """
+
+    __slots__ = ("depth", "tangents", "primals", "duals")
 
     def __init__(self, depth: int) -> None:
         self.depth = depth
-        self.tangents: dict[int, tuple] = {}
+        self.tangents: dict[int, Any] = {}
+        self.primals: dict[int, Any] = {}
+        #: ids of the arrays of make_dual's results (kept alive in ``primals``)
+        self.duals: set[int] = set()
 
     def tangent(self, tensor: Any) -> Any:
-        entry = self.tangents.get(id(tensor.array))
-        return entry[1] if entry is not None and entry[0] is tensor.array else None
+        tangent = self.tangents.get(id(tensor.array))
+        if tangent is None and tensor._base is not None:
+            return view_tangent(self, tensor)
+        return tangent
 
     def set_tangent(self, tensor: Any, tangent: Any) -> None:
-        self.tangents[id(tensor.array)] = (tensor.array, tangent)
+        key = id(tensor.array)
+        self.primals[key] = tensor.array
+        self.tangents[key] = tangent
+
+    def clear(self) -> None:
+        self.tangents.clear()
+        self.primals.clear()
+        self.duals.clear()
 
 
 def _is_tensor_list(arg: Any) -> bool:
@@ -78,6 +99,30 @@ def _tangents_of(args: tuple, level: Level) -> tuple[list, bool]:
     return tangents, found
 
 
+def view_tangent(level: Level, view: Any) -> Any:
+    """The tangent of ``view`` (no entry of its own) as that view of its base's tangent,
+    recorded; None where the base has none.  Made with only the outer levels active."""
+    chain = view._view_chain
+    base_tangent = level.tangents.get(id(view._base.array))
+    if chain is None or base_tangent is None:
+        return None
+    from .inplace import regenerate_view
+
+    saved = ACTIVE[:]
+    ACTIVE[:] = [outer for outer in saved if outer.depth < level.depth]
+    try:
+        tangent = regenerate_view(base_tangent, chain)
+    finally:
+        ACTIVE[:] = saved
+    level.set_tangent(view, tangent)
+    return tangent
+
+
+def has_tangent(tensor: Any) -> bool:
+    """Whether ``tensor`` has a tangent at some active level (False with no level)."""
+    return any(level.tangent(tensor) is not None for level in ACTIVE)
+
+
 def no_jvp_error(cls: Any) -> NotImplementedError:
     name = getattr(cls, "__name__", str(cls))
     return NotImplementedError(
@@ -93,51 +138,90 @@ def apply_dual(cls: Any, args: tuple) -> Any:
     Levels are peeled innermost first: the op runs with the outer levels still
     active (so the result carries their tangents), then the innermost level's rule
     runs with the outer levels active too -- a tangent of a tangent is a second
-    derivative, as with PyTorch's nested levels.  (Kept lean: every op under a dual
-    level comes here.)
+    derivative, as with PyTorch's nested levels.
+
+    Every op under a dual level comes here, so the common cases are short: an op none
+    of whose inputs has a tangent is the op alone; and when one level is active and
+    nothing requires grad (no input, no tangent), the primal is the forward on the
+    arrays and the rule runs under no_grad, where its Tensor ops take the operators'
+    array shortcut (nothing could be recorded anyway).
     """
-    level = ACTIVE.pop()
+    level = ACTIVE[-1]
+    lean = len(ACTIVE) == 1 and cls.builtin and not cls.view_of_input
+    found = False
+    tangents: list = []
+    get = level.tangents.get
+    raw: list = []  # the arguments' arrays, for the lean path's forward
+    for arg in args:
+        if arg.__class__ is _Tensor or isinstance(arg, _Tensor):
+            if arg._rg:
+                lean = False
+            array = arg.array
+            raw.append(array)
+            tangent = get(id(array))
+            if tangent is None and arg._base is not None:
+                tangent = view_tangent(level, arg)
+            if tangent is not None:
+                found = True
+                if tangent._rg:
+                    lean = False
+            tangents.append(tangent)
+        elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
+                and isinstance(arg[0], _Tensor):
+            lean = False
+            items, any_found = _tangents_of((arg,), level)
+            found = found or any_found
+            tangents.append(items[0])
+        else:
+            raw.append(arg)
+            tangents.append(None)
+    ACTIVE.pop()
     try:
-        result = None
-        if not ACTIVE and cls._shared_ctx and not cls.view_of_input and not grad_enabled():
-            # nothing to record, no outer level: forward on the arrays (as the operators'
-            # shortcut does); anything unusual goes the full way below
+        if not found:  # no tangent at this level: the op alone (outer levels still on)
+            return cls.apply(*args)
+        rule = cls.jvp
+        if rule is None:
+            raise no_jvp_error(cls)
+        if lean:
+            out_array: Any
             try:
-                out = cls.forward(_FORWARD_ONLY, *[a.array if isinstance(a, _Tensor) else a
-                                                   for a in args])
-                if out.__class__ in ARRAY_TYPES:
-                    result = _Tensor._make(out)
+                out_array = cls.forward(FORWARD_ONLY, *raw)
             except Exception:  # noqa: BLE001 - apply below raises its full message
-                result = None
-        if result is None:
-            result = cls.apply(*args)
-        found = False
-        tangents = []
-        get = level.tangents.get
-        for arg in args:
-            if isinstance(arg, _Tensor):
-                entry = get(id(arg.array))
-                if entry is not None and entry[0] is arg.array:
-                    found = True
-                    tangents.append(entry[1])
+                out_array = _FAILED
+            if out_array is not _FAILED:
+                single = out_array.__class__ in ARRAY_TYPES
+                if single:
+                    result = _new(_Tensor)  # Tensor._make, inlined (as Function.apply does)
+                    result.array = out_array
+                    result._rg = False
+                    result._grad = None
+                    result.grad_fn = None
+                    result.output_nr = 0
+                    result._vc = None
+                    result._base = None
+                else:  # several outputs, or a NumPy scalar: wrapped as apply wraps them
+                    from .recording import wrap_unrecorded
+
+                    result = wrap_unrecorded(cls, out_array, args)
+                if grad_enabled():
+                    set_grad_mode(False)
+                    try:
+                        out = rule(args, tangents, result)
+                    finally:
+                        set_grad_mode(True)
                 else:
-                    tangents.append(None)
-            elif arg.__class__ is list or arg.__class__ is tuple:
-                items, any_found = _tangents_of((arg,), level)
-                found = found or any_found
-                tangents.append(items[0])
-            else:
-                tangents.append(None)
-        if found:
-            rule = cls.jvp
-            if rule is None:
-                raise no_jvp_error(cls)
-            out = rule(args, tangents, result)
-            if out is not None and result.__class__ is _Tensor and \
-                    out.array.shape == result.array.shape and out.array.dtype == result.array.dtype:
-                level.tangents[id(result.array)] = (result.array, out)  # the common case
-            else:
-                _record(level, result, out)
+                    out = rule(args, tangents, result)
+                written: Any = out_array  # (mypy narrows out_array by its class test)
+                if single and out.__class__ is _Tensor and out.array.shape == written.shape \
+                        and out.array.dtype is written.dtype:  # the common case
+                    key = id(out_array)
+                    level.primals[key] = out_array
+                    level.tangents[key] = out
+                else:
+                    _record(level, result, out)
+                return result
+        result = cls.apply(*args)
+        _record(level, result, rule(args, tangents, result))
     finally:
         ACTIVE.append(level)
     return result
@@ -161,7 +245,8 @@ def _record(level: Level, result: Any, out_tangents: Any) -> None:
 
 
 def apply_inplace_dual(cls: Any, target: Any, args: tuple, run: Any) -> Any:
-    """An in-place op under forward AD: the target's tangent becomes the op's.
+    """An in-place op under forward AD: as PyTorch, the target's tangent is updated in
+    place too (``core/dual_inplace.py``), and a view's write reaches its base's tangent.
 
     The rule sees the target's value before the write (a copy, made only when the
     innermost level has a tangent here) and the written target as the result.
@@ -173,17 +258,14 @@ def apply_inplace_dual(cls: Any, target: Any, args: tuple, run: Any) -> Any:
         rule: Any = getattr(cls, "jvp", None)
         if found and rule is None:
             raise no_jvp_error(cls)
-        if found and target._base is not None:
-            raise NotImplementedError(
-                "Trying to use forward AD with CopySlices that does not support it because it "
-                f"has not been implemented yet: {cls.__name__} wrote in place into a view of "
-                "a dual tensor; write the result out of place.")
-        before = target.detach().clone() if found else None
+        # the value before the write, with its tangents at the outer levels (a tangent's
+        # tangent needs them) and its history; none at this level (the rule is given it)
+        before = target.clone() if found else None
         result = cls.apply_(target, *args) if ACTIVE else run(cls, target, args)
         if found:
-            tangent = rule((before, *args), tangents, result)
-            level.tangents.pop(id(result.array), None)
-            _record(level, result, tangent)
+            from .dual_inplace import write_tangent
+
+            write_tangent(level, result, rule((before, *args), tangents, result), tangents)
     finally:
         ACTIVE[:] = snapshot
     return result
@@ -219,5 +301,6 @@ def scaled(tangent: Any, factor: Any) -> Any:
     return None if tangent is None else tangent * factor
 
 
+_new = object.__new__
+_FAILED = object()  # the lean path's forward raised: apply runs it again, raising its error
 _Tensor: Any = None  # vizgrad.core.tensor sets this (it imports this module first)
-_FORWARD_ONLY: Any = None  # vizgrad.core.function sets this

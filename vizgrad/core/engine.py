@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import gc
 import heapq
+import weakref
 from collections.abc import Sequence
+from sys import getrefcount
 from typing import Any
 
+import numpy as np
+
+from .broadcast import sum_to_array
 from .hooks import describe_leaf, describe_output, run_tensor_hook
 from .node import AccumulateGrad, ContiguousLayout, Node
 from .state import grad_enabled, set_grad_mode
@@ -38,12 +43,14 @@ def _root_gradients(outputs: list[Tensor], gradients: list | None) -> list[Tenso
     for index, output in enumerate(outputs):
         gradient = None if gradients is None else gradients[index]
         if gradient is None:
-            if output.array.size != 1:
+            array = output.array
+            if array.size != 1:
                 raise RuntimeError(
                     f"backward() on a non-scalar tensor of shape {output.shape} needs a "
                     "gradient: grad can be created implicitly only for scalar outputs. Pass "
                     "gradient=vizgrad.ones_like(t) (or reduce it first, e.g. t.sum()).")
-            gradient = ones_like(output)
+            gradient = (Tensor._make(np.ones(array.shape, array.dtype))
+                        if array.__class__ is np.ndarray else ones_like(output))
         elif not isinstance(gradient, Tensor):
             from .factory import tensor as make_tensor
 
@@ -91,6 +98,18 @@ def _needed_nodes(roots: list[Node], targets: set) -> set:
 
 def _reduce_to(grad: Tensor, shape: tuple, dtype: Any, node: Node, child: Node) -> Tensor:
     """Reduce a broadcast gradient to the input's shape and dtype (once, centrally)."""
+    if not grad_enabled():  # no create_graph: nothing to record, so on the arrays
+        array = grad.array
+        if array.shape != shape:
+            try:
+                array = sum_to_array(array, shape)
+            except ValueError:
+                pass  # the shape check below says it
+            if array.shape != shape:
+                raise RuntimeError(
+                    f"{node.name()} returned a gradient of shape {grad.shape} for an input "
+                    f"of shape {shape}, which it cannot be reduced to")
+        return Tensor._make(array if array.dtype == dtype else array.astype(dtype))
     if grad.array.shape != shape:
         from .broadcast import sum_to
 
@@ -232,6 +251,16 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                 else:
                     grads = _call_backward(node, buffer, not retain_graph)
                     buffer = None
+            elif node.__class__ is AccumulateGrad and plain and not create_graph \
+                    and not node._hooked and not node.variable._hooks:
+                # A leaf with no hooks.  The loop's own references to its gradient are
+                # dropped first: _accumulate_leaf tells from reference counts whether
+                # anyone else holds it (then it copies, as before).
+                grads = data = child_buffer = old = total = grad = None  # type: ignore[assignment]
+                if buffer[0] is not None:
+                    owned.discard(buffer[0])
+                    _accumulate_leaf(node.variable, buffer)
+                continue
             if buffer is not None:
                 grads = _run_node(node, buffer, create_graph, retain_graph, captures, captured,
                                   needed, accumulate)
@@ -364,6 +393,65 @@ def _call_listened(node: Node, buffer: list) -> Any:
     return grads
 
 
+def _local_refs() -> int:
+    """``getrefcount`` of an object held by one local variable and nothing else (2 on
+    CPython 3.11; measured rather than assumed, as it differs between versions)."""
+    probe = object()
+    return getrefcount(probe)
+
+
+_LOCAL = _local_refs()
+
+
+def _accumulate_leaf(variable: Tensor, buffer: list) -> None:
+    """Add the gradient in ``buffer`` (``[grad]``, held by nobody else; the engine keeps
+    no other reference to ``grad``) into a hook-free leaf's ``.grad``, no create_graph.
+
+    The first gradient becomes ``.grad`` without a copy when nothing but this function
+    holds its array: PyTorch's AccumulateGrad "steals" an unshared gradient the same way.
+    Every other holder shows in a reference count: a hook or a user that kept the
+    gradient (the tensor's count), another tensor around the same array (``detach()``,
+    retain_grad, another leaf's ``.grad``: the array's count), a view of the same
+    buffer (the base array's count; a vizgrad view's base tensor must be held by this
+    gradient alone); a weak reference to any of them also means a copy.  Only a
+    C-ordered, writable NumPy array that is its whole buffer qualifies: never a
+    broadcast view, a slice of a larger buffer, or a CuPy or foreign array.  Anything
+    else is copied.  A later gradient makes a new sum.
+    """
+    grad = buffer.pop()
+    if variable._grad is not None:
+        variable.grad = Tensor._make(variable._grad.array + grad.array)
+        return
+    array = grad.array
+    owner = grad._base  # the tensor a vizgrad view was taken from, or None
+    numpy = array.__class__ is np.ndarray
+    base = array.base if numpy else None
+    steal = (
+        numpy and array.flags.c_contiguous and array.flags.writeable  # (a flags object
+        # holds its array: never kept in a local here, or the count below would be off)
+        and grad.__class__ is Tensor and getrefcount(grad) == _LOCAL
+        and not weakref.getweakrefcount(grad)
+        and getrefcount(array) == _LOCAL + 1  # + grad.array
+        and not weakref.getweakrefcount(array))
+    if steal and base is not None:  # a view: of a whole buffer nobody else holds
+        holders = 1  # the view's reference to its base
+        if owner is not None:  # a vizgrad view: its base tensor holds the base array too,
+            holders = 2  # as that array or through a view of it (held by the tensor alone)
+            inner = owner.array
+            steal = (owner._base is None and getrefcount(owner) == _LOCAL + 1  # grad._base
+                     and not weakref.getweakrefcount(owner)
+                     and (inner is base or inner.__class__ is np.ndarray and inner.base is base
+                          and getrefcount(inner) == _LOCAL + 1  # + owner.array
+                          and not weakref.getweakrefcount(inner)))
+            inner = None  # (it may be the base itself: not counted below)
+        steal = (steal and base.__class__ is np.ndarray and base.base is None
+                 and base.nbytes == array.nbytes and getrefcount(base) == _LOCAL + holders
+                 and not weakref.getweakrefcount(base))
+    elif owner is not None:
+        steal = False  # a vizgrad view of a tensor whose array it does not share: odd, copy
+    variable.grad = Tensor._make(array if steal else array.copy())
+
+
 def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
     if not create_graph:
         grad = Tensor._make(grad.array.copy() if variable.grad is None else grad.array)
@@ -378,6 +466,11 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
 #: Callables told ``listener(outputs)`` at the start of every ``backward()``; the CLI
 #: uses this to find "the root of the first backward() call" of a script.
 BACKWARD_LISTENERS: list = []
+
+#: Callables told ``listener(outputs)`` when a ``backward()`` call has finished (the
+#: leaves' ``.grad`` set; not when it raised); the CLI stops a script right after the
+#: step it draws, so the picture carries that step's gradients.
+BACKWARD_DONE_LISTENERS: list = []
 
 #: Callables told ``listener(node, grad_outputs, grad_inputs, error)`` right after each
 #: op node's backward ran (``error`` None), or when it raised (``grad_inputs`` None; the
@@ -404,6 +497,8 @@ def backward(outputs: Any, gradients: Any = None, retain_graph: bool | None = No
         if tensor.grad_fn is not None and grad is not None:
             value = grad if create_graph else grad.detach()
             tensor.grad = value if tensor.grad is None else tensor.grad + value
+    for listener in list(BACKWARD_DONE_LISTENERS):
+        listener(outputs)
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,

@@ -92,7 +92,9 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _to_array(data: Any, dtype: Any, device: str | None) -> Any:
+def to_array(data: Any, dtype: Any, device: str | None) -> Any:
+    """``data`` (a Tensor, array, nested list or number) as a backend array of ``dtype``
+    on ``device`` (None: the default), as ``vizgrad.tensor`` reads it."""
     dtype = as_dtype(dtype)
     if isinstance(data, Tensor):
         data = data.array
@@ -126,7 +128,7 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, name: str 
     -------
     >>> x = vizgrad.tensor([[1.0, 2.0]], requires_grad=True, name="x")
     """
-    out = Tensor._make(_to_array(data, dtype, None if device is None else device))
+    out = Tensor._make(to_array(data, dtype, None if device is None else device))
     out.name = name
     if requires_grad:
         out.requires_grad = True

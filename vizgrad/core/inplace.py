@@ -56,14 +56,14 @@ def _write(target: Tensor, array: Any) -> None:
 
 
 def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
-    from .function import _FORWARD_ONLY, _run_forward, _unwrap
+    from .function import FORWARD_ONLY, run_forward, unwrap
 
     if target._base is not None and target._view_version != target._vc[0]:
         refresh_view(target)
     record = grad_enabled() and (target._rg or _any_requires_grad(args))
     if not record:
         # The unrecorded branch of Function.apply's steps: unwrap, run forward, write.
-        out = _run_forward(cls, _FORWARD_ONLY, _unwrap((target, *args)), [target])
+        out = run_forward(cls, FORWARD_ONLY, unwrap((target, *args)), [target])
         _write(target, out)
         return target
 

@@ -52,9 +52,20 @@ def hide_package(folder: str) -> None:
 
 
 def _is_internal(filename: str) -> bool:
-    internal = filename.startswith(_HIDDEN)
+    internal = filename.startswith(_HIDDEN) or (
+        not os.path.isabs(filename) and os.path.abspath(filename).startswith(_HIDDEN))
     _INTERNAL[filename] = internal
     return internal
+
+
+def is_internal(filename: str) -> bool:
+    """Whether frames of ``filename`` are hidden from user stacks: vizgrad's own files,
+    libraries hidden by :func:`hide_package`, frozen modules and script runners.  The
+    one "own frames" filter: node stacks and the CLI's tracebacks both use it."""
+    hidden = _INTERNAL.get(filename)
+    if hidden is None:
+        hidden = _is_internal(filename)
+    return bool(hidden)
 
 
 # The callers' part of a stack (the tail) depends only on the raw chain of (code, offset)

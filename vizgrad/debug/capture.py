@@ -7,14 +7,12 @@ It is executed in a namespace kept here (rather than through ``runpy``) so that
 the script's globals can still be read after it raised, for ``--at-error`` and
 ``--target``.
 
-Every ``backward()`` call is seen through :func:`vizgrad.on_backward` (PyTorch's
-through :mod:`vizgrad.debug.torch_backward`, when the script uses torch).  With
-``step=N`` the N-th call is recorded and the script is stopped right *after* that
+Every ``backward()`` call is seen through :func:`vizgrad.on_backward` and
+:func:`vizgrad.watching.on_backward_done` (PyTorch's through
+:mod:`vizgrad.debug.torch_backward`, when the script uses torch).  With ``step=N``
+the N-th call is recorded and the script is stopped right *after* that
 ``backward()`` returns, so the graph carries its gradients (``--show-grad``) and
-the user does not wait for the rest of a training run.  (If the script calls
-backward through a path other than ``Tensor.backward`` or
-``vizgrad.autograd.backward``, it is stopped at the start of its next
-``backward()`` instead; the recorded graph is the same.)
+the user does not wait for the rest of a training run.
 
 Two ways out of the script are caught so that vizgrad can still speak:
 
@@ -171,7 +169,7 @@ class _Recorder:
 
     def __call__(self, outputs: list) -> None:
         self.finish_recording()
-        if self.stop_pending:  # backward reached by an unpatched path: stop at the next one
+        if self.stop_pending:  # the end of the last one was not seen: stop at this one
             raise StopScript
         run = self.run
         if run.stop_at_second and run.step is None and run.backward_calls == 1:
@@ -227,28 +225,6 @@ def _global_namer(namespace: dict[str, Any]) -> Any:
     return namer
 
 
-def _patch_backward(recorder: _Recorder) -> list[tuple[Any, str, Any]]:
-    """Wrap the public backward entry points so a step can stop right after it ran."""
-
-    def wrap(original: Any) -> Any:
-        def backward(*args: Any, **kwargs: Any) -> Any:
-            result = original(*args, **kwargs)
-            recorder.after_backward()
-            return result
-
-        backward.__wrapped__ = original
-        backward.__doc__ = original.__doc__
-        return backward
-
-    patched = []
-    for owner, attribute in ((vizgrad.Tensor, "backward"), (vizgrad.autograd, "backward")):
-        original = owner.__dict__[attribute] if isinstance(owner, type) else getattr(
-            owner, attribute)
-        setattr(owner, attribute, wrap(original))
-        patched.append((owner, attribute, original))
-    return patched
-
-
 def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), *,
                step: int | str | None = None, record_grads: bool = False,
                timeout: float | None = None, stop_at_second: bool = False) -> ScriptRun:
@@ -295,7 +271,7 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
     naming = vizgrad.nn.module.root_scope_names(_global_namer(module.__dict__))
     naming.__enter__()
     handle = vizgrad.on_backward(recorder)
-    patched = _patch_backward(recorder)
+    done = vizgrad.watching.on_backward_done(lambda outputs: recorder.after_backward())
     torch_watch = TorchBackwardWatch(recorder, recorder.after_backward)  # PyTorch's backward
     torch_watch.start()
     start = time.perf_counter()
@@ -324,8 +300,7 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
         recorder.finish_recording()
         if stats is not None:
             stats.__exit__(None, None, None)
-        for owner, attribute, original in reversed(patched):
-            setattr(owner, attribute, original)
+        done.remove()
         torch_watch.stop()
         handle.remove()
         naming.__exit__(None, None, None)

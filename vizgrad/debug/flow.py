@@ -211,22 +211,30 @@ def _named_parameters(target: Any) -> list[tuple[str, Any]]:
 
 def _param_grad(name: str, tensor: Any, depth: int, vanishing: float,
                 exploding: float) -> ParamGrad:
-    weight = graph.to_numpy(tensor).astype(np.float64)
-    item = ParamGrad(name, tuple(weight.shape), depth, tensor.grad is not None,
-                     weight_norm=float(np.sqrt(np.sum(weight * weight))))
+    # One float64 copy of the gradient at most and no masked copy when every value is
+    # finite (the common case): the Recorder takes these figures on its steps.
+    weight = graph.to_numpy(tensor).astype(np.float64, copy=False).ravel()
+    item = ParamGrad(name, tuple(tensor.shape), depth, tensor.grad is not None,
+                     weight_norm=float(np.sqrt(np.dot(weight, weight))))
     if tensor.grad is None:
         item.flags.append("no_grad")
         return item
     grad = graph.to_numpy(tensor.grad).astype(np.float64)
-    finite = np.isfinite(grad)
-    item.nan = int(np.isnan(grad).sum())
-    item.inf = int(np.isinf(grad).sum())
-    good = grad[finite]
-    item.norm = float(np.sqrt(np.sum(good * good))) if finite.all() else float("nan")
+    flat = grad.ravel()
+    squares = np.dot(flat, flat)
+    good = flat
+    if not np.isfinite(squares):  # a NaN/Inf in the gradient, or an overflow
+        item.nan = int(np.isnan(flat).sum())
+        item.inf = int(np.isinf(flat).sum())
+        if item.nan or item.inf:
+            good = flat[np.isfinite(flat)]
+    item.norm = float("nan") if item.nan or item.inf else float(np.sqrt(squares))
+    magnitude = np.abs(good)
     item.mean = float(good.mean()) if good.size else 0.0
-    item.mean_abs = float(np.abs(good).mean()) if good.size else 0.0
-    item.max_abs = float(np.abs(good).max()) if good.size else 0.0
-    item.zero_fraction = float((grad == 0).sum() / grad.size) if grad.size else 1.0
+    item.mean_abs = float(magnitude.mean()) if good.size else 0.0
+    item.max_abs = float(magnitude.max()) if good.size else 0.0
+    item.zero_fraction = float((flat.size - np.count_nonzero(flat)) / flat.size) \
+        if flat.size else 1.0
     if item.nan or item.inf:
         item.flags.append("nonfinite")
     elif item.weight_norm > 0:

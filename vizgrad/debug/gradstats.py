@@ -12,6 +12,7 @@ Example
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -54,15 +55,50 @@ def combine_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {"norm": norm, "finite": finite, "zero": all(p["zero"] for p in parts)}
 
 
-def _sum_to(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """Reduce a broadcast gradient the way the engine does before it reaches the input."""
-    if array.shape == tuple(shape):
-        return array
-    lead = array.ndim - len(shape)
-    if lead > 0:
-        array = array.sum(axis=tuple(range(lead)))
-    axes = tuple(i for i, extent in enumerate(shape) if extent == 1 and array.shape[i] != 1)
-    return array.sum(axis=axes, keepdims=True) if axes else array
+class StatsCache:
+    """:func:`grad_stats` that measures each array once while it lives.
+
+    The gradient a node sends along an edge is, unless a broadcast was summed or two
+    gradients were added, the very array its input's node receives next: one backward
+    would otherwise measure most gradients twice.  Arrays are recognised by identity
+    (through a weak reference, so a recycled ``id`` is never mistaken and no array is
+    kept alive); each caller gets its own copy of the statistics.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+    def __call__(self, array: Any) -> dict[str, Any]:
+        hit = self._seen.get(id(array))
+        if hit is not None and hit[0]() is array:
+            return dict(hit[1])
+        entry = grad_stats(array)
+        try:
+            self._seen[id(array)] = (weakref.ref(array), entry)
+        except TypeError:  # None, or an object without weak references: not kept
+            pass
+        return dict(entry)
+
+    def clear(self) -> None:
+        self._seen.clear()
+
+
+def node_entry(grad_outputs: tuple, grad_inputs: tuple, metas: list,
+               stats: Any = None) -> dict[str, Any]:
+    """The statistics a recorder keeps for one node's backward: those of the gradients
+    that reached it (``norm``, ``finite``, ``zero``) and, under ``"edges"``, one entry per
+    forward input for the gradient it sent there, summed to that input's shape (from
+    ``metas``) as the engine sums it; ``stats`` measures one array (:func:`grad_stats`)."""
+    stats = stats or grad_stats
+    entry = combine_stats([stats(graph.to_numpy(g)) for g in grad_outputs])
+    edges = []
+    for nr, grad in enumerate(grad_inputs):
+        array = graph.to_numpy(grad)
+        if array is not None and nr < len(metas):
+            array = graph.sum_to_array(array, metas[nr].shape)
+        edges.append(None if array is None else stats(array))
+    entry["edges"] = edges
+    return entry
 
 
 #: Nodes whose input gradient is zero exactly where the unit was off: a unit (feature
@@ -96,20 +132,15 @@ class GradRecord:
         self.walk = graph.walk(roots)
         self.stats: dict[int, dict[str, Any]] = {}
         self._handles: list[Any] = []
+        self._stats = StatsCache()
 
     def _hook_for(self, node: graph.GraphNode) -> Any:
         metas = [meta for row in node.output_meta for meta in row]
         dead_units = node.name() in RELU_NODES
+        stats = self._stats
 
         def hook(grad_inputs: tuple, grad_outputs: tuple) -> None:
-            entry = combine_stats([grad_stats(g) for g in grad_outputs])
-            edges = []
-            for nr, grad in enumerate(grad_inputs):
-                array = graph.to_numpy(grad)
-                if array is not None and nr < len(metas):
-                    array = _sum_to(array, metas[nr].shape)
-                edges.append(None if array is None else grad_stats(array))
-            entry["edges"] = edges
+            entry = node_entry(grad_outputs, grad_inputs, metas, stats)
             if dead_units and grad_inputs and grad_inputs[0] is not None:
                 entry.update(dead_unit_counts(graph.to_numpy(grad_inputs[0])))
             self._store(node, entry)
@@ -130,6 +161,7 @@ class GradRecord:
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
+        self._stats.clear()
         for node in self.walk:
             if node.is_accumulate and node.variable is not None:
                 entry = grad_stats(node.variable.grad)

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import graph
-from .memory import human_bytes, node_bytes, user_line
+from ..location import innermost_line
+from .memory import human_bytes, node_bytes
 
 
 @dataclass
@@ -95,7 +96,7 @@ class GraphMonitor:
         ...     raise RuntimeError(str(monitor.step(loss)))
         """
         shape = graph.topology(loss)  # no edge objects: cheap enough for every step
-        _, saved, _ = node_bytes(shape)
+        _, saved, _ = node_bytes(shape, per_node=False)
         seqs = shape.seqs  # newest first when every node has one
         newest = seqs[0] if seqs and None not in seqs else max(
             (seq for seq in seqs if seq is not None), default=None)
@@ -118,7 +119,10 @@ class GraphMonitor:
     def _find_old(self, shape: graph.Topology, previous: StepRecord,
                   warning: GrowthWarning) -> None:
         limit = previous.newest_seq
-        old = {i for i, (seq, leaf) in enumerate(zip(shape.seqs, shape.accumulate))
+        seqs = shape.seqs
+        if seqs and None not in seqs and seqs[-1] > limit:
+            return  # newest first: even the oldest node is newer (the common case)
+        old = {i for i, (seq, leaf) in enumerate(zip(seqs, shape.accumulate))
                if not leaf and seq is not None and seq <= limit}
         warning.old_nodes = len(old)
         if not old:
@@ -130,8 +134,8 @@ class GraphMonitor:
                 if child in old:
                     new, was = shape.node(position), shape.node(child)
                     warning.attachments.append(Attachment(
-                        was.name(), was.seq, user_line(was), new.name(), new.seq,
-                        user_line(new)))
+                        was.name(), was.seq, innermost_line(was.stack, source=True),
+                        new.name(), new.seq, innermost_line(new.stack, source=True)))
 
     def _message(self, warning: GrowthWarning, record: StepRecord,
                  previous: StepRecord) -> str:
@@ -227,7 +231,7 @@ REMOVED = "#ffb3b3"
 def _node_key(node: graph.GraphNode) -> tuple:
     variable = node.variable
     name = node.name() if variable is None else f"{node.name()} ({variable.name or '?'})"
-    line = user_line(node)
+    line = innermost_line(node.stack, source=True)
     return (name, node.scope, line.split("  ")[0] if line else "")
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import vizgrad
 
 from .. import graph
-from .gradstats import METADATA_KEY, _sum_to, combine_stats, grad_stats
+from .gradstats import METADATA_KEY, node_entry
 
 _HANDLE: list[Any] = []  # the registered listener's handle while the switch is on
 
@@ -37,16 +37,8 @@ def _listener(raw: Any, grad_outputs: tuple, grad_inputs: tuple | None,
               error: BaseException | None) -> None:
     if error is not None or grad_inputs is None:
         return
-    entry = combine_stats([grad_stats(g) for g in grad_outputs])
     metas = [meta for row in graph.GraphNode(raw).output_meta for meta in row]
-    edges = []
-    for nr, grad in enumerate(grad_inputs):
-        array = graph.to_numpy(grad)
-        if array is not None and nr < len(metas):
-            array = _sum_to(array, metas[nr].shape)  # as the engine reduces it
-        edges.append(None if array is None else grad_stats(array))
-    entry["edges"] = edges
-    raw.metadata[METADATA_KEY] = entry
+    raw.metadata[METADATA_KEY] = node_entry(grad_outputs, grad_inputs, metas)
 
 
 def is_keeping_grad_stats() -> bool:

@@ -15,12 +15,12 @@ Example
 from __future__ import annotations
 
 import json
-import os
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import graph
+from ..location import innermost_line
 
 
 @dataclass
@@ -94,21 +94,15 @@ def human_bytes(count: float) -> str:
     return f"{count:.1f} GiB"  # pragma: no cover
 
 
-def user_line(node: graph.GraphNode) -> str:
-    """``file.py:12  code`` of the innermost user frame that created ``node``."""
-    frames = node.stack
-    if not frames:
-        return ""
-    frame = frames[-1]
-    where = f"{os.path.basename(frame.filename)}:{frame.lineno}"
-    return f"{where}  {frame.line}" if frame.line else where
-
-
-def node_bytes(walk: graph.GraphWalk | graph.Topology
+def node_bytes(walk: graph.GraphWalk | graph.Topology, per_node: bool = True
                ) -> tuple[dict[Any, tuple[int, int]], int, int]:
-    """``{raw node: (attributed bytes, held bytes)}``, total and leaf bytes of a walk."""
+    """``{raw node: (attributed bytes, held bytes)}``, total and leaf bytes of a walk.
+
+    ``per_node=False`` leaves the table empty and only counts the totals (what
+    :class:`~vizgrad.debug.GraphMonitor` takes every step).
+    """
     seen: set[int] = set()
-    per_node: dict[Any, tuple[int, int]] = {}
+    per: dict[Any, tuple[int, int]] = {}
     total = leaf = 0
     if isinstance(walk, graph.Topology):
         pairs = zip(walk.raws, walk.saved_buffers())
@@ -116,6 +110,14 @@ def node_bytes(walk: graph.GraphWalk | graph.Topology
         pairs = ((node.raw, node.saved_buffers()) for node in walk.nodes)
     for raw, buffers in pairs:  # newest first: a buffer counts at its newest holder
         if not buffers:
+            continue
+        if not per_node:
+            for key, size, is_leaf in buffers:
+                if key not in seen:
+                    seen.add(key)
+                    total += size
+                    if is_leaf:
+                        leaf += size
             continue
         own = held = 0
         mine: set[int] = set()
@@ -129,8 +131,8 @@ def node_bytes(walk: graph.GraphWalk | graph.Topology
                 own += size
                 total += size
                 leaf += size if is_leaf else 0
-        per_node[raw] = (own, held)
-    return per_node, total, leaf
+        per[raw] = (own, held)
+    return per, total, leaf
 
 
 def memory_report(roots: Any) -> MemoryReport:
@@ -155,7 +157,8 @@ def memory_report(roots: Any) -> MemoryReport:
         if found is None:
             continue
         own, held = found
-        nodes.append(NodeMemory(node.seq, node.name(), node.scope, user_line(node), own, held,
+        line = innermost_line(node.stack, source=True)
+        nodes.append(NodeMemory(node.seq, node.name(), node.scope, line, own, held,
                                 [item.name for item in node.saved
                                  if item.kind != "scalar" and not item.freed]))
         scopes[node.scope or "(top level)"] += own

@@ -5,7 +5,10 @@ Example
 >>> run = run_script("train.py")
 >>> choice = select_roots(run, target="model.loss")
 >>> choice.how
-'--target model.loss'
+"target='model.loss'"
+
+Messages and ``how`` speak this module's Python API (``target='model.loss'``,
+``step=3``); the CLI says them in its flags (``--target model.loss``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vizgrad import graph
+from vizgrad.location import user_line
 
 from .capture import ScriptRun
 from .tracebacks import user_frames
@@ -219,8 +223,10 @@ def failed_op(run: ScriptRun, params: dict[str, Any] | None = None) -> RootChoic
         frame = frames[0]
         import linecache
 
-        text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-        line = f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno}: {text}"
+        code = frame.f_code
+        text = linecache.getline(code.co_filename, frame.f_lineno).strip()
+        line = user_line(graph.StackFrame(code.co_filename, frame.f_lineno, code.co_name, text),
+                         source=True)
     failure = {"op": error.vizgrad_op, "error": type(error).__name__,
                "message": getattr(error, "vizgrad_reason", str(error)), "line": line}
     return RootChoice(roots, f"the op that raised ({error.vizgrad_op}) and its inputs",
@@ -245,7 +251,7 @@ def select_roots(run: ScriptRun, target: str | None = None, at_error: bool = Fal
     Example
     -------
     >>> select_roots(run_script("script.py"), target="model.loss").how
-    "--target model.loss"
+    "target='model.loss'"
     """
     namespace = run.namespace
     if target:
@@ -253,14 +259,14 @@ def select_roots(run: ScriptRun, target: str | None = None, at_error: bool = Fal
             value = _resolve(namespace, target)
         except (KeyError, AttributeError, IndexError) as error:
             raise NothingToRenderError(
-                f"--target {target}: the script left no {target!r} ({error!s} not found)",
+                f"target={target!r}: the script left no {target!r} ({error!s} not found)",
                 candidates(run)) from None
         roots = _roots_from_value(target, value)
         if roots is None:
             raise NothingToRenderError(
-                f"--target {target} is a {type(value).__name__}, not a tensor (or a list or "
+                f"target={target!r} is a {type(value).__name__}, not a tensor (or a list or "
                 "dict of tensors)", candidates(run))
-        return RootChoice(roots, f"--target {target}")
+        return RootChoice(roots, f"target={target!r}")
     if run.step is not None and run.step_backward is not None:
         how = (f"last backward call ({run.backward_calls})" if run.step == "last"
                else f"backward call {run.step}")
@@ -269,7 +275,7 @@ def select_roots(run: ScriptRun, target: str | None = None, at_error: bool = Fal
         needs = ("at least one backward() call" if run.step == "last"
                  else f"{run.step} backward() calls")
         raise NothingToRenderError(
-            f"--step {run.step} needs {needs} but the script made {run.backward_calls}",
+            f"step={run.step!r} needs {needs} but the script made {run.backward_calls}",
             candidates(run))
     if at_error and run.failed:
         failed = failed_op(run, script_parameters(namespace))
@@ -299,8 +305,8 @@ def select_roots(run: ScriptRun, target: str | None = None, at_error: bool = Fal
     if len(with_graph) == 1:  # nothing else to choose from: draw it, saying which
         only = with_graph[0]
         return RootChoice({only.name: only.tensor},
-                          f"the only tensor with a graph, {only.name!r} (--target {only.name})")
+                          f"the only tensor with a graph, {only.name!r} (target={only.name!r})")
     raise NothingToRenderError(
-        "found no graph to draw: no --target, no vizgrad.watch(), no backward() call and no "
+        "found no graph to draw: no target, no vizgrad.watch(), no backward() call and no "
         "global 'loss'" + (f", and {len(with_graph)} tensors with a graph to choose from"
                            if with_graph else ""), offered)

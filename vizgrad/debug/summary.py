@@ -11,13 +11,13 @@ Example
 
 from __future__ import annotations
 
-import os
 from collections import Counter, defaultdict
 from typing import Any
 
 import numpy as np
 
 from vizgrad import graph
+from vizgrad.location import innermost_line
 
 
 def _nbytes(shape: tuple[int, ...], dtype: str) -> int:
@@ -26,16 +26,6 @@ def _nbytes(shape: tuple[int, ...], dtype: str) -> int:
     except TypeError:
         itemsize = 8
     return int(np.prod(shape, dtype=np.int64)) * itemsize if shape else itemsize
-
-
-def _user_line(node: graph.GraphNode) -> str:
-    """``file.py:12  code`` of the innermost user frame that created ``node`` ('' if unknown)."""
-    frames = node.stack
-    if not frames:
-        return ""
-    frame = frames[-1]
-    where = f"{os.path.basename(frame.filename)}:{frame.lineno}"
-    return f"{where}  {frame.line}" if frame.line else where
 
 
 def _node_label(node: graph.GraphNode, names: dict[int, str]) -> str:
@@ -102,7 +92,8 @@ def graph_summary(roots: Any, names: dict[int, str] | None = None, top: int = 10
         total += size
         held += 0 if freed else size
         by_node.append({"id": node.seq, "name": node.name(), "scope": node.scope,
-                        "bytes": size, "freed": freed, "line": _user_line(node)})
+                        "bytes": size, "freed": freed,
+                        "line": innermost_line(node.stack, source=True)})
         entry = by_scope[node.scope or "(top level)"]
         entry[0] += size
         entry[1] += 1
@@ -118,7 +109,7 @@ def graph_summary(roots: Any, names: dict[int, str] | None = None, top: int = 10
     for node, level in zip(walk.nodes, levels):
         nodes.append({
             "id": node.seq, "name": node.name(), "label": _node_label(node, names),
-            "scope": node.scope, "level": level, "line": _user_line(node),
+            "scope": node.scope, "level": level, "line": innermost_line(node.stack, source=True),
             "shape": [list(meta.shape) for row in node.input_meta for meta in row][:1],
             "children": [],
         })

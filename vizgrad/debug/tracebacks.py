@@ -13,7 +13,6 @@ import types
 
 import vizgrad
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(vizgrad.__file__)) + os.sep
 _RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "capture.py")
 
 
@@ -37,10 +36,6 @@ def _chain(error: BaseException) -> list[tuple[BaseException, str | None]]:
     return chain
 
 
-def _is_user_file(filename: str) -> bool:
-    return not os.path.abspath(filename).startswith(_PACKAGE_DIR)
-
-
 def user_frames(error: BaseException) -> list[types.FrameType]:
     """The script's own frames in the traceback and its causes', innermost first.
 
@@ -52,7 +47,7 @@ def user_frames(error: BaseException) -> list[types.FrameType]:
     frames = []
     for exception, _ in reversed(_chain(error)):
         for frame, _ in traceback.walk_tb(exception.__traceback__):
-            if _is_user_file(frame.f_code.co_filename):
+            if vizgrad.watching.is_user_file(frame.f_code.co_filename):
                 frames.append(frame)
     return frames[::-1]
 
@@ -62,7 +57,7 @@ def _filtered(stack: traceback.StackSummary) -> tuple[list, int]:
     # The runner's own frame (the exec) comes first: it is not the script's, drop it.
     while frames and os.path.abspath(frames[0].filename) == _RUNNER:
         frames.pop(0)
-    kept = [frame for frame in frames if _is_user_file(frame.filename)]
+    kept = [frame for frame in frames if vizgrad.watching.is_user_file(frame.filename)]
     return kept, len(frames) - len(kept)
 
 

@@ -108,7 +108,9 @@ class ConvTranspose2d(_ConvNd):
                          groups, bias, padding_mode, output_padding, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+        # (a string padding, which only plain convolutions take, fails there, as in PyTorch)
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride,
+                                  self.padding,  # type: ignore[arg-type]
                                   self.output_padding, self.groups, self.dilation)
 
 

@@ -64,6 +64,9 @@ __all__ = [
     "softmax", "softplus", "tanh",
 ]
 
+#: An int for every spatial dimension, or one per dimension (PyTorch's ``_size_any_t``).
+Size = int | tuple[int, ...]
+
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(input, 0)``; ``inplace=True`` overwrites ``input``.
@@ -76,8 +79,8 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return input.relu_() if inplace else _relu(input)
 
 
-def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
-           dilation=1, groups: int = 1) -> Tensor:
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size = 1,
+           padding: Size | str = 0, dilation: Size = 1, groups: int = 1) -> Tensor:
     """1-d convolution of (N, C_in, L) with ``weight`` (C_out, C_in/groups, k).
 
     Example
@@ -88,8 +91,8 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return convolution(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
-def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
-           dilation=1, groups: int = 1) -> Tensor:
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size = 1,
+           padding: Size | str = 0, dilation: Size = 1, groups: int = 1) -> Tensor:
     """2-d convolution of (N, C_in, H, W) with ``weight`` (C_out, C_in/groups, kH, kW).
 
     ``padding`` is an int, a pair, ``'same'`` (stride 1) or ``'valid'``.  The node
@@ -103,8 +106,8 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return convolution(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
-def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
-           dilation=1, groups: int = 1) -> Tensor:
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Size = 1,
+           padding: Size | str = 0, dilation: Size = 1, groups: int = 1) -> Tensor:
     """3-d convolution of (N, C_in, D, H, W) with ``weight`` (C_out, C_in/groups, kD, kH, kW).
 
     Example
@@ -114,8 +117,9 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return convolution(input, weight, bias, stride, padding, dilation, groups, 3)
 
 
-def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
-                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Size = 1, padding: Size = 0, output_padding: Size = 0,
+                     groups: int = 1, dilation: Size = 1) -> Tensor:
     """1-d transposed convolution; ``weight`` is (C_in, C_out/groups, k).
 
     Example
@@ -126,8 +130,9 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                                  groups, dilation, 1)
 
 
-def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
-                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Size = 1, padding: Size = 0, output_padding: Size = 0,
+                     groups: int = 1, dilation: Size = 1) -> Tensor:
     """2-d transposed convolution ("deconvolution"); ``weight`` is (C_in, C_out/groups, kH, kW).
 
     The output size is ``(in - 1) * stride - 2 * padding + dilation * (k - 1)

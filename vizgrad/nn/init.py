@@ -102,7 +102,7 @@ def eye_(tensor: Tensor) -> Tensor:
         return tensor
     if tensor.ndim != 2:
         raise ValueError("eye_ needs a 2-D tensor")
-    return _fill(tensor, np.eye(*tensor.shape))
+    return _fill(tensor, np.eye(tensor.shape[0], tensor.shape[1]))
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:

@@ -321,7 +321,7 @@ class Module:
         for name, param in self._named_tensors("_parameters", prefix, recurse, remove_duplicate):
             if rename:
                 param.name = name
-            yield name, param
+            yield name, param  # type: ignore[misc]  # _parameters holds Parameters
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         for _, param in self.named_parameters(recurse=recurse):

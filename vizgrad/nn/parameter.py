@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.factory import _to_array
+from ..core.factory import to_array
 from ..core.tensor import Tensor
 
 
@@ -25,9 +25,9 @@ class Parameter(Tensor):
 
     def __init__(self, data: Any = None, requires_grad: bool = True) -> None:
         if data is None:
-            data = _to_array([], "float32", None)
+            data = to_array([], "float32", None)
         # A Parameter takes over the array of a tensor (no copy), like torch.nn.Parameter.
-        array = data.array if isinstance(data, Tensor) else _to_array(data, None, None)
+        array = data.array if isinstance(data, Tensor) else to_array(data, None, None)
         self.array = array
         self._init_state(False, None, 0)
         if requires_grad:

@@ -11,9 +11,10 @@ from ..core.tensor import Tensor
 
 
 def _with_grads(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
+    """The gradients (Tensors) of the parameters that have one."""
     if isinstance(parameters, Tensor):
         parameters = [parameters]
-    return [p for p in parameters if p.grad is not None]
+    return [p.grad for p in parameters if p.grad is not None]
 
 
 def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
@@ -27,30 +28,28 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
     -------
     >>> total = vizgrad.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     """
-    params = _with_grads(parameters)
-    if not params:
+    grads = _with_grads(parameters)
+    if not grads:
         return make_tensor(0.0)
     norm_type = float(norm_type)
-    xp = array_module(params[0].grad.array)
+    xp = array_module(grads[0].array)
     if norm_type == math.inf:
-        norms = [float(xp.abs(p.grad.array).max()) for p in params]
+        norms = [float(xp.abs(g.array).max()) for g in grads]
         total = max(norms)
     else:
-        total = float(sum(float((xp.abs(p.grad.array.astype("float64")) ** norm_type).sum())
-                          for p in params) ** (1.0 / norm_type))
+        total = float(sum(float((xp.abs(g.array.astype("float64")) ** norm_type).sum())
+                          for g in grads) ** (1.0 / norm_type))
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(f"the total norm of order {norm_type} of the gradients is "
                            f"{total}; pass error_if_nonfinite=False to clip anyway")
     coefficient = max_norm / (total + 1e-6)
     if coefficient < 1:
-        for p in params:
-            grad = p.grad.array
-            p.grad.array = (grad * coefficient).astype(grad.dtype, copy=False)
-    return make_tensor(total, dtype=params[0].grad.dtype)
+        for g in grads:
+            g.array = (g.array * coefficient).astype(g.array.dtype, copy=False)
+    return make_tensor(total, dtype=grads[0].dtype)
 
 
 def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -> None:
     """Clamp every gradient element into ``[-clip_value, clip_value]``."""
-    for p in _with_grads(parameters):
-        grad = p.grad.array
-        p.grad.array = array_module(grad).clip(grad, -clip_value, clip_value)
+    for g in _with_grads(parameters):
+        g.array = array_module(g.array).clip(g.array, -clip_value, clip_value)

@@ -20,7 +20,8 @@ import math
 
 from ..core.backend import array_module
 from ..core.dual import plus, scaled
-from ..core.function import Function
+from ..core.function import Function, binary_operator
+from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from .copying import where
 from .elementwise import erf, erf_array, exp
@@ -50,7 +51,7 @@ class Tanh(Function):
 
     @staticmethod
     def jvp(args, tangents, result):  # t (1 - r^2): tanh's own backward op, one node
-        return TanhBackward.apply(tangents[0], result)
+        return _tanh_backward(tangents[0], result)
 
 
 class TanhBackward(Function):
@@ -99,7 +100,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def jvp(args, tangents, result):  # t r (1 - r): sigmoid's own backward op
-        return SigmoidBackward.apply(tangents[0], result)
+        return _sigmoid_backward(tangents[0], result)
 
 
 class SigmoidBackward(Function):
@@ -128,6 +129,11 @@ class SigmoidBackward(Function):
                     scaled(tangents[1], grad * (1.0 - 2.0 * out)))
 
 
+# ``TanhBackward.apply`` / ``SigmoidBackward.apply`` with the operators' shortcut when
+# nothing is recorded (a forward-mode rule under the lean path: no apply loop)
+_tanh_backward = binary_operator(TanhBackward)
+_sigmoid_backward = binary_operator(SigmoidBackward)
+
 class Relu(Function):
     """max(x, 0); backward: grad where y > 0, else 0."""
     infer_shape = staticmethod(same)
@@ -141,6 +147,8 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_values
+        if not grad_enabled() and result.ndim:  # a plain backward: on the arrays
+            return Tensor._make(grad.array * (result.array > 0))  # (0-d: a NumPy scalar)
         return grad * (result.array > 0)
 
     @staticmethod
@@ -403,6 +411,13 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_values
+        if not grad_enabled() and result.ndim:  # a plain backward: on the arrays
+            # (not 0-d, where NumPy's exp gives a scalar, not an array)
+            g = grad.array
+            xp = array_module(g)
+            out = xp.exp(result.array)
+            out *= g.sum(axis=ctx.dim, keepdims=True)
+            return Tensor._make(xp.subtract(g, out, out=out)), None
         return grad - result.exp() * grad.sum(dim=ctx.dim, keepdim=True), None
 
     @staticmethod

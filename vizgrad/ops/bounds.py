@@ -16,7 +16,7 @@ from ..core.backend import array_module
 from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.tensor import Tensor
-from .copying import where
+from .copying import where, where_tangent
 from .operands import array_of as _data
 from .operands import binary, promote, result_type
 from .shape_rules import binary_op, elementwise
@@ -91,6 +91,17 @@ class ClampTensor(Function):
         if low is not None:
             return where(input >= low, grad, 0.0), where(input < low, grad, 0.0), None
         return where(input <= high, grad, 0.0), None, where(input > high, grad, 0.0)
+
+    @staticmethod
+    def jvp(args, tangents, result):  # PyTorch's clamp_jvp: the winning side's tangent
+        input, low, high = (_data(t) for t in args)
+        tangent, low_t, high_t = tangents
+        if low is not None and high is not None:
+            return where_tangent(low > high, high_t, where_tangent(
+                input < low, low_t, where_tangent(input > high, high_t, tangent)))
+        if low is not None:
+            return where_tangent(input > low, tangent, low_t)
+        return where_tangent(input < high, tangent, high_t)
 
 
 class Maximum(Function):

@@ -121,6 +121,14 @@ def where(condition, input, other):
     return Where.apply(condition, input, other)
 
 
+def where_tangent(condition, first, second):
+    """``where(condition, first, second)`` for tangents, an absent one (None) being 0:
+    None when both are absent (no zeros made)."""
+    if first is None and second is None:
+        return None
+    return where(condition, 0.0 if first is None else first, 0.0 if second is None else second)
+
+
 def clone(input):
     return Clone.apply(input)
 

@@ -71,6 +71,12 @@ class Cumprod(Function):
         x, result = ctx.saved_values
         return _cumprod_grad(x, result, grad, ctx.dim), None
 
+    @staticmethod
+    def jvp(args, tangents, result):
+        input, dim = args
+        (dim,) = normalize_dims(dim, input.ndim)
+        return _cumprod_jvp(input, tangents[0], result, dim)
+
 
 def _cumprod_grad(x, out, grad, dim):
     """``grad_k = sum_{j>=k} grad_j prod_{i<=j, i!=k} x_i``, exact at zeros to every order.
@@ -95,6 +101,35 @@ def _cumprod_grad(x, out, grad, dim):
         out = Cumprod.apply(x, dim)
     for before, before_grad, first, at_zero in reversed(levels):
         result = where(before, before_grad, where(first, result, result * at_zero))
+    return result
+
+
+def _cumprod_jvp(x, tangent, out, dim):
+    """``d out_j = sum_{k<=j} t_k prod_{i<=j, i!=k} x_i``, exact at zeros to every order.
+
+    Without zeros it is ``out * cumsum(t / x)``.  With zeros, per slice: before the first
+    zero z that formula holds; from z on, ``d out_j = t_z c_j + x_z h_j`` where c is the
+    cumprod of x with x_z replaced by 1 and h this same tangent for that x and t with
+    t_z replaced by 0 (x_z is 0, but kept as a factor so its derivative is right).
+    Levels are peeled iteratively, one per zero, as ``_cumprod_grad`` does.
+    """
+    xp = array_module(x.array)
+    levels = []
+    while True:
+        zero = x.array == 0
+        if not zero.any():
+            result = out * Cumsum.apply(tangent / x, dim)
+            break
+        seen = xp.cumsum(zero, axis=dim)
+        first, before = zero & (seen == 1), seen == 0
+        levels.append((before, out * Cumsum.apply(tangent / where(before, x, 1.0), dim),
+                       where(first, tangent, 0.0).sum(dim=dim, keepdim=True),
+                       where(first, x, 0.0).sum(dim=dim, keepdim=True)))
+        x, tangent = where(first, 1.0, x), where(first, 0.0, tangent)
+        out = Cumprod.apply(x, dim)
+        levels[-1] += (out,)
+    for before, before_tangent, t_zero, x_zero, rest_out in reversed(levels):
+        result = where(before, before_tangent, t_zero * rest_out + x_zero * result)
     return result
 
 

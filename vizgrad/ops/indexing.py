@@ -18,7 +18,7 @@ from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.tensor import Tensor
-from .copying import where
+from .copying import where, where_tangent
 from .operands import array_of as _array
 from .shape_rules import broadcast, index_shape, same, shape_of
 from .shape_rules import dim as _checked_dim
@@ -151,6 +151,14 @@ class SetItem(Function):
         grad_input = SetItem.apply(grad, 0.0, key)
         return grad_input, grad[key], None
 
+    @staticmethod
+    def jvp(args, tangents, result):  # the input's tangent with the value's written at key
+        input, _, key = args
+        tangent, value_tangent = tangents[0], tangents[1]
+        if tangent is None:  # the region still varies: zeros elsewhere (as PyTorch)
+            tangent = _zeros(value_tangent, input.shape)
+        return SetItem.apply(tangent, 0.0 if value_tangent is None else value_tangent, key)
+
 
 def getitem(input, key):
     key, basic = normalize_key(key)
@@ -237,6 +245,16 @@ class ScatterAdd(Function):
         index = ctx._saved_index.array
         return grad, None, None, _fit(Gather.apply(grad, ctx.dim, index), ctx.src_shape)
 
+    @staticmethod
+    def jvp(args, tangents, result):  # linear in (input, src): the op on the tangents
+        input, dim, index, src = args
+        tangent, src_tangent = tangents[0], tangents[3]
+        if src_tangent is None:
+            return tangent
+        if tangent is None:
+            tangent = _zeros(src_tangent, input.shape)
+        return ScatterAdd.apply(tangent, dim, index, src_tangent)
+
 
 class Scatter(Function):
     """``scatter(dim, index, src)``: later duplicates win; overwritten entries get no grad."""
@@ -262,6 +280,16 @@ class Scatter(Function):
         grad_input = ScatterValue.apply(grad, ctx.dim, index, 0.0)
         return grad_input, None, None, _fit(Gather.apply(grad, ctx.dim, index), ctx.src_shape)
 
+    @staticmethod
+    def jvp(args, tangents, result):  # the input's tangent with the src's scattered in
+        input, dim, index, src = args
+        tangent, src_tangent = tangents[0], tangents[3]
+        if src_tangent is None:
+            return ScatterValue.apply(tangent, dim, index, 0.0)
+        if tangent is None:
+            tangent = _zeros(src_tangent, input.shape)
+        return Scatter.apply(tangent, dim, index, src_tangent)
+
 
 class ScatterValue(Function):
     """``scatter(dim, index, value)`` with a number."""
@@ -285,6 +313,10 @@ class ScatterValue(Function):
     @staticmethod
     def backward(ctx, grad):
         return ScatterValue.apply(grad, ctx.dim, ctx._saved_index.array, 0.0), None, None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # the scattered places are constant
+        return ScatterValue.apply(tangents[0], args[1], args[2], 0.0)
 
 
 def _head(src, shape):
@@ -356,6 +388,16 @@ class IndexAdd(Function):
             grad_source = grad_source * ctx.alpha
         return grad, None, None, grad_source, None
 
+    @staticmethod
+    def jvp(args, tangents, result):  # linear in (input, source): the op on the tangents
+        input, dim, index, _, alpha = args
+        tangent, source_tangent = tangents[0], tangents[3]
+        if source_tangent is None:
+            return tangent
+        if tangent is None:
+            tangent = _zeros(source_tangent, input.shape)
+        return IndexAdd.apply(tangent, dim, index, source_tangent, alpha)
+
 
 class MaskedFill(Function):
     """value where mask, else input; backward: grad where not mask, 0 where mask."""
@@ -400,6 +442,10 @@ class MaskedFillTensor(Function):
     def backward(ctx, grad):
         mask = ctx._saved_mask.array
         return where(mask, 0.0, grad), None, where(mask, grad, 0.0)
+
+    @staticmethod
+    def jvp(args, tangents, result):  # the value's tangent where masked, else the input's
+        return where_tangent(_array(args[1]), tangents[2], tangents[0])
 
 
 def _index(index):

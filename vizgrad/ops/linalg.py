@@ -9,6 +9,7 @@ from ..core.backend import array_module
 from ..core.dual import LINEAR, bilinear, plus
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from .operands import same_dtype as _same_dtype
 from .operands import save_crossed, saved_crossed
@@ -184,7 +185,7 @@ class Einsum(Function):
         ctx.equation = ",".join(parsed) + "->" + output
         for operand in operands[1:]:
             _same_dtype("einsum", operands[0], operand)
-        if ctx._grad_mask:
+        if ctx.needs_input_grad[1]:
             ctx.save_for_backward(*[o for o, need in zip(operands, _needed(ctx)) if need])
         return array_module(operands[0]).einsum(equation.replace(" ", ""), *operands)
 
@@ -243,7 +244,7 @@ class Einsum(Function):
 def _needed(ctx) -> list[bool]:
     """Per einsum operand: whether another operand's gradient needs it (only those are
     saved, as PyTorch's products do)."""
-    wanted = [node is not None for node in ctx._next_nodes]
+    wanted = [node is not None for node, _ in ctx.next_functions]
     return [any(w for k, w in enumerate(wanted) if k != j) for j in range(len(wanted))]
 
 
@@ -288,10 +289,54 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     return Triu.apply(input, diagonal)
 
 
+def column_major(array: object) -> bool:
+    """True for a 2-d array laid out column by column, as ``weight.T`` of a C-ordered
+    weight is.  PyTorch's ``mm_mat1/mat2_backward`` compute such an operand's gradient
+    as ``(b @ a).T``, so that it comes out in the operand's own layout: through
+    ``TBackward0`` the weight then gets a C-ordered gradient, which AccumulateGrad can
+    keep as it is (a transposed one costs a transposing copy, ten times a plain one,
+    and strided reads in every optimizer step)."""
+    flags = getattr(array, "flags", None)
+    return flags is not None and flags.f_contiguous and not flags.c_contiguous
+
+
+def mm_grads(ctx: object, grad: Tensor, mat1: Tensor | None, mat2: Tensor | None) -> tuple:
+    """The gradients of ``mat1 @ mat2`` (None for an operand not saved), each in its
+    operand's layout (``ctx._mat1_t`` / ``ctx._mat2_t``: set by forward when the operand
+    was column-major)."""
+    grad1 = grad2 = None
+    if not grad_enabled():  # a plain backward: on the arrays, nothing to record
+        g = grad.array
+        xp = array_module(g)
+        if mat2 is not None:
+            grad1 = Tensor._make(xp.matmul(mat2.array, g.T).T if ctx._mat1_t  # type: ignore[attr-defined]
+                                 else xp.matmul(g, mat2.array.T))
+        if mat1 is not None:
+            grad2 = Tensor._make(xp.matmul(g.T, mat1.array).T if ctx._mat2_t  # type: ignore[attr-defined]
+                                 else xp.matmul(mat1.array.T, g))
+        return grad1, grad2
+    if mat2 is not None:  # d mat1 = grad @ mat2.T
+        grad1 = (Mm.apply(mat2, grad.t()).t() if ctx._mat1_t  # type: ignore[attr-defined]
+                 else Mm.apply(grad, mat2.t()))
+    if mat1 is not None:  # d mat2 = mat1.T @ grad
+        grad2 = (Mm.apply(grad.t(), mat1).t() if ctx._mat2_t  # type: ignore[attr-defined]
+                 else Mm.apply(mat1.t(), grad))
+    return grad1, grad2
+
+
+def note_layouts(ctx: object, mat1: object, mat2: object) -> None:
+    """Remember which operands of a matrix product are column-major (see ``mm_grads``)."""
+    if column_major(mat1):
+        ctx._mat1_t = True  # type: ignore[attr-defined]
+    if column_major(mat2):
+        ctx._mat2_t = True  # type: ignore[attr-defined]
+
+
 class Mm(Function):
     """Matrix product of two 2-D tensors (``torch.mm``: no broadcasting)."""
 
     saved_if_needed = ("self", "mat2")
+    saved_defaults = {"_mat1_t": False, "_mat2_t": False}  # see mm_grads
 
     @staticmethod
     def infer_shape(self, mat2):
@@ -306,13 +351,13 @@ class Mm(Function):
             raise ValueError(f"mm expects two 2-D tensors, got {self.ndim}-D and {mat2.ndim}-D")
         _same_dtype("mm", self, mat2)
         save_crossed(ctx, 0, self, mat2)  # each only for the other's gradient
+        note_layouts(ctx, self, mat2)
         return array_module(self).matmul(self, mat2)
 
     @staticmethod
     def backward(ctx, grad):
         self, mat2 = saved_crossed(ctx, 0)
-        return (Mm.apply(grad, mat2.t()) if mat2 is not None else None,
-                Mm.apply(self.t(), grad) if self is not None else None)
+        return mm_grads(ctx, grad, self, mat2)
 
     @staticmethod
     def jvp(args, tangents, result):  # bilinear: one term per operand's tangent

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 
 from ..core.backend import array_module
+from ..core.dual import bilinear, plus
 from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.stack import user_location
@@ -193,6 +194,10 @@ class Conv(Function):
             grad_bias = _bias_grad(grad, len(input_shape) - 2)
         return grad_input, grad_weight, grad_bias, None, None, None, None
 
+    @staticmethod
+    def jvp(args, tangents, result):  # bilinear in (input, weight), plus the bias tangent
+        return _conv_jvp(Conv, args, tangents)
+
 
 class ConvTranspose(Function):
     """Transposed convolution: the adjoint of ``Conv`` in its input (weight (Cin, Cout/g, *k))."""
@@ -238,6 +243,10 @@ class ConvTranspose(Function):
             grad_bias = _bias_grad(grad, len(input_shape) - 2)
         return grad_input, grad_weight, grad_bias, None, None, None, None, None
 
+    @staticmethod
+    def jvp(args, tangents, result):  # bilinear in (input, weight), plus the bias tangent
+        return _conv_jvp(ConvTranspose, args, tangents)
+
 
 class ConvWeight(Function):
     """The weight gradient of a convolution: correlate ``input`` with the output gradient."""
@@ -268,6 +277,21 @@ class ConvWeight(Function):
         if need[1]:
             grad_grad = Conv.apply(input, grad_weight, None, *args)
         return grad_input, grad_grad, None, None, None, None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # bilinear in (input, grad)
+        rest = args[2:]
+        return bilinear(lambda a, b: ConvWeight.apply(a, b, *rest), args[:2], tangents[:2])
+
+
+def _conv_jvp(op, args, tangents):
+    """``op(ti, w) + op(x, tw) + tb`` (a term left out where its tangent is absent)."""
+    input, weight, _, *rest = args
+    tangent = bilinear(lambda a, b: op.apply(a, b, None, *rest), (input, weight), tangents[:2])
+    bias_tangent = tangents[2]
+    if bias_tangent is not None:  # broadcast over the batch and the spatial dims
+        bias_tangent = bias_tangent.reshape((-1,) + (1,) * (input.ndim - 2))
+    return plus(tangent, bias_tangent)
 
 
 def _check(input, weight, n: int, groups: int, transposed: bool, name: str) -> None:

@@ -19,7 +19,7 @@ from ..core.tensor import Tensor
 from .activations import softmax
 from .copying import where
 from .indexing import IndexBackward
-from .linalg import Mm, matmul
+from .linalg import matmul, mm_grads, note_layouts
 from .nn_dropout import dropout
 from .operands import same_dtype, save_crossed, saved_crossed
 from .shape_rules import broadcast
@@ -30,7 +30,7 @@ class Addmm(Function):
     """``beta * self + alpha * (mat1 @ mat2)``: the fused linear layer, PyTorch's
     ``addmm(bias, input, weight.t())`` (so the weight reaches it through ``TBackward0``)."""
 
-    saved_defaults = {"alpha": 1, "beta": 1}
+    saved_defaults = {"alpha": 1, "beta": 1, "_mat1_t": False, "_mat2_t": False}
     saved_if_needed = ("mat1", "mat2")
 
     @staticmethod
@@ -49,6 +49,7 @@ class Addmm(Function):
     def forward(ctx, self, mat1, mat2, beta=1, alpha=1):
         same_dtype("linear", mat1, mat2)
         save_crossed(ctx, 1, mat1, mat2)  # each only for the other's gradient
+        note_layouts(ctx, mat1, mat2)  # the weight arrives as weight.T: column-major
         out = array_module(mat1).matmul(mat1, mat2)
         if alpha != 1:
             ctx.alpha = alpha
@@ -64,8 +65,7 @@ class Addmm(Function):
         scaled = grad * ctx.alpha if ctx.alpha != 1 else grad
         # The bias gradient is ``grad`` itself; the engine sums it to the bias's shape.
         return (grad * ctx.beta if ctx.beta != 1 else grad,
-                None if mat2 is None else Mm.apply(scaled, mat2.t()),
-                None if mat1 is None else Mm.apply(mat1.t(), scaled), None, None)
+                *mm_grads(ctx, scaled, mat1, mat2), None, None)
 
     @staticmethod
     def jvp(args, tangents, result):  # beta self + alpha mat1 @ mat2: linear in each

@@ -17,9 +17,10 @@ from __future__ import annotations
 import math
 
 from ..core.backend import array_module
-from ..core.dual import no_jvp_error, plus, scaled
+from ..core.dual import has_tangent, no_jvp_error, plus, scaled
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from .activations import log_softmax
 from .copying import where
@@ -219,7 +220,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     data = input.array
     if bool(((data < 0) | (data > 1)).any()):
         raise ValueError("binary_cross_entropy: all input values must be between 0 and 1")
-    if isinstance(target, Tensor) and (weight is None or not weight.requires_grad):
+    if isinstance(target, Tensor) and (weight is None or not _varies(weight)):
         return BinaryCrossEntropy.apply(input, target, None if weight is None else
                                         weight.array, reduction)
     loss = -(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input))
@@ -246,9 +247,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
         raise ValueError(f"binary_cross_entropy_with_logits: target size "
                          f"{tuple(target.shape)} must match the input size "
                          f"{tuple(input.shape)}")
-    if isinstance(target, Tensor) and all(w is None or not w.requires_grad
+    if isinstance(target, Tensor) and all(w is None or not _varies(w)
                                           for w in (weight, pos_weight)):
-        # PyTorch's one node; weights that want gradients take the composition below
+        # PyTorch's one node; weights that want gradients (or carry a forward-mode
+        # tangent) take the composition below
         return BinaryCrossEntropyWithLogits.apply(
             input, target, None if weight is None else weight.array,
             None if pos_weight is None else pos_weight.array, reduction)
@@ -335,6 +337,7 @@ class NllLoss(Function):
         ctx.save_for_backward(self)  # torch keeps it too (``_saved_self``)
         # Private working values (a leading underscore keeps them out of _saved_* scans).
         ctx._self_shape, ctx._safe, ctx._weights = self.shape, safe, weights
+        ctx._total = total
         if reduction == "none":
             return losses.reshape(target.shape)
         if reduction == "sum":
@@ -343,13 +346,20 @@ class NllLoss(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        from .indexing import scatter
-
         xp = array_module(ctx._safe)
         coefficient = -ctx._weights
         if ctx.reduction == REDUCTION_CODES["mean"]:
-            coefficient = coefficient / ctx._saved_total_weight.array
+            coefficient = coefficient / ctx._total
         count = ctx._safe.shape[0]
+        if not grad_enabled():  # a plain backward: on the arrays, nothing to record
+            g = grad.array
+            out = xp.zeros((count, ctx._self_shape[-1]), dtype=g.dtype)
+            out[xp.arange(count), ctx._safe] = (
+                (g.reshape(count) if ctx.reduction == 0 else g.reshape(1))
+                * coefficient.astype(g.dtype, copy=False))
+            return Tensor._make(out.reshape(ctx._self_shape)), None, None, None, None
+        from .indexing import scatter
+
         upstream = grad.reshape(count) if ctx.reduction == 0 else grad.reshape(1)
         values = (upstream * Tensor.from_array(coefficient.astype(grad.dtype))).unsqueeze(1)
         zeros = Tensor.from_array(xp.zeros((count, ctx._self_shape[-1]), dtype=grad.dtype))
@@ -388,7 +398,7 @@ class MseLoss(Function):
         difference = self - target
         scale = 2.0 / difference.numel() if ctx.reduction == REDUCTION_CODES["mean"] else 2.0
         grad_self = difference * (grad * scale)
-        return grad_self, -grad_self if ctx.needs_grad(1) else None, None
+        return grad_self, -grad_self if ctx.needs_input_grad[1] else None, None
 
     @staticmethod
     def jvp(args, tangents, result):  # 2 (x - y)(tx - ty), reduced as the loss
@@ -397,6 +407,11 @@ class MseLoss(Function):
         if reduction == "none":
             return slope
         return slope.sum() if reduction == "sum" else slope.mean()
+
+
+def _varies(weight: Tensor) -> bool:
+    """The weight wants a gradient or has a tangent: the fused loss treats it as a constant."""
+    return weight.requires_grad or has_tangent(weight)
 
 
 def _reduced(loss, reduction: str):
@@ -448,16 +463,16 @@ class BinaryCrossEntropyWithLogits(Function):
         weight = None if ctx._weight is None else Tensor.from_array(ctx._weight)
         grad_x = grad_target = None
         if ctx._pos_weight is None:
-            if ctx.needs_grad(0):
+            if ctx.needs_input_grad[0]:
                 grad_x = x.sigmoid() - target
-            if ctx.needs_grad(1):
+            if ctx.needs_input_grad[1]:
                 grad_target = -x
         else:
             pos = Tensor.from_array(ctx._pos_weight)
             scale = (pos - 1.0) * target + 1.0
-            if ctx.needs_grad(0):
+            if ctx.needs_input_grad[0]:
                 grad_x = x.sigmoid() * scale - pos * target
-            if ctx.needs_grad(1):
+            if ctx.needs_input_grad[1]:
                 from .activations import softplus
 
                 grad_target = (pos - 1.0) * softplus(-x) - x
@@ -467,6 +482,25 @@ class BinaryCrossEntropyWithLogits(Function):
                 term = term * g if weight is None else term * weight * g
             out.append(term)
         return out[0], out[1], None, None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # the elementwise slopes times the tangents, reduced
+        from .activations import softplus
+
+        x, target, weight, pos_weight, reduction = args  # weights: arrays (constants)
+        x_slope = target_slope = None
+        if pos_weight is None:
+            if tangents[0] is not None:
+                x_slope = x.sigmoid() - target
+            if tangents[1] is not None:
+                target_slope = -x
+        else:
+            pos = _as_tensor(pos_weight)
+            if tangents[0] is not None:
+                x_slope = x.sigmoid() * ((pos - 1.0) * target + 1.0) - pos * target
+            if tangents[1] is not None:
+                target_slope = (pos - 1.0) * softplus(-x) - x
+        return _weighted_jvp((x_slope, target_slope), tangents, weight, reduction)
 
 
 class BinaryCrossEntropy(Function):
@@ -503,9 +537,36 @@ class BinaryCrossEntropy(Function):
         if ctx._weight is not None:
             g = g * Tensor.from_array(ctx._weight)
         grad_p = grad_target = None
-        if ctx.needs_grad(0):  # torch: (p - t) / max((1 - p) p, 1e-12)
+        if ctx.needs_input_grad[0]:  # torch: (p - t) / max((1 - p) p, 1e-12)
             grad_p = (p - target) / clamp((1.0 - p) * p, min=1e-12) * g
-        if ctx.needs_grad(1):
+        if ctx.needs_input_grad[1]:
             grad_target = (clamp((1.0 - p).log(), min=-100.0)
                            - clamp(p.log(), min=-100.0)) * g
         return grad_p, grad_target, None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # the slopes backward uses, times the tangents, reduced
+        from .bounds import clamp
+
+        p, target, weight, reduction = args  # weight: an array (a constant)
+        p_slope = target_slope = None
+        if tangents[0] is not None:
+            p_slope = (p - target) / clamp((1.0 - p) * p, min=1e-12)
+        if tangents[1] is not None:
+            target_slope = clamp((1.0 - p).log(), min=-100.0) - clamp(p.log(), min=-100.0)
+        return _weighted_jvp((p_slope, target_slope), tangents, weight, reduction)
+
+
+def _as_tensor(value) -> Tensor:
+    return value if isinstance(value, Tensor) else Tensor.from_array(value)
+
+
+def _weighted_jvp(slopes, tangents, weight, reduction: str) -> Tensor:
+    """``sum_i slope_i * tangent_i``, times the (constant) weight, reduced as the loss."""
+    total = None
+    for slope, tangent in zip(slopes, tangents):
+        if slope is not None:
+            total = plus(total, slope * tangent)
+    if weight is not None:
+        total = total * _as_tensor(weight)
+    return _reduce(total, reduction)

@@ -145,8 +145,28 @@ class NativeLayerNorm(Function):
         grad_input = rstd * (scaled - scaled.mean(dim=dims, keepdim=True)
                              - normalized * (scaled * normalized).mean(dim=dims, keepdim=True))
         # weight and bias gradients are reduced to their shapes by the engine (SumTo)
-        return (grad_input, grad * normalized if ctx.needs_grad(1) else None,
-                grad if ctx.needs_grad(2) else None, None, None)
+        return (grad_input, grad * normalized if ctx.needs_input_grad[1] else None,
+                grad if ctx.needs_input_grad[2] else None, None, None)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        """``rstd (t - mean t - n mean(n t)) w + n tw + tb`` (n: the normalised input),
+        the statistics recomputed with differentiable ops (nested levels see them)."""
+        input, weight, _, normalized_shape, eps = args
+        tangent, weight_tangent, bias_tangent = tangents[:3]
+        dims = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+        centred = input - input.mean(dim=dims, keepdim=True)
+        rstd = ((centred * centred).mean(dim=dims, keepdim=True) + eps) ** -0.5
+        normalized = centred * rstd
+        out = None
+        if tangent is not None:
+            out = rstd * (tangent - tangent.mean(dim=dims, keepdim=True) - normalized
+                          * (normalized * tangent).mean(dim=dims, keepdim=True))
+            if isinstance(weight, Tensor):
+                out = out * weight
+        if weight_tangent is not None:
+            out = plus(out, normalized * weight_tangent)
+        return plus(out, bias_tangent)
 
 
 def _layer_norm_grads(ctx, grad, x, weight):
@@ -159,8 +179,8 @@ def _layer_norm_grads(ctx, grad, x, weight):
         scaled - scaled.mean(axis=dims, keepdims=True)
         - normalized * (scaled * normalized).mean(axis=dims, keepdims=True))
     return (Tensor.from_array(grad_input.astype(g.dtype, copy=False)),
-            Tensor.from_array(g * normalized) if ctx.needs_grad(1) else None,
-            grad if ctx.needs_grad(2) else None, None, None)
+            Tensor.from_array(g * normalized) if ctx.needs_input_grad[1] else None,
+            grad if ctx.needs_input_grad[2] else None, None, None)
 
 
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,

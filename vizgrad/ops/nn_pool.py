@@ -133,6 +133,16 @@ class MaxPool2d(Function):
         return (max_unpool_grad(grad, indices.array, ctx.input_shape),
                 None, None, None, None, None)
 
+    @staticmethod
+    def jvp(args, tangents, result):  # the tangent at each window's winner; indices: none
+        from .indexing import Gather
+
+        indices = result[1].array
+        shape = tangents[0].shape
+        planes = tangents[0].reshape(-1, shape[-2] * shape[-1])
+        picked = Gather.apply(planes, 1, indices.reshape(planes.shape[0], -1))
+        return picked.reshape(indices.shape), None
+
 
 def max_unpool_grad(grad: Tensor, indices, input_shape) -> Tensor:
     """Scatter-add ``grad`` to the positions ``indices`` (flat in each H*W plane)."""

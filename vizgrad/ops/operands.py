@@ -170,12 +170,12 @@ def same_dtype(name: str, first: Any, second: Any) -> None:
 def save_crossed(ctx: Any, first: int, input: Any, other: Any) -> None:
     """Save what a product-like backward needs: ``other`` when argument ``first``
     (``input``) wants a gradient, ``input`` when argument ``first + 1`` does."""
-    mask = ctx._grad_mask >> first & 3
-    if mask == 3:
+    need = ctx.needs_input_grad
+    if need[first] and need[first + 1]:
         ctx.save_for_backward(input, other)
-    elif mask == 1:
+    elif need[first]:
         save_one(ctx, first + 1, other)
-    elif mask == 2:
+    elif need[first + 1]:
         save_one(ctx, first, input)
 
 
@@ -189,10 +189,10 @@ def save_one(ctx: Any, position: int, value: Any) -> None:
 
 def saved_crossed(ctx: Any, first: int) -> tuple:
     """``(input, other)`` as ``save_crossed`` kept them; None for the one not saved."""
-    mask = ctx._grad_mask >> first & 3
+    need = ctx.needs_input_grad
     saved = ctx.saved_values
-    if mask == 3:
+    if need[first] and need[first + 1]:
         return saved
-    position = first + 1 if mask == 1 else first
+    position = first + 1 if need[first] else first
     value = saved[0] if saved else getattr(ctx, "_saved_" + ctx.fn.arg_names[position])
-    return (None, value) if mask == 1 else (value, None)
+    return (None, value) if need[first] else (value, None)

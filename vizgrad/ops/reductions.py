@@ -271,6 +271,11 @@ class Prod(Function):
         (x,) = ctx.saved_values
         return grad * _others_product(x.reshape(-1), 0).reshape(x.shape)
 
+    @staticmethod
+    def jvp(args, tangents, result):  # sum(t * product of the others): exact at zeros
+        flat = args[0].reshape(-1)
+        return (tangents[0].reshape(-1) * _others_product(flat, 0)).sum()
+
 
 class ProdDim(Function):
     """Product along dim; backward: grad * the product of the other elements of each slice."""
@@ -293,6 +298,12 @@ class ProdDim(Function):
         (x,) = ctx.saved_values
         grad = expand_reduced(grad, x.shape, (ctx.dim,), ctx.keepdim)
         return grad * _others_product(x, ctx.dim), None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # sum over dim of t * product of the others
+        input, dim, keepdim = args
+        (dim,) = normalize_dims(dim, input.ndim)
+        return (tangents[0] * _others_product(input, dim)).sum(dim, keepdim=keepdim)
 
 
 def _tie_weights(x, extreme, dims):
@@ -527,6 +538,31 @@ class Norm(Function):
             return scale * x, None, None, None
         magnitude = where(xd == 0, 1.0, x * sign)  # |x| with a harmless 1 where x == 0
         return scale * (magnitude ** (p - 1) * sign), None, None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        """PyTorch's ``norm_jvp``: sum over dims of the slope times the tangent, 0 where
+        the norm is 0 (p=0: zeros; inf: the mean over the tied extremes)."""
+        input, p, dim, keepdim = args
+        tangent, dims = tangents[0], normalize_dims(dim, input.ndim)
+        xd = input.array
+        xp = array_module(xd)
+        if p == 0:
+            return Tensor.from_array(xp.zeros(result.shape, dtype=result.dtype))
+        sign = Tensor.from_array(xp.sign(xd))
+        if p == 1:
+            return (sign * tangent).sum(dims, keepdim=keepdim)
+        if math.isinf(p):
+            norm = expand_reduced(result, input.shape, dims, keepdim)
+            weights = Tensor.from_array(_tie_weights(xp.abs(xd), norm.array, dims))
+            return (sign * tangent * weights).sum(dims, keepdim=keepdim)
+        zero = result.array == 0
+        if p == 2:
+            total = (input * tangent).sum(dims, keepdim=keepdim)
+        else:  # |x|^(p-1) sign(x) t, with a harmless 1 for |x| where x == 0 (the term is 0)
+            magnitude = where(xd == 0, 1.0, input * sign)
+            total = (magnitude ** (p - 1) * sign * tangent).sum(dims, keepdim=keepdim)
+        return where(zero, 0.0, total / where(zero, 1.0, result) ** (p - 1))
 
 
 def _correction(correction, unbiased):

@@ -6,6 +6,8 @@ from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.state import grad_enabled
+from ..core.tensor import Tensor
 from .shape_rules import dim as _checked_dim
 from .shape_rules import reshaped
 
@@ -105,6 +107,9 @@ class T(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        if not grad_enabled():  # a plain backward: the transposed array, nothing to record
+            array = grad.array
+            return Tensor._make(array.T if array.ndim == 2 else array)
         return T.apply(grad)
 
     jvp = LINEAR

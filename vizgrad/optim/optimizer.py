@@ -22,7 +22,8 @@ class _Required:
         return "<required parameter>"
 
 
-required = _Required()
+#: Default of a hyperparameter that must be given (typed Any so it fits any annotation).
+required: Any = _Required()
 
 
 class Optimizer:
@@ -54,7 +55,7 @@ class Optimizer:
         for param in group["params"]:
             if not isinstance(param, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, got {type(param).__name__}")
-            if not param.is_leaf:
+            if param.grad_fn is not None:  # not a leaf
                 raise ValueError("can't optimize a non-leaf Tensor (it was made by "
                                  f"{param.grad_fn.name()})")
         for key, value in self.defaults.items():
@@ -148,7 +149,7 @@ class Optimizer:
                 for g, own in zip(groups, self.param_groups)):
             raise ValueError("the loaded state dict has a different number of parameter "
                              "groups or parameters than this optimizer")
-        by_index = {}
+        by_index: dict[int, Any] = {}
         for saved, own in zip(groups, self.param_groups):
             by_index.update(zip(saved["params"], own["params"]))
         new_state = {}

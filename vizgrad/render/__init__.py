@@ -18,6 +18,7 @@ from .html import to_html
 from .jsonin import NotAGraphFileError, load_view, view_from_dict, view_summary
 from .jsonout import to_dict, to_json
 from .output import (
+    FORMATS,
     GraphvizNotFoundError,
     LayoutTimeoutError,
     RenderError,
@@ -84,7 +85,7 @@ def make_dot_from_trace(trace: Any, **options: Any) -> graphviz.Digraph:
 
 __all__ = [
     "make_dot_from_trace",
-    "THEMES", "Cluster", "GraphView", "GraphvizNotFoundError", "LayoutTimeoutError",
+    "FORMATS", "THEMES", "Cluster", "GraphView", "GraphvizNotFoundError", "LayoutTimeoutError",
     "LegendEntry", "NotAGraphFileError", "RenderError", "RenderOptions", "ViewEdge",
     "ViewNode", "as_view", "build_view", "dot_binary", "graph_tree", "make_dot", "print_graph",
     "run_dot", "save", "show", "load_view", "to_dict", "to_dot", "to_html", "to_json",

@@ -13,10 +13,21 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from .. import graph
-from . import fold, grads, location, memory
+from .. import graph, location
+from . import focus, fold, grads, memory
 from .escape import sized_cache
-from .view import BIG_GRAPH, Cluster, GraphView, RenderOptions, ViewEdge, ViewNode
+from .ids import box_id, box_ids, node_numbers
+from .view import (
+    BIG_GRAPH,
+    Cluster,
+    GraphView,
+    RenderOptions,
+    ViewEdge,
+    ViewNode,
+    arrow,
+    leaf_box,
+    op_box,
+)
 
 _SHAPES = sized_cache(1 << 20)
 
@@ -44,10 +55,6 @@ def _tensor_lines(info: graph.TensorInfo, options: RenderOptions) -> list[str]:
         line = shape_text(key[0]) + (f" {key[1]}" if options.show_dtype else "")
         _TENSOR_LINES.put(key, line)
     return [line]
-
-
-def _user_line(frames: tuple) -> str:
-    return location.user_line(frames[-1]) if frames else ""
 
 
 def _stack_text(frames: tuple) -> str:
@@ -108,13 +115,12 @@ class _Builder:
         self.items = self._root_items(roots, self.nodes)
         self.walk = graph.walk([info.tensor for _, _, info in self.items] + self.nodes)
         walk_seqs = self.walk.seqs
-        known = [seq for seq in walk_seqs if seq is not None]
-        self.base = base = min(known) if known else 0
+        raws = [node.raw for node in self.walk.nodes]
         self.names = {id(t): str(k) for k, t in (options.params or {}).items()}
-        self.ids: dict[Any, str] = {
-            node.raw: (f"n{seq - base}" if seq is not None else f"n_{index}")
-            for index, (node, seq) in enumerate(zip(self.walk.nodes, walk_seqs))}
-        self.seqs = {node.raw: seq for node, seq in zip(self.walk.nodes, walk_seqs)}
+        #: each node's number in its ids and its op box's id
+        self.numbers: dict[Any, int | str] = node_numbers(raws, walk_seqs)
+        self.ids: dict[Any, str] = box_ids("op", self.numbers)
+        self.seqs = dict(zip(raws, walk_seqs))
         self.multi_in: set = set()
         self.multi_out: set = set()
         self.tooltips: dict[tuple, str] = {}
@@ -147,8 +153,9 @@ class _Builder:
                 items.append(("", "base", base))
         return items
 
-    def node_id(self, node: graph.GraphNode) -> str:
-        return self.ids[node.raw]
+    def node_id(self, node: graph.GraphNode, kind: str = "op", index: int | None = None) -> str:
+        """The id of ``node``'s box (``kind="op"``), its leaf's or a saved tensor's."""
+        return box_id(kind, self.numbers[node.raw], index)
 
     def tensor_name(self, info: graph.TensorInfo, fallback: str = "") -> str:
         return self.names.get(id(info.tensor)) or info.name or fallback
@@ -157,7 +164,7 @@ class _Builder:
         options = self.options
         keep = None
         if options.focus is not None:
-            keep = fold.neighbourhood(self.walk, options.focus, options.radius, self.view)
+            keep = focus.neighbourhood(self.walk, options.focus, options.radius, self.view)
         self._add_roots(keep)
         self._add_nodes(self.walk.nodes if keep is None
                         else [n for n in self.walk.nodes if n.raw in keep])
@@ -194,7 +201,7 @@ class _Builder:
 
     def _highlight(self, wanted: Any) -> None:
         items = wanted if isinstance(wanted, (list, tuple, set)) else [wanted]
-        raws = {fold.resolve_focus(self.walk, item).raw for item in items}
+        raws = {focus.resolve_focus(self.walk, item).raw for item in items}
         for view_node in self.view.nodes:
             if view_node.kind == "op" and view_node.ref is not None \
                     and view_node.ref.raw in raws:
@@ -207,8 +214,9 @@ class _Builder:
         if failure.get("line"):
             lines.append(str(failure["line"]))
         title = f"{failure.get('op', 'op')} raised {failure.get('error', 'an error')}"
+        failed = box_id("failed")
         self.view.nodes.append(ViewNode(
-            "failed", "error", title, lines, tooltip=f"{title}\n{message}",
+            failed, "error", title, lines=lines, tooltip=f"{title}\n{message}",
             marks=["error"], details={"failure": dict(failure)}))
         outputs = [node for node in self.view.nodes if node.kind == "output"]
         dropped: set[str] = set()
@@ -218,11 +226,10 @@ class _Builder:
             if info.grad_fn is None and info.node is not None:
                 # a leaf input (a weight): its own box feeds the op, not a copy of it
                 # beside an AccumulateGrad that nothing reaches yet
-                accumulate = self.node_id(info.node)
-                source = "v" + accumulate[1:]
-                dropped.update((node.id, accumulate))
+                source = self.node_id(info.node, "leaf")
+                dropped.update((node.id, self.node_id(info.node)))
             self.view.edges.append(ViewEdge(
-                source, "failed", head_label=f"in {index}" if len(outputs) > 1 else ""))
+                source, failed, head_label=f"in {index}" if len(outputs) > 1 else ""))
         if dropped:
             self.view.nodes = [n for n in self.view.nodes if n.id not in dropped]
             self.view.edges = [e for e in self.view.edges
@@ -254,13 +261,12 @@ class _Builder:
             node = info.node
             if keep is not None and (node is None or node.raw not in keep):
                 continue
-            suffix = "b" if kind == "base" else ""
-            tensor_id = f"t{index}{suffix}"
+            tensor_id = box_id(kind, index)
             fallback = label if kind == "output" else ""
             title = self.tensor_name(info, fallback)
             tooltip = f"{'view base' if kind == 'base' else 'output'} {title}".rstrip()
             self.view.nodes.append(ViewNode(
-                tensor_id, kind, title, _tensor_lines(info, self.options),
+                tensor_id, kind, title, lines=_tensor_lines(info, self.options),
                 tooltip=tooltip + f"\nshape {shape_text(info.shape)} {info.dtype}",
                 details={"shape": list(info.shape), "dtype": info.dtype, "name": title,
                          "tensor": index}))
@@ -275,7 +281,7 @@ class _Builder:
             if base is not None:
                 for other, (_, other_kind, other_info) in enumerate(self.items):
                     if other_kind == "base" and other_info == base:
-                        self.view.edges.append(ViewEdge(f"t{other}b", tensor_id,
+                        self.view.edges.append(ViewEdge(box_id("base", other), tensor_id,
                                                         style="dotted"))
 
     def _add_nodes(self, nodes: list[graph.GraphNode]) -> None:
@@ -284,7 +290,7 @@ class _Builder:
         extras = options.show_saved or options.show_stack or options.show_attrs
         ids, tooltips, names = self.ids, self.tooltips, self.names
         multi_in, multi_out = self.multi_in, self.multi_out
-        seqs = self.seqs
+        seqs, numbers = self.seqs, self.numbers
         view_nodes, view_edges = self.view.nodes, self.view.edges
         for node in nodes:
             raw = node.raw
@@ -301,8 +307,7 @@ class _Builder:
                 tooltip = f"{name}\noutputs: {outputs}" + (f"\nscope: {scope}" if scope else "")
                 tooltips[key] = tooltip
             seq = seqs[raw]
-            view_node = ViewNode(node_id, "op", name, [], [], tooltip, seq, scope, None, None,
-                                 [], {}, node)
+            view_node = op_box(node_id, name, tooltip, seq, scope, node)
             view_nodes.append(view_node)
             named = node.get_metadata(NAMES_KEY)
             if named:  # h.name = "hidden": drawn on the op that made h
@@ -312,12 +317,12 @@ class _Builder:
             if variable is not None:
                 title = names.get(id(variable.tensor)) or variable.name or ""
                 lines = _tensor_lines(variable, options)
-                leaf_id = "v" + node_id[1:]
-                view_nodes.append(ViewNode(
-                    leaf_id, "leaf", title, lines, [],
-                    f"leaf {title}\n{lines[0]}" if title else f"leaf\n{lines[0]}", seq, "",
-                    None, None, [], {}, variable))
-                view_edges.append(ViewEdge(leaf_id, node_id))
+                leaf_id = box_id("leaf", numbers[raw])
+                view_nodes.append(leaf_box(
+                    leaf_id, title, lines,
+                    f"leaf {title}\n{lines[0]}" if title else f"leaf\n{lines[0]}", seq,
+                    variable))
+                view_edges.append(arrow(leaf_id, node_id))
 
     @staticmethod
     def _named_outputs(view_node: ViewNode, named: dict, outputs: int) -> None:
@@ -338,7 +343,7 @@ class _Builder:
         if options.show_stack:
             frames = node.stack
             if frames:
-                view_node.lines.append(_user_line(frames))
+                view_node.lines.append(location.innermost_line(frames))
                 view_node.tooltip += "\n" + _stack_text(frames)
         if options.show_attrs:
             view_node.rows = _attribute_rows(node)
@@ -350,10 +355,10 @@ class _Builder:
                 hooked = getattr(item, "hooked", False)
                 if hooked:  # saved_tensors_hooks hold it packed (checkpoint, save_on_cpu)
                     state += " (packed by hooks)"
-                saved_id = f"{node_id}s{index}"
+                saved_id = self.node_id(node, "saved", index)
                 self.view.nodes.append(ViewNode(
                     saved_id, "saved", item.name,
-                    [f"{shape_text(item.shape)} {item.dtype}{state}"],
+                    lines=[f"{shape_text(item.shape)} {item.dtype}{state}"],
                     tooltip=f"saved by {name}: {item.name} ({item.kind}){state}",
                     seq=node.seq, scope=node.scope,
                     marks=(["freed"] if item.freed else []) + (["hooked"] if hooked else []),
@@ -370,19 +375,23 @@ class _Builder:
                              if e.node.raw in multi_in]) if labels else {}
         outs = _slot_layouts([(e.next_node.raw, e.next_slot, e.next_rank) for e in edges
                               if e.next_node.raw in multi_out]) if labels else {}
+        shapes = _SHAPES
+        slots: dict[tuple, str] = {}  # "in 1" / "out 0[2]" texts, made once each
         for edge in edges:
             label = head = tail = ""
             target = edge.node.raw
             source = edge.next_node.raw
             if labels:
-                if edge.shape is not None:
-                    label = shape_text(edge.shape)
+                shape = edge.shape
+                if shape is not None:
+                    label = shapes.get(shape) or shape_text(shape)
                 if target in multi_in:
-                    head = "in " + slot_text(edge.slot, edge.rank, ins[target])
+                    key = ("in ", edge.slot, edge.rank, ins[target])
+                    head = slots.get(key) or slots.setdefault(key, "in " + slot_text(*key[1:]))
                 if source in multi_out:
-                    tail = "out " + slot_text(edge.next_slot, edge.next_rank, outs[source])
-            append(ViewEdge(ids[source], ids[target], label, tail, head, "", False, None, None,
-                            {}, edge))
+                    key = ("out ", edge.next_slot, edge.next_rank, outs[source])
+                    tail = slots.get(key) or slots.setdefault(key, "out " + slot_text(*key[1:]))
+            append(arrow(ids[source], ids[target], label, tail, head, edge))
 
     def _clusters(self) -> None:
         clusters: dict[str, Cluster] = {}
@@ -395,8 +404,8 @@ class _Builder:
             for depth in range(1, len(parts) + 1):
                 path = ".".join(parts[:depth])
                 if path not in clusters:
-                    clusters[path] = Cluster(f"cluster_{len(clusters)}", parts[depth - 1],
-                                             parent)
+                    clusters[path] = Cluster(box_id("cluster", len(clusters)),
+                                             parts[depth - 1], parent)
                 parent = clusters[path].id
             clusters[scope].nodes.append(view_node.id)
         self.view.clusters = list(clusters.values())

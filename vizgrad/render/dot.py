@@ -97,12 +97,21 @@ def _plain_label(node: ViewNode) -> str:
     return label
 
 
+_PLAIN_ATTRS = sized_cache()
+
+
 def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
     if not (node.rows or node.font or node.marks) and node.kind not in ("fold", "group"):
-        fill = dot_string(node.fill or palette.get(node.kind, palette["op"]))
-        tooltip = f" tooltip={dot_string(node.tooltip)}" if node.tooltip else ""
-        return (f"\t{node.id} [label=<{_plain_label(node)}> fillcolor={fill} id={node.id}"
-                f"{tooltip}]\n")
+        # most boxes share kind, colour, text and tooltip with another box (the same
+        # op on the same shapes): what surrounds the id is escaped once per such box
+        key = (id(palette), node.kind, node.fill, node.tooltip, node.title, *node.lines)
+        attrs = _PLAIN_ATTRS.get(key)
+        if attrs is None:
+            fill = dot_string(node.fill or palette.get(node.kind, palette["op"]))
+            tooltip = f" tooltip={dot_string(node.tooltip)}" if node.tooltip else ""
+            attrs = (f" [label=<{_plain_label(node)}> fillcolor={fill} id=", f"{tooltip}]\n")
+            _PLAIN_ATTRS.put(key, attrs)
+        return f"\t{node.id}{attrs[0]}{node.id}{attrs[1]}"
     lines = ([node.title] if node.title or not node.lines else []) + node.lines
     if node.rows:
         lines += _rows_text(node.title, node.rows, limit)
@@ -132,12 +141,11 @@ def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
     return f"\t{node.id} [{' '.join(parts)}]\n"
 
 
-def _edge_line(edge, palette: dict) -> str:  # noqa: ANN001 - ViewEdge
+def _edge_attributes(edge, palette: dict) -> str:  # noqa: ANN001 - ViewEdge
+    """What follows ``a -> b`` on an edge's line: `` [label=<...> style=...]`` or ``""``."""
     if not (edge.tail_label or edge.head_label or edge.style or edge.undirected
             or edge.color or edge.width):
-        if edge.label:
-            return f"\t{edge.source} -> {edge.target} [label=<{edge_label(edge.label)}>]\n"
-        return f"\t{edge.source} -> {edge.target}\n"
+        return f" [label=<{edge_label(edge.label)}>]" if edge.label else ""
     parts = []
     text = edge_text(edge)
     if text:
@@ -150,8 +158,7 @@ def _edge_line(edge, palette: dict) -> str:  # noqa: ANN001 - ViewEdge
         parts.append(f"color={dot_string(edge.color)}")
     if edge.width:
         parts.append(f'penwidth="{edge.width:g}"')
-    attrs = f" [{' '.join(parts)}]" if parts else ""
-    return f"\t{edge.source} -> {edge.target}{attrs}\n"
+    return f" [{' '.join(parts)}]" if parts else ""
 
 
 def _scale_table(view: GraphView) -> str:
@@ -262,13 +269,13 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
         body.extend("\t" + line for line in members[cluster.id])
         stack.append((cluster, True))
         stack.extend((c, False) for c in reversed(children[cluster.id]))
+    attributes: dict[tuple, str] = {}  # an edge's " [...]" by its looks: most repeat
     for edge in view.edges:
-        if edge.tail_label or edge.head_label or edge.style or edge.undirected \
-                or edge.color or edge.width:
-            body.append(_edge_line(edge, palette))
-        elif edge.label:
-            body.append(f"\t{edge.source} -> {edge.target} [label=<{edge_label(edge.label)}>]\n")
-        else:
-            body.append(f"\t{edge.source} -> {edge.target}\n")
+        key = (edge.label, edge.tail_label, edge.head_label, edge.style, edge.undirected,
+               edge.color, edge.width)
+        attrs = attributes.get(key)
+        if attrs is None:
+            attrs = attributes[key] = _edge_attributes(edge, palette)
+        body.append(f"\t{edge.source} -> {edge.target}{attrs}\n")
     body.extend(_legend_lines(view, palette, view.show_key))
     return dot

@@ -62,7 +62,10 @@ def clean(text: object) -> str:
     >>> clean("bell\\x07 \\ud800")
     'bell\\\\x07 \\\\ud800'
     """
-    return _UNSAFE.sub(_visible, text if isinstance(text, str) else str(text))
+    text = text if isinstance(text, str) else str(text)
+    if text.isprintable():  # no control, surrogate or non-character code point: as is
+        return text
+    return _UNSAFE.sub(_visible, text)
 
 
 def terminal_text(text: object) -> str:

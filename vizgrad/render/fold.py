@@ -1,67 +1,49 @@
-"""Make big graphs readable: neighbourhoods, collapsed scopes and folding.
+"""Folding: the one engine that makes big graphs readable by drawing fewer boxes.
 
-Everything here works on a ``GraphView`` (or a walk for ``neighbourhood``), in
-linear time and without recursion.
+Every fold replaces some boxes of a ``GraphView`` by one box that says what it
+stands for (``details["members"]`` lists the ids), drawn where its first member
+was, and points the arrows at it (:func:`_substitute`).  The folds, in the order
+:func:`fold_big` tries them:
+
+* **repeated blocks** (:func:`fold_repeated_blocks`): ``layers.0`` .. ``layers.N``
+  with the same ops; the blocks between the first and the last become one
+  "... N identical blocks ..." box, the first and last stay drawn op by op;
+* **module scopes** (:func:`collapse_scopes`): every scope cut at a depth becomes
+  one box listing its ops; runs of identical indexed scopes merge into one;
+* then, for graphs without scopes or still too big: many same-named inputs of one
+  node, long single-file chains, and last the nodes farthest from the outputs.
+
+Both scope folds find repeated blocks with one function, :func:`repeated_runs`.
+The interactive viewer's levels (``viewer.py``), DOT/SVG and JSON all fold here.
+Everything is linear in the number of boxes and iterative (no recursion).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict, deque
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from .. import graph
 from ..debug.gradstats import combine_stats
-from .blocks import consecutive_runs, fold_repeated_blocks
-from .view import GraphView, ViewEdge, ViewNode
+from .ids import box_id
+from .view import Cluster, GraphView, ViewEdge, ViewNode
 
+#: ``layers.12`` -> (``layers.``, ``12``): a scope that is one of a numbered family.
 _INDEXED = re.compile(r"^(.*?)(\d+)$")
+#: Fewest consecutive identical blocks before their middle is folded (first and last stay).
+MIN_REPEATS = 5
+#: Op types listed in a collapsed scope's box; the rest are counted in a "+N more" row.
+GROUP_ROWS = 6
 
 
-def resolve_focus(walk: graph.GraphWalk, focus: Any) -> graph.GraphNode:
-    if isinstance(focus, graph.GraphNode):
-        return focus
-    if isinstance(focus, int) and not isinstance(focus, bool):
-        for node, seq in zip(walk.nodes, walk.seqs):  # the walk's numbers (the ids drawn)
-            if seq == focus:
-                return node
-        raise ValueError(f"focus={focus}: no node with that seq in this graph")
-    if isinstance(focus, str):
-        for node in walk.nodes:
-            if node.name() == focus:
-                return node
-        raise ValueError(f"focus={focus!r}: no node of that name in this graph")
-    if graph.is_tensor(focus):
-        node = graph.TensorInfo(focus).node
-        if node is None:
-            raise ValueError("focus: this tensor has no node (it does not require grad)")
-        return node
-    return graph.as_node(focus)
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 op``, ``2 ops``, ``1 leaf``, ``3 leaves`` (with thousands separators)."""
+    return f"{count:,} {word if count == 1 else (many or word + 's')}"
 
 
-def neighbourhood(walk: graph.GraphWalk, focus: Any, radius: int,
-                  view: GraphView) -> set:
-    """Raw nodes within ``radius`` edges (either direction) of ``focus``."""
-    centre = resolve_focus(walk, focus)
-    if centre not in walk:
-        raise ValueError(f"focus {centre!r} is not part of this graph")
-    adjacent: dict[Any, list] = defaultdict(list)
-    for edge in walk.edges:
-        adjacent[edge.node.raw].append(edge.next_node.raw)
-        adjacent[edge.next_node.raw].append(edge.node.raw)
-    keep = {centre.raw: 0}
-    queue = deque([centre.raw])
-    while queue:
-        raw = queue.popleft()
-        if keep[raw] == radius:
-            continue
-        for other in adjacent[raw]:
-            if other not in keep:
-                keep[other] = keep[raw] + 1
-                queue.append(other)
-    view.notes.append(f"neighbourhood of {centre.name()} within {radius} steps: "
-                      f"{len(keep):,} of {len(walk.nodes):,} nodes")
-    return set(keep)
+# -- replacing boxes: what every fold does --------------------------------------------
 
 
 def _rewire(view: GraphView, mapping: dict[str, str]) -> None:
@@ -75,37 +57,89 @@ def _rewire(view: GraphView, mapping: dict[str, str]) -> None:
             continue
         seen.add((source, target))
         if source != edge.source or target != edge.target:
-            edge = ViewEdge(source, target, edge.label if target == edge.target else "",
+            edge = ViewEdge(source, target, label=edge.label if target == edge.target else "",
                             style=edge.style, undirected=edge.undirected, color=edge.color,
                             width=edge.width, details=edge.details, ref=edge.ref)
         edges.append(edge)
     view.edges = edges
 
 
-#: Op types listed in a collapsed scope's box; the rest are counted in a "+N more" row.
-GROUP_ROWS = 6
+def _substitute(view: GraphView, owner: Mapping[str, Hashable],
+                boxes: Mapping[Any, ViewNode]) -> None:
+    """Replace each node in ``owner`` (id -> key) by ``boxes[key]``, drawn where its
+    first member was, and point the arrows at the boxes."""
+    nodes, placed = [], set()
+    for node in view.nodes:
+        key = owner.get(node.id)
+        if key is None:
+            nodes.append(node)
+        elif key not in placed:
+            placed.add(key)
+            nodes.append(boxes[key])
+    view.nodes = nodes
+    _rewire(view, {node_id: boxes[key].id for node_id, key in owner.items()})
 
 
-def plural(count: int, word: str, many: str | None = None) -> str:
-    """``1 op``, ``2 ops``, ``1 leaf``, ``3 leaves`` (with thousands separators)."""
-    return f"{count:,} {word if count == 1 else (many or word + 's')}"
+def _members(members: list[ViewNode], **more: Any) -> tuple[Counter, int, dict[str, Any]]:
+    """A box's contents: op counts (AccumulateGrad aside), leaf count, and its details
+    (member ids, op counts, ``more``, combined gradient statistics)."""
+    ops = Counter(m.title for m in members if m.kind == "op" and m.title != "AccumulateGrad")
+    leaves = sum(1 for m in members if m.kind == "leaf")
+    details: dict[str, Any] = {"members": [m.id for m in members], "ops": dict(ops), **more}
+    stats = [m.details["grad"] for m in members if "grad" in m.details]
+    if stats:
+        details["grad"] = combine_stats(stats)
+    return ops, leaves, details
+
+
+# -- repeated blocks: the one finder ----------------------------------------------------
+
+
+def consecutive_runs(indexed: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
+    """Split sorted blocks into runs of consecutive indices: interleaved families
+    (``blocks.0`` attention, ``blocks.1`` MLP, ...) must not fold into each other."""
+    runs: list[list[tuple[int, str]]] = []
+    for item in indexed:
+        if runs and item[0] == runs[-1][-1][0] + 1:
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    return runs
+
+
+def repeated_runs(blocks: dict[str, list[ViewNode]],
+                  min_repeats: int = MIN_REPEATS) -> list[tuple[str, list[tuple[int, str]]]]:
+    """Runs of at least ``min_repeats`` blocks ``stem0, stem1, ...`` (consecutive
+    indices) whose members have the same ops: ``[(stem, [(index, prefix), ...])]``.
+
+    ``blocks`` maps a scope prefix to the boxes in it; prefixes that do not end in a
+    number are no block.
+    """
+    grouped: dict[tuple, list[tuple[int, str]]] = defaultdict(list)
+    for prefix, members in blocks.items():
+        match = _INDEXED.match(prefix)
+        if match is None:
+            continue
+        ops = Counter(m.title for m in members if m.kind == "op")
+        grouped[(match.group(1), tuple(sorted(ops.items())))].append(
+            (int(match.group(2)), prefix))
+    return [(stem, run) for (stem, _), indexed in grouped.items()
+            for run in consecutive_runs(sorted(indexed)) if len(run) >= min_repeats]
+
+
+# -- module scopes collapsed to boxes ------------------------------------------------
 
 
 def _group_node(node_id: str, title: str, members: list[ViewNode]) -> ViewNode:
-    ops = Counter(m.title for m in members if m.kind == "op" and m.title != "AccumulateGrad")
-    leaves = sum(1 for m in members if m.kind == "leaf")
+    ops, leaves, details = _members(members)
     ranked = sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))
     rows = [(name, f"x{count}") for name, count in ranked[:GROUP_ROWS]]
     if len(ranked) > GROUP_ROWS:  # say what the list leaves out, never drop it silently
         hidden = ranked[GROUP_ROWS:]
         rows.append((f"+{len(hidden)} more", plural(sum(c for _, c in hidden), "op")))
-    details: dict[str, Any] = {"members": [m.id for m in members], "ops": dict(ops)}
-    stats = [m.details["grad"] for m in members if "grad" in m.details]
-    if stats:
-        details["grad"] = combine_stats(stats)
     summary = plural(sum(ops.values()), "op") + (
         f", {plural(leaves, 'leaf', 'leaves')}" if leaves else "")
-    return ViewNode(node_id, "group", title, [summary], rows,
+    return ViewNode(node_id, "group", title, lines=[summary], rows=rows,
                     tooltip=f"{title}: " + ", ".join(f"{k} x{v}" for k, v in ops.items()),
                     scope=title, details=details)
 
@@ -133,43 +167,20 @@ def collapse_scopes(view: GraphView, depth: int, fold_repeats: bool = True) -> N
                 groups[owner[node.id]].append(node)
     if fold_repeats:
         _merge_repeats(groups, owner)
-    mapping = {}
-    replacements = {}
-    for index, (prefix, members) in enumerate(groups.items()):
-        group = _group_node(f"g{index}", prefix, members)
-        replacements[prefix] = group
-        for member in members:
-            mapping[member.id] = group.id
-    nodes = []
-    for node in view.nodes:
-        prefix = owner.get(node.id)
-        if prefix is None:
-            nodes.append(node)
-        elif replacements.get(prefix) is not None:
-            nodes.append(replacements.pop(prefix))
-    view.nodes = nodes
+    boxes = {prefix: _group_node(box_id("group", index), prefix, members)
+             for index, (prefix, members) in enumerate(groups.items())}
     view.clusters = []
-    _rewire(view, mapping)
+    _substitute(view, owner, boxes)
     view.notes.append(f"modules collapsed to depth {depth} ({len(groups)} groups)")
 
 
 def _merge_repeats(groups: dict[str, list[ViewNode]], owner: dict[str, str]) -> None:
-    """``layers.0`` .. ``layers.11`` with the same ops become one ``layers.[0-11] x12``."""
-    families: dict[tuple, list[tuple[int, str]]] = defaultdict(list)
-    for prefix, members in groups.items():
-        match = _INDEXED.match(prefix)
-        if match:
-            signature = tuple(sorted(Counter(m.title for m in members if m.kind == "op")
-                                     .items()))
-            families[(match.group(1), signature)].append((int(match.group(2)), prefix))
-    runs = [(stem, run) for (stem, _), found in families.items()
-            for run in consecutive_runs(sorted(found))]  # consecutive indices only
-    for stem, found in runs:
-        if len(found) < 5:
-            continue
+    """``layers.1`` .. ``layers.10`` of ``layers.0`` .. ``layers.11`` with the same ops
+    become one ``layers.[1-10] x10 identical blocks`` group."""
+    for stem, run in repeated_runs(groups):
         # keep the first and last block as they are, so the picture still shows
         # how the repeated stretch is entered and left
-        middle = found[1:-1]
+        middle = run[1:-1]
         merged = f"{stem}[{middle[0][0]}-{middle[-1][0]}] x{len(middle)} identical blocks"
         members = []
         for _, prefix in middle:
@@ -177,6 +188,161 @@ def _merge_repeats(groups: dict[str, list[ViewNode]], owner: dict[str, str]) -> 
         groups[merged] = members
         for member in members:
             owner[member.id] = merged
+
+
+# -- repeated blocks folded, the first and last kept op by op ----------------------------
+
+
+@dataclass
+class _Family:
+    """A run of identical blocks: its middle folds into one box, first and last stay."""
+
+    stem: str
+    blocks: list[tuple[int, str]]  # (index, scope prefix), sorted
+    members: list[ViewNode] = field(default_factory=list)  # nodes of the middle blocks
+    kept: dict[str, list[str]] = field(default_factory=dict)  # first/last prefix -> ids
+
+    @property
+    def first(self) -> str:
+        return self.blocks[0][1]
+
+    @property
+    def last(self) -> str:
+        return self.blocks[-1][1]
+
+    @property
+    def middle(self) -> list[tuple[int, str]]:
+        return self.blocks[1:-1]
+
+
+def _families(view: GraphView, min_repeats: int) -> tuple[list[_Family], dict[str, int]]:
+    """Families of identical indexed blocks, shallowest first; node id -> family number."""
+    scoped = [(node, node.scope.split(".")) for node in view.nodes
+              if node.scope and node.kind in ("op", "saved")]
+    deepest = max((len(parts) for _, parts in scoped), default=0)
+    owner: dict[str, int] = {}
+    found: list[_Family] = []
+    for depth in range(1, deepest + 1):
+        blocks: dict[str, list[ViewNode]] = {}
+        for node, parts in scoped:
+            if len(parts) >= depth and node.id not in owner:
+                blocks.setdefault(".".join(parts[:depth]), []).append(node)
+        for stem, run in repeated_runs(blocks, min_repeats):
+            family = _Family(stem, run)
+            for _, prefix in family.middle:  # its middle blocks fold into box len(found)
+                for member in blocks[prefix]:
+                    owner[member.id] = len(found)
+                    family.members.append(member)
+            for prefix in (family.first, family.last):
+                family.kept[prefix] = [m.id for m in blocks[prefix]]
+            found.append(family)
+    return found, owner
+
+
+def _adopt_inputs(view: GraphView, owner: dict[str, int], families: list[_Family]) -> None:
+    """Leaves (and their AccumulateGrad) used only inside one folded stretch join it."""
+    consumers: dict[str, set[str]] = defaultdict(set)
+    for edge in view.edges:
+        consumers[edge.source].add(edge.target)
+    # view.nodes lists consumers before producers (AccumulateGrad before its leaf),
+    # so one pass settles chains leaf -> AccumulateGrad -> op
+    for node in view.nodes:
+        if node.id in owner or not (node.kind == "leaf" or node.title == "AccumulateGrad"):
+            continue
+        targets = {owner.get(target) for target in consumers.get(node.id, ())}
+        if len(targets) == 1 and None not in targets:
+            number = next(iter(targets))
+            owner[node.id] = number
+            families[number].members.append(node)
+
+
+def _blocks_box(node_id: str, family: _Family) -> ViewNode:
+    middle = family.middle
+    count = len(middle)
+    ops, leaves, details = _members(family.members, blocks=count, first=family.first,
+                                    last=family.last)
+    per_ops, per_leaves = sum(ops.values()) // count, leaves // count
+    span = f"{middle[0][1]} .. {middle[-1][1]}" if count > 1 else middle[0][1]
+    each = f"each like {family.first}: {per_ops} op{'s' * (per_ops != 1)}" + (
+        f", {per_leaves} lea{'ves' if per_leaves != 1 else 'f'}" if per_leaves else "")
+    title = f"... {count:,} identical blocks ..."
+    return ViewNode(node_id, "group", title, lines=[span, each],
+                    tooltip=f"{title}\n{span} folded, {len(family.members):,} nodes\n{each}",
+                    scope=family.stem.rstrip("."), details=details)
+
+
+def _cluster_paths(clusters: list[Cluster]) -> dict[str, Cluster]:
+    by_id = {c.id: c for c in clusters}
+    paths = {}
+    for cluster in clusters:
+        parts, at = [], cluster
+        while at is not None:
+            parts.append(at.label)
+            at = by_id.get(at.parent) if at.parent else None
+        paths[".".join(reversed(parts))] = cluster
+    return paths
+
+
+def _box_kept_blocks(view: GraphView, families: list[_Family], boxes: list[ViewNode]) -> None:
+    """A labelled box around each kept first/last block (nested ones inside theirs);
+    a fold box of blocks nested in a kept block goes inside that block's box."""
+    boxed: dict[str, Cluster] = {}
+    home: dict[str, Cluster] = {}  # node id -> innermost box so far
+    for family in families:  # shallowest first, so outer boxes exist before inner ones
+        for prefix in (family.first, family.last):
+            ids = family.kept[prefix]
+            outer = home.get(ids[0]) if ids else None
+            cluster = Cluster(box_id("kept_block", len(boxed)), prefix,
+                              parent=outer.id if outer is not None else None, nodes=ids)
+            if outer is not None:
+                moved = set(ids)
+                outer.nodes = [i for i in outer.nodes if i not in moved]
+            boxed[prefix] = cluster
+            for node_id in ids:
+                home[node_id] = cluster
+    for family, box in zip(families, boxes):
+        parts = family.stem.rstrip(".").split(".")
+        for cut in range(len(parts), 0, -1):
+            outer = boxed.get(".".join(parts[:cut]))
+            if outer is not None:
+                outer.nodes.append(box.id)
+                break
+    view.clusters.extend(boxed.values())
+
+
+def fold_repeated_blocks(view: GraphView, min_repeats: int = MIN_REPEATS) -> str:
+    """Fold the middle of every family of >= ``min_repeats`` identical indexed blocks.
+
+    Returns what was folded (for the picture's title), or ``""`` when nothing was.
+    The first and last block of each family stay drawn; when the picture has no
+    module boxes they are boxed, so the pattern reads block, folded stretch, block.
+
+    Example
+    -------
+    >>> fold_repeated_blocks(view)
+    'layers.1 .. layers.2856 folded (2,856 blocks like layers.0)'
+    """
+    families, owner = _families(view, min_repeats)
+    if not families:
+        return ""
+    _adopt_inputs(view, owner, families)
+    boxes = [_blocks_box(box_id("blocks", number), family)
+             for number, family in enumerate(families)]
+    _substitute(view, owner, dict(enumerate(boxes)))
+    if view.clusters:  # cluster="scope": the box goes in its family's parent box
+        paths = _cluster_paths(view.clusters)
+        for family, box in zip(families, boxes):
+            parent = paths.get(family.stem.rstrip("."))
+            if parent is not None:
+                parent.nodes.append(box.id)
+    else:
+        _box_kept_blocks(view, families, boxes)
+    return "; ".join(
+        f"{f.middle[0][1]} .. {f.middle[-1][1]} folded ({len(f.middle):,} blocks like "
+        f"{f.first})" for f in families)
+
+
+# -- graphs without scopes, or still too big ---------------------------------------
 
 
 def _sinks(view: GraphView) -> list[str]:
@@ -205,8 +371,8 @@ def _prune(view: GraphView, removed: set[str], sinks: list[str]) -> int:
 
 
 def _fold_node(node_id: str, title: str, lines: list[str], count: int) -> ViewNode:
-    return ViewNode(node_id, "fold", title, lines, tooltip=f"{title}: {count:,} nodes folded",
-                    details={"folded": count})
+    return ViewNode(node_id, "fold", title, lines=lines,
+                    tooltip=f"{title}: {count:,} nodes folded", details={"folded": count})
 
 
 def _fold_siblings(view: GraphView, keep: int = 3, threshold: int = 6) -> int:
@@ -224,7 +390,8 @@ def _fold_siblings(view: GraphView, keep: int = 3, threshold: int = 6) -> int:
             continue
         hidden = [e.source for e in edges[keep:]]
         removed.update(hidden)
-        fold = _fold_node(f"f{len(view.nodes) + len(folds)}", f"... {len(hidden):,} more "
+        fold = _fold_node(box_id("siblings", len(view.nodes) + len(folds)),
+                          f"... {len(hidden):,} more "
                           f"{title or 'inputs'}", ["(with their inputs)"], len(hidden))
         folds.append((fold, target))
     if not removed:
@@ -270,24 +437,14 @@ def _compress_chains(view: GraphView, minimum: int = 4) -> int:
             continue
         middle = run[1:-1]
         names = Counter(by_id[m].title for m in middle)
-        fold = _fold_node(f"c{len(folds)}", f"... {len(middle):,} ops",
+        fold = _fold_node(box_id("chain", len(folds)), f"... {len(middle):,} ops",
                           [", ".join(name for name, _ in names.most_common(3))], len(middle))
         folds.append(fold)
         for member in middle:
             mapping[member] = fold.id
     if not folds:
         return 0
-    nodes = []
-    placed = set()
-    for node in view.nodes:
-        target = mapping.get(node.id)
-        if target is None:
-            nodes.append(node)
-        elif target not in placed:
-            placed.add(target)
-            nodes.append(next(f for f in folds if f.id == target))
-    view.nodes = nodes
-    _rewire(view, mapping)
+    _substitute(view, mapping, {fold.id: fold for fold in folds})
     return len(mapping) - len(folds)
 
 
@@ -308,7 +465,7 @@ def _truncate(view: GraphView, max_nodes: int) -> int:
     frontier = {e.target for e in view.edges if e.source not in kept and e.target in kept}
     view.nodes = [n for n in view.nodes if n.id in kept]
     view.edges = [e for e in view.edges if e.source in kept and e.target in kept]
-    fold = _fold_node("rest", f"... {hidden:,} more nodes", ["(folded: max_nodes)"], hidden)
+    fold = _fold_node(box_id("rest"), f"... {hidden:,} more nodes", ["(folded: max_nodes)"], hidden)
     view.nodes.append(fold)
     for target in sorted(frontier, key=lambda t: t):
         view.edges.append(ViewEdge(fold.id, target, style="dashed"))
@@ -320,7 +477,7 @@ def _collapse_to_fit(view: GraphView, max_nodes: int) -> str:
     deepest = max((n.scope.count(".") + 1 for n in view.nodes if n.scope), default=0)
     for depth in range(deepest, 0, -1):
         for fold_repeats in (False, True):
-            trial = GraphView(list(view.nodes), list(view.edges))
+            trial = GraphView(nodes=list(view.nodes), edges=list(view.edges))
             collapse_scopes(trial, depth, fold_repeats)
             if len(trial.nodes) <= max_nodes or (fold_repeats and depth == 1):
                 view.nodes, view.edges, view.clusters = trial.nodes, trial.edges, []

@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import graph
 from ..debug.gradstats import METADATA_KEY, combine_stats, grad_stats
+from .ids import box_id
 from .view import GraphView, LegendEntry
 
 #: Low -> high (log scale): viridis stops; text is white on the two dark ones and
@@ -33,7 +34,7 @@ def collect(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
         if node.is_accumulate and node.variable is not None:
             if node.variable.grad is not None:
                 entry = grad_stats(node.variable.grad)
-                leaf = by_id.get("v" + node_id[1:])
+                leaf = by_id.get(builder.node_id(node, "leaf"))
                 if leaf is not None:
                     leaf.details["grad"] = entry
         elif recorded is not None:
@@ -49,9 +50,10 @@ def collect(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
             by_id[node_id].details["grad"] = entry
     for index, (_, _, info) in enumerate(builder.items):
         if info.grad is not None:
-            for suffix in ("", "b"):
-                if f"t{index}{suffix}" in by_id:
-                    by_id[f"t{index}{suffix}"].details["grad"] = grad_stats(info.grad)
+            for kind in ("output", "base"):
+                tensor_id = box_id(kind, index)
+                if tensor_id in by_id:
+                    by_id[tensor_id].details["grad"] = grad_stats(info.grad)
     for edge in view.edges:
         nr = getattr(edge.ref, "input_nr", None)
         if nr is not None and (edge.target, nr) in edge_stats:

@@ -82,6 +82,27 @@ _HELP = ("Keys: / search, Tab / Shift+Tab move between nodes, Enter select, Esca
          "orange: feeds (towards the outputs).")
 
 
+def key_html(key: dict[str, list] | None) -> str:
+    """The key panel of a page, drawn for its first level (``viewer.js``'s ``showKey``
+    redraws it from the level's data when the reader folds or unfolds): what each
+    mark of the graph means, only the marks the level uses.  Empty with
+    ``legend=False``; hidden while a level uses no mark at all."""
+    if key is None:
+        return ""
+    rows = []
+    for sample, meaning, fill, style in key["rows"]:
+        colour = f' style="background:{html_text(fill)}"' if fill else ""
+        rows.append(f'<tr><td><span class="vg-key-sample vg-key-{html_text(style or "box")}"'
+                    f"{colour}>{html_text(sample)}</span></td><td>{html_text(meaning)}</td></tr>")
+    cells = "".join(f'<span class="vg-key-sample" style="background:{html_text(colour)};'
+                    f'color:{html_text(font or "black")}">{html_text(label)}</span>'
+                    for label, colour, font in key["scale"])
+    hidden = "" if rows or cells else " hidden"
+    return (f'<details id="vg-key" open{hidden}><summary>Key</summary>'
+            f'<table id="vg-key-rows">{"".join(rows)}</table>'
+            f'<p id="vg-key-scale">{"gradient norm " + cells if cells else ""}</p></details>\n')
+
+
 def viewer_page(full: GraphView, levels: list[Level], start: int,
                 title: str = "vizgrad backward graph") -> str:
     """The page for ``levels`` of ``full``, opening at ``levels[start]``."""
@@ -103,7 +124,9 @@ def viewer_page(full: GraphView, levels: list[Level], start: int,
         "<svg id=\"vg-minimap\" aria-hidden=\"true\"></svg>\n"
         "<aside id=\"vg-side\"><div id=\"vg-results\" role=\"list\"></div>\n"
         "<section id=\"vg-details\" aria-live=\"polite\"><p>Click a node (or Tab to it and "
-        f"press Enter) to see its details.</p></section>\n<p id=\"vg-help\">{_HELP}</p>"
+        "press Enter) to see its details.</p></section>\n"
+        f"{key_html(data['levels'][start]['legend'])}"
+        f"<p id=\"vg-help\">{_HELP}</p>"
         "</aside>\n</div>\n"
         "<script type=\"application/json\" id=\"vizgrad-data\">"
         f"{json_for_script(data)}</script>\n<script>{script()}</script>\n"

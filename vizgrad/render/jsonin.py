@@ -49,11 +49,12 @@ def view_from_dict(document: dict[str, Any]) -> GraphView:
     for item in document.get("nodes", []):
         details = dict(item.get("details") or {})
         node = ViewNode(_text(item["id"]), _text(item.get("kind") or "op"),
-                        _text(item.get("title")), [_text(x) for x in item.get("lines", [])],
-                        [(_text(a), _text(b)) for a, b in item.get("rows", [])],
-                        _text(item.get("tooltip")), item.get("seq"), _text(item.get("scope")),
-                        item.get("fill"), None, [_text(m) for m in item.get("marks", [])],
-                        details)
+                        _text(item.get("title")),
+                        lines=[_text(x) for x in item.get("lines", [])],
+                        rows=[(_text(a), _text(b)) for a, b in item.get("rows", [])],
+                        tooltip=_text(item.get("tooltip")), seq=item.get("seq"),
+                        scope=_text(item.get("scope")), fill=item.get("fill"),
+                        marks=[_text(m) for m in item.get("marks", [])], details=details)
         view.nodes.append(node)
         known.add(node.id)
     for item in document.get("edges", []):
@@ -61,14 +62,17 @@ def view_from_dict(document: dict[str, Any]) -> GraphView:
         if source not in known or target not in known:
             raise NotAGraphFileError(f"edge {source} -> {target} names a node the file "
                                      "does not have")
-        view.edges.append(ViewEdge(source, target, _text(item.get("label")),
-                                   _text(item.get("tail_label")),
-                                   _text(item.get("head_label")), _text(item.get("style")),
-                                   bool(item.get("undirected")), item.get("color"),
+        view.edges.append(ViewEdge(source, target, label=_text(item.get("label")),
+                                   tail_label=_text(item.get("tail_label")),
+                                   head_label=_text(item.get("head_label")),
+                                   style=_text(item.get("style")),
+                                   undirected=bool(item.get("undirected")),
+                                   color=item.get("color"),
                                    details=dict(item.get("details") or {})))
     for item in document.get("clusters", []):
         view.clusters.append(Cluster(_text(item["id"]), _text(item.get("label")),
-                                     item.get("parent"), [_text(n) for n in item["nodes"]]))
+                                     parent=item.get("parent"),
+                                     nodes=[_text(n) for n in item["nodes"]]))
     for item in document.get("legend", []):
         view.legend.append(LegendEntry(_text(item.get("label")), _text(item.get("color")),
                                        item.get("font")))

@@ -25,6 +25,18 @@ class LayoutSkippedWarning(UserWarning):
 def _plain(value: Any) -> Any:
     """JSON-safe copy: NaN/Inf become strings, text is cleaned (``escape.clean``: lone
     surrogates and control characters shown as escapes), unknown objects their ``str``."""
+    kind = value.__class__  # the exact built-in types first: most of a document
+    if kind is str:
+        return value if value.isprintable() else clean(value)
+    if kind is dict:
+        return {key if key.__class__ is str and key.isprintable() else clean(key): _plain(item)
+                for key, item in value.items()}
+    if kind is list or kind is tuple:
+        return [_plain(item) for item in value]
+    if kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else str(value)
     if isinstance(value, str):
         return clean(value)
     if isinstance(value, float):
@@ -33,7 +45,7 @@ def _plain(value: Any) -> Any:
         return {clean(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
-    if value is None or isinstance(value, (bool, int)):
+    if isinstance(value, (bool, int)):
         return value
     return clean(value)
 

@@ -4,7 +4,10 @@ A picture with edge shapes, ``in 1`` / ``out 2`` numbers, dashed borders or
 coloured boxes cannot be read without docs/rendering.md open beside it; the key
 says it in the picture.  Only marks present are listed, so a small graph gets a
 small key.  :func:`key_rows` decides (plain data, from a ``GraphView``);
-``dot.py`` draws it as one HTML-like table node at the bottom.
+``dot.py`` draws it as one HTML-like table node at the bottom of a picture, and
+the interactive page (``html.py``, ``viewer.js``) as a panel beside the graph,
+from :func:`key_entries` (a key drawn as a graph node there would be a box with
+no node behind it for clicks, search and folding).
 
 Example
 -------
@@ -47,43 +50,71 @@ class KeyRow:
 
 def key_rows(view: GraphView) -> list[KeyRow]:
     """The key of ``view``: one row per mark the picture uses (none when it has none)."""
-    kinds = {node.kind for node in view.nodes}
-    if any("error" in node.marks for node in view.nodes):
+    kinds: set[str] = set()
+    marks: set[str] = set()
+    saved_bytes = named = False
+    for node in view.nodes:  # one pass: a big graph has many thousands of boxes
+        kinds.add(node.kind)
+        if node.marks:
+            marks.update(node.marks)
+        details = node.details
+        if details:
+            saved_bytes = saved_bytes or "saved_bytes" in details
+            named = named or (node.kind == "op" and bool(details.get("named")))
+    if "error" in marks:
         kinds.add("error")
     rows = [KeyRow(KINDS[kind][0], KINDS[kind][1], kind) for kind in KINDS if kind in kinds]
-    if any("freed" in node.marks for node in view.nodes):
+    if "freed" in marks:
         rows.append(KeyRow("Op", "dashed: its saved tensors were freed by backward()", "op",
                            "dashed"))
-    if any("highlight" in node.marks for node in view.nodes):
+    if "highlight" in marks:
         rows.append(KeyRow("Op", "thick red border: where the error was raised", "op",
                            "highlight"))
-    if any("saved_bytes" in node.details for node in view.nodes):
+    if saved_bytes:
         rows.append(KeyRow("saved 1 KiB", "bytes of saved tensors the op still holds "
                                           "(pale small, dark red large)", "", "text"))
-    if any(node.details.get("named") for node in view.nodes if node.kind == "op"):
+    if named:
         rows.append(KeyRow("→ name", "the op's output is the tensor of that name "
                                      "(tensor.name = ...)", "op"))
     if view.clusters:
         rows.append(KeyRow("box", "a module: ops its forward ran (cluster='scope')", "",
                            "rounded"))
-    edges = view.edges
-    shapes = [edge.label for edge in edges if edge.label]
+    shapes: list[str] = []
+    head = tail = listed = None
+    styles: set[str] = set()
+    for edge in view.edges:
+        if edge.label and len(shapes) < 50:
+            shapes.append(edge.label)
+        if edge.head_label:
+            head = head or edge.head_label
+            if listed is None and "[" in edge.head_label:
+                listed = edge.head_label
+        if edge.tail_label and tail is None:
+            tail = edge.tail_label
+        if edge.style:
+            styles.add(edge.style)
     if shapes:  # a shape with a comma reads as a shape, "()" or "(4)" less so
-        sample = max(shapes[:50], key=lambda text: (text.count(","), -len(text)))
+        sample = max(shapes, key=lambda text: (text.count(","), -len(text)))
         rows.append(KeyRow(sample, "on an arrow: the tensor's shape (its gradient flows "
                                    "back along it)", "", "text"))
-    heads = [edge.head_label for edge in edges if edge.head_label]
-    if heads:
-        listed = next((head for head in heads if "[" in head), None)
-        rows.append(KeyRow(heads[0], "into that input of an op with several inputs" + (
+    if head:
+        rows.append(KeyRow(head, "into that input of an op with several inputs" + (
             f" ({listed}: an item of a list input)" if listed else ""), "", "text"))
-    tails = [edge.tail_label for edge in edges if edge.tail_label]
-    if tails:
-        rows.append(KeyRow(tails[0], "from that output of an op with several outputs", "",
+    if tail:
+        rows.append(KeyRow(tail, "from that output of an op with several outputs", "",
                            "text"))
-    styles = {edge.style for edge in edges}
     if "dotted" in styles:
         rows.append(KeyRow("┄┄>", "dotted arrow: a view of the base above it", "", "text"))
     if "dashed" in styles:
         rows.append(KeyRow("- ->", "dashed arrow: into folded nodes", "", "text"))
     return rows
+
+
+def key_entries(view: GraphView, palette: dict[str, str | None]) -> dict[str, list]:
+    """The key of ``view`` as page data: ``rows`` of ``[sample, meaning, fill, style]``
+    (``fill`` the sample's colour in ``palette``, ``""`` for none) and the gradient
+    ``scale`` as ``[label, colour, font]`` (empty without ``show_grad``)."""
+    rows = [[row.sample, row.meaning, (palette.get(row.kind) or "") if row.kind else "",
+             row.style] for row in key_rows(view)]
+    scale = [[entry.label, entry.color, entry.font or ""] for entry in view.legend]
+    return {"rows": rows, "scale": scale}

@@ -26,8 +26,9 @@ DEFAULT_LAYOUT_TIMEOUT = 60.0
 #: ~45 s and ~1 GB, and its text would be too small to read anyway.
 RASTER_SIZE_CAP = "100,100"
 
-_FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot",
-            ".json": "json", ".html": "html", ".htm": "html"}
+#: Output formats by file suffix: what ``save`` writes (and ``vizgrad render -o`` accepts).
+FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot",
+           ".json": "json", ".html": "html", ".htm": "html"}
 
 INSTALL_HINT = ("Install Graphviz, which provides it: `apt-get install graphviz` (Debian/Ubuntu), "
                 "`brew install graphviz` (macOS), `conda install -c conda-forge graphviz`, "
@@ -232,10 +233,10 @@ def save(view_or_tensor: Any, path: str | os.PathLike, *,
 
     layout_timeout = check_layout_timeout(layout_timeout)
     path = Path(path)
-    fmt = _FORMATS.get(path.suffix.lower())
+    fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise ValueError(f"cannot tell the format of {path.name!r} from its suffix; use one "
-                         f"of {', '.join(sorted(_FORMATS))}")
+                         f"of {', '.join(sorted(FORMATS))}")
     if fmt == "html" and dot_binary() is not None:
         return _save_viewer(view_or_tensor, path, layout_timeout, options)
     view = as_view(view_or_tensor, **options)

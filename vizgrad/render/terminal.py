@@ -12,9 +12,9 @@ from rich.text import Text
 from rich.tree import Tree
 
 from .. import graph
+from ..location import innermost_line
 from .build import shape_text
 from .escape import terminal_text as _t
-from .location import place
 
 
 def _node_text(node: graph.GraphNode, tag: str, names: dict) -> Text:
@@ -36,17 +36,19 @@ def _node_text(node: graph.GraphNode, tag: str, names: dict) -> Text:
                                     for m in metas), style="green")
     if node.scope:
         text.append(f"  [{_t(node.scope)}]", style="yellow")
-    frames = node.stack
-    if frames:
-        frame = frames[-1]
-        text.append(_t(f"  {place(frame)} {frame.line}"), style="dim")
+    line = innermost_line(node.stack, source=True)
+    if line:
+        text.append(_t(f"  {line}"), style="dim")
     return text
 
 
-def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None) -> Tree:
+def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None,
+               max_lines: int | None = None) -> Tree:
     """The rich ``Tree`` that ``print_graph`` prints (built without recursion).
 
-    Use it to place the tree in your own rich layout; ``print_graph`` prints it.
+    Use it to place the tree in your own rich layout; ``print_graph`` prints it
+    (``vizgrad inspect`` too).  ``max_lines`` caps the node lines shown; the rest are
+    counted in a last line (``... 12 more nodes``).
 
     Example
     -------
@@ -72,7 +74,14 @@ def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None) -> T
         if root.node is not None:
             stack.append((root.node, branch, 1, ""))
     stack.reverse()
+    lines = 0
     while stack:
+        if max_lines is not None and lines >= max_lines:
+            left = len(walk.nodes) - len(printed)
+            tree.add(Text(f"... {left} more node{'s' if left != 1 else ''} (max_lines="
+                          f"{max_lines})", style="dim italic"))
+            break
+        lines += 1
         node, parent, depth, edge_note = stack.pop()
         seq = seq_of.get(node)
         tag = f"#{seq - base}" if uses[node] > 1 and seq is not None else ""
@@ -89,7 +98,7 @@ def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None) -> T
         if not children:
             continue
         if depth >= max_depth:
-            branch.add(Text(f"... {len(children)} input(s) folded (deeper than "
+            branch.add(Text(f"... {len(children)} more input(s) folded (deeper than "
                             f"max_depth={max_depth})", style="dim italic"))
             continue
         many = len(children) > 1

@@ -169,8 +169,49 @@
       if (keep && selected) { select(selected, false); }  // its details: "not drawn here"
     }
     status.textContent = cur.name + ": " + elements.length + " boxes";
+    showKey(keyOf(cur));
     return true;
   }
+
+  /* ---- the key: what the marks of this level mean (a panel, not a graph node) ---- */
+  // a drawing the page made for a fold state mixes levels: it gets every mark they use
+  function keyOf(drawn) {
+    if (drawn.level >= 0) { return levels[drawn.level].legend; }
+    var rows = [], seen = {}, scale = [];
+    levels.forEach(function (level) {
+      if (!level.legend) { return; }
+      level.legend.rows.forEach(function (row) { if (!seen[row[1]]) { seen[row[1]] = true; rows.push(row); } });
+      if (level.legend.scale.length) { scale = level.legend.scale; }
+    });
+    return levels.some(function (level) { return level.legend; }) ? { rows: rows, scale: scale } : null;
+  }
+  function showKey(key) {
+    var panel = $("vg-key");
+    if (!panel) { return; }                  // legend=False: no key on this page
+    var table = $("vg-key-rows"), scale = $("vg-key-scale");
+    var put = function (parent, tag, text, cls) {   // text only: user text stays text
+      var made = document.createElement(tag);
+      if (text) { made.textContent = text; }
+      if (cls) { made.className = cls; }
+      return parent.appendChild(made);
+    };
+    table.textContent = ""; scale.textContent = "";
+    (key ? key.rows : []).forEach(function (row) {
+      var tr = put(table, "tr"), sample = put(put(tr, "td"), "span", row[0],
+                                              "vg-key-sample vg-key-" + (row[3] || "box"));
+      if (row[2]) { sample.style.background = row[2]; }
+      put(tr, "td", row[1]);
+    });
+    if (key && key.scale.length) {
+      put(scale, "span", "gradient norm ");
+      key.scale.forEach(function (entry) {
+        var cell = put(scale, "span", entry[0], "vg-key-sample");
+        cell.style.background = entry[1]; cell.style.color = entry[2] || "black";
+      });
+    }
+    panel.hidden = !(key && (key.rows.length || key.scale.length));
+  }
+
 
   function useLevel(index, keep) {
     var level = levels[index];

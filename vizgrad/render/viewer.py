@@ -22,7 +22,6 @@ import numpy as np
 
 from ..debug.gradstats import METADATA_KEY, grad_stats
 from . import fold
-from .blocks import fold_repeated_blocks
 from .build import build_view
 from .view import GraphView, RenderOptions
 from .viewer_tree import copy_view, scope_tree, tree_data
@@ -59,7 +58,7 @@ def fold_levels(full: GraphView, max_nodes: int | None) -> list[Level]:
             fold.collapse_scopes(level, depth, fold_repeats=True)
             found.append(Level(f"modules collapsed to depth {depth}", level))
         level = copy_view(full)
-        if fold_repeated_blocks(level):
+        if fold.fold_repeated_blocks(level):
             fold.drop_empty_clusters(level)
             found.append(Level("repeated blocks folded", level))
     elif max_nodes is not None and len(full.nodes) > max_nodes:
@@ -102,11 +101,11 @@ def lay_out(levels: list[Level], timeout: float | None) -> None:
     todo = [level for level in levels if len(level.view.nodes) <= LAYOUT_LIMIT]
 
     def one(level: Level) -> None:
-        # the page explains a box in its details panel; a key drawn as one more box of
-        # the graph would be a box with no node behind it
-        level.view.show_key = False
+        # the page draws the key and the gradient scale as a panel (``page_key``); drawn
+        # as one more box of the graph they would be a box with no node behind it
+        plain = dataclasses.replace(level.view, show_key=False, legend=[])
         try:
-            level.svg = run_dot(to_dot(level.view).source, "svg", timeout).decode("utf-8")
+            level.svg = run_dot(to_dot(plain).source, "svg", timeout).decode("utf-8")
         except LayoutTimeoutError:  # the page lays this level out itself instead
             level.view.notes.append(f"Graphviz took longer than {timeout:g} s; "
                                     "laid out in the page instead")
@@ -188,6 +187,16 @@ def _compact(item: dict[str, Any], drop: tuple[str, ...]) -> dict[str, Any]:
         v is None or v is False or (isinstance(v, (str, list, dict)) and not v))}
 
 
+def page_key(view: GraphView, full: GraphView) -> dict[str, list] | None:
+    """The key panel's data for one level (``None`` with ``legend=False``)."""
+    from .dot import THEMES
+    from .legend import key_entries
+
+    if not full.show_key:
+        return None
+    return key_entries(view, THEMES[(full.graph or {}).get("theme") or "light"])
+
+
 def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any]:
     """What the page's script reads: the full graph (JSON schema), facts and levels."""
     from .jsonout import _plain, to_dict
@@ -214,7 +223,8 @@ def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any
         drawn.update(m for box in boxes.values() for m in box["details"].get("members", ()))
         entry = {"name": level.name, "count": len(level.view.nodes),
                  "hidden": sorted(full_ids - drawn), "notes": level.view.notes,
-                 "boxes": boxes, "layout": "graphviz" if level.svg is not None else None}
+                 "boxes": boxes, "layout": "graphviz" if level.svg is not None else None,
+                 "legend": page_key(level.view, full)}
         state = tree.state_of(level.view, members) if tree is not None else None
         if state is not None:  # which scopes it folds: the page unfolds them one by one
             entry["folded"], entry["exact"] = state["folded"], state["exact"]

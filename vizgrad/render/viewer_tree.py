@@ -3,7 +3,7 @@
 Every module scope is a tree node; a node of the graph lives in the deepest scope
 whose collapsed box (``fold.collapse_scopes``) holds it, so leaves used only inside
 one scope live there, as in the collapsed pictures.  Each family of repeated blocks
-(``blocks.fold_repeated_blocks``) adds a *stretch* node between the family's parent
+(``fold.fold_repeated_blocks``) adds a *stretch* node between the family's parent
 and its middle blocks: folded, the stretch is the one "... N identical blocks ..."
 box; unfolded, its blocks appear one box each, and each block unfolds on its own.
 
@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import fold
-from .blocks import fold_repeated_blocks
 from .view import Cluster, GraphView
 
 
@@ -128,7 +127,7 @@ def scope_tree(full: GraphView) -> ScopeTree | None:
 def _add_stretches(tree: ScopeTree, full: GraphView, index: dict[str, int]) -> None:
     """A stretch node over the middle blocks of each family of repeated blocks."""
     folded = copy_view(full)
-    if not fold_repeated_blocks(folded):
+    if not fold.fold_repeated_blocks(folded):
         return
     for box in folded.nodes:
         details = box.details

@@ -24,6 +24,7 @@ import weakref
 from typing import Any
 
 from ..core.backend import array_module
+from ..core.broadcast import sum_to_array
 from ..core.state import enable_grad, no_grad
 from ..core.tensor import Tensor
 from .graph import ArrayRef, Graph, Op, Ref
@@ -226,12 +227,7 @@ def _sum_to(array: Any, shape: tuple, op: Op) -> Any:
     if lead < 0 or any(s != 1 and s != array.shape[lead + i] for i, s in enumerate(shape)):
         raise RuntimeError(f"{op.name}: a gradient of shape {array.shape} cannot be summed "
                            f"to its input's shape {shape}")
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, extent in enumerate(shape)
-        if extent == 1 and array.shape[lead + i] != 1)
-    if axes:
-        array = array.sum(axis=axes, keepdims=True)
-    return array.reshape(shape) if lead else array
+    return sum_to_array(array, shape)
 
 
 def _zeros_like(shape: tuple, dtype: Any) -> Tensor:

@@ -19,13 +19,13 @@ Example
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..core.function import Function
+from ..core.stack import is_internal
 from ..core.state import current_scope, enable_grad
 from ..core.tensor import Tensor
 from ..graph import GraphNode
@@ -35,7 +35,6 @@ from .tensors import array_of
 
 _APPLY = Function.__dict__["apply"].__func__.__code__
 _APPLY_INPLACE = Function.__dict__["apply_"].__func__.__code__
-_VIZGRAD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def trace(fn_or_module: Callable, *example_inputs: Any, input_names: Sequence[str] = (),
@@ -293,7 +292,7 @@ def _user_line(frame: Any) -> str:
     """``file:line`` of the innermost frame outside vizgrad (where the user wrote the op)."""
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not os.path.abspath(filename).startswith(_VIZGRAD_DIR):
+        if not is_internal(filename):  # the node stacks' filter: not vizgrad's own
             return f"{filename}:{frame.f_lineno}"
         frame = frame.f_back
     return ""

@@ -1,5 +1,9 @@
 """Where a frame is, said the way its user knows it: ``train.py:7`` or ``In [3], line 7``.
 
+The one place that words a user's frame (``graph.StackFrame``) for people: the
+renderer's boxes and tooltips, ``print_graph``, and the debugging tools' reports
+(memory holders, graph growth, ``vizgrad inspect``) all use it.
+
 In Jupyter, code runs from ipykernel's temporary files (``/tmp/ipykernel_81/
 202857748.py``), names nobody can open.  IPython maps each to its cell --
 ``get_ipython().compile.format_code_name(filename)`` gives ``("Cell", "In[3]")``,
@@ -53,14 +57,23 @@ def place(frame: Any) -> str:
     return f"{os.path.basename(frame.filename)}:{frame.lineno}"
 
 
-def user_line(frame: Any) -> str:
-    """The one-line location of a node's user frame: ``train.py:7 in step``; in a
-    notebook the cell and its source line, ``In [3], line 7: h = x.tanh()``."""
+def user_line(frame: Any, source: bool = False) -> str:
+    """The one-line location of a node's user frame: ``train.py:7 in step``, or with
+    ``source`` the line's code instead of the function, ``train.py:7  h = x.tanh()``;
+    in a notebook the cell and its code, ``In [3], line 7: h = x.tanh()``."""
     where = place(frame)
+    code = (getattr(frame, "line", "") or "").strip()
     if notebook_cell(frame.filename) is not None:
-        source = (getattr(frame, "line", "") or "").strip()
-        return f"{where}: {source}" if source else where
+        return f"{where}: {code}" if code else where
+    if source:
+        return f"{where}  {code}" if code else where
     return f"{where} in {frame.function}"
+
+
+def innermost_line(frames: tuple, source: bool = False) -> str:
+    """:func:`user_line` of the innermost frame of a node's ``stack`` (``""`` when the
+    node has none)."""
+    return user_line(frames[-1], source) if frames else ""
 
 
 def stack_entry(frame: Any) -> str:

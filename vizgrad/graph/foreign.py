@@ -1,7 +1,6 @@
 """Backward nodes from other libraries in :mod:`vizgrad.graph` (PyTorch's, today).
 
-Import these from ``vizgrad.graph``; this module only keeps that file short.  A
-PyTorch node is wrapped by :mod:`vizgrad.adapters.torch`, loaded on first use.
+A PyTorch node is wrapped by :mod:`vizgrad.adapters.torch`, loaded on first use.
 """
 
 from __future__ import annotations
@@ -9,10 +8,10 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .core.node import Node
+from ..core.node import Node
 
 if TYPE_CHECKING:
-    from .graph import GraphNode
+    from .nodes import GraphNode
 
 
 def _torch_node(value: Any) -> bool:
@@ -29,7 +28,7 @@ def is_node(value: Any) -> bool:
     >>> is_node(loss.grad_fn), is_node(loss)
     (True, False)
     """
-    from .graph import GraphNode
+    from .nodes import GraphNode
 
     if isinstance(value, (GraphNode, Node)) or _torch_node(value):
         return True
@@ -45,12 +44,12 @@ def as_node(value: Any) -> GraphNode:
     >>> as_node(torch_loss.grad_fn).name()
     'MeanBackward0'
     """
-    from .graph import GraphNode
+    from .nodes import GraphNode
 
     if isinstance(value, GraphNode):
         return value
     if not isinstance(value, Node) and _torch_node(value):
-        from .adapters.torch import adapt
+        from ..adapters.torch import adapt
 
         return GraphNode(adapt(value))
     return GraphNode(value)

@@ -1,7 +1,5 @@
-"""Values behind :mod:`vizgrad.graph`: tensors, saved tensors, dtype names.
-
-Import them from ``vizgrad.graph``; this module only keeps that file short.
-"""
+"""Tensors and saved values as the graph tools read them (:class:`TensorInfo`,
+:class:`SavedInfo`), host copies and dtype names."""
 
 from __future__ import annotations
 
@@ -10,11 +8,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from .core.node import SavedTensor
-from .core.tensor import Tensor, accumulator_of
+from ..core.node import SavedTensor
+from ..core.tensor import Tensor, accumulator_of
 
 if TYPE_CHECKING:
-    from .graph import GraphNode
+    from .nodes import GraphNode
 
 _KINDS = {SavedTensor.INPUT: "input", SavedTensor.OUTPUT: "output",
           SavedTensor.CONSTANT: "constant", SavedTensor.SCALAR: "scalar"}
@@ -79,6 +77,17 @@ def to_dtype_name(dtype: Any) -> str:
         return name
 
 
+def outputs_of(meta: tuple) -> tuple[tuple[tuple[int, ...], str], ...]:
+    """``(shape, dtype name)`` per output from a node's ``(shape, dtype)`` tuple, cached by
+    that tuple (nodes share it, and shapes repeat)."""
+    found = _OUTPUTS.get(meta)
+    if found is None:
+        found = tuple((tuple(shape), to_dtype_name(dtype)) for shape, dtype in meta)
+        if len(_OUTPUTS) < 65536:
+            _OUTPUTS[meta] = found
+    return found
+
+
 class TensorInfo:
     """Read-only facts about one tensor: name, shape, dtype, grad and history."""
 
@@ -87,7 +96,7 @@ class TensorInfo:
     def __new__(cls, tensor: Any = None) -> TensorInfo:
         # a torch.Tensor gets PyTorch's reading of it (vizgrad.adapters.torch, loaded here)
         if cls is TensorInfo and not isinstance(tensor, Tensor) and is_torch_tensor(tensor):
-            from .adapters.torch_tensor import TorchTensorInfo
+            from ..adapters.torch_tensor import TorchTensorInfo
 
             cls = TorchTensorInfo
         return object.__new__(cls)
@@ -126,7 +135,7 @@ class TensorInfo:
 
     @property
     def grad_fn(self) -> GraphNode | None:
-        from .graph import GraphNode
+        from .nodes import GraphNode
 
         fn = getattr(self.tensor, "grad_fn", None)
         return None if fn is None else GraphNode(fn)
@@ -148,7 +157,7 @@ class TensorInfo:
     @property
     def node(self) -> GraphNode | None:
         """The node a gradient for this tensor flows to (``grad_fn`` or the leaf's accumulator)."""
-        from .graph import GraphNode
+        from .nodes import GraphNode
 
         if getattr(self.tensor, "grad_fn", None) is not None:
             return GraphNode(self.tensor.grad_fn)

@@ -1,0 +1,95 @@
+"""The viewer page's key: a panel beside the graph (not a graph node), per fold level."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+import pytest
+
+import vizgrad
+
+TRAIN = """\
+import vizgrad
+import vizgrad.nn as nn
+vizgrad.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+x = vizgrad.randn(3, 4); model.scope_name = "sequential"
+loss = (model(x) ** 2).mean()
+"""
+
+
+@pytest.fixture
+def train(tmp_path: Path) -> dict:
+    script = tmp_path / "train.py"
+    script.write_text(TRAIN)
+    return runpy.run_path(str(script))
+
+
+def _key(opened) -> list[str]:
+    """The meanings the key lists now (empty when the panel is hidden)."""
+    page = opened.page
+    if not page.locator("#vg-key").is_visible():
+        return []
+    return page.eval_on_selector_all("#vg-key-rows tr td:nth-child(2)",
+                                     "cells => cells.map(c => c.textContent)")
+
+
+def test_the_key_is_a_panel_and_lists_only_the_marks_drawn(open_page, tmp_path: Path,
+                                                           train: dict) -> None:
+    path = vizgrad.render.save(train["loss"], tmp_path / "g.html",
+                               params=dict(train["model"].named_parameters()))
+    opened = open_page(path)
+    page = opened.page
+    meanings = _key(opened)
+    assert "backward op (a grad_fn)" in meanings
+    assert "leaf tensor that requires grad (a parameter)" in meanings
+    assert any(m.startswith("on an arrow: the tensor's shape") for m in meanings)
+    assert any(m.startswith("into that input of an op") for m in meanings)  # Addmm's "in 1"
+    # marks this graph does not use are not explained
+    assert not any("folded" in m or "collapsed module" in m or "freed" in m or "view" in m
+                   for m in meanings)
+    # the key is page markup, outside the drawing: no box of the graph is a key
+    assert page.locator("#vg-canvas svg g.node#legend").count() == 0
+    assert page.locator("#vg-side #vg-key").count() == 1
+    samples = page.eval_on_selector_all(
+        "#vg-key-rows .vg-key-sample", "els => els.map(e => getComputedStyle(e).backgroundColor)")
+    assert "rgb(211, 211, 211)" in samples  # lightgray, as the op boxes are drawn
+    # the graph's clicks still reach the nodes
+    page.click("#vg-canvas g.node#n0")  # the oldest node: the first weight's accumulator
+    assert page.inner_text("#vg-details").startswith("AccumulateGrad")
+    assert opened.errors == []
+
+
+def test_folding_redraws_the_key_for_the_level(open_page, tmp_path: Path, train: dict) -> None:
+    path = vizgrad.render.save(train["loss"], tmp_path / "g.html")
+    opened = open_page(path)
+    page = opened.page
+    assert "a collapsed module: its ops counted" not in _key(opened)
+    page.click("#vg-fold")
+    assert "a collapsed module: its ops counted" in _key(opened)
+    page.click("#vg-unfold")
+    assert "a collapsed module: its ops counted" not in _key(opened)
+    assert opened.errors == []
+
+
+def test_legend_false_gives_a_page_without_a_key(open_page, tmp_path: Path,
+                                                 train: dict) -> None:
+    path = vizgrad.render.save(train["loss"], tmp_path / "g.html", legend=False)
+    opened = open_page(path)
+    assert opened.page.locator("#vg-key").count() == 0
+    opened.page.click("#vg-fold")  # and folding does not bring one
+    assert opened.page.locator("#vg-key").count() == 0
+    assert opened.errors == []
+
+
+def test_gradient_colours_get_their_scale_in_the_key(open_page, tmp_path: Path,
+                                                     train: dict) -> None:
+    train["loss"].backward()
+    path = vizgrad.render.save(train["loss"], tmp_path / "g.html", show_grad=True)
+    opened = open_page(path)
+    scale = opened.page.inner_text("#vg-key-scale")
+    assert scale.startswith("gradient norm") and "NaN/Inf" in scale
+    # in the panel only: the drawing has no key or scale box
+    assert opened.page.locator("#vg-canvas svg g.node#legend").count() == 0
+    assert opened.errors == []

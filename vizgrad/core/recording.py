@@ -1,0 +1,343 @@
+"""The steps every op takes when it runs, one function each (``Function.apply_plain``
+calls them in order; ``Function.apply`` inlines the common case).
+
+1. **unwrap** (``unwrap``, ``input_tensors``): Tensors become backend arrays;
+2. **link edges** (``grad_mask_of``, ``link_edges``): a new Node pointing at the node
+   each input's gradient goes to;
+3. **run forward** (``run_forward``): errors come back naming the op (``op_error``);
+4. **wrap outputs** (``finish_recorded``, ``describe_call``): result arrays become
+   Tensors pointing at the node, which records metadata, device, scope and call site;
+5. **save**: ``saving.resolve_saved``.
+
+Unrecorded calls (``no_grad``, or no input requires grad) take steps 1, 3 and 4 with
+one shared no-op ctx (``FORWARD_ONLY``): ``run_unrecorded``.  The caches here
+(``LAYOUTS``, ``SINGLE_META``, ``FIRST_OUTPUTS``) hold immutable values that many
+nodes share, so the common node allocates nothing for them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import backend
+from .inplace import refresh_view
+from .node import FORWARD_ONLY, OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, ForwardOnly, Node
+from .saving import resolve_saved
+from .stack import capture, user_location
+from .state import STACK, current_scope
+from .tensor import Tensor, accumulator_of
+
+if TYPE_CHECKING:
+    from .function import Function
+
+
+class ForwardCtx(ForwardOnly):
+    """A user Function's ctx when nothing is recorded: its own attributes, and
+    ``needs_input_grad`` as PyTorch gives it (an input's ``requires_grad``)."""
+
+    def __init__(self, args: tuple) -> None:
+        self.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
+
+
+#: Callables told ``listener(node, inputs, output_arrays)`` after every *recorded* op's
+#: forward, once its node knows its stack and scope (anomaly mode's ``check_forward``
+#: finds the op that made a NaN here).  A listener may raise to stop the op.
+FORWARD_LISTENERS: list = []
+_NUMPY_ARRAY = np.ndarray
+
+
+NO_STACK = (None, 0, ())
+LAYOUTS: dict[int, tuple] = {}
+# The input numbers of nodes whose inputs are all first outputs (nearly every node).
+FIRST_OUTPUTS = tuple((0,) * count for count in range(16))
+_NRS: dict[tuple, tuple] = {}  # the others, shared
+
+
+# -- the steps of apply_plain ----------------------------------------------------------
+def _is_tensor_list(arg: Any) -> bool:
+    return (arg.__class__ is list or arg.__class__ is tuple) and bool(arg) \
+        and isinstance(arg[0], Tensor)
+
+
+def unwrap(args: tuple) -> list:
+    """Backend arrays for forward: a tensor's array, a list of tensors' arrays."""
+    return [arg.array if isinstance(arg, Tensor)
+            else [t.array for t in arg] if _is_tensor_list(arg) else arg for arg in args]
+
+
+def input_tensors(cls: type[Function], args: tuple) -> tuple[list, int | None]:
+    """The flat input tensors (stale views refreshed, number slots filled) and the
+    argument mask of a layout with one tensor per argument (None: tensor lists)."""
+    tensors: list[Tensor] = []
+    mask: int | None = 0
+    for index, arg in enumerate(args):
+        group: Any = [arg] if isinstance(arg, Tensor) else arg if _is_tensor_list(arg) else ()
+        for tensor in group:
+            if tensor._base is not None and tensor._view_version != tensor._vc[0]:
+                refresh_view(tensor)  # its base was written since: re-derive its history
+        tensors.extend(group)
+        if group:
+            mask = None if mask is None or group is arg else mask | 1 << index
+    if mask is not None and cls._number_mask:  # one tensor per argument: numbers may count
+        tensors, mask = _with_number_slots(cls.number_slots, args, tensors, mask)
+    return tensors, mask
+
+
+def grad_mask_of(args: tuple) -> int:
+    """Bit i set: argument i is (or holds) a tensor that requires grad."""
+    mask = 0
+    for index, arg in enumerate(args):
+        group = [arg] if isinstance(arg, Tensor) else arg if _is_tensor_list(arg) else ()
+        if any(t._rg for t in group):
+            mask |= 1 << index
+    return mask
+
+
+def link_edges(cls: type[Function], tensors: list, grad_mask: int) -> Node:
+    """The op's node, pointing at the node each input's gradient goes to."""
+    return cls._node_class(cls, tuple([next_node_of(t) for t in tensors]),
+                           numbers_of(tensors), grad_mask)
+
+
+def run_forward(cls: type[Function], ctx: Any, raw: list, tensors: list) -> Any:
+    try:
+        return cls.forward(ctx, *raw)
+    except (ValueError, IndexError, TypeError) as error:
+        raise op_error(cls, tensors, error) from error
+
+
+def run_unrecorded(cls: type[Function], args: tuple, raw: list | None,
+                    tensors: list | None) -> Any:
+    """No node (no_grad, or no input requires grad): unwrap, run forward, wrap."""
+    if raw is None or tensors is None:
+        raw = unwrap(args)
+        tensors = [a for a in args if isinstance(a, Tensor)]
+    out = run_forward(cls, FORWARD_ONLY if cls.builtin else ForwardCtx(args), raw,
+                       tensors)
+    if out.__class__ in backend.ARRAY_TYPES and not cls.view_of_input:
+        return Tensor._make(out)
+    return wrap_unrecorded(cls, out, args)
+
+
+def describe_call(node: Node, tensors: list, outs: Any) -> None:
+    """Where the op ran: device, scope and (when captured) the user's call site; then
+    the forward listeners hear of it (they may raise to stop the op)."""
+    if tensors[0].array.__class__ is not _NUMPY_ARRAY:
+        node._device = backend.device_of(tensors[0].array)
+    node.scope = current_scope()
+    depth = STACK["depth"]
+    if depth:  # three slots rather than a tuple: one object fewer per op for the GC
+        node._stack_code, node._stack_lasti, node._stack_tail = \
+            capture(depth) or NO_STACK
+    if FORWARD_LISTENERS:
+        for listener in list(FORWARD_LISTENERS):
+            listener(node, tensors, outs)
+
+
+def finish_recorded(cls: type[Function], node: Node, out: Any, args: tuple,
+                     tensors: list) -> Any:
+    """Wrap outputs and save, for every kind of output (the fast path's rare cases)."""
+    out_class = out.__class__
+    outs: Any
+    if out_class in backend.ARRAY_TYPES:
+        kind, outs = OUT_SINGLE, (out,)
+    else:
+        if out_class is tuple:
+            kind, outs = OUT_TUPLE, out
+        elif out_class is list:
+            kind, outs = OUT_LIST, out
+        else:
+            kind, outs = OUT_SINGLE, (out,)
+        if not all(o.__class__ in backend.ARRAY_TYPES for o in outs):
+            # NumPy gives 0-d results as NumPy scalars: outputs must be arrays, and
+            # what forward saved of them must be those same arrays.
+            arrays = [_as_array(o, tensors) for o in outs]
+            if node._to_save is not None:
+                node._to_save = _resaved(node._to_save, outs, arrays)
+            outs = arrays
+        node._result_meta = tuple([(o.shape, o.dtype) for o in outs])
+        for o in outs:
+            if o.dtype.kind != "f":  # an integer, bool or complex output: rare
+                check_output_dtype(cls, node, outs)
+                break
+        if kind != OUT_SINGLE:
+            node._out_kind = kind
+        describe_call(node, tensors, outs)
+    nondiff = node._non_differentiable or ()
+    results = [Tensor._make(array) if id(array) in nondiff
+               else Tensor._make(array, True, node, nr) for nr, array in enumerate(outs)]
+    if nondiff:  # ids -> output numbers, which is what Node.input_meta reads
+        node._non_differentiable = tuple(nr for nr, r in enumerate(results) if not r._rg)
+    if node._to_save is not None:
+        resolve_saved(node, tensors, results)
+    if cls.view_of_input:
+        mark_views(cls, args, results)
+    if kind == OUT_SINGLE:
+        return results[0]
+    return tuple(results) if kind == OUT_TUPLE else results
+
+
+def next_node_of(tensor: Tensor) -> Node | None:
+    """The node an input's gradient goes to (None when it wants none)."""
+    if not tensor._rg:
+        return None
+    if tensor.grad_fn is not None:
+        return tensor.grad_fn
+    ref = tensor._accumulator
+    accumulator = ref() if ref is not None else None
+    return accumulator if accumulator is not None else accumulator_of(tensor)
+
+
+def numbers_of(tensors: list) -> tuple:
+    """``output_nr`` of each input (0 for one that wants no gradient), as a shared tuple."""
+    numbers = tuple(t.output_nr if t._rg and t.grad_fn is not None else 0 for t in tensors)
+    found = _NRS.get(numbers)
+    if found is None:
+        if len(_NRS) > 4096:
+            _NRS.clear()
+        found = _NRS[numbers] = numbers
+    return found
+
+
+# ((shape, dtype),) of single-output nodes, shared between nodes (immutable): by shape
+# (the dtype checked by identity), and by (shape, dtype) behind it.
+SINGLE_META: dict[tuple, tuple] = {}
+_SINGLE_META_BY_DTYPE: dict[tuple, tuple] = {}
+
+
+def single_meta(shape: tuple, dtype: Any) -> tuple:
+    if len(_SINGLE_META_BY_DTYPE) > 4096:  # shapes that vary without end: start over
+        SINGLE_META.clear()
+        _SINGLE_META_BY_DTYPE.clear()
+    key = (shape, dtype)
+    value = _SINGLE_META_BY_DTYPE.get(key)
+    if value is None:
+        value = _SINGLE_META_BY_DTYPE[key] = (key,)
+    if dtype.kind == "f":
+        SINGLE_META[shape] = value
+    return value
+
+
+def check_output_dtype(cls: type, node: Node, outs: Any) -> None:
+    """Outputs of a recorded op that are not floating point (PyTorch's rules).
+
+    An integer or bool output ends the graph: it does not require grad (a cast to
+    ``int64``, argmax indices).  A complex output would need complex autograd, which
+    vizgrad does not implement, so it is refused rather than silently wrong.
+    """
+    kinds = [o.dtype.kind for o in outs]
+    if "c" in kinds:
+        from .tensor import COMPLEX_AUTOGRAD
+
+        raise RuntimeError(
+            f"{cls.__name__.lower()} at {user_location()} would give a complex result that "
+            f"requires grad (an input requires grad): {COMPLEX_AUTOGRAD}")
+    ids = tuple(id(o) for o, kind in zip(outs, kinds) if kind != "f")
+    node._non_differentiable = ids + (node._non_differentiable or ())
+
+
+def _with_number_slots(positions: tuple, args: tuple, tensors: list, mask: int) -> tuple:
+    """Give Python-number arguments at ``positions`` a no-grad placeholder slot."""
+    if all(mask >> i & 1 for i in positions if i < len(args)):
+        return tensors, mask
+    slots = []
+    for index, arg in enumerate(args):
+        if isinstance(arg, Tensor):
+            slots.append(arg)
+        elif index in positions and isinstance(arg, (bool, int, float, complex, np.number)):
+            slots.append(Tensor._make(np.asarray(arg)))
+            mask |= 1 << index
+    return slots, mask
+
+
+def simple_layout(mask: int) -> tuple:
+    """Layout when each tensor argument is its own slot: cached per argument mask."""
+    layout = LAYOUTS.get(mask)
+    if layout is None:
+        layout = tuple((i, -1) for i in range(mask.bit_length()) if mask >> i & 1)
+        if mask & (mask + 1) == 0:  # arguments 0..k-1 are the tensors
+            layout = ContiguousLayout(layout)
+        LAYOUTS[mask] = layout
+    return layout
+
+
+def layout_of(args: tuple) -> tuple:
+    layout = []
+    for index, arg in enumerate(args):
+        if isinstance(arg, Tensor):
+            layout.append((index, -1))
+        elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
+                and isinstance(arg[0], Tensor):
+            layout.append((index, len(arg)))
+    return tuple(layout)
+
+
+def _resaved(to_save: tuple, before: Any, after: list) -> tuple:
+    """``to_save`` with each output ``before[i]`` (a NumPy scalar) replaced by ``after[i]``."""
+    swap = {id(old): new for old, new in zip(before, after) if old is not new}
+
+    def new(item: Any) -> Any:
+        if item.__class__ is tuple and len(item) == 2 and item[0].__class__ is str:
+            return item[0], swap.get(id(item[1]), item[1])  # a named save
+        return swap.get(id(item), item)
+
+    return tuple(new(item) for item in to_save)
+
+
+def _as_array(value: Any, tensors: list) -> Any:
+    like = tensors[0].array if tensors else None
+    return backend.as_array(value, like=like)
+
+
+def wrap_unrecorded(cls: type[Function], out: Any, args: tuple) -> Any:
+    out_class = out.__class__
+    if out_class is tuple or out_class is list:
+        results = [Tensor._make(o if o.__class__ in backend.ARRAY_TYPES
+                                else backend.as_array(o)) for o in out]
+        if cls.view_of_input:
+            mark_views(cls, args, results)
+        return tuple(results) if out_class is tuple else results
+    if out_class not in backend.ARRAY_TYPES:
+        out = backend.as_array(out, like=args[0].array if isinstance(args[0], Tensor) else None)
+    result = Tensor._make(out)
+    if cls.view_of_input:
+        mark_views(cls, args, [result])
+    return result
+
+
+def mark_views(cls: type[Function], args: tuple, results: list) -> None:
+    """Record view outputs: shared version counter, ``_base`` and how to regenerate them."""
+    source = args[0]
+    source_array = source.array
+    xp = backend.array_module(source_array)
+    single = len(results) == 1
+    for result in results:
+        if not xp.may_share_memory(result.array, source_array):
+            continue
+        base = source._base if source._base is not None else source
+        if base._vc is None:
+            base._vc = [0]
+        result._vc = base._vc
+        result._base = base
+        result._view_version = base._vc[0]
+        if single:
+            prefix = source._view_chain if source._base is not None else ()
+            result._view_chain = None if prefix is None else prefix + ((cls, args[1:]),)
+
+
+def op_error(cls: type[Function], tensors: list, error: Exception) -> Exception:
+    shapes = ", ".join(f"{tuple(t.shape)} {t.dtype}" for t in tensors) or "no tensors"
+    message = (f"{cls.__name__.lower()} failed on inputs [{shapes}] at "
+               f"{user_location()}: {error}")
+    try:
+        raised = type(error)(message)
+    except Exception:  # noqa: BLE001 - exotic exception signatures
+        raised = RuntimeError(message)
+    # What failed, for tools that draw it (``vizgrad render --at-error``): the op's
+    # name, its tensor inputs and the underlying message.  Set only on this (rare) path.
+    raised.vizgrad_op = cls.__name__  # type: ignore[attr-defined]
+    raised.vizgrad_inputs = tuple(tensors)  # type: ignore[attr-defined]
+    raised.vizgrad_reason = str(error)  # type: ignore[attr-defined]
+    return raised

@@ -1,0 +1,270 @@
+"""Read-only wrappers of one backward node (:class:`GraphNode`) and one edge
+(:class:`GraphEdge`).
+
+A ``GraphNode`` reads any node that speaks :class:`~vizgrad.graph.BackwardNode`
+through its public members (the plain path).  vizgrad's own nodes are read through
+``vizgrad.core.facts`` instead (``fast.reads(node)``): the same answers, without the
+objects the public members build (an ``Edge``, ``SlotMeta`` or ``SavedTensor`` per
+answer), which the renderer and the per-step monitors would pay on every node.
+``tests/render/test_graph_fast_path.py`` checks that both paths agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..core import facts as fast
+from ..core.node import AccumulateGrad, SavedTensor, SlotMeta
+from ..core.stack import StackFrame
+from .protocol import NodeFacts
+from .tensors import _KINDS, SavedInfo, TensorInfo, outputs_of, to_dtype_name, to_numpy
+
+__all__ = ["GraphEdge", "GraphNode"]
+
+
+class GraphNode:
+    """Read-only wrapper of one backward node.
+
+    Two wrappers of the same node compare equal.  ``seq`` is the node's creation
+    number (it orders the graph: inputs are always older than their consumers).
+    """
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def name(self) -> str:
+        return self.raw.name()
+
+    @property
+    def seq(self) -> int | None:
+        seq = getattr(self.raw, "seq", None)
+        if seq is None and hasattr(self.raw, "_sequence_nr"):
+            seq = self.raw._sequence_nr()
+        return seq
+
+    @property
+    def next_functions(self) -> tuple[tuple[GraphNode | None, int], ...]:
+        return tuple((None if n is None else GraphNode(n), nr)
+                     for n, nr in self.raw.next_functions)
+
+    @property
+    def next_edges(self) -> tuple[tuple[Any, ...], ...]:
+        """``[slot][rank]`` -> ``(GraphNode, slot, rank, input_nr)`` or ``None``."""
+        edges = getattr(self.raw, "next_edges", None)
+        if edges is None:  # a foreign node: every input is its own slot
+            return tuple(((None if n is None else (GraphNode(n), nr, 0, nr)),)
+                         for n, nr in self.raw.next_functions)
+        return tuple(tuple(None if e is None else (GraphNode(e.node), e.slot, e.rank,
+                                                   e.input_nr) for e in row)
+                     for row in edges)
+
+    @property
+    def input_meta(self) -> tuple[tuple[SlotMeta, ...], ...]:
+        """Gradients flowing into the node (one per forward output), ``[slot][rank]``."""
+        return getattr(self.raw, "input_meta", ())
+
+    @property
+    def output_meta(self) -> tuple[tuple[SlotMeta, ...], ...]:
+        """Gradients the node sends on (one per forward input), ``[slot][rank]``."""
+        return getattr(self.raw, "output_meta", ())
+
+    @property
+    def outputs(self) -> tuple[tuple[tuple[int, ...], str], ...]:
+        """``(shape, dtype)`` of every forward output, flat (``input_meta`` without slots)."""
+        if fast.reads(self.raw):
+            return outputs_of(fast.result_meta(self.raw))
+        return tuple((tuple(m.shape), to_dtype_name(m.dtype))
+                     for row in self.input_meta for m in row)
+
+    @property
+    def output_count(self) -> int:
+        if fast.reads(self.raw):
+            return len(fast.result_meta(self.raw))
+        return sum(len(row) for row in self.input_meta)
+
+    @property
+    def input_count(self) -> int:
+        """How many gradients the node sends on (flat ``next_functions`` length)."""
+        return len(self.raw.next_functions)
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        """The forward parameter name of each flat input (``input``, ``tensors[1]``).
+
+        One per ``next_functions`` entry; ``input<i>`` where the op does not say.
+        """
+        names = getattr(self.raw, "input_names", None)
+        if names is not None:
+            return tuple(names)
+        return tuple(f"input{i}" for i in range(len(self.raw.next_functions)))
+
+    @property
+    def flat_slots(self) -> tuple[tuple[int, int], ...]:
+        """``(slot, rank)`` of each flat input (the order of ``next_functions``)."""
+        out: list[tuple[int, int]] = []
+        for slot, row in enumerate(self.output_meta):
+            out.extend((slot, rank) for rank in range(len(row)))
+        count = len(self.raw.next_functions)
+        out.extend((i, 0) for i in range(len(out), count))
+        return tuple(out[:count])
+
+    def facts(self) -> NodeFacts:
+        """Name, outputs, input count, scope, freed and variable in one call (hot path)."""
+        raw = self.raw
+        if fast.reads(raw):
+            name, meta, count, scope, freed, variable = fast.summary(raw)
+            return NodeFacts(name, outputs_of(meta), count, scope or "", freed,
+                             None if variable is None else TensorInfo(variable))
+        if hasattr(raw, "facts"):  # an adapter's own one-call read
+            return NodeFacts(*raw.facts())
+        return NodeFacts(self.name(), self.outputs, self.input_count, self.scope, self.freed,
+                         self.variable)
+
+    def get_metadata(self, key: str, default: Any = None) -> Any:
+        """Read ``metadata[key]`` without creating the dict on nodes that have none."""
+        if fast.reads(self.raw):
+            return fast.metadata_value(self.raw, key, default)
+        return getattr(self.raw, "metadata", {}).get(key, default)
+
+    @property
+    def saved(self) -> tuple[SavedInfo, ...]:
+        out = []
+        for item in getattr(self.raw, "saved", ()):
+            if isinstance(item, SavedInfo):  # an adapter's, already in this form
+                out.append(item)
+                continue
+            scalar = item.kind == SavedTensor.SCALAR
+            hooked = bool(getattr(item, "hooked", False))
+            kind = getattr(item, "unpacked_kind", item.kind)  # what it was before packing
+            out.append(SavedInfo(item.name, tuple(item.shape), to_dtype_name(item.dtype),
+                                 bool(item.freed), _KINDS.get(kind, "constant"),
+                                 item.array if scalar else None, hooked))
+        return tuple(out)
+
+    def saved_buffers(self) -> tuple[tuple[int, int, bool], ...]:
+        """``(buffer id, bytes, leaf)`` of each saved array still held (``saved`` names
+        them).
+
+        The buffer is the memory the saved array lives in (a view's base, followed to
+        the array that owns it), so two saves of one buffer -- or of views of it --
+        have the same id and count once; ``bytes`` is that buffer's size.  ``leaf`` is
+        True for a saved leaf tensor (a parameter), which outlives the graph anyway.
+        Freed and scalar saves are left out.
+        """
+        raw = self.raw
+        if fast.reads(raw):  # taken every training step by the memory monitors
+            return fast.saved_buffers(raw)
+        out = []
+        for item in getattr(raw, "saved", ()):
+            if item.kind == SavedTensor.SCALAR or item.freed:
+                continue
+            array = item.array
+            if array is None or not hasattr(array, "nbytes"):
+                continue
+            owner = array
+            while getattr(owner, "base", None) is not None and hasattr(owner.base, "nbytes"):
+                owner = owner.base
+            tensor = item.tensor  # a saved leaf, or a view of one (linear's weight.t())
+            base = getattr(tensor, "_base", None)
+            leaf = tensor is not None and (tensor.grad_fn is None or (
+                base is not None and base.grad_fn is None))
+            out.append((id(owner), int(owner.nbytes), leaf))
+        return tuple(out)
+
+    @property
+    def saved_attributes(self) -> dict[str, Any]:
+        return dict(getattr(self.raw, "saved_attributes", {}) or {})
+
+    @property
+    def freed(self) -> bool:
+        return bool(getattr(self.raw, "freed", False))
+
+    @property
+    def is_accumulate(self) -> bool:
+        """True for a leaf's gradient accumulator (it has a ``variable``)."""
+        raw = self.raw
+        if fast.reads(raw):  # no attribute miss (Node.__getattr__) on every op node
+            return isinstance(raw, AccumulateGrad)
+        return hasattr(raw, "variable")
+
+    @property
+    def variable(self) -> TensorInfo | None:
+        if not self.is_accumulate:
+            return None
+        variable = getattr(self.raw, "variable", None)
+        return None if variable is None else TensorInfo(variable)
+
+    @property
+    def scope(self) -> str:
+        return getattr(self.raw, "scope", "") or ""
+
+    @property
+    def stack(self) -> tuple[StackFrame, ...]:
+        return tuple(getattr(self.raw, "stack", ()) or ())
+
+    @property
+    def metadata(self) -> dict:
+        return getattr(self.raw, "metadata", {})
+
+    @property
+    def retained_grads(self) -> dict[int, np.ndarray | None]:
+        """``output_nr -> grad`` of this node's outputs that called ``retain_grad()``."""
+        return {nr: to_numpy(grad)
+                for nr, grad in getattr(self.raw, "retained_grads", {}).items()}
+
+    def register_hook(self, fn: Callable) -> Any:
+        """``fn(grad_inputs, grad_outputs)`` after the node ran (for recorders)."""
+        return self.raw.register_hook(fn)
+
+    def register_prehook(self, fn: Callable) -> Any:
+        return self.raw.register_prehook(fn)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GraphNode) and other.raw is self.raw
+
+    def __hash__(self) -> int:
+        return id(self.raw)
+
+    def __repr__(self) -> str:
+        return f"GraphNode({self.name()}, seq={self.seq})"
+
+
+class GraphEdge:
+    """``node.next_edges[slot][rank]`` leads to ``next_node``'s output ``(next_slot, next_rank)``.
+
+    The gradient flows from ``node`` to ``next_node``; pictures draw the arrow the
+    forward way, from ``next_node`` (the producer) to ``node`` (the consumer).
+    ``shape``/``dtype`` (and ``meta``, a ``SlotMeta``) describe that gradient.
+    """
+
+    __slots__ = ("node", "next_node", "slot", "rank", "next_slot", "next_rank", "input_nr",
+                 "shape", "dtype")
+
+    def __init__(self, node: GraphNode, next_node: GraphNode, slot: int, rank: int,
+                 next_slot: int, next_rank: int, input_nr: int,
+                 shape: tuple[int, ...] | None, dtype: str | None) -> None:
+        self.node = node
+        self.next_node = next_node
+        self.slot = slot
+        self.rank = rank
+        self.next_slot = next_slot
+        self.next_rank = next_rank
+        self.input_nr = input_nr
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def meta(self) -> SlotMeta | None:
+        metas = self.node.output_meta
+        if self.slot < len(metas) and self.rank < len(metas[self.slot]):
+            return metas[self.slot][self.rank]
+        return None
+
+    def __repr__(self) -> str:
+        return (f"GraphEdge({self.node.name()} [{self.slot}.{self.rank}] -> "
+                f"{self.next_node.name()} [{self.next_slot}.{self.next_rank}])")

@@ -1,0 +1,143 @@
+"""``walk``: everything reachable from some roots, iteratively (no recursion limit)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core import facts as fast
+from ..core.node import Node
+from .foreign import _number, as_node
+from .nodes import GraphEdge, GraphNode
+from .tensors import TensorInfo, as_tensor_info, to_dtype_name
+
+__all__ = ["GraphWalk", "Root", "root_items", "walk", "walk_roots"]
+
+
+@dataclass(frozen=True)
+class Root:
+    """One tensor the walk started from."""
+
+    label: str
+    tensor: TensorInfo
+    node: GraphNode | None
+
+
+@dataclass
+class GraphWalk:
+    """Everything reachable from some roots: each node and each edge exactly once.
+
+    ``nodes`` are ordered newest first (descending ``seq``), which is a topological
+    order from the roots toward the leaves; ``edges`` follow their ``node``.
+    Iterating a walk yields its nodes.
+    """
+
+    roots: list[Root]
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    index: dict[Any, int] = field(default_factory=dict, repr=False)
+    seqs: list[int | None] = field(default_factory=list, repr=False)  # aligned with nodes
+
+    def __iter__(self) -> Iterator[GraphNode]:
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __contains__(self, node: object) -> bool:
+        return isinstance(node, GraphNode) and node.raw in self.index
+
+    def position(self, node: GraphNode) -> int:
+        """Index of ``node`` in ``nodes``."""
+        return self.index[node.raw]
+
+
+def root_items(roots: Any) -> list[tuple[str, Any]]:
+    """``(label, value)`` of each root: a tensor is ``output``, a sequence ``output[i]``,
+    a dict its keys."""
+    if isinstance(roots, Mapping):
+        return [(str(key), value) for key, value in roots.items()]
+    if isinstance(roots, Sequence) and not isinstance(roots, (str, bytes)) \
+            and not hasattr(roots, "grad_fn"):
+        items = list(roots)
+        return [(f"output[{i}]" if len(items) > 1 else "output", t)
+                for i, t in enumerate(items)]
+    return [("output", roots)]
+
+
+def walk(roots: Any) -> GraphWalk:
+    """Walk the backward graph of ``roots`` (a tensor, a sequence or a dict of tensors).
+
+    Iterative (no recursion limit), and deterministic: nodes come newest first by
+    ``seq``, edges in ``[slot][rank]`` order of their node.
+
+    Example
+    -------
+    >>> g = walk({"loss": loss, "aux": aux})
+    >>> len(g.nodes), len(g.edges)
+    (12, 14)
+    """
+    found_roots = walk_roots(roots)
+    stack = [r.node.raw for r in found_roots if r.node is not None]
+    family = getattr(type(stack[0]), "walk_graph", None) if stack else None
+    if family is not None and all(getattr(type(raw), "walk_graph", None) is family
+                                  for raw in stack):  # an adapter walks its own graphs
+        nodes, seqs, found = family(stack)
+        return GraphWalk(found_roots, nodes, found, {node.raw: i for i, node in enumerate(nodes)},
+                         seqs)
+    seen: dict[Any, GraphNode] = {}
+    order: list[Any] = []
+    while stack:
+        raw = stack.pop()
+        if raw in seen:
+            continue
+        seen[raw] = GraphNode(raw)
+        order.append(raw)
+        for child, _ in raw.next_functions:
+            if child is not None and child not in seen:
+                stack.append(child)
+    nodes = [seen[raw] for raw in order]
+    seqs = [getattr(raw, "seq", None) for raw in order]
+    if order and not isinstance(order[0], Node):  # a foreign graph: numbered by the walk
+        nodes, seqs = _number(nodes, seqs)
+    elif None not in seqs:
+        pairs = sorted(zip(seqs, range(len(nodes))), reverse=True)
+        nodes = [nodes[position] for _, position in pairs]
+        seqs = [seq for seq, _ in pairs]
+    index = {node.raw: i for i, node in enumerate(nodes)}
+    edges: list[GraphEdge] = []
+    for node in nodes:
+        if fast.reads(node.raw):
+            for slot, rank, target, next_slot, next_rank, nr, shape, dtype in \
+                    fast.edges(node.raw):
+                edges.append(GraphEdge(node, seen[target], slot, rank, next_slot, next_rank,
+                                       nr, tuple(shape), to_dtype_name(dtype)))
+            continue
+        metas = node.output_meta
+        for slot, row in enumerate(node.next_edges):
+            for rank, edge in enumerate(row):
+                if edge is None:
+                    continue
+                target, next_slot, next_rank, input_nr = edge
+                meta = metas[slot][rank] if slot < len(metas) and rank < len(metas[slot]) \
+                    else None
+                edges.append(GraphEdge(node, seen[target.raw], slot, rank, next_slot,
+                                       next_rank, input_nr,
+                                       None if meta is None else tuple(meta.shape),
+                                       None if meta is None else to_dtype_name(meta.dtype)))
+    return GraphWalk(found_roots, nodes, edges, index, seqs)
+
+
+def walk_roots(roots: Any) -> list[Root]:
+    """The :class:`Root` entries ``walk(roots)`` starts from."""
+    out = []
+    for label, value in root_items(roots):
+        if isinstance(value, GraphNode) or (not hasattr(value, "shape")
+                                            and hasattr(value, "next_functions")):
+            node = as_node(value)
+            out.append(Root(label, None, node))  # type: ignore[arg-type]
+            continue
+        info = as_tensor_info(value)
+        out.append(Root(label, info, info.node))
+    return out
