@@ -161,7 +161,7 @@ class Trilinear(Function):
         out = "".join(c for d, c in enumerate(letters) if d not in ctx.sumdim)
         grads = []
         for k in range(3):
-            if not ctx.needs_grad(k):
+            if not ctx.needs_input_grad[k]:
                 grads.append(None)
                 continue
             others = [j for j in range(3) if j != k]

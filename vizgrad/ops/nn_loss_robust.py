@@ -55,7 +55,7 @@ def _clamped_slope_backward(ctx, grad, k, m):
         difference = self - target
         slope = (difference * k).clamp(-m, m) * (grad * (1.0 / difference.numel()) if mean
                                                  else grad)
-    return slope, -slope if ctx.needs_grad(1) else None, None, None
+    return slope, -slope if ctx.needs_input_grad[1] else None, None, None
 
 
 def _clamped_slope_jvp(args, tangents, k, m):

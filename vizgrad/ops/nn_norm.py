@@ -67,10 +67,10 @@ def _channel(value, shape):
 def _affine_grads(ctx, grad, normalized, dims):
     """Gradients of weight and bias (per channel), from Tensors or arrays alike."""
     grad_weight = grad_bias = None
-    if ctx.needs_grad(1):
+    if ctx.needs_input_grad[1]:
         grad_weight = (grad * normalized).sum(dims) if isinstance(grad, Tensor) else \
             Tensor.from_array((grad * normalized).sum(axis=dims))
-    if ctx.needs_grad(2):
+    if ctx.needs_input_grad[2]:
         grad_bias = grad.sum(dims) if isinstance(grad, Tensor) else \
             Tensor.from_array(grad.sum(axis=dims))
     return grad_weight, grad_bias
