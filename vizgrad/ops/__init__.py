@@ -42,6 +42,7 @@ from .elementwise import (
     square,
     tan,
 )
+from .extremes import amax, amin, argmax, argmin, max, min
 from .indexing import (
     gather,
     getitem,
@@ -56,21 +57,7 @@ from .indexing import (
 from .join import cat, chunk, concat, split, stack, unbind
 from .linalg import bmm, dot, einsum, matmul, mm, mv, outer, tril, triu
 from .operands import promote_types, result_type
-from .reductions import (
-    amax,
-    amin,
-    argmax,
-    argmin,
-    logsumexp,
-    max,
-    mean,
-    min,
-    norm,
-    prod,
-    std,
-    sum,
-    var,
-)
+from .reductions import logsumexp, mean, norm, prod, std, sum, var
 from .shaping import flatten, flip, narrow, pad, repeat, roll, tile, unflatten
 from .sorting import argsort, sort, topk
 from .views import permute, reshape, squeeze, t, transpose, unsqueeze, view

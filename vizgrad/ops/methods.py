@@ -24,6 +24,7 @@ from . import (
     bounds,
     copying,
     cumulative,
+    extremes,
     indexing,
     join,
     linalg,
@@ -221,11 +222,12 @@ METHODS = {
     "clip_": bounds._clamp_, "maximum": bounds.maximum, "minimum": bounds.minimum,
     # -- reductions.py and cumulative.py
     "sum": reductions.sum, "mean": reductions.mean, "var": reductions.var,
-    "std": reductions.std, "prod": reductions.prod, "max": reductions.max,
-    "min": reductions.min, "amax": reductions.amax, "amin": reductions.amin,
-    "argmax": reductions.argmax, "argmin": reductions.argmin,
+    "std": reductions.std, "prod": reductions.prod,
     "logsumexp": reductions.logsumexp, "norm": reductions.norm,
     "cumsum": cumulative.cumsum, "cumprod": cumulative.cumprod,
+    # -- extremes.py
+    "max": extremes.max, "min": extremes.min, "amax": extremes.amax, "amin": extremes.amin,
+    "argmax": extremes.argmax, "argmin": extremes.argmin,
     # -- sorting.py
     "sort": sorting.sort, "argsort": sorting.argsort, "topk": sorting.topk,
     # -- views.py (and core.broadcast's expand): results share the input's memory

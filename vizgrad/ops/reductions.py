@@ -1,23 +1,22 @@
-"""Reductions: sum and mean, var, std, prod, max/min (with and without dim), amax/amin,
-argmax/argmin, logsumexp and vector norms, over all elements or over dimensions (tuple,
-keepdim).  ``cumulative.py`` holds cumsum and cumprod.
+"""Reductions: sum and mean, var, std, prod, logsumexp and vector norms, over all elements
+or over dimensions (tuple, keepdim).  ``extremes.py`` holds max/min/amax/amin/argmax/argmin
+and ``cumulative.py`` cumsum and cumprod.
 
-Gradients at ties and zeros follow PyTorch: max/amax share a tie evenly, ``max(dim)``
-sends the gradient to the returned index, ``prod`` is exact when inputs contain zeros.
+Gradients at zeros and ties follow PyTorch: ``prod`` is exact when inputs contain zeros, the
+inf-norm shares a tie evenly.
 
 Example
 -------
->>> x = vizgrad.tensor([[1.0, 3.0], [3.0, 0.0]], requires_grad=True)
->>> values, indices = x.max(dim=1)
->>> indices.tolist(), values.grad_fn.name()
-([1, 0], 'MaxBackward0')
+>>> x = vizgrad.tensor([[1.0, 2.0], [3.0, 0.0]], requires_grad=True)
+>>> y = x.prod(dim=1)
+>>> y.tolist(), y.grad_fn.name()
+([2.0, 0.0], 'ProdBackward1')
 """
 
 from __future__ import annotations
 
 import builtins  # this module defines max, min and sum (PyTorch's names)
 import math
-from collections import namedtuple
 
 from ..core.backend import array_module
 from ..core.dual import LINEAR
@@ -28,7 +27,6 @@ from .copying import where
 from .shape_rules import (
     accumulated,
     along,
-    as_results,
     dims,
     float_along,
     floating,
@@ -39,9 +37,6 @@ from .shape_rules import (
     whole_sum,
 )
 from .shape_rules import dim as _checked_dim
-
-#: The ``(values, indices)`` pair returned by ``max(dim)`` / ``min(dim)``.
-ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 
 def normalize_dims(dim, ndim):
@@ -170,7 +165,7 @@ def _keep_shape(shape, dims):
     return tuple(1 if i in dims else s for i, s in enumerate(shape))
 
 
-def _axis(dims, ndim):
+def axis_of(dims, ndim):
     return dims if ndim else None
 
 
@@ -187,7 +182,7 @@ class Var(Function):
         dims = normalize_dims(dim, input.ndim)
         ctx.dim, ctx.correction, ctx.keepdim = dims, correction, keepdim
         ctx.save_for_backward(input)
-        return array_module(input).var(input, axis=_axis(dims, input.ndim), ddof=correction,
+        return array_module(input).var(input, axis=axis_of(dims, input.ndim), ddof=correction,
                                        keepdims=keepdim)
 
     @staticmethod
@@ -218,7 +213,7 @@ class Std(Function):
         ctx.dim, ctx.correction, ctx.keepdim = dims, correction, keepdim
         xp = array_module(input)
         # Full reductions give NumPy scalars; saved values must be arrays to be recognised.
-        result = xp.asarray(xp.std(input, axis=_axis(dims, input.ndim), ddof=correction,
+        result = xp.asarray(xp.std(input, axis=axis_of(dims, input.ndim), ddof=correction,
                                    keepdims=keepdim))
         ctx.save_for_backward(input, result)
         return result
@@ -306,147 +301,10 @@ class ProdDim(Function):
         return (tangents[0] * _others_product(input, dim)).sum(dim, keepdim=keepdim)
 
 
-def _tie_weights(x, extreme, dims):
+def tie_weights(x, extreme, dims):
     """1/count on the entries equal to their slice's extreme, 0 elsewhere (PyTorch's split)."""
     mask = x == extreme
-    return (mask / mask.sum(axis=_axis(dims, x.ndim), keepdims=True)).astype(x.dtype)
-
-
-class Amax(Function):
-    """Max over dims; backward: grad shared evenly among the elements equal to the max."""
-    infer_shape = staticmethod(along)
-
-    @staticmethod
-    def forward(ctx, input, dim, keepdim):
-        dims = normalize_dims(dim, input.ndim)
-        ctx.dim, ctx.keepdim = dims, keepdim
-        xp = array_module(input)
-        extreme = xp.amax(input, axis=_axis(dims, input.ndim), keepdims=True)
-        ctx.save_named("weights", _tie_weights(input, extreme, dims))
-        return extreme if keepdim else extreme.reshape(
-            tuple(s for i, s in enumerate(input.shape) if i not in dims))
-
-    @staticmethod
-    def backward(ctx, grad):
-        weights = ctx._saved_weights
-        return expand_reduced(grad, weights.shape, ctx.dim, ctx.keepdim) * weights, None, None
-
-    @staticmethod
-    def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
-        return _even_jvp(args, tangents, result)
-
-
-class Amin(Amax):
-    """Min over dims; backward: grad shared evenly among the elements equal to the min."""
-    @staticmethod
-    def forward(ctx, input, dim, keepdim):
-        return Amax.forward(ctx, -input, dim, keepdim) * -1
-
-    @staticmethod
-    def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
-        return _even_jvp(args, tangents, result)
-
-
-class Max(Function):
-    """``max(input)``: the largest value; ties share the gradient evenly."""
-
-    backward_name = "MaxBackward1"
-
-    @staticmethod
-    def infer_shape(input):
-        if not input.size:
-            raise ValueError(f"max of an empty tensor {input.shape}: no identity")
-        return MetaArray((), input.dtype)
-
-    @staticmethod
-    def forward(ctx, input):
-        result = array_module(input).max(input)
-        ctx.save_named("weights", _tie_weights(input, result, tuple(range(input.ndim))))
-        return result
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad * ctx._saved_weights
-
-    @staticmethod
-    def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
-        return _even_jvp(args, tangents, result)
-
-
-class Min(Max):
-    """Min of all elements; backward: grad shared evenly among the minimal elements."""
-    backward_name = "MinBackward1"
-
-    @staticmethod
-    def forward(ctx, input):
-        return Max.forward(ctx, -input) * -1
-
-    @staticmethod
-    def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
-        return _even_jvp(args, tangents, result)
-
-
-class MaxDim(Function):
-    """``max(input, dim)`` -> (values, indices); the gradient goes to the returned index."""
-
-    backward_name = "MaxBackward0"
-
-    @staticmethod
-    def infer_shape(input, dim, keepdim):
-        shape = reduced(input.shape, (_checked_dim(dim, input.ndim),), keepdim)
-        return as_results((shape, input.dtype), (shape, "int64"))
-
-    @staticmethod
-    def forward(ctx, input, dim, keepdim):
-        (dim,) = normalize_dims(dim, input.ndim)
-        xp = array_module(input)
-        kept = xp.expand_dims(xp.argmax(input, axis=dim), dim)
-        return _select_along(ctx, xp, input, kept, dim, keepdim)
-
-    @staticmethod
-    def backward(ctx, grad, grad_indices=None):
-        from .indexing import scatter
-
-        index = ctx._saved_index
-        grad = expand_reduced(grad, index.shape, (ctx.dim,), ctx.keepdim)
-        zeros = Tensor.from_array(array_module(grad.array).zeros(ctx.input_shape, grad.array.dtype))
-        return scatter(zeros, ctx.dim, index, grad), None, None
-
-    @staticmethod
-    def jvp(args, tangents, result):  # the tangent at the chosen index
-        return _index_jvp(args, tangents, result), None
-
-
-class MinDim(MaxDim):
-    """Min along dim with its index; backward: grad to the selected element (the index
-    carries none)."""
-    backward_name = "MinBackward0"
-
-    @staticmethod
-    def forward(ctx, input, dim, keepdim):
-        (dim,) = normalize_dims(dim, input.ndim)
-        xp = array_module(input)
-        kept = xp.expand_dims(xp.argmin(input, axis=dim), dim)
-        return _select_along(ctx, xp, input, kept, dim, keepdim)
-
-    @staticmethod
-    def jvp(args, tangents, result):
-        return _index_jvp(args, tangents, result), None
-
-
-def _arg(xp, input, dim, smallest):
-    return xp.argmin(input, axis=dim) if smallest else xp.argmax(input, axis=dim)
-
-
-def _select_along(ctx, xp, input, kept, dim, keepdim):
-    kept = kept.astype(xp.int64, copy=False)
-    values = xp.take_along_axis(input, kept, axis=dim)
-    ctx.dim, ctx.keepdim, ctx.input_shape = dim, keepdim, input.shape
-    ctx.save_named("index", kept.reshape(kept.shape))
-    if not keepdim:
-        values, kept = xp.squeeze(values, axis=dim), xp.squeeze(kept, axis=dim)
-    ctx.mark_non_differentiable(kept)
-    return values, kept
+    return (mask / mask.sum(axis=axis_of(dims, x.ndim), keepdims=True)).astype(x.dtype)
 
 
 class Logsumexp(Function):
@@ -458,7 +316,7 @@ class Logsumexp(Function):
         dims = normalize_dims(dim, input.ndim)
         ctx.dim, ctx.keepdim = dims, keepdim
         xp = array_module(input)
-        axis = _axis(dims, input.ndim)
+        axis = axis_of(dims, input.ndim)
         peak = xp.amax(input, axis=axis, keepdims=True)
         peak = xp.where(xp.isfinite(peak), peak, 0)  # all -inf slices stay -inf, not nan
         result = xp.log(xp.exp(input - peak).sum(axis=axis, keepdims=True)) + peak
@@ -499,7 +357,7 @@ class Norm(Function):
         dims = normalize_dims(dim, input.ndim)
         ctx.p, ctx.dim, ctx.keepdim = p, dims, keepdim
         xp = array_module(input)
-        axis, magnitude = _axis(dims, input.ndim), xp.abs(input)
+        axis, magnitude = axis_of(dims, input.ndim), xp.abs(input)
         if p == 2:
             result = xp.sqrt((input * input).sum(axis=axis, keepdims=keepdim))
         elif p == 1:
@@ -530,7 +388,7 @@ class Norm(Function):
         norm = expand_reduced(result, x.shape, dims, ctx.keepdim)
         if math.isinf(p):
             # Ties share the gradient evenly, like amax.
-            weights = _tie_weights(xp.abs(xd), norm.array, dims)
+            weights = tie_weights(xp.abs(xd), norm.array, dims)
             return grad * (weights * sign), None, None, None
         zero = norm.array == 0
         scale = where(zero, 0.0, grad / where(zero, 1.0, norm) ** (p - 1))
@@ -554,7 +412,7 @@ class Norm(Function):
             return (sign * tangent).sum(dims, keepdim=keepdim)
         if math.isinf(p):
             norm = expand_reduced(result, input.shape, dims, keepdim)
-            weights = Tensor.from_array(_tie_weights(xp.abs(xd), norm.array, dims))
+            weights = Tensor.from_array(tie_weights(xp.abs(xd), norm.array, dims))
             return (sign * tangent * weights).sum(dims, keepdim=keepdim)
         zero = result.array == 0
         if p == 2:
@@ -598,61 +456,6 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, dtype=Non
     return Prod.apply(input) if dim is None else ProdDim.apply(input, dim, keepdim)
 
 
-def max(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's name
-    """``max(x)`` -> value; ``max(x, dim)`` -> ``(values, indices)``; ``max(x, y)`` -> maximum."""
-    if isinstance(dim, Tensor):
-        from .bounds import maximum
-
-        return maximum(input, dim)
-    if dim is None:
-        return Max.apply(input)
-    return ValuesIndices(*MaxDim.apply(input, dim, keepdim))
-
-
-def min(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's name
-    """``min(x)`` -> value; ``min(x, dim)`` -> ``(values, indices)``; ``min(x, y)`` -> minimum."""
-    if isinstance(dim, Tensor):
-        from .bounds import minimum
-
-        return minimum(input, dim)
-    if dim is None:
-        return Min.apply(input)
-    return ValuesIndices(*MinDim.apply(input, dim, keepdim))
-
-
-def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
-    """Largest values over ``dim`` (all by default); ties share the gradient evenly."""
-    return Amax.apply(input, None if dim == () else dim, keepdim)
-
-
-def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
-    """Smallest values over ``dim`` (all by default); ties share the gradient evenly."""
-    return Amin.apply(input, None if dim == () else dim, keepdim)
-
-
-def _arg_reduce(input, dim, keepdim, smallest):
-    data = input.array
-    xp = array_module(data)
-    if dim is None:
-        flat = _arg(xp, data.reshape(-1), 0, smallest)
-        out = flat.reshape((1,) * data.ndim) if keepdim else flat
-    else:
-        (axis,) = normalize_dims(dim, data.ndim)
-        out = _arg(xp, data, axis, smallest)
-        out = xp.expand_dims(out, axis) if keepdim else out
-    return Tensor.from_array(xp.asarray(out, dtype=xp.int64))
-
-
-def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    """Index of the largest value (first one on ties); not differentiable."""
-    return _arg_reduce(input, dim, keepdim, smallest=False)
-
-
-def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    """Index of the smallest value (first one on ties); not differentiable."""
-    return _arg_reduce(input, dim, keepdim, smallest=True)
-
-
 def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
     return Logsumexp.apply(input, dim, keepdim)
@@ -667,25 +470,3 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
     if isinstance(p, str):
         raise ValueError(f"norm: p={p!r} is not supported (use a number, inf or 'fro')")
     return Norm.apply(input, float(p), dim, keepdim)
-
-
-def _index_jvp(args: tuple, tangents: list, result: tuple) -> Tensor:
-    """max/min along a dim: the tangent gathered where the value was taken."""
-    from .indexing import gather
-
-    input, dim, keepdim = args
-    (dim,) = normalize_dims(dim, input.ndim)
-    index = result[1] if keepdim else result[1].unsqueeze(dim)
-    picked = gather(tangents[0], dim, index)
-    return picked if keepdim else picked.squeeze(dim)
-
-
-def _even_jvp(args: tuple, tangents: list, result: Tensor) -> Tensor:
-    """amax/amin/max/min: the mean tangent over the places equal to the extreme."""
-    input = args[0]
-    dims = tuple(range(input.ndim)) if len(args) == 1 else normalize_dims(args[1], input.ndim)
-    keepdim = len(args) > 1 and args[2]
-    kept = result.reshape([1 if i in dims else n for i, n in enumerate(input.shape)])
-    ties = Tensor.from_array((input.array == kept.array).astype(input.array.dtype))
-    total = (tangents[0] * ties).sum(dims, keepdim=keepdim) / ties.sum(dims, keepdim=keepdim)
-    return total.reshape(result.shape)

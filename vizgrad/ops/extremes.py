@@ -1,0 +1,242 @@
+"""Extremes: max and min (of everything, along a dim with indices, or elementwise against
+another tensor via ``bounds``), amax/amin over dims, and argmax/argmin.
+
+Gradients at ties follow PyTorch: max/amax share a tie evenly, ``max(dim)`` sends the
+gradient to the returned index; argmax/argmin carry none.
+
+Example
+-------
+>>> x = vizgrad.tensor([[1.0, 3.0], [3.0, 0.0]], requires_grad=True)
+>>> values, indices = x.max(dim=1)
+>>> indices.tolist(), values.grad_fn.name()
+([1, 0], 'MaxBackward0')
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+from ..core.backend import array_module
+from ..core.function import Function
+from ..core.meta import MetaArray
+from ..core.tensor import Tensor
+from .reductions import axis_of, expand_reduced, normalize_dims, tie_weights
+from .shape_rules import along, as_results, reduced
+from .shape_rules import dim as _checked_dim
+
+#: The ``(values, indices)`` pair returned by ``max(dim)`` / ``min(dim)``.
+ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
+
+
+class Amax(Function):
+    """Max over dims; backward: grad shared evenly among the elements equal to the max."""
+    infer_shape = staticmethod(along)
+
+    @staticmethod
+    def forward(ctx, input, dim, keepdim):
+        dims = normalize_dims(dim, input.ndim)
+        ctx.dim, ctx.keepdim = dims, keepdim
+        xp = array_module(input)
+        extreme = xp.amax(input, axis=axis_of(dims, input.ndim), keepdims=True)
+        ctx.save_named("weights", tie_weights(input, extreme, dims))
+        return extreme if keepdim else extreme.reshape(
+            tuple(s for i, s in enumerate(input.shape) if i not in dims))
+
+    @staticmethod
+    def backward(ctx, grad):
+        weights = ctx._saved_weights
+        return expand_reduced(grad, weights.shape, ctx.dim, ctx.keepdim) * weights, None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
+        return _even_jvp(args, tangents, result)
+
+
+class Amin(Amax):
+    """Min over dims; backward: grad shared evenly among the elements equal to the min."""
+    @staticmethod
+    def forward(ctx, input, dim, keepdim):
+        return Amax.forward(ctx, -input, dim, keepdim) * -1
+
+    @staticmethod
+    def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
+        return _even_jvp(args, tangents, result)
+
+
+class Max(Function):
+    """``max(input)``: the largest value; ties share the gradient evenly."""
+
+    backward_name = "MaxBackward1"
+
+    @staticmethod
+    def infer_shape(input):
+        if not input.size:
+            raise ValueError(f"max of an empty tensor {input.shape}: no identity")
+        return MetaArray((), input.dtype)
+
+    @staticmethod
+    def forward(ctx, input):
+        result = array_module(input).max(input)
+        ctx.save_named("weights", tie_weights(input, result, tuple(range(input.ndim))))
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx._saved_weights
+
+    @staticmethod
+    def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
+        return _even_jvp(args, tangents, result)
+
+
+class Min(Max):
+    """Min of all elements; backward: grad shared evenly among the minimal elements."""
+    backward_name = "MinBackward1"
+
+    @staticmethod
+    def forward(ctx, input):
+        return Max.forward(ctx, -input) * -1
+
+    @staticmethod
+    def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
+        return _even_jvp(args, tangents, result)
+
+
+class MaxDim(Function):
+    """``max(input, dim)`` -> (values, indices); the gradient goes to the returned index."""
+
+    backward_name = "MaxBackward0"
+
+    @staticmethod
+    def infer_shape(input, dim, keepdim):
+        shape = reduced(input.shape, (_checked_dim(dim, input.ndim),), keepdim)
+        return as_results((shape, input.dtype), (shape, "int64"))
+
+    @staticmethod
+    def forward(ctx, input, dim, keepdim):
+        (dim,) = normalize_dims(dim, input.ndim)
+        xp = array_module(input)
+        kept = xp.expand_dims(xp.argmax(input, axis=dim), dim)
+        return _select_along(ctx, xp, input, kept, dim, keepdim)
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices=None):
+        from .indexing import scatter
+
+        index = ctx._saved_index
+        grad = expand_reduced(grad, index.shape, (ctx.dim,), ctx.keepdim)
+        zeros = Tensor.from_array(array_module(grad.array).zeros(ctx.input_shape, grad.array.dtype))
+        return scatter(zeros, ctx.dim, index, grad), None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # the tangent at the chosen index
+        return _index_jvp(args, tangents, result), None
+
+
+class MinDim(MaxDim):
+    """Min along dim with its index; backward: grad to the selected element (the index
+    carries none)."""
+    backward_name = "MinBackward0"
+
+    @staticmethod
+    def forward(ctx, input, dim, keepdim):
+        (dim,) = normalize_dims(dim, input.ndim)
+        xp = array_module(input)
+        kept = xp.expand_dims(xp.argmin(input, axis=dim), dim)
+        return _select_along(ctx, xp, input, kept, dim, keepdim)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return _index_jvp(args, tangents, result), None
+
+
+def _arg(xp, input, dim, smallest):
+    return xp.argmin(input, axis=dim) if smallest else xp.argmax(input, axis=dim)
+
+
+def _select_along(ctx, xp, input, kept, dim, keepdim):
+    kept = kept.astype(xp.int64, copy=False)
+    values = xp.take_along_axis(input, kept, axis=dim)
+    ctx.dim, ctx.keepdim, ctx.input_shape = dim, keepdim, input.shape
+    ctx.save_named("index", kept.reshape(kept.shape))
+    if not keepdim:
+        values, kept = xp.squeeze(values, axis=dim), xp.squeeze(kept, axis=dim)
+    ctx.mark_non_differentiable(kept)
+    return values, kept
+
+
+def max(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's name
+    """``max(x)`` -> value; ``max(x, dim)`` -> ``(values, indices)``; ``max(x, y)`` -> maximum."""
+    if isinstance(dim, Tensor):
+        from .bounds import maximum
+
+        return maximum(input, dim)
+    if dim is None:
+        return Max.apply(input)
+    return ValuesIndices(*MaxDim.apply(input, dim, keepdim))
+
+
+def min(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's name
+    """``min(x)`` -> value; ``min(x, dim)`` -> ``(values, indices)``; ``min(x, y)`` -> minimum."""
+    if isinstance(dim, Tensor):
+        from .bounds import minimum
+
+        return minimum(input, dim)
+    if dim is None:
+        return Min.apply(input)
+    return ValuesIndices(*MinDim.apply(input, dim, keepdim))
+
+
+def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """Largest values over ``dim`` (all by default); ties share the gradient evenly."""
+    return Amax.apply(input, None if dim == () else dim, keepdim)
+
+
+def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """Smallest values over ``dim`` (all by default); ties share the gradient evenly."""
+    return Amin.apply(input, None if dim == () else dim, keepdim)
+
+
+def _arg_reduce(input, dim, keepdim, smallest):
+    data = input.array
+    xp = array_module(data)
+    if dim is None:
+        flat = _arg(xp, data.reshape(-1), 0, smallest)
+        out = flat.reshape((1,) * data.ndim) if keepdim else flat
+    else:
+        (axis,) = normalize_dims(dim, data.ndim)
+        out = _arg(xp, data, axis, smallest)
+        out = xp.expand_dims(out, axis) if keepdim else out
+    return Tensor.from_array(xp.asarray(out, dtype=xp.int64))
+
+
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the largest value (first one on ties); not differentiable."""
+    return _arg_reduce(input, dim, keepdim, smallest=False)
+
+
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the smallest value (first one on ties); not differentiable."""
+    return _arg_reduce(input, dim, keepdim, smallest=True)
+
+
+def _index_jvp(args: tuple, tangents: list, result: tuple) -> Tensor:
+    """max/min along a dim: the tangent gathered where the value was taken."""
+    from .indexing import gather
+
+    input, dim, keepdim = args
+    (dim,) = normalize_dims(dim, input.ndim)
+    index = result[1] if keepdim else result[1].unsqueeze(dim)
+    picked = gather(tangents[0], dim, index)
+    return picked if keepdim else picked.squeeze(dim)
+
+
+def _even_jvp(args: tuple, tangents: list, result: Tensor) -> Tensor:
+    """amax/amin/max/min: the mean tangent over the places equal to the extreme."""
+    input = args[0]
+    dims = tuple(range(input.ndim)) if len(args) == 1 else normalize_dims(args[1], input.ndim)
+    keepdim = len(args) > 1 and args[2]
+    kept = result.reshape([1 if i in dims else n for i, n in enumerate(input.shape)])
+    ties = Tensor.from_array((input.array == kept.array).astype(input.array.dtype))
+    total = (tangents[0] * ties).sum(dims, keepdim=keepdim) / ties.sum(dims, keepdim=keepdim)
+    return total.reshape(result.shape)
