@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from .backend import array_module
 from .dual import LINEAR
 from .function import Function
 from .meta import MetaArray
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
 
 
 def sum_to_array(array, shape):
@@ -95,14 +101,14 @@ class Expand(Function):
     jvp = LINEAR
 
 
-def sum_to(tensor, shape):
+def sum_to(tensor: Tensor, shape: Sequence[int]) -> Tensor:
     """Sum ``tensor`` over broadcast dimensions so that it has ``shape``."""
     if tuple(tensor.shape) == tuple(shape):
         return tensor
     return SumTo.apply(tensor, tuple(shape))
 
 
-def expand(tensor, *sizes):
+def expand(tensor: Tensor, *sizes: Any) -> Tensor:
     """Broadcast ``tensor`` to ``sizes`` (``-1`` keeps a dimension), as a view."""
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])

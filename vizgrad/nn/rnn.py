@@ -167,7 +167,7 @@ class RNNBase(Module):
                 steps = projected.unbind(0)
                 state = states[layer * directions + direction]
                 order = range(len(steps) - 1, -1, -1) if direction else range(len(steps))
-                hs = [None] * len(steps)
+                hs: list[Any] = [None] * len(steps)  # filled in time order below
                 for t in order:
                     state = _rnn_step(self.mode, steps[t], state, w_hh, None if fold else b_hh)
                     hs[t] = state[0] if self.mode == "LSTM" else state

@@ -17,6 +17,7 @@ Example
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..core.backend import array_module
 from ..core.dual import plus, scaled
@@ -156,15 +157,15 @@ class Relu(Function):
         return tangents[0] * (result > 0)
 
 
-def tanh(input):
+def tanh(input: Tensor) -> Tensor:
     return Tanh.apply(input)
 
 
-def sigmoid(input):
+def sigmoid(input: Tensor) -> Tensor:
     return Sigmoid.apply(input)
 
 
-def relu(input):
+def relu(input: Tensor) -> Tensor:
     return Relu.apply(input)
 
 
@@ -427,7 +428,7 @@ class LogSoftmax(Function):
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-            dtype=None) -> Tensor:
+            dtype: Any = None) -> Tensor:
     """Softmax along ``dim`` (values in (0, 1) summing to 1).
 
     Example
@@ -442,7 +443,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-                dtype=None) -> Tensor:
+                dtype: Any = None) -> Tensor:
     """Numerically stable ``log(softmax(input, dim))``.
 
     Example

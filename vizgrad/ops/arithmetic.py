@@ -8,6 +8,7 @@ are saved as plain values, not as tensors.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,6 +18,9 @@ from ..core.function import Function
 from ..core.meta import MetaArray
 from .operands import binary, result_type, save_crossed, save_one, saved_crossed, true_divide
 from .shape_rules import binary_op, broadcast, divide, elementwise, floating, same
+
+if TYPE_CHECKING:
+    from ..core.tensor import Tensor
 
 
 class Add(Function):
@@ -336,27 +340,27 @@ def _is_bool(value):
     return value.__class__ is bool or getattr(value, "dtype", None) == _BOOL
 
 
-def add(input, other, alpha=1):
+def add(input: Tensor | float, other: Tensor | float, alpha: float = 1) -> Tensor:
     return Add.apply(input, other) if alpha == 1 else AddScaled.apply(input, other, alpha)
 
 
-def sub(input, other, alpha=1):
+def sub(input: Tensor | float, other: Tensor | float, alpha: float = 1) -> Tensor:
     return Sub.apply(input, other) if alpha == 1 else SubScaled.apply(input, other, alpha)
 
 
-def mul(input, other):
+def mul(input: Tensor | float, other: Tensor | float) -> Tensor:
     return Mul.apply(input, other)
 
 
-def div(input, other):
+def div(input: Tensor | float, other: Tensor | float) -> Tensor:
     return Div.apply(input, other)
 
 
-def neg(input):
+def neg(input: Tensor) -> Tensor:
     return Neg.apply(input)
 
 
-def pow(input, exponent):  # noqa: A001 - PyTorch's name
+def pow(input: Tensor | float, exponent: Tensor | float) -> Tensor:  # noqa: A001 - PyTorch's name
     from ..core.tensor import Tensor
 
     if isinstance(exponent, Tensor):
@@ -427,7 +431,7 @@ class Addcdiv(Function):
         return plus(tangents[0], scaled(None if quotient is None else quotient / second, value))
 
 
-def addcmul(input, tensor1, tensor2, *, value=1):
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1) -> Tensor:
     """``input + value * tensor1 * tensor2``.
 
     Example
@@ -438,7 +442,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
     return Addcmul.apply(input, tensor1, tensor2, value)
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1):
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1) -> Tensor:
     """``input + value * tensor1 / tensor2``.
 
     Example

@@ -150,7 +150,8 @@ def _tie_share(ctx, grad, wins):
     return share.astype(grad.array.dtype, copy=False)
 
 
-def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
+def clamp(input: Tensor, min: Tensor | float | None = None,
+          max: Tensor | float | None = None) -> Tensor:  # noqa: A002
     """Limit ``input`` to ``[min, max]``; bounds are numbers, tensors or None.
 
     >>> vizgrad.tensor([-2.0, 0.5, 3.0]).clamp(-1, 1).tolist()

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..core.backend import array_module
 from ..core.tensor import Tensor
 from .operands import array_of as _data
 from .operands import binary
 
 
-def _compare(name):
-    def compare(input, other):
+def _compare(name: str) -> Callable[[Tensor, Tensor | float], Tensor]:
+    def compare(input: Tensor, other: Tensor | float) -> Tensor:
         xp = array_module(input.array)
         # Compared in the promoted dtype, as PyTorch (an int64 and a float32 compare as
         # float32).
@@ -28,21 +30,24 @@ gt = _compare("greater")
 ge = _compare("greater_equal")
 
 
-def logical_not(input):
+def logical_not(input: Tensor) -> Tensor:
     xp = array_module(input.array)
     return Tensor.from_array(xp.asarray(xp.logical_not(input.array)))
 
 
-def any(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
+def any(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False
+        ) -> Tensor:  # noqa: A001 - PyTorch's name
     return Tensor.from_array(array_module(input.array).asarray(input.array.any(axis=dim,
                                                                            keepdims=keepdim)))
 
 
-def all(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
+def all(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False
+        ) -> Tensor:  # noqa: A001 - PyTorch's name
     return Tensor.from_array(array_module(input.array).asarray(input.array.all(axis=dim,
                                                                            keepdims=keepdim)))
 
 
-def allclose(input, other, rtol=1e-5, atol=1e-8):
+def allclose(input: Tensor, other: Tensor | float, rtol: float = 1e-5, atol: float = 1e-8
+             ) -> bool:
     xp = array_module(input.array)
     return bool(xp.allclose(input.array, _data(other), rtol=rtol, atol=atol))

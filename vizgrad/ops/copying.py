@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..core import backend
 from ..core.backend import array_module
 from ..core.dual import LINEAR
@@ -112,7 +114,7 @@ class Fill(Function):
         return tangents[0] * 0.0
 
 
-def where(condition, input, other):
+def where(condition: Any, input: Tensor | float, other: Tensor | float) -> Tensor:
     """Elements of ``input`` where ``condition`` holds, else of ``other``."""
     if isinstance(condition, Tensor):
         condition = condition.array
@@ -129,7 +131,7 @@ def where_tangent(condition, first, second):
     return where(condition, 0.0 if first is None else first, 0.0 if second is None else second)
 
 
-def clone(input):
+def clone(input: Tensor) -> Tensor:
     return Clone.apply(input)
 
 

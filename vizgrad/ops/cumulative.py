@@ -13,6 +13,8 @@ Example
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
@@ -133,14 +135,14 @@ def _cumprod_jvp(x, tangent, out, dim):
     return result
 
 
-def cumsum(input: Tensor, dim: int, dtype=None) -> Tensor:
+def cumsum(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """Running sum along ``dim``."""
     if dtype is not None:
         input = input.to(dtype)
     return Cumsum.apply(input, dim)
 
 
-def cumprod(input: Tensor, dim: int, dtype=None) -> Tensor:
+def cumprod(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """Running product along ``dim``; exact gradients when zeros are present."""
     if dtype is not None:
         input = input.to(dtype)

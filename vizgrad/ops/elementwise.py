@@ -443,9 +443,9 @@ def round(input: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's
     return Round.apply(input) if decimals == 0 else RoundDecimals.apply(input, decimals)
 
 
-def exp(input):
+def exp(input: Tensor) -> Tensor:
     return Exp.apply(input)
 
 
-def log(input):
+def log(input: Tensor) -> Tensor:
     return Log.apply(input)

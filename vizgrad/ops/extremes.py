@@ -15,6 +15,7 @@ Example
 from __future__ import annotations
 
 from collections import namedtuple
+from typing import Any
 
 from ..core.backend import array_module
 from ..core.function import Function
@@ -165,7 +166,7 @@ def _select_along(ctx, xp, input, kept, dim, keepdim):
     return values, kept
 
 
-def max(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's name
+def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False) -> Any:  # noqa: A001 - PyTorch's name
     """``max(x)`` -> value; ``max(x, dim)`` -> ``(values, indices)``; ``max(x, y)`` -> maximum."""
     if isinstance(dim, Tensor):
         from .bounds import maximum
@@ -176,7 +177,7 @@ def max(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch
     return ValuesIndices(*MaxDim.apply(input, dim, keepdim))
 
 
-def min(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's name
+def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False) -> Any:  # noqa: A001 - PyTorch's name
     """``min(x)`` -> value; ``min(x, dim)`` -> ``(values, indices)``; ``min(x, y)`` -> minimum."""
     if isinstance(dim, Tensor):
         from .bounds import minimum
@@ -187,12 +188,14 @@ def min(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch
     return ValuesIndices(*MinDim.apply(input, dim, keepdim))
 
 
-def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+def amax(input: Tensor, dim: int | tuple[int, ...] | None = (), keepdim: bool = False
+         ) -> Tensor:
     """Largest values over ``dim`` (all by default); ties share the gradient evenly."""
     return Amax.apply(input, None if dim == () else dim, keepdim)
 
 
-def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+def amin(input: Tensor, dim: int | tuple[int, ...] | None = (), keepdim: bool = False
+         ) -> Tensor:
     """Smallest values over ``dim`` (all by default); ties share the gradient evenly."""
     return Amin.apply(input, None if dim == () else dim, keepdim)
 

@@ -13,6 +13,8 @@ Example
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
@@ -160,14 +162,14 @@ class SetItem(Function):
         return SetItem.apply(tangent, 0.0 if value_tangent is None else value_tangent, key)
 
 
-def getitem(input, key):
+def getitem(input: Tensor, key: Any) -> Tensor:
     key, basic = normalize_key(key)
     if basic:
         return Slice.apply(input, key)
     return Index.apply(input, key)
 
 
-def setitem(input, key, value):
+def setitem(input: Tensor, key: Any, value: Tensor | float) -> None:
     key, _ = normalize_key(key)
     if isinstance(value, Tensor) and value.array.dtype != input.array.dtype:
         value = value.to(input.array.dtype)
@@ -475,7 +477,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     return Gather.apply(input, dim, xp.broadcast_to(indices, index_shape))
 
 
-def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None) -> Tensor:
+def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | float | None = None,
+            value: float | None = None) -> Tensor:
     """Write ``src`` (a tensor) or ``value`` (a number) into ``input`` at ``index`` along dim."""
     src = value if src is None else src
     if isinstance(src, Tensor):
@@ -493,12 +496,13 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     return IndexSelect.apply(input, dim, _index(index))
 
 
-def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
+              alpha: float = 1) -> Tensor:
     """Add ``alpha * source`` into the entries of dim ``dim`` listed in ``index``."""
     return IndexAdd.apply(input, dim, _index(index), source, alpha)
 
 
-def masked_fill(input: Tensor, mask, value) -> Tensor:
+def masked_fill(input: Tensor, mask: Tensor | Any, value: Tensor | float) -> Tensor:
     """``value`` where the boolean ``mask`` holds (broadcast), ``input`` elsewhere."""
     mask = _mask(mask)
     if isinstance(value, Tensor):

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.meta import MetaArray
 from .operands import promote, result_type
 from .shape_rules import shape_of
+
+if TYPE_CHECKING:
+    from ..core.tensor import Tensor
 
 
 def _dim(dim, ndim):
@@ -186,7 +192,7 @@ class Unbind(Function):
     jvp = LINEAR
 
 
-def cat(tensors, dim=0):
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat() needs at least one tensor")
@@ -196,24 +202,25 @@ def cat(tensors, dim=0):
 concat = cat
 
 
-def stack(tensors, dim=0):
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
         raise ValueError("stack() needs at least one tensor")
     return Stack.apply(tensors, dim)
 
 
-def split(tensor, split_size_or_sections, dim=0):
+def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0
+          ) -> tuple[Tensor, ...]:
     if isinstance(split_size_or_sections, int):
         return tuple(Split.apply(tensor, split_size_or_sections, dim))
     return tuple(SplitSizes.apply(tensor, list(split_size_or_sections), dim))
 
 
-def chunk(tensor, chunks, dim=0):
+def chunk(tensor: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     extent = tensor.shape[dim]
     size = -(-extent // chunks)
     return tuple(Split.apply(tensor, max(size, 1), dim))
 
 
-def unbind(tensor, dim=0):
+def unbind(tensor: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     return tuple(Unbind.apply(tensor, dim))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import string
 from collections import Counter
+from typing import Any
 
 from ..core.backend import array_module
 from ..core.dual import LINEAR, bilinear, plus
@@ -16,7 +17,7 @@ from .operands import save_crossed, saved_crossed
 from .shape_rules import matmul_shape, same
 
 
-def matmul(input, other):
+def matmul(input: Tensor, other: Tensor) -> Tensor:
     """``input @ other`` with NumPy's rules, recorded as PyTorch decomposes it: ``Dot``,
     ``Mv``, ``Mm``, a folded ``View -> Mm -> UnsafeView`` for a batch times a matrix, or
     ``Expand -> View -> Bmm -> UnsafeView`` for two batches.
@@ -267,7 +268,7 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
     return input.reshape(input.shape[0], 1) * vec2
 
 
-def einsum(equation: str, *operands) -> Tensor:
+def einsum(equation: str, *operands: Any) -> Tensor:
     """Einstein summation, e.g. ``einsum('bij,bjk->bik', a, b)`` or ``einsum('ii', m)``.
 
     >>> a = vizgrad.ones(2, 3, requires_grad=True)

@@ -14,6 +14,7 @@ once, and multiplies by the weight with one batched ``matmul``.  The adjoint
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 from ..core.backend import array_module
 from ..core.dual import bilinear, plus
@@ -22,6 +23,9 @@ from ..core.meta import MetaArray
 from ..core.stack import user_location
 from .operands import save_crossed, saved_crossed
 from .shape_rules import window
+
+if TYPE_CHECKING:
+    from ..core.tensor import Tensor
 
 
 def as_tuple(value, n: int, name: str) -> tuple[int, ...]:
@@ -315,7 +319,9 @@ def _unbatched(input, n: int):
     return input, False
 
 
-def convolution(input, weight, bias, stride, padding, dilation, groups: int, n: int):
+def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: int | tuple[int, ...],
+                padding: int | tuple[int, ...] | str, dilation: int | tuple[int, ...], groups: int,
+                n: int) -> Tensor:
     """Shared body of ``conv1d/2d/3d``."""
     input, squeeze = _unbatched(input, n)
     _check(input, weight, n, groups, False, f"conv{n}d")
@@ -326,8 +332,10 @@ def convolution(input, weight, bias, stride, padding, dilation, groups: int, n: 
     return out.squeeze(0) if squeeze else out
 
 
-def convolution_transpose(input, weight, bias, stride, padding, output_padding, groups: int,
-                          dilation, n: int):
+def convolution_transpose(input: Tensor, weight: Tensor, bias: Tensor | None,
+                          stride: int | tuple[int, ...], padding: int | tuple[int, ...],
+                          output_padding: int | tuple[int, ...], groups: int,
+                          dilation: int | tuple[int, ...], n: int) -> Tensor:
     """Shared body of ``conv_transpose1d/2d/3d``."""
     input, squeeze = _unbatched(input, n)
     _check(input, weight, n, groups, True, f"conv_transpose{n}d")

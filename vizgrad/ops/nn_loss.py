@@ -31,7 +31,8 @@ from .shape_rules import broadcast, shape_of
 _REDUCTIONS = ("none", "mean", "sum")
 
 
-def _reduction(reduction: str, size_average=None, reduce=None, allowed=_REDUCTIONS) -> str:
+def _reduction(reduction: str, size_average: bool | None = None, reduce: bool | None = None,
+               allowed=_REDUCTIONS) -> str:
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
@@ -64,8 +65,9 @@ def _class_last(input: Tensor) -> Tensor:
     return input.permute(*order).reshape(-1, input.shape[1])
 
 
-def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
-             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+             size_average: bool | None = None, ignore_index: int = -100, reduce: bool | None = None,
+             reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input``.
 
     ``input`` is (N, C), (N, C, d1, ...) or (C,); ``weight`` rescales classes and
@@ -102,8 +104,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                  size_average=None, ignore_index: int = -100, reduce=None,
-                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+                  size_average: bool | None = None, ignore_index: int = -100,
+                  reduce: bool | None = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
     """Cross entropy of logits ``input`` (N, C, ...) against class indices or probabilities.
 
     Integer ``target`` holds class indices (``ignore_index`` and ``weight``
@@ -164,8 +167,9 @@ def _soft_cross_entropy(log_probs, target, weight, reduction, label_smoothing, c
     return _reduce(loss, reduction)
 
 
-def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
-             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+             reduce: bool | None = None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
     """Mean squared error ``(input - target) ** 2``.
 
     Example
@@ -182,8 +186,9 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
     return _reduce(loss, reduction)
 
 
-def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
-            reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+            reduce: bool | None = None, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:
     """Mean absolute error ``|input - target|`` (optionally weighted elementwise).
 
     Example
@@ -206,7 +211,8 @@ def _clamped_log(x: Tensor) -> Tensor:
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Tensor:
     """``-(t log p + (1 - t) log(1 - p))`` for probabilities ``input`` (logs clamped at -100).
 
     Example
@@ -230,8 +236,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
-                                     weight: Tensor | None = None, size_average=None,
-                                     reduce=None, reduction: str = "mean",
+                                     weight: Tensor | None = None, size_average: bool | None = None,
+                                     reduce: bool | None = None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
     """Sigmoid + binary cross entropy in one stable expression.
 
@@ -267,8 +273,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     return _reduce(loss, reduction)
 
 
-def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
-           reduction: str = "mean", log_target: bool = False) -> Tensor:
+def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
+           reduce: bool | None = None, reduction: str = "mean", log_target: bool = False) -> Tensor:
     """Kullback-Leibler divergence with ``input`` in log space: ``t (log t - input)``.
 
     ``reduction='batchmean'`` divides the sum by the batch size (the true KL);

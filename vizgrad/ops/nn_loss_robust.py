@@ -107,8 +107,9 @@ class HuberLoss(Function):
 
 
 
-def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
-                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                   reduce: bool | None = None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
     """Quadratic ``0.5 d^2 / beta`` below ``beta``, linear ``|d| - beta/2`` above.
 
     Example

@@ -16,6 +16,8 @@ Example
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..core.backend import array_module
 from ..core.dual import plus, scaled
 from ..core.function import Function
@@ -183,7 +185,7 @@ def _layer_norm_grads(ctx, grad, x, weight):
             grad if ctx.needs_input_grad[2] else None, None, None)
 
 
-def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` dimensions.
 

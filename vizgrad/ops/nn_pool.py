@@ -310,8 +310,10 @@ class AdaptiveAvgPool2d(Function):
 # -- public functions -------------------------------------------------------------------
 
 
-def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
-               ceil_mode: bool = False, return_indices: bool = False):
+def max_pool2d(input: Tensor, kernel_size: int | tuple[int, ...],
+               stride: int | tuple[int, ...] | None = None, padding: int | tuple[int, ...] = 0,
+               dilation: int | tuple[int, ...] = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """2-d max pooling over (N, C, H, W) or (C, H, W).
 
     Example
@@ -325,8 +327,10 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     return (values, indices) if return_indices else values
 
 
-def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-               count_include_pad: bool = True, divisor_override=None) -> Tensor:
+def avg_pool2d(input: Tensor, kernel_size: int | tuple[int, ...],
+               stride: int | tuple[int, ...] | None = None, padding: int | tuple[int, ...] = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
     """2-d average pooling over (N, C, H, W) or (C, H, W).
 
     Example
@@ -339,7 +343,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                            count_include_pad, divisor_override)
 
 
-def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, ...]) -> Tensor:
     """Average pooling to a fixed ``output_size`` (int, pair, ``None`` keeps a side).
 
     Example

@@ -120,8 +120,10 @@ _SCALE_NAMES = {1: ("scales",), 2: ("scales_h", "scales_w"),
 _NEAREST = {1: UpsampleNearest1d, 2: UpsampleNearest2d, 3: UpsampleNearest3d}
 
 
-def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
-                align_corners=None, recompute_scale_factor=None, antialias: bool = False):
+def interpolate(input: Tensor, size: int | tuple[int, ...] | None = None,
+                scale_factor: float | tuple[float, ...] | None = None, mode: str = "nearest",
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Tensor:
     """Resize the spatial dimensions of (N, C, *S); only ``mode='nearest'`` is supported.
 
     Example

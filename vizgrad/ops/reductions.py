@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import builtins  # this module defines max, min and sum (PyTorch's names)
 import math
+from typing import Any
 
 from ..core.backend import array_module
 from ..core.dual import LINEAR
@@ -142,7 +143,8 @@ def _count(shape, dims):
     return count
 
 
-def sum(input, dim=None, keepdim=False, dtype=None):  # noqa: A001 - PyTorch's name
+def sum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False,
+        dtype: Any = None) -> Tensor:  # noqa: A001 - PyTorch's name
     if dtype is not None:
         input = input.to(dtype)
     if dim is None and not keepdim:
@@ -150,7 +152,8 @@ def sum(input, dim=None, keepdim=False, dtype=None):  # noqa: A001 - PyTorch's n
     return SumDim.apply(input, dim, keepdim)
 
 
-def mean(input, dim=None, keepdim=False, dtype=None):
+def mean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False,
+         dtype: Any = None) -> Tensor:
     if dtype is not None:
         input = input.to(dtype)
     if input.dtype.kind not in "fc":
@@ -429,8 +432,9 @@ def _correction(correction, unbiased):
     return 1 if unbiased is None or unbiased else 0
 
 
-def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
-        ) -> Tensor:
+def var(input: Tensor, dim: int | tuple[int, ...] | bool | None = None,
+        unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None) -> Tensor:
     """Variance over ``dim`` (all elements by default) with Bessel's ``correction``.
 
     >>> vizgrad.tensor([1.0, 2.0, 3.0, 4.0], dtype="float64").var().item()
@@ -441,27 +445,31 @@ def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
     return Var.apply(input, dim, _correction(correction, unbiased), keepdim)
 
 
-def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
-        ) -> Tensor:
+def std(input: Tensor, dim: int | tuple[int, ...] | bool | None = None,
+        unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None) -> Tensor:
     """Standard deviation over ``dim`` (all elements by default); see ``var``."""
     if isinstance(dim, bool):
         dim, unbiased = None, dim
     return Std.apply(input, dim, _correction(correction, unbiased), keepdim)
 
 
-def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, dtype=None) -> Tensor:
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False,
+         dtype: Any = None) -> Tensor:
     """Product of all elements, or along ``dim``; exact gradients when zeros are present."""
     if dtype is not None:
         input = input.to(dtype)
     return Prod.apply(input) if dim is None else ProdDim.apply(input, dim, keepdim)
 
 
-def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def logsumexp(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False
+              ) -> Tensor:
     """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
     return Logsumexp.apply(input, dim, keepdim)
 
 
-def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+def norm(input: Tensor, p: float | str | None = "fro", dim: int | tuple[int, ...] | None = None,
+         keepdim: bool = False, dtype: Any = None) -> Tensor:
     """Vector norm (``p`` = 1, 2, inf, -inf, 0, any number, or 'fro' = 2) over ``dim``."""
     if dtype is not None:
         input = input.to(dtype)

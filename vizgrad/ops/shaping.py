@@ -11,6 +11,9 @@ Example
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
@@ -245,7 +248,8 @@ _INDEX_PADS = {
 }
 
 
-def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
+        value: float | None = None) -> Tensor:
     """Pad ``input`` (PyTorch's convention: ``(left, right, top, bottom, ...)``, last dim first).
 
     ``mode`` is 'constant' (negative amounts crop), 'reflect', 'replicate' or 'circular'.
@@ -281,7 +285,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(input, shape[:start] + (middle,) + shape[end + 1:])
 
 
-def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """Split dim ``dim`` into ``sizes`` (one entry may be -1)."""
     shape = input.shape
     dim %= len(shape)
@@ -294,24 +298,25 @@ def _sizes(sizes):
     return tuple(sizes)
 
 
-def repeat(input: Tensor, *repeats) -> Tensor:
+def repeat(input: Tensor, *repeats: Any) -> Tensor:
     """Tile ``input`` ``repeats[d]`` times along each dim (PyTorch's ``Tensor.repeat``)."""
     return Repeat.apply(input, _sizes(repeats))
 
 
-def tile(input: Tensor, dims) -> Tensor:
+def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
     """Like ``repeat``, but missing leading counts mean 1."""
     dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
     dims = (1,) * (input.ndim - len(dims)) + dims
     return Repeat.apply(input, dims)
 
 
-def flip(input: Tensor, dims) -> Tensor:
+def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
     """Reverse the order along ``dims`` (a copy)."""
     return Flip.apply(input, dims)
 
 
-def roll(input: Tensor, shifts, dims=None) -> Tensor:
+def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None
+         ) -> Tensor:
     """Rotate entries by ``shifts`` along ``dims`` (the flattened tensor when dims is None)."""
     if isinstance(shifts, list):
         shifts = tuple(shifts)

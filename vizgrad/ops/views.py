@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
@@ -216,31 +218,31 @@ class Unsqueeze(Function):
     jvp = LINEAR
 
 
-def reshape(input, *shape):
+def reshape(input: Tensor, *shape: Any) -> Tensor:
     return Reshape.apply(input, _shape_arg(shape))
 
 
-def view(input, *shape):
+def view(input: Tensor, *shape: Any) -> Tensor:
     return View.apply(input, _shape_arg(shape))
 
 
-def transpose(input, dim0, dim1):
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return Transpose.apply(input, dim0, dim1)
 
 
-def permute(input, *dims):
+def permute(input: Tensor, *dims: Any) -> Tensor:
     return Permute.apply(input, _shape_arg(dims))
 
 
-def squeeze(input, dim=None):
+def squeeze(input: Tensor, dim: int | tuple[int, ...] | None = None) -> Tensor:
     return Squeeze.apply(input, dim)
 
 
-def unsqueeze(input, dim):
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
     return Unsqueeze.apply(input, dim)
 
 
-def t(input):
+def t(input: Tensor) -> Tensor:
     if input.ndim > 2:
         raise ValueError(f"t() expects a tensor with <= 2 dims, got {input.ndim}")
     return T.apply(input)
