@@ -15,7 +15,6 @@ Example
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Any
 
 from ..core.backend import array_module
 from ..core.function import Function
@@ -166,7 +165,8 @@ def _select_along(ctx, xp, input, kept, dim, keepdim):
     return values, kept
 
 
-def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False) -> Any:  # noqa: A001 - PyTorch's name
+def max(input: Tensor, dim: int | Tensor | None = None,  # noqa: A001 - PyTorch's name
+        keepdim: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """``max(x)`` -> value; ``max(x, dim)`` -> ``(values, indices)``; ``max(x, y)`` -> maximum."""
     if isinstance(dim, Tensor):
         from .bounds import maximum
@@ -177,7 +177,8 @@ def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False) -
     return ValuesIndices(*MaxDim.apply(input, dim, keepdim))
 
 
-def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False) -> Any:  # noqa: A001 - PyTorch's name
+def min(input: Tensor, dim: int | Tensor | None = None,  # noqa: A001 - PyTorch's name
+        keepdim: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """``min(x)`` -> value; ``min(x, dim)`` -> ``(values, indices)``; ``min(x, y)`` -> minimum."""
     if isinstance(dim, Tensor):
         from .bounds import minimum

@@ -502,7 +502,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
     return IndexAdd.apply(input, dim, _index(index), source, alpha)
 
 
-def masked_fill(input: Tensor, mask: Tensor | Any, value: Tensor | float) -> Tensor:
+def masked_fill(input: Tensor, mask: Any, value: Tensor | float) -> Tensor:
     """``value`` where the boolean ``mask`` holds (broadcast), ``input`` elsewhere."""
     mask = _mask(mask)
     if isinstance(value, Tensor):
