@@ -169,7 +169,7 @@ def _scale_table(view: GraphView) -> str:
             text = f'<FONT COLOR="{label_text(entry.font)}">{text}</FONT>'
         cells.append(f'<TD BGCOLOR="{label_text(entry.color)}">{text}</TD>')
     return ('<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="4"><TR>'
-            '<TD>gradient norm</TD>' + "".join(cells) + "</TR></TABLE>")
+            f'<TD>{label_text(view.legend_title)}</TD>' + "".join(cells) + "</TR></TABLE>")
 
 
 def _key_row(row: KeyRow, palette: dict) -> str:

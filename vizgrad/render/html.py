@@ -98,9 +98,10 @@ def key_html(key: dict[str, list] | None) -> str:
                     f'color:{html_text(font or "black")}">{html_text(label)}</span>'
                     for label, colour, font in key["scale"])
     hidden = "" if rows or cells else " hidden"
+    scale = f'{html_text(key.get("title") or "gradient norm")} {cells}' if cells else ""
     return (f'<details id="vg-key" open{hidden}><summary>Key</summary>'
             f'<table id="vg-key-rows">{"".join(rows)}</table>'
-            f'<p id="vg-key-scale">{"gradient norm " + cells if cells else ""}</p></details>\n')
+            f'<p id="vg-key-scale">{scale}</p></details>\n')
 
 
 def viewer_page(full: GraphView, levels: list[Level], start: int,

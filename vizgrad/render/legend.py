@@ -50,6 +50,8 @@ class KeyRow:
 
 def key_rows(view: GraphView) -> list[KeyRow]:
     """The key of ``view``: one row per mark the picture uses (none when it has none)."""
+    if not view.backward_marks:
+        return []
     kinds: set[str] = set()
     marks: set[str] = set()
     saved_bytes = named = False
@@ -117,4 +119,4 @@ def key_entries(view: GraphView, palette: dict[str, str | None]) -> dict[str, li
     rows = [[row.sample, row.meaning, (palette.get(row.kind) or "") if row.kind else "",
              row.style] for row in key_rows(view)]
     scale = [[entry.label, entry.color, entry.font or ""] for entry in view.legend]
-    return {"rows": rows, "scale": scale}
+    return {"rows": rows, "scale": scale, "title": view.legend_title}

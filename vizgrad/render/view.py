@@ -130,6 +130,11 @@ class GraphView:
     #: edges between them} -- what ``vizgrad inspect`` counts (boxes also draw tensors)
     counts: dict[str, int] = field(default_factory=dict)
     show_key: bool = True  # draw the key of the marks used (RenderOptions.legend)
+    #: what the colours in ``legend`` stand for (static graphs: phases and buffer kinds)
+    legend_title: str = "gradient norm"
+    #: False where the backward graph's marks don't apply (a static graph's ops and
+    #: buffers): the key then holds only the colour table
+    backward_marks: bool = True
 
 
 @dataclass

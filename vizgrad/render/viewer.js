@@ -177,13 +177,13 @@
   // a drawing the page made for a fold state mixes levels: it gets every mark they use
   function keyOf(drawn) {
     if (drawn.level >= 0) { return levels[drawn.level].legend; }
-    var rows = [], seen = {}, scale = [];
+    var rows = [], seen = {}, scale = [], title = "";
     levels.forEach(function (level) {
       if (!level.legend) { return; }
       level.legend.rows.forEach(function (row) { if (!seen[row[1]]) { seen[row[1]] = true; rows.push(row); } });
-      if (level.legend.scale.length) { scale = level.legend.scale; }
+      if (level.legend.scale.length) { scale = level.legend.scale; title = level.legend.title; }
     });
-    return levels.some(function (level) { return level.legend; }) ? { rows: rows, scale: scale } : null;
+    return levels.some(function (level) { return level.legend; }) ? { rows: rows, scale: scale, title: title } : null;
   }
   function showKey(key) {
     var panel = $("vg-key");
@@ -203,7 +203,7 @@
       put(tr, "td", row[1]);
     });
     if (key && key.scale.length) {
-      put(scale, "span", "gradient norm ");
+      put(scale, "span", (key.title || "gradient norm") + " ");
       key.scale.forEach(function (entry) {
         var cell = put(scale, "span", entry[0], "vg-key-sample");
         cell.style.background = entry[1]; cell.style.color = entry[2] || "black";

@@ -99,6 +99,10 @@ def graph_view(graph: Graph, *, rankdir: str = "TB", theme: str = "light",
                                      None, nodes))
     phases = [p for p in PHASE_COLOURS if p in graph.phases()]
     view.legend = [LegendEntry(f"{p} op", PHASE_COLOURS[p]) for p in phases]
+    # the colour table is this picture's key: the backward graph's marks (grad_fn boxes,
+    # parameters) don't apply to a static graph's ops and buffers
+    view.legend_title = "colour"
+    view.backward_marks = False
     if show_buffers:
         kinds = {("output" if n in outputs else a.kind) for n, a in graph.tensors.items()
                  if "b:" + n in ids}
