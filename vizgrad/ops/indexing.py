@@ -224,13 +224,16 @@ class Gather(Function):
     jvp = LINEAR
 
 
+def _scatter_shape(input, dim, index, src):
+    """scatter/scatter_add: the input's shape and dtype (dim checked)."""
+    _checked_dim(dim, input.ndim)
+    return same(input)
+
+
 class ScatterAdd(Function):
     """Add src into input at index along dim; backward: grad for input, gather(grad, index)
     for src."""
-    @staticmethod
-    def infer_shape(input, dim, index, src):
-        _checked_dim(dim, input.ndim)
-        return same(input)
+    infer_shape = staticmethod(_scatter_shape)
 
     @staticmethod
     def forward(ctx, input, dim, index, src):
@@ -261,10 +264,7 @@ class ScatterAdd(Function):
 class Scatter(Function):
     """``scatter(dim, index, src)``: later duplicates win; overwritten entries get no grad."""
 
-    @staticmethod
-    def infer_shape(input, dim, index, src):
-        _checked_dim(dim, input.ndim)
-        return same(input)
+    infer_shape = staticmethod(_scatter_shape)
 
     @staticmethod
     def forward(ctx, input, dim, index, src):
