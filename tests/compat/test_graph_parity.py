@@ -208,28 +208,21 @@ RECURRENT = [
 ATTENTION = [
     functional("scaled_dot_product_attention",
                lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v),
-               [(2, 3, 4), (2, 3, 4), (2, 3, 4)],
-               differs="torch's math path: SafeSoftmaxBackward0 and q, k each scaled by "
-                       "sqrt(scale); vizgrad: Softmax and one scaling of the scores"),
+               [(2, 3, 4), (2, 3, 4), (2, 3, 4)]),
     layer("MultiheadAttention", lambda nn: nn.MultiheadAttention(4, 2), [(3, 2, 4)],
-          call=lambda m, x: m(x, x, x),
-          differs="torch's in-projection/head split decomposition (UnsafeView, Clone, "
-                  "transposes) differs from vizgrad's reshapes"),
+          call=lambda m, x: m(x, x, x)),
     layer("TransformerEncoderLayer",
-          lambda nn: nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0), [(3, 2, 4)],
-          differs="as MultiheadAttention, plus the fused layer norms"),
+          lambda nn: nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0), [(3, 2, 4)]),
     layer("TransformerEncoder",
           lambda nn: nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8, 0.0), 1),
-          [(3, 2, 4)], differs="as TransformerEncoderLayer"),
+          [(3, 2, 4)]),
     layer("TransformerDecoderLayer",
-          lambda nn: nn.TransformerDecoderLayer(4, 2, 8, dropout=0.0), [(3, 2, 4), (5, 2, 4)],
-          differs="as TransformerEncoderLayer"),
+          lambda nn: nn.TransformerDecoderLayer(4, 2, 8, dropout=0.0), [(3, 2, 4), (5, 2, 4)]),
     layer("TransformerDecoder",
           lambda nn: nn.TransformerDecoder(nn.TransformerDecoderLayer(4, 2, 8, 0.0), 1),
-          [(3, 2, 4), (5, 2, 4)], differs="as TransformerEncoderLayer"),
+          [(3, 2, 4), (5, 2, 4)]),
     layer("Transformer",
-          lambda nn: nn.Transformer(4, 2, 1, 1, 8, dropout=0.0), [(3, 2, 4), (5, 2, 4)],
-          differs="as TransformerEncoderLayer"),
+          lambda nn: nn.Transformer(4, 2, 1, 1, 8, dropout=0.0), [(3, 2, 4), (5, 2, 4)]),
 ]
 
 ROWS = [*ACTIVATIONS, *LINEAR, *LOSSES, *NORMS, *CONV, *RECURRENT, *ATTENTION]

@@ -100,21 +100,26 @@ class SplitSizes(Function):
 
     @staticmethod
     def forward(ctx, input, sizes, dim):
-        dim = _dim(dim, input.ndim)
-        if sum(sizes) != input.shape[dim]:
-            raise ValueError(f"split sizes {list(sizes)} do not add up to {input.shape[dim]}")
-        ctx.dim = dim
-        bounds, total = [], 0
-        for size in sizes[:-1]:
-            total += size
-            bounds.append(total)
-        return list(array_module(input).split(input, bounds, axis=dim))
+        ctx.split_sizes = list(sizes)  # PyTorch saves split_sizes and dim
+        return _pieces(ctx, input, sizes, dim)
 
     @staticmethod
     def backward(ctx, *grads):
         return Cat.apply(list(grads), ctx.dim), None, None
 
     jvp = LINEAR
+
+
+def _pieces(ctx, input, sizes, dim):
+    dim = _dim(dim, input.ndim)
+    if sum(sizes) != input.shape[dim]:
+        raise ValueError(f"split sizes {list(sizes)} do not add up to {input.shape[dim]}")
+    ctx.dim = dim
+    bounds, total = [], 0
+    for size in sizes[:-1]:
+        total += size
+        bounds.append(total)
+    return list(array_module(input).split(input, bounds, axis=dim))
 
 
 class Split(SplitSizes):
@@ -142,7 +147,7 @@ class Split(SplitSizes):
         if extent % split_size:
             sizes.append(extent % split_size)
         ctx.split_size = split_size
-        return SplitSizes.forward(ctx, input, sizes or [0], dim)
+        return _pieces(ctx, input, sizes or [0], dim)
 
     jvp = LINEAR
 

@@ -233,7 +233,7 @@ METHODS = {
     # -- views.py (and core.broadcast's expand): results share the input's memory
     "reshape": views.reshape, "view": views.view, "transpose": views.transpose,
     "permute": views.permute, "squeeze": views.squeeze, "unsqueeze": views.unsqueeze,
-    "t": views.t, "expand": expand,
+    "t": views.t, "expand": expand, "select": views.select,
     "expand_as": lambda self, other: expand(self, other.shape),
     "view_as": lambda self, other: views.view(self, other.shape),
     "reshape_as": lambda self, other: views.reshape(self, other.shape),
@@ -256,7 +256,8 @@ METHODS = {
     "index_add_": lambda self, dim, index, source, *, alpha=1: indexing.IndexAdd.apply_(
         self, dim, indexing._index(index), source, alpha),
     # -- linalg.py
-    "matmul": linalg.matmul, "bmm": linalg.bmm, "mm": linalg.mm, "mv": linalg.mv,
+    "matmul": linalg.matmul, "bmm": linalg.bmm, "baddbmm": linalg.baddbmm, "mm": linalg.mm,
+    "mv": linalg.mv,
     "dot": linalg.dot, "outer": linalg.outer, "tril": linalg.tril, "triu": linalg.triu,
     "tril_": lambda self, diagonal=0: linalg.Tril.apply_(self, diagonal),
     "triu_": lambda self, diagonal=0: linalg.Triu.apply_(self, diagonal),

@@ -1,4 +1,8 @@
-"""Shape ops that return views: reshape/view, transpose, permute, squeeze, unsqueeze."""
+"""Shape ops that return views: reshape/view, transpose, permute, squeeze, unsqueeze, select.
+
+``reshape`` records the node PyTorch records for the input's layout: ``ViewBackward0``
+for a contiguous input, ``ReshapeAliasBackward0`` for a strided one that can still be
+viewed, and ``CloneBackward0`` then ``UnsafeViewBackward0`` when it must copy."""
 
 from __future__ import annotations
 
@@ -40,6 +44,13 @@ class Reshape(Function):
         return grad.reshape(ctx.input_shape), None
 
     jvp = LINEAR
+
+
+class ReshapeAlias(Reshape):
+    """``reshape`` of a non-contiguous input whose strides still allow a view
+    (PyTorch's ``_reshape_alias``, ``ReshapeAliasBackward0``)."""
+
+    backward_name = "ReshapeAliasBackward0"
 
 
 class View(Function):
@@ -197,6 +208,59 @@ class Squeeze(Function):
     jvp = LINEAR
 
 
+class SqueezeDim(Squeeze):
+    """``squeeze(dim)``: PyTorch's ``SqueezeBackward1``, saving ``dim``."""
+
+    backward_name = "SqueezeBackward1"
+
+    @staticmethod
+    def forward(ctx, input, dim):
+        ctx.dim = dim
+        return Squeeze.forward(ctx, input, dim)
+
+
+class SqueezeDims(SqueezeDim):
+    """``squeeze((d0, d1, ...))``: PyTorch's ``SqueezeBackward2``, saving ``dim``."""
+
+    backward_name = "SqueezeBackward2"
+
+
+class Select(Function):
+    """``select(dim, index)`` (and ``x[i]``'s PyTorch node): the slice at ``index``
+    along ``dim``, a view without that dim (``SelectBackward0``, saving dim, index)."""
+
+    view_of_input = True
+
+    @staticmethod
+    def infer_shape(input, dim, index):
+        axis = _checked_dim(dim, input.ndim)
+        if not -input.shape[axis] <= index < input.shape[axis]:
+            raise IndexError(f"select: index {index} is out of range for dimension {dim} "
+                             f"of size {input.shape[axis]}")
+        return MetaArray(input.shape[:axis] + input.shape[axis + 1:], input.dtype)
+
+    @staticmethod
+    def forward(ctx, input, dim, index):
+        axis = dim % input.ndim
+        size = input.shape[axis]
+        if not -size <= index < size:
+            raise IndexError(f"select: index {index} is out of range for dimension {dim} "
+                             f"of size {size}")
+        ctx.input_shape, ctx.dim, ctx.index = input.shape, dim, index
+        # the trailing Ellipsis keeps a 0-d result a view (NumPy would copy a scalar)
+        return input[(slice(None),) * axis + (index, Ellipsis)]
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .indexing import IndexBackward
+
+        axis = ctx.dim % len(ctx.input_shape)
+        key = (slice(None),) * axis + (ctx.index,)
+        return IndexBackward.apply(grad, key, ctx.input_shape, False), None, None
+
+    jvp = LINEAR
+
+
 class Unsqueeze(Function):
     """Insert a size-1 dim (a view); backward: squeeze it from grad."""
     view_of_input = True
@@ -219,7 +283,22 @@ class Unsqueeze(Function):
 
 
 def reshape(input: Tensor, *shape: Any) -> Tensor:
-    return Reshape.apply(input, _shape_arg(shape))
+    """PyTorch's ``reshape``: a view where the layout allows (``ViewBackward0`` when the
+    input is contiguous, ``ReshapeAliasBackward0`` when strided), else a contiguous copy
+    reshaped (``CloneBackward0`` then ``UnsafeViewBackward0``), the nodes PyTorch records."""
+    shape = _shape_arg(shape)
+    array = input.array
+    if array.flags.c_contiguous:
+        return Reshape.apply(input, shape)
+    try:
+        out = array.reshape(shape)
+    except ValueError:  # a shape that does not fit: Reshape's shape rule says why
+        return Reshape.apply(input, shape)
+    if not out.size or array_module(array).may_share_memory(out, array):
+        return ReshapeAlias.apply(input, shape)
+    from .copying import Clone
+
+    return UnsafeView.apply(Clone.apply(input), shape)
 
 
 def view(input: Tensor, *shape: Any) -> Tensor:
@@ -235,7 +314,22 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
 
 
 def squeeze(input: Tensor, dim: int | tuple[int, ...] | None = None) -> Tensor:
-    return Squeeze.apply(input, dim)
+    if dim is None:
+        return Squeeze.apply(input, dim)
+    if isinstance(dim, int):
+        return SqueezeDim.apply(input, dim)
+    return SqueezeDims.apply(input, tuple(dim))
+
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """The slice at ``index`` along ``dim``, without that dim (a view).
+
+    Example
+    -------
+    >>> vizgrad.arange(6.0).reshape(2, 3).select(1, 0).tolist()
+    [0.0, 3.0]
+    """
+    return Select.apply(input, dim, int(index))
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
