@@ -225,7 +225,87 @@ ATTENTION = [
           lambda nn: nn.Transformer(4, 2, 1, 1, 8, dropout=0.0), [(3, 2, 4), (5, 2, 4)]),
 ]
 
-ROWS = [*ACTIVATIONS, *LINEAR, *LOSSES, *NORMS, *CONV, *RECURRENT, *ATTENTION]
+# The variants: each path PyTorch takes through attention, held by its own row.
+PADDING = np.array([[False, False, True], [False, False, False]])  # (batch 2, source 3)
+CAUSAL = np.triu(np.full((3, 3), -np.inf, dtype=np.float32), 1)
+FLOAT_MASK = _array((3, 3), 9)
+
+
+def _mha(name, call, shapes, extra=(), **options):
+    return layer(name, lambda nn: nn.MultiheadAttention(4, 2, **options), shapes, call=call,
+                 covers=("MultiheadAttention",), extra=extra)
+
+
+def _sdpa(name, fn, shapes, extra=()):
+    return functional(name, fn, shapes, covers=("scaled_dot_product_attention",), extra=extra)
+
+
+ATTENTION_VARIANTS = [
+    _sdpa("sdpa_3d_causal", lambda F, q, k, v: F.scaled_dot_product_attention(
+        q, k, v, is_causal=True), [(2, 3, 4), (2, 3, 4), (2, 3, 4)]),
+    _sdpa("sdpa_3d_bool_mask", lambda F, q, k, v, m: F.scaled_dot_product_attention(
+        q, k, v, attn_mask=m), [(2, 3, 4), (2, 3, 4), (2, 3, 4)], extra=[~MASK]),
+    _sdpa("sdpa_3d_scale_dropout", lambda F, q, k, v: F.scaled_dot_product_attention(
+        q, k, v, dropout_p=0.0, scale=0.7), [(2, 3, 4), (2, 5, 4), (2, 5, 4)]),
+    _sdpa("sdpa_4d", lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v),
+          [(2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4)]),
+    _sdpa("sdpa_4d_causal", lambda F, q, k, v: F.scaled_dot_product_attention(
+        q, k, v, is_causal=True), [(1, 2, 3, 4), (1, 2, 3, 4), (1, 2, 3, 4)]),
+    _sdpa("sdpa_4d_float_mask", lambda F, q, k, v, m: F.scaled_dot_product_attention(
+        q, k, v, attn_mask=m), [(1, 2, 3, 4), (1, 2, 3, 4), (1, 2, 3, 4)],
+        extra=[FLOAT_MASK]),
+    _sdpa("sdpa_4d_value_width", lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v),
+          [(1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 2)]),
+    _mha("mha_no_weights", lambda m, x: m(x, x, x, need_weights=False), [(3, 2, 4)]),
+    _mha("mha_weights_per_head", lambda m, x: m(x, x, x, average_attn_weights=False)[1],
+         [(3, 2, 4)]),
+    _mha("mha_averaged_weights", lambda m, x: m(x, x, x)[1], [(3, 2, 4)]),
+    _mha("mha_attn_mask", lambda m, x, mask: m(x, x, x, attn_mask=mask), [(3, 2, 4)],
+         extra=[MASK]),
+    _mha("mha_attn_mask_no_weights",
+         lambda m, x, mask: m(x, x, x, attn_mask=mask, need_weights=False), [(3, 2, 4)],
+         extra=[FLOAT_MASK]),
+    _mha("mha_causal_no_weights",
+         lambda m, x, mask: m(x, x, x, attn_mask=mask, need_weights=False, is_causal=True),
+         [(3, 2, 4)], extra=[CAUSAL]),
+    _mha("mha_key_padding", lambda m, x, pad: m(x, x, x, key_padding_mask=pad), [(3, 2, 4)],
+         extra=[PADDING]),
+    _mha("mha_key_padding_no_weights",
+         lambda m, x, pad: m(x, x, x, key_padding_mask=pad, need_weights=False), [(3, 2, 4)],
+         extra=[PADDING]),
+    _mha("mha_both_masks", lambda m, x, mask, pad: m(x, x, x, attn_mask=mask,
+                                                     key_padding_mask=pad),
+         [(3, 2, 4)], extra=[MASK, PADDING]),
+    _mha("mha_batch_first", lambda m, x: m(x, x, x), [(2, 3, 4)], batch_first=True),
+    _mha("mha_batch_first_no_weights", lambda m, x: m(x, x, x, need_weights=False),
+         [(2, 3, 4)], batch_first=True),
+    _mha("mha_cross", lambda m, x, mem: m(x, mem, mem), [(3, 2, 4), (5, 2, 4)]),
+    _mha("mha_separate_kv", lambda m, q, k, v: m(q, k, v, need_weights=False),
+         [(3, 2, 4), (5, 2, 4), (5, 2, 4)]),
+    _mha("mha_kdim_vdim", lambda m, q, k, v: m(q, k, v), [(3, 2, 4), (5, 2, 3), (5, 2, 6)],
+         kdim=3, vdim=6),
+    _mha("mha_unbatched", lambda m, x: m(x, x, x), [(3, 4)]),
+    _mha("mha_no_bias", lambda m, x: m(x, x, x, need_weights=False), [(3, 2, 4)],
+         bias=False),
+    layer("encoder_layer_masks",
+          lambda nn: nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, norm_first=True),
+          [(3, 2, 4)], call=lambda m, x, mask, pad: m(x, src_mask=mask,
+                                                      src_key_padding_mask=pad),
+          covers=("TransformerEncoderLayer",), extra=[MASK, PADDING]),
+    layer("encoder_causal",
+          lambda nn: nn.TransformerEncoder(nn.TransformerEncoderLayer(
+              4, 2, 8, 0.0, batch_first=True), 2),
+          [(2, 3, 4)], call=lambda m, x, mask: m(x, mask=mask),
+          covers=("TransformerEncoder",), extra=[CAUSAL]),
+    layer("decoder_causal_gelu",
+          lambda nn: nn.TransformerDecoder(nn.TransformerDecoderLayer(
+              4, 2, 8, 0.0, activation="gelu"), 1),
+          [(3, 2, 4), (5, 2, 4)], call=lambda m, x, mem, mask: m(x, mem, tgt_mask=mask),
+          covers=("TransformerDecoder",), extra=[CAUSAL]),
+]
+
+ROWS = [*ACTIVATIONS, *LINEAR, *LOSSES, *NORMS, *CONV, *RECURRENT, *ATTENTION,
+        *ATTENTION_VARIANTS]
 
 
 def _params():

@@ -206,15 +206,18 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     >>> linear(vizgrad.randn(8, 3), vizgrad.randn(4, 3), vizgrad.zeros(4)).shape
     (8, 4)
     """
-    # PyTorch's decomposition: addmm on a 2-D view of the input when there is a bias,
-    # matmul otherwise; the weight enters through t() (TBackward0) either way.
+    # ATen's decomposition: addmm for a 2-D input with a bias; for a contiguous input
+    # with a bias, addmm on a 2-D view viewed back; otherwise matmul then the bias added.
+    # The weight enters through t() (TBackward0) every way.
     if bias is None:
         return matmul(input, T.apply(weight))
     if input.ndim == 2:
         return Addmm.apply(bias, input, T.apply(weight))
-    lead = input.shape[:-1]
-    flat = Addmm.apply(bias, input.reshape(-1, input.shape[-1]), T.apply(weight))
-    return flat.reshape(lead + (weight.shape[0],))
+    if input.array.flags.c_contiguous and bias.ndim == 1:
+        lead = input.shape[:-1]
+        flat = Addmm.apply(bias, input.reshape(-1, input.shape[-1]), T.apply(weight))
+        return flat.reshape(lead + (weight.shape[0],))
+    return matmul(input, T.apply(weight)) + bias
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,

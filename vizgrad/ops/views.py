@@ -288,8 +288,8 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
     reshaped (``CloneBackward0`` then ``UnsafeViewBackward0``), the nodes PyTorch records."""
     shape = _shape_arg(shape)
     array = input.array
-    if array.flags.c_contiguous:
-        return Reshape.apply(input, shape)
+    if array.flags.c_contiguous or not (input.requires_grad and grad_enabled()):
+        return Reshape.apply(input, shape)  # contiguous, or nothing to record: one op
     try:
         out = array.reshape(shape)
     except ValueError:  # a shape that does not fit: Reshape's shape rule says why
