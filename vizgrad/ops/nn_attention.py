@@ -55,12 +55,18 @@ def _safe_softmax(xp: Any, scores: Any, dim: int) -> Any:
 
 def _scores(xp: Any, query: Any, key: Any, scale: float, is_causal: bool,
             mask: Any) -> Any:
-    scores = xp.matmul(query, xp.swapaxes(key, -1, -2)) * query.dtype.type(scale)
+    """``q k^T scale`` (+ the causal ``-inf`` above the diagonal, + the mask): a fresh
+    array, so the callers work on it in place."""
+    scores = xp.matmul(query, xp.swapaxes(key, -1, -2))
+    scores *= query.dtype.type(scale)
     if is_causal:
         length, source = scores.shape[-2:]
-        scores = xp.where(xp.tril(xp.ones((length, source), dtype=bool)), scores, -xp.inf)
+        scores[..., xp.triu(xp.ones((length, source), dtype=bool), 1)] = -xp.inf
     if mask is not None:
-        scores = scores + mask
+        if xp.broadcast_shapes(scores.shape, mask.shape) == scores.shape:
+            scores += mask
+        else:
+            scores = scores + mask
     return scores
 
 
@@ -89,16 +95,19 @@ class ScaledDotProductFlashAttentionForCpu(Function):
         repeat = query.shape[1] // key.shape[1]
         if repeat != 1:
             key, value = xp.repeat(key, repeat, axis=1), xp.repeat(value, repeat, axis=1)
-        scores = _scores(xp, query, key, _scale(query, scale), is_causal, attn_mask)
-        top = scores.max(axis=-1, keepdims=True)
-        masked = top == -xp.inf
-        top = xp.where(masked, 0, top)
-        shifted = xp.exp(scores - top)
-        total = shifted.sum(axis=-1, keepdims=True)
-        out = xp.empty_like(query)  # the query's layout, as PyTorch's kernel allocates
-        xp.matmul(shifted / xp.where(masked, 1, total), value, out=out)
+        probs = _scores(xp, query, key, _scale(query, scale), is_causal, attn_mask)
+        top = probs.max(axis=-1, keepdims=True)
+        masked = top == -xp.inf  # a fully masked row: shift by 0, divide by 1, give 0
+        top[masked] = 0
+        probs -= top  # in place from here on: one (L, S) array per head, no temporaries
+        xp.exp(probs, out=probs)
+        total = probs.sum(axis=-1, keepdims=True)
         with _quiet(xp):  # log(0) of a fully masked row is -inf, as in PyTorch
             logsumexp = (xp.log(total) + top)[..., 0]
+        total[masked] = 1
+        probs /= total
+        out = xp.empty_like(query)  # the query's layout, as PyTorch's kernel allocates
+        xp.matmul(probs, value, out=out)
         ctx.save_named("output", out)
         ctx.save_named("logsumexp", logsumexp)
         if attn_mask is not None:
@@ -179,19 +188,19 @@ def _flash_grads(ctx: Any, grad: Any, query: Any, key: Any, value: Any, out: Any
     k, v = key, value
     if repeat != 1:
         k, v = xp.repeat(key, repeat, axis=1), xp.repeat(value, repeat, axis=1)
-    scores = _scores(xp, query, k, scale, ctx.is_causal, mask)
-    finite = xp.where(logsumexp == -xp.inf, 0, logsumexp)[..., None]
-    probs = xp.exp(scores - finite)  # a fully masked row: exp(-inf) = 0 throughout
+    probs = _scores(xp, query, k, scale, ctx.is_causal, mask)
+    probs -= xp.where(logsumexp == -xp.inf, 0, logsumexp)[..., None]
+    xp.exp(probs, out=probs)  # a fully masked row: exp(-inf) = 0 throughout
     need = ctx.needs_input_grad
-    grad_probs = xp.matmul(grad, xp.swapaxes(v, -1, -2))
-    grad_scores = probs * (grad_probs - (grad * out).sum(axis=-1, keepdims=True))
+    grad_scores = xp.matmul(grad, xp.swapaxes(v, -1, -2))  # the probabilities' gradient,
+    grad_scores -= (grad * out).sum(axis=-1, keepdims=True)  # then the scores', in place
+    grad_scores *= probs
+    grad_scores *= query.dtype.type(scale)
     grads: list[Any] = [None, None, None]
-    dtype = query.dtype.type
     if need[0]:
-        grads[0] = xp.matmul(grad_scores, k) * dtype(scale)
+        grads[0] = xp.matmul(grad_scores, k)
     if need[1]:
-        grads[1] = _sum_head_arrays(
-            xp.matmul(xp.swapaxes(grad_scores, -1, -2), query) * dtype(scale), repeat)
+        grads[1] = _sum_head_arrays(xp.matmul(xp.swapaxes(grad_scores, -1, -2), query), repeat)
     if need[2]:
         grads[2] = _sum_head_arrays(xp.matmul(xp.swapaxes(probs, -1, -2), grad), repeat)
     return tuple(None if g is None else Tensor.from_array(g) for g in grads)
