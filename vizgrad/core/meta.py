@@ -103,7 +103,8 @@ class _MetaModule:
     rules on (:func:`keep_meta_forwards`) before its first array exists."""
 
     def empty(self, shape: Any, dtype: Any = np.float32) -> MetaArray:
-        _SWITCH.kept or keep_meta_forwards()
+        if not _SWITCH.kept:
+            keep_meta_forwards()
         return MetaArray(shape if isinstance(shape, tuple) else (shape,), dtype)
 
     zeros = ones = empty
@@ -112,12 +113,14 @@ class _MetaModule:
         return self.empty(shape, dtype)
 
     def asarray(self, array: Any, dtype: Any = None) -> MetaArray:
-        _SWITCH.kept or keep_meta_forwards()
+        if not _SWITCH.kept:
+            keep_meta_forwards()
         return MetaArray(np.shape(array) if not hasattr(array, "shape") else array.shape,
                          dtype or getattr(array, "dtype", np.float64))
 
     def arange(self, start: Any, stop: Any = None, step: Any = 1) -> MetaArray:
-        _SWITCH.kept or keep_meta_forwards()
+        if not _SWITCH.kept:
+            keep_meta_forwards()
         if stop is None:
             start, stop = 0, start
         count = max(0, math.ceil((stop - start) / step))
@@ -125,11 +128,13 @@ class _MetaModule:
         return MetaArray((count,), np.int64 if integral else np.float64)
 
     def linspace(self, start: Any, stop: Any, num: int = 50) -> MetaArray:
-        _SWITCH.kept or keep_meta_forwards()
+        if not _SWITCH.kept:
+            keep_meta_forwards()
         return MetaArray((num,), np.float64)
 
     def eye(self, n: int, m: int | None = None, dtype: Any = np.float64) -> MetaArray:
-        _SWITCH.kept or keep_meta_forwards()
+        if not _SWITCH.kept:
+            keep_meta_forwards()
         return MetaArray((n, n if m is None else m), dtype)
 
     broadcast_shapes = staticmethod(np.broadcast_shapes)  # shapes only: no data needed
@@ -160,7 +165,7 @@ class _Switch:
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self.swapped: list[tuple[type, Any]] | None = None
+        self.swapped: list[tuple[Any, Any]] | None = None
         self.kept = False
 
 
@@ -192,11 +197,12 @@ def meta_forwards() -> Iterator[None]:
                 _SWITCH.swapped = None
 
 
-def _swap_forwards() -> list[tuple[type, Any]]:
+def _swap_forwards() -> list[tuple[Any, Any]]:
     from .function import Function  # function.py imports this module's helpers
 
-    swapped = []
-    for cls in list(Function.registry.values()):
+    swapped: list[tuple[Any, Any]] = []
+    classes: list[Any] = list(Function.registry.values())
+    for cls in classes:
         if cls.infer_shape is None:
             continue
         # Each class gets its own wrapper, with its own rule, also where it inherits its
@@ -206,7 +212,7 @@ def _swap_forwards() -> list[tuple[type, Any]]:
     return swapped
 
 
-def _restore_forwards(swapped: list[tuple[type, Any]]) -> None:
+def _restore_forwards(swapped: list[tuple[Any, Any]]) -> None:
     for cls, original in swapped:
         if original is None:
             del cls.forward
@@ -214,8 +220,8 @@ def _restore_forwards(swapped: list[tuple[type, Any]]) -> None:
             cls.forward = original
 
 
-def _meta_aware(forward: Any, cls: type) -> Any:
-    rule = cls.infer_shape  # type: ignore[attr-defined]
+def _meta_aware(forward: Any, cls: Any) -> Any:
+    rule = cls.infer_shape
 
     def run(ctx: Any, *args: Any) -> Any:
         for arg in args:
