@@ -151,7 +151,10 @@ class MulScalar(Function):
     scaled_dot_product_attention scales q and k so). Python's ``x * 2`` is ``Mul``."""
 
     backward_name = "MulBackward1"
-    infer_shape = staticmethod(same)
+
+    @staticmethod
+    def infer_shape(input, other):  # an elementwise result keeps the input's layout
+        return MetaArray(input.shape, input.dtype, getattr(input, "layout", None))
 
     @staticmethod
     def forward(ctx, input, other):

@@ -257,7 +257,8 @@ def _fused(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None,
         return False
     for tensor in (query, key, value):  # the kernel wants unit stride in the last dim
         array = tensor.array
-        if array.shape[-1] > 1 and array.strides[-1] != array.itemsize:
+        strides = getattr(array, "strides", None)  # a meta array has none: no layout
+        if strides is not None and array.shape[-1] > 1 and strides[-1] != array.itemsize:
             return False
     return attn_mask is None or (attn_mask.ndim in (2, 4) and not attn_mask.requires_grad)
 

@@ -17,7 +17,7 @@ from ..core.meta import MetaArray
 from ..core.tensor import Tensor
 from .indexing import IndexBackward
 from .linalg import matmul, mm_grads, note_layouts
-from .operands import same_dtype, save_crossed, saved_crossed
+from .operands import c_contiguous, same_dtype, save_crossed, saved_crossed
 from .shape_rules import broadcast
 from .views import T
 
@@ -213,7 +213,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         return matmul(input, T.apply(weight))
     if input.ndim == 2:
         return Addmm.apply(bias, input, T.apply(weight))
-    if input.array.flags.c_contiguous and bias.ndim == 1:
+    if c_contiguous(input.array) and bias.ndim == 1:
         lead = input.shape[:-1]
         flat = Addmm.apply(bias, input.reshape(-1, input.shape[-1]), T.apply(weight))
         return flat.reshape(lead + (weight.shape[0],))
