@@ -237,6 +237,8 @@ def _float_mask(mask: Tensor, dtype: Any) -> Tensor:
     """A bool mask (True = may attend) as PyTorch converts it: 0 there, ``-inf`` elsewhere."""
     if mask.dtype.kind != "b":
         return mask
+    if isinstance(mask.array, MetaArray):  # no values to read: the converted mask's shape
+        return Tensor.from_array(MetaArray(mask.shape, dtype))
     xp = array_module(mask.array)
     return Tensor.from_array(xp.where(mask.array, 0.0, -xp.inf).astype(dtype))
 
