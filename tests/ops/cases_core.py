@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import vizgrad as vg
 from vizgrad.ops.activations import SigmoidBackward, TanhBackward
+from vizgrad.ops.views import TransposeInPlace
 
 from .optable import Arg, OpCase
 
@@ -88,6 +89,10 @@ CASES = [
            lambda a: a.permute(2, 0, 1), "PermuteBackward0"),
     OpCase("expand", lambda a: a.expand(3, 2, 4), [A((2, 1))], ("Expand", "SumTo"),
            lambda a: a.expand(3, 2, 4), "ExpandBackward0"),
+    OpCase("transpose_in_place", lambda a: TransposeInPlace.apply(a * 1, 0, 1), [A((2, 3))],
+           ("TransposeInPlace",), lambda a: (a * 1).transpose_(0, 1), "TransposeBackward1"),
+    OpCase("select", lambda a: a.select(1, -1), [A((2, 3, 4))], ("Select",),
+           lambda a: a.select(1, -1), "SelectBackward0"),
     OpCase("squeeze", lambda a: a.squeeze(1), [A((2, 1, 3))], ("Squeeze",),
            lambda a: a.squeeze(1)),
     OpCase("unsqueeze", lambda a: a.unsqueeze(0), [A((2, 3))], ("Unsqueeze",),

@@ -92,6 +92,14 @@ class Transpose(Function):
     jvp = LINEAR
 
 
+class TransposeInPlace(Transpose):
+    """The node of ``transpose_`` on a fresh result nothing else holds (ATen's
+    batch_first RNNs transpose their stacked output so): PyTorch names it
+    ``TransposeBackward1``. vizgrad returns the transposed view; the graph is the same."""
+
+    backward_name = "TransposeBackward1"
+
+
 class T(Function):
     """``t()``: the transpose of a matrix (PyTorch's ``TBackward0``, saving nothing)."""
 
