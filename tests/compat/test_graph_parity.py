@@ -139,10 +139,9 @@ def recurrent_rows(kind):
         rows += [recurrent("RNN_relu", kind, nonlinearity="relu"),
                  recurrent("RNN_relu_no_bias_state", kind, state=True, nonlinearity="relu",
                            bias=False)]
-    unbatched = recurrent(f"{kind}_unbatched", kind, state=True, shape=(5, 3))
-    unbatched.differs = ("squeeze(dim) is SqueezeBackward1 (saving dim) in torch; vizgrad's "
-                         "Squeeze has one node name, SqueezeBackward0")
-    return rows + [unbatched]
+    return rows + [recurrent(f"{kind}_unbatched_state", kind, state=True, shape=(5, 3)),
+                   recurrent(f"{kind}_unbatched_batch_first", kind, shape=(5, 3),
+                             batch_first=True)]
 
 
 LABELS = np.array([0, 2, 1, 2])

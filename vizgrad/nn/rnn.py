@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.factory import empty, zeros
 from ..core.tensor import Tensor
-from ..ops import cat, stack
+from ..ops import cat, clone, stack
 from ..ops.linalg import Mm
 from ..ops.nn_rnn import LSTM_MODE, mkldnn_rnn_layer
 from ..ops.views import TransposeInPlace, UnsafeView
@@ -50,19 +50,24 @@ def _cell_step(mode: str, x_proj: Tensor, state: Any, w_hh: Tensor,
     return pre.tanh() if mode == "RNN_TANH" else pre.relu()
 
 
-def _contiguous(tensor: Tensor) -> bool:
+def _is_contiguous(tensor: Tensor) -> bool:
     flags = getattr(tensor.array, "flags", None)  # meta arrays have none: as contiguous
     return flags is None or bool(flags.c_contiguous)
+
+
+def _contiguous(tensor: Tensor) -> Tensor:
+    """``tensor.contiguous()``: itself, or a copy (``CloneBackward0``) when strided."""
+    return tensor if _is_contiguous(tensor) else clone(tensor)
 
 
 def _linear_ih(x: Tensor, w_ih: Tensor, b_ih: Tensor | None) -> Tensor:
     """ATen's ``at::linear`` of the whole (T, N, I) sequence: ``F.linear`` for a
     contiguous input; for a strided one (batch_first) matmul's fold, whose reshape
     copies (``Clone`` then ``UnsafeView``), then the bias added."""
-    if _contiguous(x):
+    if _is_contiguous(x):
         return F.linear(x, w_ih, b_ih)
     steps, batch, features = x.shape
-    rows = UnsafeView.apply(x.contiguous(), (steps * batch, features))
+    rows = UnsafeView.apply(_contiguous(x), (steps * batch, features))
     out = UnsafeView.apply(Mm.apply(rows, w_ih.t()), (steps, batch, w_ih.shape[0]))
     return out if b_ih is None else out + b_ih
 
@@ -201,8 +206,8 @@ class RNNBase(Module):
     def _mkldnn_lstm(self, input: Tensor, state: Any) -> tuple[Tensor, Any]:
         """ATen's ``mkldnn_rnn``: the input made time-major and contiguous, one
         ``mkldnn_rnn_layer`` per (layer, direction) on ``hx[index]``, ``cx[index]``."""
-        layer_input = (input.transpose(0, 1) if self.batch_first else input).contiguous()
-        hx, cx = state[0].contiguous(), state[1].contiguous()
+        layer_input = _contiguous(input.transpose(0, 1) if self.batch_first else input)
+        hx, cx = _contiguous(state[0]), _contiguous(state[1])
         directions = 2 if self.bidirectional else 1
         hys, cys = [], []
         for layer in range(self.num_layers):
