@@ -28,25 +28,26 @@ from .parameter import Parameter
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _cell_step(mode: str, x_proj: Tensor, state: Any, w_hh: Tensor,
-               b_hh: Tensor | None) -> Any:
-    """One cell step on the step's input projection ``x_proj`` (``x @ w_ih.T + b_ih``),
-    in ATen's order of operations (``LSTMCell``, ``GRUCell``, ``SimpleCell``): the hidden
-    projection ``linear_hh(h)`` first in every sum, the gates split with ``unsafe_chunk``."""
-    if mode == "LSTM":
-        h, c = state
-        gates = F.linear(h, w_hh, b_hh) + x_proj
-        i, f, g, o = gates.unsafe_chunk(4, 1)
-        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-        return o.sigmoid() * c.tanh(), c
+def _cell_step(mode: str, x_proj: Any, state: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
+    """One cell step on the step's input projection ``x_proj`` (``x @ w_ih.T + b_ih``,
+    or a function making it: a cell projects its input after ``linear_hh`` for LSTM and
+    RNN, before for GRU, as ATen does), in ATen's order of operations (``LSTMCell``,
+    ``GRUCell``, ``SimpleCell``): the hidden projection ``linear_hh(h)`` first in every
+    sum, the gates split with ``unsafe_chunk``."""
     if mode == "GRU":
-        x_r, x_z, x_n = x_proj.unsafe_chunk(3, 1)
+        x_r, x_z, x_n = (x_proj() if callable(x_proj) else x_proj).unsafe_chunk(3, 1)
         h_r, h_z, h_n = F.linear(state, w_hh, b_hh).unsafe_chunk(3, 1)
         r = (h_r + x_r).sigmoid()
         z = (h_z + x_z).sigmoid()
         n = (x_n + h_n * r).tanh()
         return (state - n) * z + n
-    pre = F.linear(state, w_hh, b_hh) + x_proj
+    h = state[0] if mode == "LSTM" else state
+    hidden = F.linear(h, w_hh, b_hh)
+    pre = hidden + (x_proj() if callable(x_proj) else x_proj)
+    if mode == "LSTM":
+        i, f, g, o = pre.unsafe_chunk(4, 1)
+        c = f.sigmoid() * state[1] + i.sigmoid() * g.tanh()
+        return o.sigmoid() * c.tanh(), c
     return pre.tanh() if mode == "RNN_TANH" else pre.relu()
 
 
@@ -305,8 +306,8 @@ class _CellBase(Module):
             hx = (fresh, fresh) if self.mode == "LSTM" else fresh
         elif unbatched:
             hx = tuple(h.unsqueeze(0) for h in hx) if self.mode == "LSTM" else hx.unsqueeze(0)
-        state = _cell_step(self.mode, F.linear(input, self.weight_ih, self.bias_ih), hx,
-                           self.weight_hh, self.bias_hh)
+        state = _cell_step(self.mode, lambda: F.linear(input, self.weight_ih, self.bias_ih),
+                           hx, self.weight_hh, self.bias_hh)
         if unbatched:
             state = tuple(s.squeeze(0) for s in state) if self.mode == "LSTM" \
                 else state.squeeze(0)
