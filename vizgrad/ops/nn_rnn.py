@@ -176,13 +176,12 @@ def _array_grads(ctx: Any, saved: tuple, grad_output: Any, grad_hy: Any,
     dh = xp.zeros_like(hx) if grad_hy is None else grad_hy.array
     dc = xp.zeros_like(cx) if grad_cy is None else grad_cy.array
     g_out = None if grad_output is None else grad_output.array
-    order = _steps(steps, reverse)
-    for k, t in enumerate(reversed(order)):
+    first = steps - 1 if reverse else 0  # the step that started from (hx, cx)
+    for t in reversed(_steps(steps, reverse)):
         slot = work[t]
         i, f, g = slot[:, :size], slot[:, size:2 * size], slot[:, 2 * size:3 * size]
         o, squashed = slot[:, 3 * size:4 * size], slot[:, 5 * size:]
-        previous = order[len(order) - 2 - k] if k < len(order) - 1 else None
-        c_prev = cx if previous is None else work[previous][:, 4 * size:5 * size]
+        c_prev = cx if t == first else work[t + 1 if reverse else t - 1][:, 4 * size:5 * size]
         if g_out is not None:
             dh = dh + g_out[t]
         dc = dc + dh * o * (1 - squashed * squashed)
