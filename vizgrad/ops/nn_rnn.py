@@ -49,7 +49,9 @@ def _steps(length: int, reverse: bool) -> range:
 
 
 class MkldnnRnnLayer(Function):
-    """One LSTM layer over a (T, N, I) sequence: ``(output, hy, cy, workspace)``."""
+    """One LSTM layer over a (T, N, I) sequence: ``(output, hy, cy, workspace)``;
+    backward: the steps run backwards from the workspace's gates (each step's gate
+    gradients, ``@ W_hh`` to the previous step), then one matmul per weight gradient."""
 
     saved_input_name = "input"
     #: PyTorch's defaults for the attributes (a node stores only those that differ).
