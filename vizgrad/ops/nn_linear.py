@@ -47,7 +47,8 @@ class Addmm(Function):
 
     @staticmethod
     def forward(ctx, self, mat1, mat2, beta=1, alpha=1):
-        same_dtype("linear", mat1, mat2)
+        if mat1.dtype != mat2.dtype:
+            same_dtype("linear", mat1, mat2)  # raises, naming both
         save_crossed(ctx, 1, mat1, mat2)  # each only for the other's gradient
         note_layouts(ctx, mat1, mat2)  # the weight arrives as weight.T: column-major
         out = array_module(mat1).matmul(mat1, mat2)
@@ -57,6 +58,13 @@ class Addmm(Function):
         if beta != 1:
             ctx.beta = beta
             self = self * beta
+        # The product is a new array: a bias of its dtype that broadcasts to it without
+        # growing it (a linear layer's) is added into it, not into a second new array.
+        shape = getattr(self, "shape", None)
+        if shape is not None and self.dtype == out.dtype and (
+                shape == out.shape or shape == out.shape[1:] or not shape):
+            out += self
+            return out
         return out + self
 
     @staticmethod

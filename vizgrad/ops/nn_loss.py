@@ -325,7 +325,7 @@ class NllLoss(Function):
         classes = scores.shape[1]
         keep = labels != ignore_index
         safe = xp.where(keep, labels, 0)
-        if bool(((safe < 0) | (safe >= classes)).any()):
+        if safe.size and (int(safe.min()) < 0 or int(safe.max()) >= classes):
             raise IndexError(f"nll_loss: target values must be in [0, {classes}) or "
                              "ignore_index")
         weights = keep.astype(self.dtype)
