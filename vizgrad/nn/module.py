@@ -154,6 +154,10 @@ class Module:
             if running is ref():  # called by its running parent (Sequential, most layers)
                 own = self._scope_name or type(self).__name__.lower()
                 return f"{running_path}.{own}" if running_path else own
+        return self._walk_scope(active, current)
+
+    def _walk_scope(self, active: list, current: str) -> str:
+        """``_call_scope`` in full: up the registered parents to one that is running."""
         names = []
         module = self
         base = None
