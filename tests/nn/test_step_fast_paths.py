@@ -103,9 +103,12 @@ def test_bias_gradient_sum_matches_the_general_reduction(shape, target):
     lead = array.ndim - len(target)
     axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(target)
                                       if n == 1 and shape[lead + i] != 1)
-    expected = array.sum(axis=axes, keepdims=True).reshape(target) if axes else array
+    expected = array.sum(axis=axes, keepdims=True) if axes else array
+    if lead:
+        expected = expected.reshape(target)
     got = sum_to_array(array, target)
     assert got.shape == expected.shape and got.dtype == expected.dtype
+    assert (got.base is None) == (expected.base is None)  # a view of its sum, as before
     np.testing.assert_array_equal(got, expected)
 
 
