@@ -70,9 +70,12 @@ class Addmm(Function):
     @staticmethod
     def backward(ctx, grad):
         mat1, mat2 = saved_crossed(ctx, 1)
-        scaled = grad * ctx.alpha if ctx.alpha != 1 else grad
+        # alpha and beta are saved_defaults, set on the node only when not 1: read
+        # each once (a default costs a trip through Node.__getattr__)
+        alpha, beta = ctx.alpha, ctx.beta
+        scaled = grad * alpha if alpha != 1 else grad
         # The bias gradient is ``grad`` itself; the engine sums it to the bias's shape.
-        return (grad * ctx.beta if ctx.beta != 1 else grad,
+        return (grad * beta if beta != 1 else grad,
                 *mm_grads(ctx, scaled, mat1, mat2), None, None)
 
     @staticmethod
