@@ -100,17 +100,29 @@ def _plain_label(node: ViewNode) -> str:
 _PLAIN_ATTRS = sized_cache()
 
 
+def _plain_attrs(node: ViewNode, palette: dict) -> tuple[str, str]:
+    """What surrounds the id twice on a plain box's line (``plain(node)``), by its looks.
+
+    Most boxes share kind, colour, text and tooltip with another box (the same op on
+    the same shapes): this is escaped once per such box."""
+    key = (id(palette), node.kind, node.fill, node.tooltip, node.title, *node.lines)
+    attrs = _PLAIN_ATTRS.get(key)
+    if attrs is None:
+        fill = dot_string(node.fill or palette.get(node.kind, palette["op"]))
+        tooltip = f" tooltip={dot_string(node.tooltip)}" if node.tooltip else ""
+        attrs = (f" [label=<{_plain_label(node)}> fillcolor={fill} id=", f"{tooltip}]\n")
+        _PLAIN_ATTRS.put(key, attrs)
+    return attrs
+
+
+def plain(node: ViewNode) -> bool:
+    """Whether ``node`` is drawn from its title, lines, colour and tooltip alone."""
+    return not (node.rows or node.font or node.marks) and node.kind not in ("fold", "group")
+
+
 def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
-    if not (node.rows or node.font or node.marks) and node.kind not in ("fold", "group"):
-        # most boxes share kind, colour, text and tooltip with another box (the same
-        # op on the same shapes): what surrounds the id is escaped once per such box
-        key = (id(palette), node.kind, node.fill, node.tooltip, node.title, *node.lines)
-        attrs = _PLAIN_ATTRS.get(key)
-        if attrs is None:
-            fill = dot_string(node.fill or palette.get(node.kind, palette["op"]))
-            tooltip = f" tooltip={dot_string(node.tooltip)}" if node.tooltip else ""
-            attrs = (f" [label=<{_plain_label(node)}> fillcolor={fill} id=", f"{tooltip}]\n")
-            _PLAIN_ATTRS.put(key, attrs)
+    if plain(node):
+        attrs = _plain_attrs(node, palette)
         return f"\t{node.id}{attrs[0]}{node.id}{attrs[1]}"
     lines = ([node.title] if node.title or not node.lines else []) + node.lines
     if node.rows:
@@ -245,10 +257,20 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
         for node_id in cluster.nodes:
             clustered[node_id] = cluster.id
     members = defaultdict(list)
-    for node in view.nodes:
-        line = node_line(node, palette, max_attr_chars)
-        members[clustered.get(node.id)].append(line)
-    body.extend(members[None])
+    top = members[None]
+    looks, palette_id = _PLAIN_ATTRS, id(palette)
+    for node in view.nodes:  # the hot loop: node_line's common case (plain()) inlined
+        if not (node.rows or node.font or node.marks) and node.kind not in ("fold", "group"):
+            attrs = (looks.get((palette_id, node.kind, node.fill, node.tooltip, node.title,
+                                *node.lines)) or _plain_attrs(node, palette))
+            line = f"\t{node.id}{attrs[0]}{node.id}{attrs[1]}"
+        else:
+            line = node_line(node, palette, max_attr_chars)
+        if clustered:
+            members[clustered.get(node.id)].append(line)
+        else:
+            top.append(line)
+    body.extend(top)
     # nested clusters, emitted with an explicit stack (scopes can nest deeply)
     stack = [(c, False) for c in reversed(children[None])]
     while stack:
