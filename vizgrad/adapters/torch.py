@@ -316,7 +316,7 @@ class TorchNode:
                 variable = None
             add_facts(make(NodeFacts, (names.get(kind) or node_name(fn), meta, len(nexts),
                                        node.scope if scoped else "", freed, variable,
-                                       fn.metadata.get(NAMES_KEY))))
+                                       fn.metadata.get(NAMES_KEY) if scoped else None)))
         return nodes, list(range(count - 1, -1, -1)), edges, facts
 
     def facts(self) -> tuple[str, tuple, int, str, bool, TensorInfo | None, dict | None]:
@@ -331,18 +331,14 @@ class TorchNode:
         nexts = self._next
         if nexts is None:
             nexts = self.next_functions
-        probe = _PROBES.get(kind, _names)
-        if probe is _names:
-            _names(fn)
-            probe = _PROBES[kind]
-        freed = False
-        if probe is not None:
-            try:
-                getattr(fn, probe)
-            except RuntimeError:
-                freed = True
-        return (name, meta, len(nexts), self.scope if RECORDED[0] else "", freed,
-                self._variable_info(), fn.metadata.get(NAMES_KEY))
+        return (name, meta, len(nexts), self.scope if RECORDED[0] else "", self.freed,
+                self._variable_info(), self._names_given())
+
+    def _names_given(self) -> dict | None:
+        """Output names in ``metadata["vizgrad.names"]``: read only once ``capture`` has
+        run (``metadata`` creates a dict, and PyTorch's anomaly record, on every node
+        it is first read on; nothing but a user's own hand writes names there)."""
+        return self.fn.metadata.get(NAMES_KEY) if RECORDED[0] else None
 
     def _variable_info(self) -> TensorInfo | None:
         return None
@@ -404,7 +400,17 @@ class TorchNode:
     @property
     def freed(self) -> bool:
         """True once backward released this node's saved tensors."""
-        return self.facts()[4]
+        fn = self.fn
+        probe = _PROBES.get(type(fn), _names)
+        if probe is _names:
+            _names(fn)
+            probe = _PROBES[type(fn)]
+        if probe is not None:
+            try:
+                getattr(fn, probe)
+            except RuntimeError:
+                return True
+        return False
 
     @property
     def metadata(self) -> dict:
