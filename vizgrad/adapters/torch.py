@@ -43,7 +43,7 @@ from ..core.stack import StackFrame, format_frames
 from ..core.tensor import NAMES_KEY
 from ..graph.protocol import NodeFacts
 from ..graph.tensors import SavedInfo, TensorInfo, to_dtype_name
-from .torch_tensor import TorchTensorInfo, name_leaf
+from .torch_tensor import TorchTensorInfo, WalkedLeafInfo, name_leaf
 
 __all__ = ["FORWARD_KEY", "LEAF_SEQ", "TorchLeafNode", "TorchNode", "TorchTensorInfo", "adapt",
            "is_torch_node", "name_leaf", "node_name"]
@@ -109,6 +109,7 @@ def _new_adapter(fn: Any) -> TorchNode:
 #: PyTorch dtype -> its name ("float32") and back: read once per dtype
 _DTYPE_NAMES: dict[Any, str] = {}
 _DTYPES: dict[str, Any] = {}
+_METAS: dict[tuple, tuple] = {}
 
 
 def _read_meta(fn: Any) -> tuple[tuple[tuple[int, ...], str], ...]:
@@ -118,9 +119,18 @@ def _read_meta(fn: Any) -> tuple[tuple[tuple[int, ...], str], ...]:
     names = _DTYPE_NAMES
     if type(fn) is _LEAF:
         tensor = fn.variable
-        return ((tuple(tensor.shape), names.get(tensor.dtype) or _dtype_name(tensor.dtype)),)
-    return tuple([(tuple(m.shape), names.get(m.dtype) or _dtype_name(m.dtype))
-                  for m in fn._input_metadata])
+        meta = ((tuple(tensor.shape), names.get(tensor.dtype) or _dtype_name(tensor.dtype)),)
+    else:
+        meta = tuple([(tuple(m.shape), names.get(m.dtype) or _dtype_name(m.dtype))
+                      for m in fn._input_metadata])
+    # one object per distinct value (a graph has few): less to free, and the renderer's
+    # caches keyed by it hit at once
+    found = _METAS.get(meta)
+    if found is None:
+        if len(_METAS) >= 4096:
+            _METAS.clear()
+        found = _METAS[meta] = meta
+    return found
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -309,9 +319,10 @@ class TorchNode:
                     getattr(fn, probe)
                 except RuntimeError:
                     freed = True
-            if kind is _LEAF:
-                variable = info(TorchTensorInfo)
+            if kind is _LEAF:  # (meta was read from the leaf itself: _read_meta)
+                variable = info(WalkedLeafInfo)
                 variable.tensor = fn.variable
+                variable.signature = meta[0]
             else:
                 variable = None
             add_facts(make(NodeFacts, (names.get(kind) or node_name(fn), meta, len(nexts),

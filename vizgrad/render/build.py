@@ -304,7 +304,9 @@ class _Builder:
                 multi_out.add(raw)
             if input_count > 1:
                 multi_in.add(raw)
-            key = (name, metas, scope)
+            # by the outputs' identity: the walks share one tuple per distinct value (and
+            # the facts hold every one alive while this runs), so this is a cheap key
+            key = (name, id(metas), scope)
             tooltip = tooltips.get(key)
             if tooltip is None:  # most nodes share name, outputs and scope with another
                 outputs = ", ".join([f"{shape_text(shape)} {dtype}" for shape, dtype in metas])
