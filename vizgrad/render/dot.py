@@ -42,6 +42,13 @@ NODE_ATTR = {"style": "filled", "shape": "box", "align": "left", "fontsize": "10
 #: overlap, while head labels of several edges into one node pile up on each other.
 EDGE_ATTR = {"fontsize": "9", "fontname": "monospace"}
 
+#: Above this many boxes an edge's text is an ``xlabel``, placed once the layout is
+#: done, instead of a mid-edge ``label``, which dot lays out as a node of its own
+#: rank: on a 1,000-node graph that made ``dot -Tsvg`` 4-5x slower than the same
+#: graph without labels (torchviz's picture), 1.1x with ``xlabel`` (docs/benchmarks.md).
+#: Small pictures keep mid-edge labels, which never overlap.
+XLABEL_BOXES = 500
+
 #: Written between the producer's output slot, the shape and the consumer's input slot.
 ARROW = "\u2192"
 
@@ -153,15 +160,16 @@ def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
     return f"\t{node.id} [{' '.join(parts)}]\n"
 
 
-def _edge_attributes(edge, palette: dict) -> str:  # noqa: ANN001 - ViewEdge
-    """What follows ``a -> b`` on an edge's line: `` [label=<...> style=...]`` or ``""``."""
+def _edge_attributes(edge, palette: dict, key: str = "label") -> str:  # noqa: ANN001
+    """What follows ``a -> b`` on an edge's line: `` [label=<...> style=...]`` or ``""``
+    (``key`` is ``xlabel`` on big pictures: see :data:`XLABEL_BOXES`)."""
     if not (edge.tail_label or edge.head_label or edge.style or edge.undirected
             or edge.color or edge.width):
-        return f" [label=<{edge_label(edge.label)}>]" if edge.label else ""
+        return f" [{key}=<{edge_label(edge.label)}>]" if edge.label else ""
     parts = []
     text = edge_text(edge)
     if text:
-        parts.append(f"label=<{edge_label(text)}>")
+        parts.append(f"{key}=<{edge_label(text)}>")
     if edge.style:
         parts.append(f"style={edge.style}")
     if edge.undirected:
@@ -292,12 +300,13 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
         stack.append((cluster, True))
         stack.extend((c, False) for c in reversed(children[cluster.id]))
     attributes: dict[tuple, str] = {}  # an edge's " [...]" by its looks: most repeat
+    label_key = "xlabel" if len(view.nodes) > XLABEL_BOXES else "label"
     for edge in view.edges:
         key = (edge.label, edge.tail_label, edge.head_label, edge.style, edge.undirected,
                edge.color, edge.width)
         attrs = attributes.get(key)
         if attrs is None:
-            attrs = attributes[key] = _edge_attributes(edge, palette)
+            attrs = attributes[key] = _edge_attributes(edge, palette, label_key)
         body.append(f"\t{edge.source} -> {edge.target}{attrs}\n")
     body.extend(_legend_lines(view, palette, view.show_key))
     return dot
