@@ -119,10 +119,7 @@ class GraphNode:
         (the renderer's hot path)."""
         raw = self.raw
         if fast.reads(raw):
-            name, meta, count, scope, freed, variable = fast.summary(raw)
-            return NodeFacts(name, outputs_of(meta), count, scope or "", freed,
-                             None if variable is None else TensorInfo(variable),
-                             fast.metadata_value(raw, NAMES_KEY))
+            return core_facts(raw)
         if hasattr(raw, "facts"):  # an adapter's own one-call read
             found = raw.facts()
             if len(found) == len(NodeFacts._fields):
@@ -238,6 +235,16 @@ class GraphNode:
 
     def __repr__(self) -> str:
         return f"GraphNode({self.name()}, seq={self.seq})"
+
+
+def core_facts(raw: Any) -> NodeFacts:
+    """``GraphNode(raw).facts()`` of one of vizgrad's own nodes (through ``core/facts.py``),
+    made without ``NamedTuple.__new__``'s Python call: the renderer asks every node."""
+    name, meta, count, scope, freed, variable = fast.summary(raw)
+    if variable is not None:
+        variable = TensorInfo(variable)
+    return tuple.__new__(NodeFacts, (name, outputs_of(meta), count, scope or "", freed,
+                                     variable, fast.metadata_value(raw, NAMES_KEY)))
 
 
 class GraphEdge(NamedTuple):

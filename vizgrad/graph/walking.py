@@ -11,7 +11,7 @@ from ..core.node import Node
 from .foreign import _number, as_node
 from .nodes import GraphEdge, GraphNode
 from .protocol import NodeFacts
-from .tensors import TensorInfo, as_tensor_info, to_dtype_name
+from .tensors import _DTYPE_NAMES, TensorInfo, as_tensor_info, to_dtype_name
 
 __all__ = ["GraphWalk", "Root", "root_items", "walk", "walk_roots"]
 
@@ -117,12 +117,14 @@ def walk(roots: Any) -> GraphWalk:
         seqs = [seq for seq, _ in pairs]
     index = {node.raw: i for i, node in enumerate(nodes)}
     edges: list[GraphEdge] = []
+    make, dtype_names = tuple.__new__, _DTYPE_NAMES  # (GraphEdge without a Python call)
     for node in nodes:
         if fast.reads(node.raw):
             for slot, rank, target, next_slot, next_rank, nr, shape, dtype in \
                     fast.edges(node.raw):
-                edges.append(GraphEdge(node, seen[target], slot, rank, next_slot, next_rank,
-                                       nr, tuple(shape), to_dtype_name(dtype)))
+                edges.append(make(GraphEdge, (
+                    node, seen[target], slot, rank, next_slot, next_rank, nr, tuple(shape),
+                    dtype_names.get(dtype) or to_dtype_name(dtype))))
             continue
         metas = node.output_meta
         for slot, row in enumerate(node.next_edges):
