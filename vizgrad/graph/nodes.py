@@ -121,10 +121,10 @@ class GraphNode:
         if fast.reads(raw):
             return core_facts(raw)
         if hasattr(raw, "facts"):  # an adapter's own one-call read
-            found = raw.facts()
-            if len(found) == len(NodeFacts._fields):
-                return NodeFacts(*found)
-            return NodeFacts(*found, self.get_metadata(NAMES_KEY))
+            found = tuple(raw.facts())
+            if len(found) < len(NodeFacts._fields):  # an adapter without output names
+                found += (self.get_metadata(NAMES_KEY),)
+            return NodeFacts._make(found)
         return NodeFacts(self.name(), self.outputs, self.input_count, self.scope, self.freed,
                          self.variable, self.get_metadata(NAMES_KEY))
 
@@ -247,17 +247,7 @@ def core_facts(raw: Any) -> NodeFacts:
                                      variable, fast.metadata_value(raw, NAMES_KEY)))
 
 
-class GraphEdge(NamedTuple):
-    """``node.next_edges[slot][rank]`` leads to ``next_node``'s output ``(next_slot, next_rank)``.
-
-    The gradient flows from ``node`` to ``next_node``; pictures draw the arrow the
-    forward way, from ``next_node`` (the producer) to ``node`` (the consumer).
-    ``shape``/``dtype`` (and ``meta``, a ``SlotMeta``) describe that gradient.
-
-    A record (a tuple underneath, so walks make one per edge without a Python-level
-    constructor); two edges compare equal only if they are the same object.
-    """
-
+class _EdgeFields(NamedTuple):
     node: GraphNode
     next_node: GraphNode
     slot: int
@@ -268,9 +258,22 @@ class GraphEdge(NamedTuple):
     shape: tuple[int, ...] | None
     dtype: str | None
 
-    __eq__ = object.__eq__  # type: ignore[assignment]  # one object per edge of a walk
-    __ne__ = object.__ne__  # type: ignore[assignment]
-    __hash__ = object.__hash__  # type: ignore[assignment]
+
+class GraphEdge(_EdgeFields):
+    """``node.next_edges[slot][rank]`` leads to ``next_node``'s output ``(next_slot, next_rank)``.
+
+    The gradient flows from ``node`` to ``next_node``; pictures draw the arrow the
+    forward way, from ``next_node`` (the producer) to ``node`` (the consumer).
+    ``shape``/``dtype`` (and ``meta``, a ``SlotMeta``) describe that gradient.
+
+    A record (a tuple underneath, so walks make one per edge without a Python-level
+    constructor); two edges compare equal only if they are the same object.
+    """
+
+    __slots__ = ()
+    __eq__ = object.__eq__  # one object per edge of a walk, as before it was a record
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
 
     @property
     def meta(self) -> SlotMeta | None:
