@@ -15,11 +15,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-try:
-    import resource  # POSIX: dot's stack limit (_deep_stack)
-except ImportError:  # Windows: the stack is the executable's own
-    resource = None  # type: ignore[assignment]
-
 from .build import build_view
 from .view import GraphView, RenderOptions
 
@@ -184,8 +179,7 @@ def run_dot(source: str, fmt: str, timeout: float | None = DEFAULT_LAYOUT_TIMEOU
             f"on PATH.{where} {INSTALL_HINT}")
     try:
         done = subprocess.run([binary, f"-T{fmt}"], input=source.encode("utf-8"),
-                              capture_output=True, timeout=timeout, check=False,
-                              preexec_fn=_deep_stack if resource is not None else None)
+                              capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired as error:
         where, written = "", None
         if dot_path is not None:
@@ -200,18 +194,6 @@ def run_dot(source: str, fmt: str, timeout: float | None = DEFAULT_LAYOUT_TIMEOU
         raise RenderError(f"Graphviz `dot -T{fmt}` failed (exit {done.returncode}): "
                           f"{done.stderr.decode('utf-8', 'replace').strip()}")
     return done.stdout
-
-
-def _deep_stack() -> None:
-    """In ``dot``'s process before it starts: the stack's soft limit raised to the hard
-    one.  dot recurses once per rank and per node of a component (mincross's
-    ``search_component``, network simplex's ``treesearch``), so a long chain (a
-    20,000-op graph) overflows the default 8 MB stack and dot dies with SIGSEGV; this
-    is Graphviz's own advice (raise the stack limit).  No imports here (the child of a
-    fork must not take the import lock)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
-    if soft != hard:
-        resource.setrlimit(resource.RLIMIT_STACK, (hard, hard))
 
 
 def _named(written: Path, wanted: Path) -> str:
