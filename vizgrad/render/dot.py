@@ -45,8 +45,9 @@ EDGE_ATTR = {"fontsize": "9", "fontname": "monospace"}
 #: Above this many boxes an edge's text is an ``xlabel``, placed once the layout is
 #: done, instead of a mid-edge ``label``, which dot lays out as a node of its own
 #: rank: on a 1,000-node graph that made ``dot -Tsvg`` 4-5x slower than the same
-#: graph without labels (torchviz's picture), 1.1x with ``xlabel`` (docs/benchmarks.md).
-#: Small pictures keep mid-edge labels, which never overlap.
+#: graph without labels (torchviz's picture), 1.1x with ``xlabel`` (docs/benchmarks.md),
+#: and Graphviz 2.43 crashed (SIGSEGV) on a 20,000-op chain with mid-edge labels, which
+#: it draws with ``xlabel``s.  Small pictures keep mid-edge labels, which never overlap.
 XLABEL_BOXES = 500
 
 #: Written between the producer's output slot, the shape and the consumer's input slot.
