@@ -261,3 +261,27 @@ def test_where_between_two_numbers_matches_torch(values):
     expected = torch.where(torch.from_numpy(condition), *values)
     assert got.dtype == _as_numpy(expected.dtype)
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+FLOAT_VALUED = ["exp", "log", "sqrt", "rsqrt", "expm1", "log1p", "log2", "erf", "sin",
+                "cos", "tan", "reciprocal", "tanh", "sigmoid"]
+
+
+@pytest.mark.parametrize("name", FLOAT_VALUED)
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64", "float16", "float64"])
+def test_float_valued_unary_ops_give_torchs_dtype(name, dtype):
+    # exp of an int64 tensor is float32 (the default dtype) in PyTorch; NumPy's is float64.
+    values = np.array([1, 2, 3]).astype(dtype)
+    expected = getattr(torch, name)(torch.from_numpy(values))
+    with np.errstate(all="ignore"):
+        got = getattr(vg, name)(vg.tensor(values))
+    assert got.dtype == _as_numpy(expected.dtype)
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-3)
+
+
+def test_float_valued_unary_ops_follow_the_default_dtype():
+    vg.set_default_dtype(vg.float64)
+    try:
+        assert vg.exp(vg.tensor([1, 2])).dtype == np.float64
+    finally:
+        vg.set_default_dtype(vg.float32)

@@ -190,3 +190,44 @@ def test_meta_shape_errors_name_the_op_the_shapes_and_the_user_line(build, input
     text = str(caught.value)
     assert op in text.lower() and all(s in text for s in shapes), text
     assert f"{__file__}:" in text or "vizgrad/nn/" in text, text
+
+
+# -- eager ops on meta tensors, outside any trace (as PyTorch's meta device) ------------
+def test_eager_ops_on_meta_tensors_give_meta_results_and_torchs_graph():
+    torch = pytest.importorskip("torch")
+    x = vizgrad.empty(32, 12, device="meta")
+    loss = F.cross_entropy(_mlp().to("meta")(x), vizgrad.empty(32, dtype=vizgrad.int64,
+                                                                device="meta"))
+    assert loss.device == "meta" and loss.shape == () and loss.dtype == np.float32
+    assert loss.grad_fn.name() == "NllLossBackward0"
+    assert loss.grad_fn.next_functions[0][0].name() == "LogSoftmaxBackward0"
+    torch_x = torch.empty(32, 12, device="meta")
+    linear = torch.nn.Linear(12, 16, device="meta")
+    assert vizgrad.nn.Linear(12, 16, device="meta")(x).grad_fn.name() == \
+        linear(torch_x).grad_fn.name()
+    source = vizgrad.make_dot(loss).source  # the graph is drawn without data
+    assert "AddmmBackward0" in source and "(32, 16)" in source
+
+
+def test_eager_shape_errors_on_meta_name_the_op_and_the_users_line():
+    x = vizgrad.empty(5, 16, device="meta")
+    with pytest.raises(Exception, match=r"addmm.*\(5, 16\).*test_meta\.py"):
+        vizgrad.nn.Linear(32, 3, device="meta")(x)
+
+
+def test_backward_of_a_meta_tensor_says_what_to_use_instead():
+    loss = vizgrad.nn.Linear(4, 1, device="meta")(vizgrad.empty(3, 4, device="meta")).sum()
+    with pytest.raises(RuntimeError, match=r"meta tensor.*make_dot.*compile_backward"):
+        loss.backward()
+
+
+def test_a_program_without_meta_tensors_keeps_the_plain_forwards():
+    import subprocess
+    import sys
+
+    code = ("import vizgrad\nfrom vizgrad.ops.elementwise import Exp\n"
+            "plain = Exp.__dict__['forward']\n"
+            "vizgrad.exp(vizgrad.ones(2))\nassert Exp.__dict__['forward'] is plain\n"
+            "vizgrad.empty(2, device='meta')\n"
+            "assert Exp.__dict__['forward'] is not plain\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

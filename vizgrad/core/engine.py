@@ -21,6 +21,7 @@ import numpy as np
 
 from .broadcast import sum_to_array
 from .hooks import describe_leaf, describe_output, run_tensor_hook
+from .meta import MetaArray
 from .node import AccumulateGrad, ContiguousLayout, Node
 from .state import grad_enabled, set_grad_mode
 from .tensor import Tensor, accumulator_of, edge_of
@@ -71,6 +72,12 @@ def _check_roots(outputs: list[Tensor]) -> None:
                 f"element {index} of the outputs does not require grad and has no grad_fn: "
                 "nothing it was computed from requires grad. Create the leaves with "
                 "requires_grad=True, and make sure the computation is not inside no_grad().")
+        if output.array.__class__ is MetaArray:
+            raise RuntimeError(
+                f"backward() of a meta tensor {output.shape}: its graph has shapes but no "
+                "saved values, so it cannot run eagerly. Draw it (vizgrad.make_dot(loss)), "
+                "or trace the step (g = vizgrad.static.trace(step, x)) and build its "
+                "backward graph with vizgrad.static.compile_backward(g).")
 
 
 def _reachable(roots: list[Node]) -> set:

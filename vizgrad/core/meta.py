@@ -4,8 +4,12 @@ A meta tensor's array is a ``MetaArray``.  The ``"meta"`` device is registered w
 the backend here, so factories (``empty``, ``zeros`` ...), ``.to("meta")``, the
 ``device=`` argument of layers and ``with vizgrad.device("meta"):`` make them.  Op
 classes compute a ``MetaArray`` result with their shape rule (``infer_shape``, beside
-``forward``); ``vizgrad.static`` runs those rules instead of the forwards when it
-traces on meta tensors.
+``forward``).  From the first meta array a program makes, every op class with a rule
+runs it instead of its forward when an operand is meta (:func:`keep_meta_forwards`):
+eager ops on meta tensors work as in PyTorch (``Linear(4, 5, device="meta")(x)`` is a
+meta tensor with an ``AddmmBackward0`` graph), and ``vizgrad.static.trace`` turns the
+same switch on for its trace (:func:`meta_forwards`).  A program that never makes a
+meta tensor never pays for the check.
 
 Example
 -------
@@ -16,7 +20,10 @@ MetaArray(shape=(10000, 4096), dtype=float32)
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -91,9 +98,13 @@ class MetaArray:
 
 
 class _MetaModule:
-    """The array module of the meta device: only what makes arrays (no data)."""
+    """The array module of the meta device: only what makes arrays (no data).  Every meta
+    array a program makes from nothing comes from here, so each maker turns the shape
+    rules on (:func:`keep_meta_forwards`) before its first array exists."""
 
     def empty(self, shape: Any, dtype: Any = np.float32) -> MetaArray:
+        if not _SWITCH.kept:
+            keep_meta_forwards()
         return MetaArray(shape if isinstance(shape, tuple) else (shape,), dtype)
 
     zeros = ones = empty
@@ -102,10 +113,14 @@ class _MetaModule:
         return self.empty(shape, dtype)
 
     def asarray(self, array: Any, dtype: Any = None) -> MetaArray:
+        if not _SWITCH.kept:
+            keep_meta_forwards()
         return MetaArray(np.shape(array) if not hasattr(array, "shape") else array.shape,
                          dtype or getattr(array, "dtype", np.float64))
 
     def arange(self, start: Any, stop: Any = None, step: Any = 1) -> MetaArray:
+        if not _SWITCH.kept:
+            keep_meta_forwards()
         if stop is None:
             start, stop = 0, start
         count = max(0, math.ceil((stop - start) / step))
@@ -113,9 +128,13 @@ class _MetaModule:
         return MetaArray((count,), np.int64 if integral else np.float64)
 
     def linspace(self, start: Any, stop: Any, num: int = 50) -> MetaArray:
+        if not _SWITCH.kept:
+            keep_meta_forwards()
         return MetaArray((num,), np.float64)
 
     def eye(self, n: int, m: int | None = None, dtype: Any = np.float64) -> MetaArray:
+        if not _SWITCH.kept:
+            keep_meta_forwards()
         return MetaArray((n, n if m is None else m), dtype)
 
     broadcast_shapes = staticmethod(np.broadcast_shapes)  # shapes only: no data needed
@@ -124,8 +143,8 @@ class _MetaModule:
         return False  # no memory to share: a meta "view" is its own tensor
 
     def __getattr__(self, name: str) -> Any:
-        raise TypeError(f"meta tensors have no data: {name}() cannot run on them (the op's "
-                        "shape rule runs instead while vizgrad.static traces)")
+        raise TypeError(f"meta tensors have no data: {name}() cannot run on them (an op "
+                        "that reads values, not only shapes, needs a real device)")
 
 
 META = _MetaModule()
@@ -138,3 +157,77 @@ def is_meta(value: Any) -> bool:
     if value.__class__ is MetaArray:
         return True
     return isinstance(value, (list, tuple)) and any(v.__class__ is MetaArray for v in value)
+
+
+class _Switch:
+    """Whether op classes run their shape rules on meta operands: ``swapped`` holds each
+    class's own ``forward`` while they do, ``kept`` once a meta array exists."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.swapped: list[tuple[Any, Any]] | None = None
+        self.kept = False
+
+
+_SWITCH = _Switch()
+
+
+def keep_meta_forwards() -> None:
+    """Turn the shape rules on for the rest of the process (the first meta array does)."""
+    with _SWITCH.lock:
+        _SWITCH.kept = True
+        if _SWITCH.swapped is None:
+            _SWITCH.swapped = _swap_forwards()
+
+
+@contextlib.contextmanager
+def meta_forwards() -> Iterator[None]:
+    """While active, every op class with a shape rule runs the rule on meta arrays (its
+    own forward on anything else).  Already on once a meta array exists."""
+    with _SWITCH.lock:
+        if _SWITCH.swapped is not None:
+            yield
+            return
+        _SWITCH.swapped = _swap_forwards()
+        try:
+            yield
+        finally:
+            if not _SWITCH.kept:
+                _restore_forwards(_SWITCH.swapped)
+                _SWITCH.swapped = None
+
+
+def _swap_forwards() -> list[tuple[Any, Any]]:
+    from .function import Function  # function.py imports this module's helpers
+
+    swapped: list[tuple[Any, Any]] = []
+    classes: list[Any] = list(Function.registry.values())
+    for cls in classes:
+        if cls.infer_shape is None:
+            continue
+        # Each class gets its own wrapper, with its own rule, also where it inherits its
+        # forward (UnsafeSplit, the padding modes): the class it is called through decides.
+        swapped.append((cls, cls.__dict__.get("forward")))
+        cls.forward = staticmethod(_meta_aware(cls.forward, cls))
+    return swapped
+
+
+def _restore_forwards(swapped: list[tuple[Any, Any]]) -> None:
+    for cls, original in swapped:
+        if original is None:
+            del cls.forward
+        else:
+            cls.forward = original
+
+
+def _meta_aware(forward: Any, cls: Any) -> Any:
+    rule = cls.infer_shape
+
+    def run(ctx: Any, *args: Any) -> Any:
+        for arg in args:
+            if is_meta(arg):
+                return rule(*args)
+        return forward(ctx, *args)
+
+    run.__name__ = forward.__name__
+    return run

@@ -25,7 +25,7 @@ from ..core.function import Function, binary_operator
 from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from .copying import where
-from .elementwise import erf, erf_array, exp
+from .elementwise import erf, erf_array, exp, floating_input
 from .shape_rules import binary_op, float_unary, same
 from .shape_rules import dim as _checked_dim
 
@@ -41,6 +41,7 @@ class Tanh(Function):
 
     @staticmethod
     def forward(ctx, input):
+        input = floating_input(input)
         result = array_module(input).tanh(input)
         ctx.save_for_backward(result)
         return result
@@ -88,6 +89,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, input):
+        input = floating_input(input)
         xp = array_module(input)
         # 1 / (1 + exp(-x)) overflows for very negative x; tanh form is stable.
         result = 0.5 * (xp.tanh(0.5 * input) + 1.0)

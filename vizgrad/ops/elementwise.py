@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from ..core.backend import array_module
+from ..core.factory import get_default_dtype
 from ..core.function import Function
 from ..core.tensor import Tensor
 from .shape_rules import float_unary, same
@@ -25,12 +26,19 @@ _LN2 = math.log(2.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
+def floating_input(input):
+    """``input`` as floats: an integer or bool tensor gives the default dtype, as
+    PyTorch's ``exp(int64 tensor)`` is float32 (NumPy's would be float64)."""
+    return input if input.dtype.kind in "fc" else input.astype(get_default_dtype())
+
+
 class Exp(Function):
     """e^x; backward: grad * y."""
     infer_shape = staticmethod(float_unary)
 
     @staticmethod
     def forward(ctx, input):
+        input = floating_input(input)
         result = array_module(input).exp(input)
         ctx.save_for_backward(result)
         return result
@@ -51,6 +59,7 @@ class Log(Function):
 
     @staticmethod
     def forward(ctx, input):
+        input = floating_input(input)
         ctx.save_for_backward(input)
         return array_module(input).log(input)
 
@@ -90,6 +99,7 @@ class Sqrt(Function):
 
     @staticmethod
     def forward(ctx, input):
+        input = floating_input(input)
         result = array_module(input).sqrt(input)
         ctx.save_for_backward(result)
         return result
@@ -110,6 +120,7 @@ class Rsqrt(Function):
 
     @staticmethod
     def forward(ctx, input):
+        input = floating_input(input)
         result = 1.0 / array_module(input).sqrt(input)
         ctx.save_for_backward(result)
         return result
@@ -130,6 +141,7 @@ class Expm1(Function):
 
     @staticmethod
     def forward(ctx, input):
+        input = floating_input(input)
         result = array_module(input).expm1(input)
         ctx.save_for_backward(result)
         return result
@@ -152,6 +164,7 @@ class Log1p(Function):
 
     @staticmethod
     def forward(ctx, input):
+        input = floating_input(input)
         ctx.save_for_backward(input)
         return array_module(input).log1p(input)
 
@@ -171,6 +184,7 @@ class Log2(Function):
 
     @staticmethod
     def forward(ctx, input):
+        input = floating_input(input)
         ctx.save_for_backward(input)
         return array_module(input).log2(input)
 
@@ -190,8 +204,10 @@ class Erf(Function):
 
     @staticmethod
     def forward(ctx, input):
+        input = floating_input(input)
         ctx.save_for_backward(input)
-        return erf_array(input)
+        # SciPy's erf computes float16 in float64; the result keeps the input's dtype.
+        return erf_array(input).astype(input.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -209,6 +225,7 @@ class Sin(Function):
 
     @staticmethod
     def forward(ctx, input):
+        input = floating_input(input)
         ctx.save_for_backward(input)
         return array_module(input).sin(input)
 
@@ -228,6 +245,7 @@ class Cos(Function):
 
     @staticmethod
     def forward(ctx, input):
+        input = floating_input(input)
         ctx.save_for_backward(input)
         return array_module(input).cos(input)
 
@@ -247,6 +265,7 @@ class Tan(Function):
 
     @staticmethod
     def forward(ctx, input):
+        input = floating_input(input)
         result = array_module(input).tan(input)
         ctx.save_for_backward(result)
         return result
@@ -267,6 +286,7 @@ class Reciprocal(Function):
 
     @staticmethod
     def forward(ctx, input):
+        input = floating_input(input)
         result = 1.0 / input
         ctx.save_for_backward(result)
         return result

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..core.backend import array_module
 from ..core.dual import has_tangent, no_jvp_error, plus, scaled
 from ..core.function import Function
@@ -325,10 +327,19 @@ class NllLoss(Function):
         classes = scores.shape[1]
         keep = labels != ignore_index
         safe = xp.where(keep, labels, 0)
-        if bool(((safe < 0) | (safe >= classes)).any()):
-            raise IndexError(f"nll_loss: target values must be in [0, {classes}) or "
-                             "ignore_index")
-        weights = keep.astype(self.dtype)
+        bad = (safe < 0) | (safe >= classes)
+        if xp is np:  # host data: the check costs no transfer
+            if bad.any():
+                raise IndexError(f"nll_loss: target values must be in [0, {classes}) or "
+                                 "ignore_index")
+            weights = keep.astype(self.dtype)
+        else:
+            # On a device, raising would copy the flag to the host and wait for the
+            # device every step (PyTorch's CUDA kernels assert on the device instead):
+            # a row with an out-of-range target gets weight NaN, so the loss and its
+            # gradient are NaN and anomaly mode names this node.
+            safe = xp.where(bad, 0, safe)
+            weights = xp.where(bad, xp.nan, keep.astype(self.dtype)).astype(self.dtype)
         if weight is not None:
             weights = weights * weight[safe].astype(self.dtype)
         losses = -scores[xp.arange(labels.shape[0]), safe] * weights

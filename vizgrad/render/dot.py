@@ -172,6 +172,9 @@ def _scale_table(view: GraphView) -> str:
             f'<TD>{label_text(view.legend_title)}</TD>' + "".join(cells) + "</TR></TABLE>")
 
 
+_KEY_FONT_SIZE = 9
+
+
 def _key_row(row: KeyRow, palette: dict) -> str:
     sample = label_text(row.sample)
     if row.style == "text":
@@ -185,7 +188,12 @@ def _key_row(row: KeyRow, palette: dict) -> str:
         style = f' STYLE="{row.style}"' if row.style else ""
         color = f' COLOR="{label_text(palette["cluster"])}"' if row.style == "rounded" else ""
         cell = f'<TD BORDER="1"{fill}{style}{color}>{sample}</TD>'
-    return f'<TR>{cell}<TD ALIGN="LEFT">{label_text(row.meaning)}</TD></TR>'
+    # A minimum width from the monospace advance (0.6 em, DejaVu Sans Mono and Liberation
+    # Mono alike): Graphviz measures hinted glyphs narrower than a browser draws them,
+    # and the key's longest line ran past the box's border in Chromium.
+    width = round(len(row.meaning) * _KEY_FONT_SIZE * 0.61) + 6
+    return (f'<TR>{cell}<TD ALIGN="LEFT" WIDTH="{width}">{label_text(row.meaning)}</TD>'
+            '</TR>')
 
 
 def _legend_lines(view: GraphView, palette: dict, key: bool) -> list[str]:
@@ -199,7 +207,7 @@ def _legend_lines(view: GraphView, palette: dict, key: bool) -> list[str]:
     table = ('<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="2" CELLPADDING="2" '
              f'COLOR="{label_text(palette["cluster"])}">'
              '<TR><TD COLSPAN="2" ALIGN="LEFT">key</TD></TR>' + "".join(rows) + "</TABLE>")
-    return [f"\tlegend [label=<{table}> shape=plaintext style=\"\" fontsize=9 "
+    return [f"\tlegend [label=<{table}> shape=plaintext style=\"\" fontsize={_KEY_FONT_SIZE} "
             f"fontcolor={dot_string(palette['font'])} tooltip=\"what the marks mean\"]\n",
             "\t{rank=sink; legend}\n"]
 

@@ -1,0 +1,137 @@
+"""vizgrad + CuPy against PyTorch on a CUDA GPU (issue #19): training steps and small ops.
+
+* MLP 784-256-256-10 (ReLU, cross-entropy, SGD) steps at batch 64, 1,024 and 8,192;
+* CNN step (two conv+ReLU+max-pool, linear head), batch 32 of 1x28x28;
+* a 1,000-op chain on 16-element tensors (forward + backward, per op): launch bound,
+  so it measures each library's per-op overhead.
+
+Each figure is the median of ``--steps`` timed steps after warm-up, the device
+synchronised after every step.  Without CuPy and a GPU it says so and exits.
+
+Run: ``python benchmarks/bench_gpu.py`` (``--steps 50``); ``bash scripts/gpu_check.sh``
+runs it after the CUDA tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def _cupy():
+    try:
+        import cupy
+
+        return cupy if cupy.cuda.runtime.getDeviceCount() else None
+    except Exception:  # noqa: BLE001 - no CuPy, or CuPy without a driver
+        return None
+
+
+def _torch_cuda():
+    try:
+        import torch
+
+        return torch if torch.cuda.is_available() else None
+    except ImportError:
+        return None
+
+
+def _median_ms(step: Callable[[], None], sync: Callable[[], None], steps: int) -> float:
+    for _ in range(3):
+        step()
+    sync()
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        step()
+        sync()
+        times.append(time.perf_counter() - start)
+    return 1000 * statistics.median(times)
+
+
+def _model(lib, workload: str):
+    nn = lib.nn
+    if workload == "mlp":
+        return nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
+                             nn.Linear(256, 10))
+    return nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(16 * 7 * 7, 10))
+
+
+def training_step(lib, workload: str, batch: int) -> Callable[[], None]:
+    """One SGD step of ``workload`` in ``lib`` (vizgrad or torch), data on the GPU."""
+    lib.manual_seed(0)
+    model = _model(lib, workload).to("cuda")
+    rng = np.random.default_rng(0)
+    shape = (batch, 784) if workload == "mlp" else (batch, 1, 28, 28)
+    x = lib.tensor(rng.standard_normal(shape).astype(np.float32), device="cuda")
+    y = lib.tensor(rng.integers(0, 10, batch), device="cuda")
+    opt = lib.optim.SGD(model.parameters(), lr=0.01)
+
+    def step() -> None:
+        opt.zero_grad()
+        lib.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    return step
+
+
+def chain_step(lib, ops: int = 1000) -> Callable[[], None]:
+    """``ops`` small elementwise ops forward, then backward: the per-op overhead."""
+    x = lib.ones(16, device="cuda", requires_grad=True)
+
+    def step() -> None:
+        y = x
+        for _ in range(ops // 2):
+            y = y * 1.0001 + 0.5
+        y.sum().backward()
+
+    return step
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=50)
+    args = parser.parse_args()
+    cupy, torch = _cupy(), _torch_cuda()
+    if cupy is None:
+        print("bench_gpu: needs CuPy and a CUDA GPU (pip install 'vizgrad[gpu]'); "
+              "nothing measured")
+        return
+    import vizgrad
+
+    libraries = {"vizgrad+cupy": (vizgrad, cupy.cuda.Device().synchronize)}
+    if torch is not None:
+        libraries["pytorch cuda"] = (torch, torch.cuda.synchronize)
+    else:
+        print("note: PyTorch with CUDA is missing; its column is empty")
+    rows = [(f"MLP step, batch {b} (ms)", lambda lib, b=b: training_step(lib, "mlp", b), 1)
+            for b in (64, 1024, 8192)]
+    rows.append(("CNN step, batch 32 (ms)", lambda lib: training_step(lib, "cnn", 32), 1))
+    rows.append(("1,000-op chain, fwd+bwd (us per op)", chain_step, 1000 / 1000))
+    names = list(libraries)
+    print(f"GPU: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}; "
+          f"median of {args.steps} steps, device synchronised after each\n")
+    print("| workload | " + " | ".join(names) + " | vizgrad / torch |")
+    print("|---|" + "---:|" * (len(names) + 1))
+    for title, make, per in rows:
+        figures = {}
+        for name, (lib, sync) in libraries.items():
+            figures[name] = _median_ms(make(lib), sync, args.steps) * per
+        cells = " | ".join(f"{figures[n]:.3f}" for n in names)
+        ratio = (f"{figures['vizgrad+cupy'] / figures['pytorch cuda']:.2f}x"
+                 if "pytorch cuda" in figures else "-")
+        print(f"| {title} | {cells} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()
