@@ -156,6 +156,7 @@ def _size_of(shape: Topology) -> GraphSize:
     buffers = {key: size for held in shape.saved_buffers() for key, size, _ in held}
     seqs = shape.seqs
     ops = [seq for seq, leaf in zip(seqs, shape.accumulate) if not leaf]
+    known = [seq for seq in ops if seq is not None]
     return GraphSize(len(shape.raws), shape.depth, sum(buffers.values()),
                      max((seq for seq in seqs if seq is not None), default=None),
-                     None if None in ops else min(ops, default=None))
+                     min(known, default=None) if len(known) == len(ops) else None)
