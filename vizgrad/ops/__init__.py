@@ -51,6 +51,7 @@ from .indexing import (
     masked_fill,
     scatter,
     scatter_add,
+    select,
     setitem,
     take_along_dim,
 )
@@ -60,7 +61,7 @@ from .operands import promote_types, result_type
 from .reductions import logsumexp, mean, norm, prod, std, sum, var
 from .shaping import flatten, flip, narrow, pad, repeat, roll, tile, unflatten
 from .sorting import argsort, sort, topk
-from .views import permute, reshape, select, squeeze, t, transpose, unsqueeze, view
+from .views import permute, reshape, squeeze, t, transpose, unsqueeze, view
 
 __all__ = [
     "add", "all", "allclose", "any", "cat", "chunk", "clone", "concat", "div", "eq", "exp",

@@ -233,7 +233,7 @@ METHODS = {
     # -- views.py (and core.broadcast's expand): results share the input's memory
     "reshape": views.reshape, "view": views.view, "transpose": views.transpose,
     "permute": views.permute, "squeeze": views.squeeze, "unsqueeze": views.unsqueeze,
-    "t": views.t, "expand": expand, "select": views.select,
+    "t": views.t, "expand": expand,
     "expand_as": lambda self, other: expand(self, other.shape),
     "view_as": lambda self, other: views.view(self, other.shape),
     "reshape_as": lambda self, other: views.reshape(self, other.shape),
@@ -253,6 +253,7 @@ METHODS = {
     "scatter_": indexing._scatter_,
     "scatter_add_": lambda self, dim, index, src: indexing.ScatterAdd.apply_(
         self, dim, indexing._index(index), src),
+    "select": indexing.select,
     "index_add_": lambda self, dim, index, source, *, alpha=1: indexing.IndexAdd.apply_(
         self, dim, indexing._index(index), source, alpha),
     # -- linalg.py

@@ -107,6 +107,14 @@ class Transpose(Function):
     jvp = LINEAR
 
 
+class TransposeInPlace(Transpose):
+    """The node of ``transpose_`` on a fresh result nothing else holds (ATen's
+    batch_first RNNs transpose their stacked output so): PyTorch names it
+    ``TransposeBackward1``. vizgrad returns the transposed view; the graph is the same."""
+
+    backward_name = "TransposeBackward1"
+
+
 class T(Function):
     """``t()``: the transpose of a matrix (PyTorch's ``TBackward0``, saving nothing)."""
 
@@ -215,7 +223,8 @@ class Squeeze(Function):
 
 
 class SqueezeDim(Squeeze):
-    """``squeeze(dim)``: PyTorch's ``SqueezeBackward1``, saving ``dim``."""
+    """``squeeze(dim)`` with one int dim: PyTorch's ``SqueezeBackward1``, saving ``dim``;
+    backward: reshape grad to the input's shape."""
 
     backward_name = "SqueezeBackward1"
 
@@ -226,45 +235,10 @@ class SqueezeDim(Squeeze):
 
 
 class SqueezeDims(SqueezeDim):
-    """``squeeze((d0, d1, ...))``: PyTorch's ``SqueezeBackward2``, saving ``dim``."""
+    """``squeeze(dims)`` with a tuple of dims: PyTorch's ``SqueezeBackward2``, saving
+    ``dim``; backward: reshape grad to the input's shape."""
 
     backward_name = "SqueezeBackward2"
-
-
-class Select(Function):
-    """``select(dim, index)`` (and ``x[i]``'s PyTorch node): the slice at ``index``
-    along ``dim``, a view without that dim (``SelectBackward0``, saving dim, index)."""
-
-    view_of_input = True
-
-    @staticmethod
-    def infer_shape(input, dim, index):
-        axis = _checked_dim(dim, input.ndim)
-        if not -input.shape[axis] <= index < input.shape[axis]:
-            raise IndexError(f"select: index {index} is out of range for dimension {dim} "
-                             f"of size {input.shape[axis]}")
-        return MetaArray(input.shape[:axis] + input.shape[axis + 1:], input.dtype)
-
-    @staticmethod
-    def forward(ctx, input, dim, index):
-        axis = dim % input.ndim
-        size = input.shape[axis]
-        if not -size <= index < size:
-            raise IndexError(f"select: index {index} is out of range for dimension {dim} "
-                             f"of size {size}")
-        ctx.input_shape, ctx.dim, ctx.index = input.shape, dim, index
-        # the trailing Ellipsis keeps a 0-d result a view (NumPy would copy a scalar)
-        return input[(slice(None),) * axis + (index, Ellipsis)]
-
-    @staticmethod
-    def backward(ctx, grad):
-        from .indexing import IndexBackward
-
-        axis = ctx.dim % len(ctx.input_shape)
-        key = (slice(None),) * axis + (ctx.index,)
-        return IndexBackward.apply(grad, key, ctx.input_shape, False), None, None
-
-    jvp = LINEAR
 
 
 class Unsqueeze(Function):
@@ -339,22 +313,12 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
 
 
 def squeeze(input: Tensor, dim: int | tuple[int, ...] | None = None) -> Tensor:
+    # PyTorch's three overloads have three node names (SqueezeBackward0/1/2)
     if dim is None:
         return Squeeze.apply(input, dim)
     if isinstance(dim, int):
         return SqueezeDim.apply(input, dim)
     return SqueezeDims.apply(input, tuple(dim))
-
-
-def select(input: Tensor, dim: int, index: int) -> Tensor:
-    """The slice at ``index`` along ``dim``, without that dim (a view).
-
-    Example
-    -------
-    >>> vizgrad.arange(6.0).reshape(2, 3).select(1, 0).tolist()
-    [0.0, 3.0]
-    """
-    return Select.apply(input, dim, int(index))
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:

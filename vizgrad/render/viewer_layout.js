@@ -10,11 +10,12 @@
  * on it.  An edge between two scopes counts in their nearest common scope, between
  * the two inner scopes holding its ends.  Linear time but for the sorts in a row;
  * cycles (two scopes feeding each other) are broken by ignoring the edge that
- * closes one.  Edges are curves without routing.  Labels (boxes, scope titles and
+ * closes one.  An edge that skips rows passes through a narrow stand-in box in each
+ * row between (ordered with the real boxes, so it goes round them).  Labels (boxes, scope titles and
  * edge labels) are not in the SVG text: the page adds them where the reader looks. */
 window.vizgradLayout = (function () {
   "use strict";
-  var GAP = 12, ROW = 36, PAD = 10, TITLE = 20;
+  var GAP = 12, ROW = 36, PAD = 10, TITLE = 20, STANDIN = 8;
 
   function esc(text) {
     return String(text).replace(/[&<>"]/g, function (c) {
@@ -22,7 +23,9 @@ window.vizgradLayout = (function () {
     });
   }
 
-  /* Lay out n boxes (sizes w, h) with edges outs/ins (index lists): centre x, y. */
+  /* Lay out n boxes (sizes w, h) with edges outs/ins (index lists): centre x, y, and
+   * route["a>b"]: the points [x, top, bottom] an edge a -> b passes through in each
+   * row it skips (a narrow stand-in box per row, ordered with the real ones). */
   function layered(n, w, h, outs, ins) {
     var i, j, r, left = new Int32Array(n), order = [], placed = new Uint8Array(n);
     for (i = 0; i < n; i++) { left[i] = outs[i].length; if (!left[i]) { order.push(i); placed[i] = 1; } }
@@ -45,6 +48,28 @@ window.vizgradLayout = (function () {
     var rows = [];
     for (r = 0; r <= deepest; r++) { rows.push([]); }
     for (j = order.length - 1; j >= 0; j--) { rows[deepest - depth[order[j]]].push(order[j]); }
+    /* an edge skipping rows gets a stand-in per row between, so the ordering passes make
+     * room for it and the drawing passes there instead of through the boxes */
+    w = Array.prototype.slice.call(w); h = Array.prototype.slice.call(h);
+    outs = outs.map(function (list) { return list.slice(); });
+    ins = ins.map(function (list) { return list.slice(); });
+    var chains = {}, total = n;
+    for (i = 0; i < n; i++) {
+      outs[i].slice().forEach(function (u) {
+        var from = deepest - depth[i], to = deepest - depth[u];
+        if (to - from < 2) { return; }
+        var prev = i, chain = [];
+        outs[i].splice(outs[i].indexOf(u), 1); ins[u].splice(ins[u].indexOf(i), 1);
+        for (var row = from + 1; row < to; row++) {
+          var d = total++;
+          w.push(STANDIN); h.push(0); outs.push([]); ins.push([prev]);
+          outs[prev].push(d); rows[row].push(d); chain.push(d); prev = d;
+        }
+        outs[prev].push(u); ins[u].push(prev);
+        chains[i + ">" + u] = chain;
+      });
+    }
+    n = total;
     var x = new Float64Array(n);
     rows.forEach(function (row) {
       var cursor = 0;
@@ -75,17 +100,22 @@ window.vizgradLayout = (function () {
     for (r = 1; r < rows.length; r++) { rows[r] = pass(rows[r], ins); }
     for (r = rows.length - 2; r >= 0; r--) { rows[r] = pass(rows[r], outs); }
     for (r = 1; r < rows.length; r++) { rows[r] = pass(rows[r], ins); }
-    var y = new Float64Array(n), top = 0, minX = n ? Infinity : 0, maxX = n ? -Infinity : 0;
+    var y = new Float64Array(n), span = new Float64Array(n), top = 0;
+    var minX = n ? Infinity : 0, maxX = n ? -Infinity : 0;
     rows.forEach(function (row) {
       var tallest = 0;
       row.forEach(function (v) {
         tallest = Math.max(tallest, h[v]);
         minX = Math.min(minX, x[v] - w[v] / 2); maxX = Math.max(maxX, x[v] + w[v] / 2);
       });
-      row.forEach(function (v) { y[v] = top + tallest / 2; });
+      row.forEach(function (v) { y[v] = top + tallest / 2; span[v] = tallest / 2; });
       top += tallest + ROW;
     });
-    return { x: x, y: y, minX: minX, maxX: maxX, height: Math.max(top - ROW, 0) };
+    var route = {};
+    Object.keys(chains).forEach(function (key) {
+      route[key] = chains[key].map(function (d) { return [x[d], y[d] - span[d], y[d] + span[d]]; });
+    });
+    return { x: x, y: y, minX: minX, maxX: maxX, height: Math.max(top - ROW, 0), route: route };
   }
 
   function sizeOf(lines) {
@@ -128,14 +158,18 @@ window.vizgradLayout = (function () {
     /* each edge counts in the nearest scope holding both ends */
     var local = { "-1": [] };
     scopes.forEach(function (s) { local[s] = []; });
-    input.edges.forEach(function (e) {
-      var a = at[e[0]], b = at[e[1]];
-      if (a === undefined || b === undefined || a === b) { return; }
+    function lift(a, b) {                    // [scope, key of a's side, key of b's side]
       var ra = "b" + a, rb = "b" + b, ca = input.cont[a], cb = input.cont[b];
       while (ca !== cb) {
         if (depthOf[ca] >= depthOf[cb]) { ra = "s" + ca; ca = input.parentOf(ca); } else { rb = "s" + cb; cb = input.parentOf(cb); }
       }
-      if (ra !== rb) { local[ca].push([ra, rb]); }
+      return [ca, ra, rb];
+    }
+    input.edges.forEach(function (e) {
+      var a = at[e[0]], b = at[e[1]];
+      if (a === undefined || b === undefined || a === b) { return; }
+      var lifted = lift(a, b);
+      if (lifted[1] !== lifted[2]) { local[lifted[0]].push([lifted[1], lifted[2]]); }
     });
     /* innermost scopes first: each laid out inside its box, of known size then */
     var size = {}, inner = {};               // "s<scope>" -> [w, h]; scope -> its layout
@@ -152,17 +186,18 @@ window.vizgradLayout = (function () {
         if (outs[a].indexOf(b) < 0) { outs[a].push(b); ins[b].push(a); }
       });
       var placed = layered(m, kw, kh, outs, ins);
-      placed.keys = keys; placed.w = kw; placed.h = kh;
+      placed.keys = keys; placed.w = kw; placed.h = kh; placed.index = index;
       inner[s] = placed;
       var titleWidth = s >= 0 ? 14 + 6.1 * input.title(s).length : 0;
       size["s" + s] = [Math.max(placed.maxX - placed.minX, titleWidth) + 2 * PAD, placed.height + TITLE + PAD];
     });
     /* absolute places, outermost first */
-    var x = new Float64Array(n), y = new Float64Array(n), frames = [];
+    var x = new Float64Array(n), y = new Float64Array(n), frames = [], origin = {};
     var todo = [[-1, 0, 0]];
     while (todo.length) {
       var job = todo.pop(), s = job[0], placed = inner[s];
       var ox = job[1] - placed.minX + (s >= 0 ? PAD : 0), oy = job[2] + (s >= 0 ? TITLE : 0);
+      origin[s] = [ox, oy];
       placed.keys.forEach(function (key, k) {
         var cx = ox + placed.x[k], cy = oy + placed.y[k];
         if (key[0] === "b") { x[+key.slice(1)] = cx; y[+key.slice(1)] = cy; } else {
@@ -211,11 +246,23 @@ window.vizgradLayout = (function () {
       var a = at[e[0]], b = at[e[1]];
       var x1 = Math.round(outPort[k] * 10) / 10, y1 = y[a] + h[a] / 2, x2 = Math.round(inPort[k] * 10) / 10, y2 = y[b] - h[b] / 2;
       if (y2 < y1) { y1 = y[a] - h[a] / 2; y2 = y[b] + h[b] / 2; }   // an edge closing a cycle: upwards
-      var mid = (y1 + y2) / 2;
+      /* through the stand-ins of the rows it skips, where the layout made room: each
+       * stretch between rows an S-curve, each row crossed straight down */
+      var lifted = lift(a, b), placed = inner[lifted[0]], idx = placed.index;
+      var via = placed.route[idx[lifted[1]] + ">" + idx[lifted[2]]] || [], o = origin[lifted[0]];
+      var d = ["M", x1, " ", y1], px = x1, py = y1;
+      via.forEach(function (p) {
+        var vx = Math.round((o[0] + p[0]) * 10) / 10, top = o[1] + p[1], bottom = o[1] + p[2];
+        var m1 = (py + top) / 2;
+        d.push("C", px, " ", m1, " ", vx, " ", m1, " ", vx, " ", top, "L", vx, " ", bottom);
+        px = vx; py = bottom;
+      });
+      var mid = (py + y2) / 2;
+      d.push("C", px, " ", mid, " ", x2, " ", mid, " ", x2, " ", y2);
       out.push('<path class="edge" data-ends="', esc(e[0] + "->" + e[1]), '" fill="none" stroke="black"',
-               e[5] ? ' stroke-dasharray="5,3"' : "", e[6] ? "" : ' marker-end="url(#vg-arrow)"', ' d="M', x1, " ", y1,
-               "C", x1, " ", mid, " ", x2, " ", mid, " ", x2, " ", y2, '"/>');
-      if (e[2]) { edgeLabels.push([(x1 + x2) / 2 + 4, mid + 3, e[2]]); }
+               e[5] ? ' stroke-dasharray="5,3"' : "", e[6] ? "" : ' marker-end="url(#vg-arrow)"', ' d="',
+               d.join(""), '"/>');
+      if (e[2]) { edgeLabels.push([(px + x2) / 2 + 4, mid + 3, e[2]]); }
       if (e[3]) { edgeLabels.push([x1 + 4, y1 + 11, e[3]]); }
       if (e[4]) { edgeLabels.push([x2 + 4, y2 - 4, e[4]]); }
     });
