@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+import vizgrad
+
 
 def _saved_names(node: Any) -> tuple[str, ...]:
     names = []
@@ -74,12 +76,14 @@ def _plain(value: Any) -> Any:
 
 
 def saved_value_differences(ours: Any, theirs: Any) -> list[str]:
-    """Saved attribute values (dims, strides, sizes, flags) that differ, node by node in
-    breadth-first order. Tensors are compared by presence only; a Python number PyTorch
-    wraps in a 0-d tensor (``x * 0.5``: ``_saved_other``) compares by value."""
+    """Saved attribute values (dims, strides, sizes, flags) that differ, over the nodes
+    paired by ``paired_nodes`` and the saved names both nodes have (a missing or extra
+    name is ``structure``'s business). Tensors are compared by presence only; a Python
+    number PyTorch wraps in a 0-d tensor (``x * 0.5``: ``_saved_other``) compares by
+    value."""
     found = []
-    for a, b in zip(_nodes(ours), _nodes(theirs)):
-        for name in _saved_names(b):
+    for a, b in paired_nodes(ours, theirs):
+        for name in sorted(set(_saved_names(a)) & set(_saved_names(b))):
             attr = f"_saved_{name}"
             mine, reference = getattr(a, attr, None), getattr(b, attr, None)
             if hasattr(reference, "dim") and callable(reference.dim):  # a torch tensor
@@ -89,17 +93,30 @@ def saved_value_differences(ours: Any, theirs: Any) -> list[str]:
                     if (mine is None) != (reference is None):
                         found.append(f"{b.name()}.{name}: vizgrad {mine!r}, torch a tensor")
                     continue
+            if isinstance(mine, vizgrad.Tensor) or reference is None:
+                if (mine is None) != (reference is None):
+                    found.append(f"{b.name()}.{name}: vizgrad {mine!r}, torch {reference!r}")
+                continue
             if _plain(mine) != _plain(reference):
                 found.append(f"{b.name()}.{name}: vizgrad {mine!r}, torch {reference!r}")
     return found
 
 
-def _nodes(root: Any) -> list:
-    order, nodes, queue = {id(root)}, [root], deque([root])
+def paired_nodes(ours: Any, theirs: Any) -> list[tuple[Any, Any]]:
+    """Nodes of the two graphs paired by walking them together from the roots: a child
+    is paired with the child in the same ``next_functions`` slot when both have the same
+    name (where the graphs part, the walk stops on that branch)."""
+    if type(ours).__name__ != type(theirs).__name__:
+        return []
+    pairs, seen, queue = [(ours, theirs)], {id(ours)}, deque([(ours, theirs)])
     while queue:
-        for child, _ in getattr(queue.popleft(), "next_functions", ()):
-            if child is not None and id(child) not in order:
-                order.add(id(child))
-                nodes.append(child)
-                queue.append(child)
-    return nodes
+        a, b = queue.popleft()
+        for (x, _), (y, _) in zip(getattr(a, "next_functions", ()),
+                                  getattr(b, "next_functions", ())):
+            if x is None or y is None or id(x) in seen:
+                continue
+            if type(x).__name__ == type(y).__name__:
+                seen.add(id(x))
+                pairs.append((x, y))
+                queue.append((x, y))
+    return pairs

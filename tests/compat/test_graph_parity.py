@@ -396,9 +396,7 @@ def test_graph_matches_torch(row):
 
 
 # Saved values that still differ from PyTorch's, by row, with the reason.
-VALUES_DIFFER = {
-    "AdaptiveAvgPool2d": "MeanBackward1 saves the dims normalized (2, 3); torch keeps -1, -2",
-}
+VALUES_DIFFER: dict[str, str] = {}
 
 
 @pytest.mark.filterwarnings("ignore")

@@ -41,13 +41,14 @@ class Cumsum(Function):
 
     @staticmethod
     def forward(ctx, input, dim):
+        ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         (dim,) = normalize_dims(dim, input.ndim)
-        ctx.dim = dim
         return array_module(input).cumsum(input, axis=dim)
 
     @staticmethod
     def backward(ctx, grad):
-        return _reverse_cumsum(grad, ctx.dim), None
+        (dim,) = normalize_dims(ctx.dim, grad.ndim)
+        return _reverse_cumsum(grad, dim), None
 
     jvp = LINEAR
 
@@ -62,8 +63,8 @@ class Cumprod(Function):
 
     @staticmethod
     def forward(ctx, input, dim):
+        ctx.dim = dim  # as given, as PyTorch saves it
         (dim,) = normalize_dims(dim, input.ndim)
-        ctx.dim = dim
         result = array_module(input).cumprod(input, axis=dim)
         ctx.save_for_backward(input, result)
         return result
@@ -71,7 +72,8 @@ class Cumprod(Function):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_values
-        return _cumprod_grad(x, result, grad, ctx.dim), None
+        (dim,) = normalize_dims(ctx.dim, x.ndim)
+        return _cumprod_grad(x, result, grad, dim), None
 
     @staticmethod
     def jvp(args, tangents, result):

@@ -20,7 +20,7 @@ from ..core.backend import array_module
 from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.tensor import Tensor
-from .reductions import axis_of, expand_reduced, normalize_dims, tie_weights
+from .reductions import axis_of, expand_reduced, normalize_dims, saved_dims, tie_weights
 from .shape_rules import along, as_results, reduced
 from .shape_rules import dim as _checked_dim
 
@@ -28,14 +28,22 @@ from .shape_rules import dim as _checked_dim
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 
+def _every(dim):
+    """amax/amin's ``dim=()`` (PyTorch's default) means every dim: None to normalize_dims."""
+    return None if isinstance(dim, (tuple, list)) and not dim else dim
+
+
 class Amax(Function):
     """Max over dims; backward: grad shared evenly among the elements equal to the max."""
-    infer_shape = staticmethod(along)
+
+    @staticmethod
+    def infer_shape(input, dim, keepdim):
+        return along(input, _every(dim), keepdim)
 
     @staticmethod
     def forward(ctx, input, dim, keepdim):
-        dims = normalize_dims(dim, input.ndim)
-        ctx.dim, ctx.keepdim = dims, keepdim
+        dims = normalize_dims(_every(dim), input.ndim)  # () is every dim, as in PyTorch
+        ctx.dim, ctx.keepdim = saved_dims(dim), keepdim  # as given: amax(-1) saves (-1,)
         xp = array_module(input)
         extreme = xp.amax(input, axis=axis_of(dims, input.ndim), keepdims=True)
         ctx.save_named("weights", tie_weights(input, extreme, dims))
@@ -45,7 +53,8 @@ class Amax(Function):
     @staticmethod
     def backward(ctx, grad):
         weights = ctx._saved_weights
-        return expand_reduced(grad, weights.shape, ctx.dim, ctx.keepdim) * weights, None, None
+        dims = normalize_dims(_every(ctx.dim), weights.ndim)
+        return expand_reduced(grad, weights.shape, dims, ctx.keepdim) * weights, None, None
 
     @staticmethod
     def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
@@ -114,6 +123,7 @@ class MaxDim(Function):
 
     @staticmethod
     def forward(ctx, input, dim, keepdim):
+        ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         (dim,) = normalize_dims(dim, input.ndim)
         xp = array_module(input)
         kept = xp.expand_dims(xp.argmax(input, axis=dim), dim)
@@ -124,9 +134,10 @@ class MaxDim(Function):
         from .indexing import scatter
 
         index = ctx._saved_index
-        grad = expand_reduced(grad, index.shape, (ctx.dim,), ctx.keepdim)
+        (dim,) = normalize_dims(ctx.dim, index.ndim)
+        grad = expand_reduced(grad, index.shape, (dim,), ctx.keepdim)
         zeros = Tensor.from_array(array_module(grad.array).zeros(ctx.input_shape, grad.array.dtype))
-        return scatter(zeros, ctx.dim, index, grad), None, None
+        return scatter(zeros, dim, index, grad), None, None
 
     @staticmethod
     def jvp(args, tangents, result):  # the tangent at the chosen index
@@ -140,6 +151,7 @@ class MinDim(MaxDim):
 
     @staticmethod
     def forward(ctx, input, dim, keepdim):
+        ctx.dim = dim  # as given, as PyTorch saves it
         (dim,) = normalize_dims(dim, input.ndim)
         xp = array_module(input)
         kept = xp.expand_dims(xp.argmin(input, axis=dim), dim)
@@ -157,7 +169,7 @@ def _arg(xp, input, dim, smallest):
 def _select_along(ctx, xp, input, kept, dim, keepdim):
     kept = kept.astype(xp.int64, copy=False)
     values = xp.take_along_axis(input, kept, axis=dim)
-    ctx.dim, ctx.keepdim, ctx.input_shape = dim, keepdim, input.shape
+    ctx.keepdim, ctx.input_shape = keepdim, input.shape
     ctx.save_named("index", kept.reshape(kept.shape))
     if not keepdim:
         values, kept = xp.squeeze(values, axis=dim), xp.squeeze(kept, axis=dim)
@@ -192,13 +204,13 @@ def min(input: Tensor, dim: int | Tensor | None = None,  # noqa: A001 - PyTorch'
 def amax(input: Tensor, dim: int | tuple[int, ...] | None = (), keepdim: bool = False
          ) -> Tensor:
     """Largest values over ``dim`` (all by default); ties share the gradient evenly."""
-    return Amax.apply(input, None if dim == () else dim, keepdim)
+    return Amax.apply(input, dim, keepdim)
 
 
 def amin(input: Tensor, dim: int | tuple[int, ...] | None = (), keepdim: bool = False
          ) -> Tensor:
     """Smallest values over ``dim`` (all by default); ties share the gradient evenly."""
-    return Amin.apply(input, None if dim == () else dim, keepdim)
+    return Amin.apply(input, dim, keepdim)
 
 
 def _arg_reduce(input, dim, keepdim, smallest):
@@ -238,7 +250,8 @@ def _index_jvp(args: tuple, tangents: list, result: tuple) -> Tensor:
 def _even_jvp(args: tuple, tangents: list, result: Tensor) -> Tensor:
     """amax/amin/max/min: the mean tangent over the places equal to the extreme."""
     input = args[0]
-    dims = tuple(range(input.ndim)) if len(args) == 1 else normalize_dims(args[1], input.ndim)
+    dims = tuple(range(input.ndim)) if len(args) == 1 else \
+        normalize_dims(_every(args[1]), input.ndim)
     keepdim = len(args) > 1 and args[2]
     kept = result.reshape([1 if i in dims else n for i, n in enumerate(input.shape)])
     ties = Tensor.from_array((input.array == kept.array).astype(input.array.dtype))

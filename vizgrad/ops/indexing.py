@@ -102,18 +102,18 @@ class Select(Function):
 
     @staticmethod
     def forward(ctx, input, dim, index):
+        ctx.input_shape, ctx.dim, ctx.index = input.shape, dim, index  # as given, as PyTorch
         dim = _checked_dim(dim, input.ndim)
         size = input.shape[dim]
         if not -size <= index < size:
             raise IndexError(f"select: index {index} is out of range for dimension {dim} "
                              f"of size {size}")
-        ctx.input_shape, ctx.dim, ctx.index = input.shape, dim, index
         # the trailing Ellipsis keeps a 0-d result a view (as in Slice)
         return input[(slice(None),) * dim + (index, Ellipsis)]
 
     @staticmethod
     def backward(ctx, grad):
-        key = (slice(None),) * ctx.dim + (ctx.index,)
+        key = (slice(None),) * _checked_dim(ctx.dim, len(ctx.input_shape)) + (ctx.index,)
         return IndexBackward.apply(grad, key, ctx.input_shape, False), None, None
 
     jvp = LINEAR
@@ -257,8 +257,9 @@ class Gather(Function):
 
     @staticmethod
     def forward(ctx, input, dim, index):
+        ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
-        ctx.dim, ctx.input_shape = dim, input.shape
+        ctx.input_shape = input.shape
         ctx.save_named("index", index)
         return input[_along(array_module(input), index, dim)]
 
@@ -283,9 +284,10 @@ class ScatterAdd(Function):
 
     @staticmethod
     def forward(ctx, input, dim, index, src):
+        ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
         xp = array_module(input)
-        ctx.dim, ctx.src_shape = dim, src.shape
+        ctx.src_shape = src.shape
         ctx.save_named("index", index)
         out = input.copy()
         _scatter(xp, out, _along(xp, index, dim), _head(src, index.shape), True)
@@ -314,9 +316,10 @@ class Scatter(Function):
 
     @staticmethod
     def forward(ctx, input, dim, index, src):
+        ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
         xp = array_module(input)
-        ctx.dim, ctx.src_shape = dim, src.shape
+        ctx.src_shape = src.shape
         ctx.save_named("index", index)
         out = input.copy()
         out[_along(xp, index, dim)] = _head(src, index.shape)
@@ -351,8 +354,9 @@ class ScatterValue(Function):
 
     @staticmethod
     def forward(ctx, input, dim, index, value):
+        ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
-        ctx.dim, ctx.value = dim, value
+        ctx.value = value
         ctx.save_named("index", index)
         out = input.copy()
         out[_along(array_module(input), index, dim)] = value
@@ -398,8 +402,9 @@ class IndexSelect(Function):
 
     @staticmethod
     def forward(ctx, input, dim, index):
+        ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
-        ctx.dim, ctx.input_shape = dim, input.shape
+        ctx.input_shape = input.shape
         ctx.save_named("index", index)
         return array_module(input).take(input, index, axis=dim)
 
@@ -421,8 +426,9 @@ class IndexAdd(Function):
 
     @staticmethod
     def forward(ctx, input, dim, index, source, alpha):
+        ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
-        ctx.dim, ctx.alpha = dim, alpha
+        ctx.alpha = alpha
         ctx.save_named("index", index)
         out = input.copy()
         values = source if alpha == 1 else source * alpha

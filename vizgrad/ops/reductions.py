@@ -53,6 +53,15 @@ def normalize_dims(dim, ndim):
     return tuple(sorted(set(out)))
 
 
+def saved_dims(dim):
+    """``dim`` as PyTorch saves it (``_saved_dim``): as given, negative dims kept
+    (``sum(-1)`` saves ``(-1,)``), an int as a 1-tuple, None (all) as None. Backward
+    normalizes it again with ``normalize_dims``."""
+    if dim is None:
+        return None
+    return (dim,) if isinstance(dim, int) else tuple(dim)
+
+
 def expand_reduced(grad, input_shape, dims, keepdim):
     """Broadcast a reduced gradient back over the reduced dimensions."""
     if not keepdim and input_shape:
@@ -88,12 +97,14 @@ class SumDim(Function):
     @staticmethod
     def forward(ctx, input, dim, keepdim):
         dims = normalize_dims(dim, input.ndim)
-        ctx.input_shape, ctx.dim, ctx.keepdim = input.shape, dims, keepdim
+        ctx.input_shape, ctx.dim, ctx.keepdim = input.shape, saved_dims(dim), keepdim
         return input.sum(axis=dims if input.ndim else None, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, grad):
-        return expand_reduced(grad, ctx.input_shape, ctx.dim, ctx.keepdim), None, None
+        shape = ctx.input_shape
+        dims = normalize_dims(ctx.dim, len(shape))
+        return expand_reduced(grad, shape, dims, ctx.keepdim), None, None
 
     jvp = LINEAR
 
@@ -125,13 +136,15 @@ class MeanDim(Function):
     @staticmethod
     def forward(ctx, input, dim, keepdim):
         dims = normalize_dims(dim, input.ndim)
-        ctx.input_shape, ctx.dim, ctx.keepdim = input.shape, dims, keepdim
+        ctx.input_shape, ctx.dim, ctx.keepdim = input.shape, saved_dims(dim), keepdim
         return input.mean(axis=dims if input.ndim else None, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, grad):
-        count = builtins.max(1, _count(ctx.input_shape, ctx.dim))
-        return expand_reduced(grad / count, ctx.input_shape, ctx.dim, ctx.keepdim), None, None
+        shape = ctx.input_shape
+        dims = normalize_dims(ctx.dim, len(shape))
+        count = builtins.max(1, _count(shape, dims))
+        return expand_reduced(grad / count, shape, dims, ctx.keepdim), None, None
 
     jvp = LINEAR
 
@@ -183,16 +196,17 @@ class Var(Function):
     @staticmethod
     def forward(ctx, input, dim, correction, keepdim):
         dims = normalize_dims(dim, input.ndim)
-        ctx.dim, ctx.correction, ctx.keepdim = dims, correction, keepdim
+        # correction None (not given): 1, saved as None as PyTorch does
+        ctx.dim, ctx.correction, ctx.keepdim = saved_dims(dim), correction, keepdim
         ctx.save_for_backward(input)
-        return array_module(input).var(input, axis=axis_of(dims, input.ndim), ddof=correction,
-                                       keepdims=keepdim)
+        return array_module(input).var(input, axis=axis_of(dims, input.ndim),
+                                       ddof=_ddof(correction), keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_values
-        dims = ctx.dim
-        scale = 2.0 / (_count(x.shape, dims) - ctx.correction)
+        dims = normalize_dims(ctx.dim, x.ndim)
+        scale = 2.0 / (_count(x.shape, dims) - _ddof(ctx.correction))
         centered = x - x.mean(dim=dims, keepdim=True)
         return expand_reduced(grad, x.shape, dims, ctx.keepdim) * centered * scale, None, None, None
 
@@ -201,7 +215,7 @@ class Var(Function):
         x, dim, correction, keepdim = args
         dims = normalize_dims(dim, x.ndim)
         centered = x - x.mean(dim=dims, keepdim=True)
-        scale = 2.0 / (_count(x.shape, dims) - correction)
+        scale = 2.0 / (_count(x.shape, dims) - _ddof(correction))
         return (centered * tangents[0]).sum(dims, keepdim=keepdim) * scale
 
 
@@ -213,24 +227,25 @@ class Std(Function):
     @staticmethod
     def forward(ctx, input, dim, correction, keepdim):
         dims = normalize_dims(dim, input.ndim)
-        ctx.dim, ctx.correction, ctx.keepdim = dims, correction, keepdim
+        ctx.dim, ctx.correction, ctx.keepdim = saved_dims(dim), correction, keepdim
         xp = array_module(input)
         # Full reductions give NumPy scalars; saved values must be arrays to be recognised.
-        result = xp.asarray(xp.std(input, axis=axis_of(dims, input.ndim), ddof=correction,
-                                   keepdims=keepdim))
+        result = xp.asarray(xp.std(input, axis=axis_of(dims, input.ndim),
+                                   ddof=_ddof(correction), keepdims=keepdim))
         ctx.save_for_backward(input, result)
         return result
 
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_values
-        dims = ctx.dim
+        dims = normalize_dims(ctx.dim, x.ndim)
         zero = result.array == 0
         # A constant slice has std 0: PyTorch gives it a zero gradient, not nan.
         scale = where(zero, 0.0, grad / where(zero, 1.0, result))
         scale = expand_reduced(scale, x.shape, dims, ctx.keepdim)
         centered = x - x.mean(dim=dims, keepdim=True)
-        return scale * centered / (_count(x.shape, dims) - ctx.correction), None, None, None
+        return scale * centered / (_count(x.shape, dims) - _ddof(ctx.correction)), None, None, \
+            None
 
     @staticmethod
     def jvp(args, tangents, result):  # var's tangent / (2 std)
@@ -286,16 +301,17 @@ class ProdDim(Function):
 
     @staticmethod
     def forward(ctx, input, dim, keepdim):
+        ctx.dim, ctx.keepdim = dim, keepdim  # dim as given (-1 stays -1), as PyTorch
         (dim,) = normalize_dims(dim, input.ndim)
-        ctx.dim, ctx.keepdim = dim, keepdim
         ctx.save_for_backward(input)
         return array_module(input).prod(input, axis=dim, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_values
-        grad = expand_reduced(grad, x.shape, (ctx.dim,), ctx.keepdim)
-        return grad * _others_product(x, ctx.dim), None, None
+        (dim,) = normalize_dims(ctx.dim, x.ndim)
+        grad = expand_reduced(grad, x.shape, (dim,), ctx.keepdim)
+        return grad * _others_product(x, dim), None, None
 
     @staticmethod
     def jvp(args, tangents, result):  # sum over dim of t * product of the others
@@ -317,7 +333,7 @@ class Logsumexp(Function):
     @staticmethod
     def forward(ctx, input, dim, keepdim):
         dims = normalize_dims(dim, input.ndim)
-        ctx.dim, ctx.keepdim = dims, keepdim
+        ctx.dim, ctx.keepdim = saved_dims(dim), keepdim
         xp = array_module(input)
         axis = axis_of(dims, input.ndim)
         peak = xp.amax(input, axis=axis, keepdims=True)
@@ -333,8 +349,9 @@ class Logsumexp(Function):
         from .elementwise import exp
 
         x, result = ctx.saved_values
-        kept = _keep_shape(x.shape, ctx.dim)
-        return expand_reduced(grad, x.shape, ctx.dim, ctx.keepdim) * exp(
+        dims = normalize_dims(ctx.dim, x.ndim)
+        kept = _keep_shape(x.shape, dims)
+        return expand_reduced(grad, x.shape, dims, ctx.keepdim) * exp(
             x - result.reshape(kept)), None, None
 
     @staticmethod
@@ -358,7 +375,7 @@ class Norm(Function):
     @staticmethod
     def forward(ctx, input, p, dim, keepdim):
         dims = normalize_dims(dim, input.ndim)
-        ctx.p, ctx.dim, ctx.keepdim = p, dims, keepdim
+        ctx.ord, ctx.dim, ctx.keepdim = p, saved_dims(dim), keepdim  # PyTorch's names
         xp = array_module(input)
         axis, magnitude = axis_of(dims, input.ndim), xp.abs(input)
         if p == 2:
@@ -380,7 +397,7 @@ class Norm(Function):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_values
-        p, dims, xd = ctx.p, ctx.dim, x.array
+        p, dims, xd = ctx.ord, normalize_dims(ctx.dim, x.ndim), x.array
         xp = array_module(xd)
         grad = expand_reduced(grad, x.shape, dims, ctx.keepdim)
         sign = xp.sign(xd)
@@ -426,10 +443,18 @@ class Norm(Function):
         return where(zero, 0.0, total / where(zero, 1.0, result) ** (p - 1))
 
 
-def _correction(correction, unbiased):
+def _correction(correction, unbiased, dim):
+    """The correction PyTorch saves: as given, 0 or 1 from ``unbiased``, 1 when only
+    ``dim`` is given (``var(x, dim)``); None (meaning 1) when nothing is given."""
     if correction is not None:
         return correction
-    return 1 if unbiased is None or unbiased else 0
+    if unbiased is not None:
+        return 1 if unbiased else 0
+    return None if dim is None else 1
+
+
+def _ddof(correction):
+    return 1 if correction is None else correction
 
 
 def var(input: Tensor, dim: int | tuple[int, ...] | bool | None = None,
@@ -442,7 +467,7 @@ def var(input: Tensor, dim: int | tuple[int, ...] | bool | None = None,
     """
     if isinstance(dim, bool):
         dim, unbiased = None, dim
-    return Var.apply(input, dim, _correction(correction, unbiased), keepdim)
+    return Var.apply(input, dim, _correction(correction, unbiased, dim), keepdim)
 
 
 def std(input: Tensor, dim: int | tuple[int, ...] | bool | None = None,
@@ -451,7 +476,7 @@ def std(input: Tensor, dim: int | tuple[int, ...] | bool | None = None,
     """Standard deviation over ``dim`` (all elements by default); see ``var``."""
     if isinstance(dim, bool):
         dim, unbiased = None, dim
-    return Std.apply(input, dim, _correction(correction, unbiased), keepdim)
+    return Std.apply(input, dim, _correction(correction, unbiased, dim), keepdim)
 
 
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False,

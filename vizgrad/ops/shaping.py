@@ -67,9 +67,9 @@ class Flip(Function):
 
     @staticmethod
     def forward(ctx, input, dims):
-        ctx.dims = _dims(dims, input.ndim)
+        ctx.dims = (dims,) if isinstance(dims, int) else tuple(dims)  # as given, as PyTorch
         # A copy, as in PyTorch (NumPy's flip would be a view sharing memory).
-        return array_module(input).flip(input, axis=ctx.dims).copy()
+        return array_module(input).flip(input, axis=_dims(dims, input.ndim)).copy()
 
     @staticmethod
     def backward(ctx, grad):
@@ -84,14 +84,15 @@ class Roll(Function):
 
     @staticmethod
     def forward(ctx, input, shifts, dims):
-        ctx.shifts, ctx.dims = shifts, dims
+        # saved as PyTorch saves them: tuples, no dims (the flattened tensor) as ()
+        ctx.shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+        ctx.dims = () if dims is None else (dims,) if isinstance(dims, int) else tuple(dims)
         return array_module(input).roll(input, shifts, axis=dims)
 
     @staticmethod
     def backward(ctx, grad):
-        shifts = ctx.shifts
-        back = -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
-        return Roll.apply(grad, back, ctx.dims), None, None
+        back = tuple(-s for s in ctx.shifts)
+        return Roll.apply(grad, back, ctx.dims or None), None, None
 
     jvp = LINEAR
 

@@ -53,10 +53,10 @@ class Sort(Function):
     @staticmethod
     def forward(ctx, self, dim, descending, stable):
         xp = array_module(self)
+        ctx.dim, ctx.self_sym_sizes = dim, self.shape  # dim as given, as PyTorch saves it
         dim = _dim(dim, self.ndim)
         indices = _order(xp, self, dim, descending, stable)
         values = xp.take_along_axis(self, indices, axis=dim) if self.ndim else self.copy()
-        ctx.dim, ctx.self_sym_sizes = dim, self.shape
         ctx.save_named("indices", indices)
         ctx.mark_non_differentiable(indices)
         return values, indices
@@ -64,7 +64,8 @@ class Sort(Function):
     @staticmethod
     def backward(ctx, grad, grad_indices):
         indices = ctx._saved_indices
-        return _spread(grad, ctx.dim, indices, ctx.self_sym_sizes), None, None, None
+        dim = _dim(ctx.dim, len(ctx.self_sym_sizes))
+        return _spread(grad, dim, indices, ctx.self_sym_sizes), None, None, None
 
     @staticmethod
     def jvp(args, tangents, result):  # the tangent at the indices taken
@@ -90,6 +91,7 @@ class Topk(Function):
     @staticmethod
     def forward(ctx, self, k, dim, largest, sorted):  # noqa: A002 - PyTorch's name
         xp = array_module(self)
+        ctx.dim, ctx.self_sym_sizes = dim, self.shape  # dim as given, as PyTorch saves it
         dim = _dim(dim, self.ndim)
         size = self.shape[dim] if self.ndim else 1
         if not 0 <= k <= size:
@@ -97,7 +99,6 @@ class Topk(Function):
         order = _order(xp, self, dim, largest, True)
         indices = order if self.ndim == 0 else xp.take(order, xp.arange(k), axis=dim)
         values = xp.take_along_axis(self, indices, axis=dim) if self.ndim else self.copy()
-        ctx.dim, ctx.self_sym_sizes = dim, self.shape
         ctx.save_named("indices", indices)
         ctx.mark_non_differentiable(indices)
         return values, indices
@@ -105,7 +106,8 @@ class Topk(Function):
     @staticmethod
     def backward(ctx, grad, grad_indices):
         indices = ctx._saved_indices
-        return _spread(grad, ctx.dim, indices, ctx.self_sym_sizes), None, None, None, None
+        dim = _dim(ctx.dim, len(ctx.self_sym_sizes))
+        return _spread(grad, dim, indices, ctx.self_sym_sizes), None, None, None, None
 
     @staticmethod
     def jvp(args, tangents, result):  # the tangent at the indices taken

@@ -176,17 +176,18 @@ class Permute(Function):
 
     @staticmethod
     def forward(ctx, input, dims):
+        ctx.dims = tuple(dims)  # as given (-1 stays -1), as PyTorch saves them
         dims = tuple(d % input.ndim for d in dims)
         if sorted(dims) != list(range(input.ndim)):
             raise ValueError(f"permute: {dims} is not a permutation of {input.ndim} dims")
-        ctx.dims = dims
         return array_module(input).transpose(input, dims)
 
     @staticmethod
     def backward(ctx, grad):
-        inverse = [0] * len(ctx.dims)
+        ndim = len(ctx.dims)
+        inverse = [0] * ndim
         for position, d in enumerate(ctx.dims):
-            inverse[d] = position
+            inverse[d % ndim] = position
         return grad.permute(tuple(inverse)), None
 
     jvp = LINEAR
