@@ -14,51 +14,114 @@ from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from .operands import same_dtype as _same_dtype
 from .operands import save_crossed, saved_crossed
-from .shape_rules import broadcast, matmul_shape, same
+from .shape_rules import broadcast, layout_of, matmul_shape, same
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
-    """``input @ other`` with NumPy's rules, recorded as PyTorch decomposes it: ``Dot``,
-    ``Mv``, ``Mm``, a folded ``View -> Mm -> UnsafeView`` for a batch times a matrix, or
-    ``Expand -> View -> Bmm -> UnsafeView`` for two batches.
+    """``input @ other`` with NumPy's rules, recorded as ATen's ``matmul`` decomposes it:
+    ``Dot``, ``Mv``, ``unsqueeze -> Mm -> squeeze_`` (``SqueezeBackward4``) for a vector
+    times a matrix, ``Mm``; a batch times a vector or matrix (either way round) folded
+    into one ``Mv``/``Mm`` when ATen folds (``_should_fold``): the small operand requires
+    grad, or the batch folds without a copy; otherwise ``Expand -> reshape -> Bmm ->
+    UnsafeView``.
 
     Example
     -------
     >>> (vizgrad.randn(2, 5, 3) @ vizgrad.randn(3, 4)).shape
     (2, 5, 4)
     """
-    from ..core.broadcast import expand
-    from .views import UnsafeView, reshape
-
     a, b = input.ndim, other.ndim
     if a == 0 or b == 0:
         raise ValueError("matmul: both operands need at least one dimension")
+    if a == 2 and b == 2:
+        return Mm.apply(input, other)
     if a == 1 and b == 1:
         return Dot.apply(input, other)
     if a == 2 and b == 1:
         return Mv.apply(input, other)
     if a == 1 and b == 2:
-        return Mm.apply(input.unsqueeze(0), other).squeeze(0)
-    if a == 2 and b == 2:
-        return Mm.apply(input, other)
-    if a >= 3 and b <= 2:  # fold the batch into the rows
-        rows = reshape(input, (-1, input.shape[-1]))
-        out = Mv.apply(rows, other) if b == 1 else Mm.apply(rows, other)
-        tail = () if b == 1 else (other.shape[-1],)
-        return UnsafeView.apply(out, input.shape[:-1] + tail)
-    left = input.unsqueeze(0) if a == 1 else input
-    right = other.unsqueeze(-1) if b == 1 else other
-    xp = array_module(left.array)
-    batch = xp.broadcast_shapes(left.shape[:-2], right.shape[:-2])
-    n, k, m = left.shape[-2], left.shape[-1], right.shape[-1]
-    left = reshape(expand(left, batch + (n, k)), (-1, n, k))
-    right = reshape(expand(right, batch + right.shape[-2:]), (-1, k, m))
-    out = UnsafeView.apply(Bmm.apply(left, right), batch + (n, m))
-    if a == 1:
-        out = out.squeeze(-2)
+        from .views import SqueezeDimInPlace
+
+        return SqueezeDimInPlace.apply(Mm.apply(input.unsqueeze(0), other), 0)
+    if _should_fold(input, other):
+        return _folded(input, other)
+    return _batched(input, other)
+
+
+def _should_fold(input: Tensor, other: Tensor) -> bool:
+    """ATen's ``should_fold``: fold the larger operand's batch into the rows of one
+    ``mm``/``mv`` when the smaller operand requires grad (its gradient is then one
+    product, not a batch summed), or when the fold needs no copy."""
+    a, b = input.ndim, other.ndim
+    first_larger = a >= b
+    if not (max(a, b) >= 3 and min(a, b) <= 2):
+        return False
+    if (other if first_larger else input).requires_grad:
+        return True
+    if a == 2:  # the result would need a transposed copy
+        return False
+    big = input.array if first_larger else other.array
+    if not big.size:
+        return True
+    # element strides of a meta array (static graphs), byte strides of a real one: the
+    # test below compares ratios, so either unit does
+    shape = list(big.shape)
+    strides = list(big.strides if hasattr(big, "strides") else layout_of(big))
+    if not first_larger:  # other.mT
+        shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
+
+
+def _folded(input: Tensor, other: Tensor) -> Tensor:
+    """The batch of the larger operand folded into rows: ``reshape -> Mm/Mv ->
+    UnsafeView``; with the batch on the right, ``other.mT`` times ``input.t()`` and the
+    result transposed back (``mT().contiguous()``)."""
+    from .views import UnsafeView, reshape
+
+    transpose = other.ndim > input.ndim
+    big = other.transpose(-2, -1) if transpose else input
+    small = (input.t() if input.ndim == 2 else input) if transpose else other
+    shape = big.shape[:-1] + ((small.shape[1],) if small.ndim == 2 else ())
+    folded = 1
+    for size in big.shape[:-1]:  # not -1: ambiguous when the last dim is 0
+        folded *= size
+    rows = reshape(big, (folded, big.shape[-1]))
+    if small.ndim == 1:
+        return UnsafeView.apply(Mv.apply(rows, small), shape)
+    out = UnsafeView.apply(Mm.apply(rows, small), shape)
+    return out.transpose(-2, -1).contiguous() if transpose else out
+
+
+def _batched(input: Tensor, other: Tensor) -> Tensor:
+    """Both operands expanded to the broadcast batch and flattened into one ``Bmm``: a
+    vector on the left expands as a row, one on the right is unsqueezed to a column (the
+    result squeezed back), as ATen does."""
+    from ..core.broadcast import expand
+    from .views import UnsafeView, reshape
+
+    a, b = input.ndim, other.ndim
+    left_batch, right_batch = input.shape[:-2], other.shape[:-2]
+    if a == 3 and b == 3 and left_batch[0] != right_batch[0]:
+        # ATen squeezes a batch of one that requires grad, to fold instead of broadcasting
+        if left_batch[0] == 1 and input.requires_grad:
+            return matmul(input.squeeze(0), other)
+        if right_batch[0] == 1 and other.requires_grad:
+            return matmul(input, other.squeeze(0))
+    n = input.shape[-2] if a > 1 else 1
+    k = input.shape[-1]
+    m = other.shape[-1] if b > 1 else 1
+    batch = tuple(array_module(input.array).broadcast_shapes(left_batch, right_batch))
+    count = 1
+    for size in batch:
+        count *= size
+    left = reshape(expand(input, batch + (n, k)), (count, n, k))
     if b == 1:
-        out = out.squeeze(-1)
-    return out
+        right = reshape(expand(other, batch + (k,)), (count, k)).unsqueeze(2)
+    else:
+        right = reshape(expand(other, batch + (k, m)), (count, k, m))
+    out = Bmm.apply(left, right)
+    shape = batch + ((n,) if a > 1 else ()) + ((m,) if b > 1 else ())
+    return UnsafeView.apply(out.squeeze(-1) if b == 1 else out, shape)
 
 
 class Bmm(Function):

@@ -235,6 +235,14 @@ class SqueezeDim(Squeeze):
         return Squeeze.forward(ctx, input, dim)
 
 
+class SqueezeDimInPlace(SqueezeDim):
+    """The node of ``squeeze_(dim)`` on a fresh result nothing else holds (ATen's
+    ``matmul`` of a vector and a matrix squeezes its ``mm`` so): PyTorch names it
+    ``SqueezeBackward4``. vizgrad returns the squeezed view; the graph is the same."""
+
+    backward_name = "SqueezeBackward4"
+
+
 class SqueezeDims(SqueezeDim):
     """``squeeze(dims)`` with a tuple of dims: PyTorch's ``SqueezeBackward2``, saving
     ``dim``; backward: reshape grad to the input's shape."""
