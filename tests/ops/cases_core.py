@@ -148,7 +148,7 @@ CASES = [
     OpCase("unsqueeze", lambda a: a.unsqueeze(0), [A((2, 3))], ("Unsqueeze",),
            lambda a: a.unsqueeze(0), "UnsqueezeBackward0"),
     OpCase("slice", lambda a: a[1:, ::2], [A((3, 4))], ("Slice", "IndexBackward"),
-           lambda a: a[1:, ::2]),
+           lambda a: a[1:, ::2], "SliceBackward0"),
     OpCase("index_int_array", lambda a: a[[0, 2, 0]], [A((3, 2))], ("Index", "IndexBackward"),
            lambda a: a[[0, 2, 0]], "IndexBackward0"),
     OpCase("index_mask", lambda a: a[a.array > 0], [A((6,), values=[1.0, -1, 2, -3, 0.5, 4])],

@@ -18,6 +18,7 @@ from .activations import (
     tanh,
 )
 from .arithmetic import add, addcdiv, addcmul, div, mul, neg, pow, sub
+from .basic_index import getitem
 from .bounds import clamp, clip, maximum, minimum
 from .comparison import all, allclose, any, eq, ge, gt, le, logical_not, lt, ne
 from .copying import clone, where
@@ -45,7 +46,6 @@ from .elementwise import (
 from .extremes import amax, amin, argmax, argmin, max, min
 from .indexing import (
     gather,
-    getitem,
     index_add,
     index_select,
     masked_fill,

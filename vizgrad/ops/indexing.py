@@ -1,7 +1,8 @@
-"""Indexing: ``__getitem__`` and ``__setitem__`` (basic indexing gives views, advanced
-indexing copies), and indexing along one dim: gather/take_along_dim, scatter/scatter_add,
-index_select/index_add, masked_fill.  Integer indices are not differentiable inputs (as in
-PyTorch they are saved, ``_saved_index``, not wired into ``next_functions``).
+"""Indexing: ``select``, advanced indexing (``Index``, a copy; basic indexing, views, is
+``basic_index.py``), ``__setitem__``, and indexing along one dim: gather/take_along_dim,
+scatter/scatter_add, index_select/index_add, masked_fill.  Integer indices are not
+differentiable inputs (as in PyTorch they are saved, ``_saved_index``, not wired into
+``next_functions``).
 
 Example
 -------
@@ -57,33 +58,6 @@ def _scatter(xp, target, key, values, accumulate):
         cupyx.scatter_add(target, key, values)
 
 
-class Slice(Function):
-    """Basic indexing (ints, slices, None, Ellipsis): a view of the input."""
-
-    backward_name = "SliceBackward0"
-    view_of_input = True
-
-    @staticmethod
-    def infer_shape(input, key):
-        return MetaArray(index_shape(input.shape, key), input.dtype)
-
-    @staticmethod
-    def forward(ctx, input, key):
-        ctx.input_shape, ctx.key = input.shape, key
-        out = input[key]
-        if out.__class__ is not input.__class__:
-            # NumPy gives a scalar copy for a full integer index; a trailing Ellipsis
-            # gives the 0-d view that in-place writes through x[i] need (as CuPy does).
-            out = input[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        return IndexBackward.apply(grad, ctx.key, ctx.input_shape, False), None
-
-    jvp = LINEAR
-
-
 class Select(Function):
     """``select(dim, index)``: the slice at ``index`` along ``dim``, that dim dropped (a
     view). PyTorch's ``SelectBackward0``, saving ``dim`` and ``index``: ATen's recurrent
@@ -93,6 +67,8 @@ class Select(Function):
 
     @staticmethod
     def infer_shape(input, dim, index):
+        if not input.ndim:
+            raise IndexError("invalid index of a 0-dim tensor; use .item() to read its value")
         axis = _checked_dim(dim, input.ndim)
         size = input.shape[axis]
         if not -size <= index < size:
@@ -102,13 +78,17 @@ class Select(Function):
 
     @staticmethod
     def forward(ctx, input, dim, index):
-        ctx.input_shape, ctx.dim, ctx.index = input.shape, dim, index  # as given, as PyTorch
-        dim = _checked_dim(dim, input.ndim)
-        size = input.shape[dim]
+        shape = input.shape
+        ctx.input_shape, ctx.dim, ctx.index = shape, dim, index  # as given, as PyTorch
+        if not shape:
+            raise IndexError("invalid index of a 0-dim tensor; use .item() to read its value")
+        if dim:  # x[i] (dim 0) skips the check: the hot path of indexing
+            dim = _checked_dim(dim, len(shape))
+        size = shape[dim]
         if not -size <= index < size:
             raise IndexError(f"select: index {index} is out of range for dimension {dim} "
                              f"of size {size}")
-        # the trailing Ellipsis keeps a 0-d result a view (as in Slice)
+        # the trailing Ellipsis keeps a 0-d result a view (as NumPy's scalar would not be)
         return input[(slice(None),) * dim + (index, Ellipsis)]
 
     @staticmethod
@@ -206,13 +186,6 @@ class SetItem(Function):
         if tangent is None:  # the region still varies: zeros elsewhere (as PyTorch)
             tangent = _zeros(value_tangent, input.shape)
         return SetItem.apply(tangent, 0.0 if value_tangent is None else value_tangent, key)
-
-
-def getitem(input: Tensor, key: Any) -> Tensor:
-    key, basic = normalize_key(key)
-    if basic:
-        return Slice.apply(input, key)
-    return Index.apply(input, key)
 
 
 def setitem(input: Tensor, key: Any, value: Tensor | float) -> None:

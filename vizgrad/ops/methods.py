@@ -21,6 +21,7 @@ from ..core.tensor import Tensor
 from . import activations as act
 from . import arithmetic as ar
 from . import (
+    basic_index,
     bounds,
     copying,
     cumulative,
@@ -245,7 +246,7 @@ METHODS = {
     "split": join.split, "chunk": join.chunk, "unbind": join.unbind,
     "unsafe_chunk": join.unsafe_chunk, "__iter__": lambda self: iter(join.unbind(self, 0)),
     # -- indexing.py: [] and indexing along a dim
-    "__getitem__": indexing.getitem, "__setitem__": indexing.setitem,
+    "__getitem__": basic_index.getitem, "__setitem__": indexing.setitem,
     "gather": indexing.gather, "take_along_dim": indexing.take_along_dim,
     "scatter": indexing.scatter, "scatter_add": indexing.scatter_add,
     "index_select": indexing.index_select, "index_add": indexing.index_add,

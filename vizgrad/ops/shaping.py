@@ -330,11 +330,11 @@ def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] |
 
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``length`` entries of dim ``dim`` from ``start`` (a view, ``SliceBackward0``)."""
-    from .indexing import Slice
+    from .basic_index import Slice
 
-    dim %= input.ndim
-    start = int(start) % input.shape[dim] if start < 0 else int(start)
-    if start + length > input.shape[dim]:
-        raise IndexError(f"narrow: start {start} + length {length} exceeds dimension {dim} "
-                         f"of size {input.shape[dim]}")
-    return Slice.apply(input, (slice(None),) * dim + (slice(start, start + length),))
+    axis = dim % input.ndim
+    start = int(start) % input.shape[axis] if start < 0 else int(start)
+    if start + length > input.shape[axis]:
+        raise IndexError(f"narrow: start {start} + length {length} exceeds dimension {axis} "
+                         f"of size {input.shape[axis]}")
+    return Slice.apply(input, dim, start, start + length, 1)  # dim as given, as PyTorch
