@@ -72,12 +72,6 @@ def test_next_functions_match_pytorch(graph):
     assert structure(ours.grad_fn) == structure(theirs.grad_fn)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known difference from PyTorch in the graph's shape: after a "
-    "write through a view, PyTorch's CopySlices "
-    "takes over the in-place op's edges (next_functions = (old base, other inputs)); "
-    "vizgrad's CopySlices keeps the op as its own node fed by a SliceBackward0 of the old "
-    "base"))
 def test_next_functions_after_a_write_through_a_view_match_pytorch():
     torch = pytest.importorskip("torch")
 

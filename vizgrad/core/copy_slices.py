@@ -1,20 +1,30 @@
-"""CopySlices: the node a base gets when one of its views is written in place."""
+"""CopySlices: the node a base gets when one of its views is written in place.
+
+As in PyTorch, the node takes over the in-place op's edges: ``next_functions`` is the
+base's old history, then the op's other inputs (``h[:, 1:].mul_(b)``: the old ``h``,
+then ``b``). The op's own node is held inside (``_op``), out of the graph; backward runs
+it on the view's region of the gradient and writes its gradient for the view's old
+value into that region of the base's gradient.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from .backend import array_module
 from .function import Function
 from .inplace import regenerate_view
 from .meta import MetaArray
+from .saved import SavedTensor, unpack
+from .state import grad_enabled
 from .tensor import Tensor
 
 
 class CopySlices(Function):
-    """Gradient of "base with the view's region replaced by a new value".
-
-    The base's old history gets the gradient with the view's region zeroed; the
-    new value gets the view's region of the gradient.
-    """
+    """Gradient of "base with the view's region replaced by the in-place op's result":
+    the base's old history gets the gradient with the region replaced by the op's
+    gradient for the view's old value; the op's other inputs get the op's gradients for
+    them, from the region of the gradient."""
 
     backward_name = "CopySlices"
 
@@ -24,15 +34,24 @@ class CopySlices(Function):
 
     @staticmethod
     def forward(ctx, base, value, view_chain):
-        ctx.view_chain = view_chain
+        ctx._view_chain = view_chain  # private: PyTorch's CopySlices shows no saved values
         return base
 
     @staticmethod
     def backward(ctx, grad):
-        chain = ctx.view_chain
+        chain = ctx._view_chain
         grad_base = grad.clone()
-        regenerate_view(grad_base, chain).zero_()
-        return grad_base, regenerate_view(grad, chain), None
+        region = regenerate_view(grad_base, chain)
+        op = ctx.__dict__.get("_op")
+        if op is None:  # applied directly, not by a write (take_over): value is the region
+            region.zero_()
+            return grad_base, regenerate_view(grad, chain), None
+        grads = _run_op(ctx, op, regenerate_view(grad, chain))
+        if grads[0] is None:
+            region.zero_()
+        else:
+            region.copy_(grads[0])
+        return grad_base, list(grads[1:])
 
     @staticmethod
     def jvp(args, tangents, result):
@@ -48,3 +67,73 @@ class CopySlices(Function):
         else:
             region.copy_(value_tangent)
         return out
+
+
+def _run_op(ctx: Any, op: Any, grad: Tensor) -> list:
+    """``op``'s backward on the region's gradient: one gradient per op input.
+
+    Under create_graph, an output the op saved (``relu_``, ``sqrt_``: their result) is
+    handed to it as the view of the written base (PyTorch's saved output of a write
+    through a view), not rebuilt around ``op``: so ``op`` stays out of every graph, and
+    freeing it with this node is safe.
+    """
+    from .engine import _call_backward
+
+    saved, store = op._saved, op._store
+    if ctx.__dict__.get("_base_array") is None or not grad_enabled() or not store:
+        return _call_backward(op, [grad])  # (a freed op raises GraphFreedError there)
+    base = Tensor._make(ctx._base_array, True, ctx, 0)
+    view = None
+    swapped = []
+    entries = []
+    for entry in saved:
+        if entry.kind == SavedTensor.OUTPUT:
+            unpack(op, entry)  # its version check: raises if the output was written since
+            if view is None:
+                base._vc = store[entry.position + 1]  # the counter the write shares
+                view = regenerate_view(base, ctx._view_chain)
+            swapped.append((entry.position, store[entry.position]))
+            store[entry.position] = view
+            entry = entry._replace(kind=SavedTensor.INPUT)
+        entries.append(entry)
+    op._saved = tuple(entries)
+    try:
+        return _call_backward(op, [grad])
+    finally:  # back to the array: no lasting reference from op to this graph
+        op._saved = saved
+        for position, array in swapped:
+            store[position] = array
+
+
+class _ReleasesOp(list):
+    """CopySlices saves nothing of its own; its ``_store`` is this empty list, whose
+    ``clear()`` (what the engine calls to free a node that ran) frees the op it holds."""
+
+    __slots__ = ("op",)
+
+    def clear(self) -> None:
+        self.op._release()
+
+
+def take_over(node: Any, op: Any, base_array: Any) -> None:
+    """Give ``node`` (a CopySlices recorded as ``(old base, view)``) PyTorch's shape:
+    the edge to the old base, then ``op``'s edges but its first (the view's old value),
+    and ``op`` held inside (with the written base's array where ``op`` saved its output,
+    see ``_run_op``)."""
+    base_meta = (base_array.shape, base_array.dtype)
+    others = len(op._next_nodes) - 1
+    node._next_nodes = node._next_nodes[:1] + op._next_nodes[1:]
+    node._next_nrs = node._next_nrs[:1] + op._next_nrs[1:]
+    node._layout = ((0, -1), (1, others)) if others else ((0, -1),)
+    node._grad_mask = (node._next_nodes[0] is not None) | \
+        (any(n is not None for n in op._next_nodes[1:]) << 1)
+    if op._own_operand_meta is not None or node._next_nodes[0] is None:
+        node._own_operand_meta = (base_meta,) + op._operand_meta[1:]
+    else:
+        node.__dict__.pop("_own_operand_meta", None)
+    node._op = op
+    if op._saved and any(entry.kind == SavedTensor.OUTPUT for entry in op._saved):
+        node._base_array = base_array  # (the saved output, a view, holds it anyway)
+    store = _ReleasesOp()
+    store.op = op
+    node._store = store

@@ -123,11 +123,13 @@ def regenerate_view(base: Tensor, chain: tuple) -> Tensor:
 
 def _rebase(view: Tensor, base: Tensor) -> None:
     """After writing through ``view``, give ``base`` a CopySlices node and re-derive ``view``."""
-    from .copy_slices import CopySlices
+    from .copy_slices import CopySlices, take_over
 
     view._view_version = base._vc[0]  # its grad_fn is the write's node: current, not stale
     old_base = Tensor._make(base.array, base._rg, base.grad_fn, base.output_nr)
+    op = view.grad_fn
     new_base = CopySlices.apply(old_base, view, view._view_chain)
+    take_over(new_base.grad_fn, op, base.array)
     base.grad_fn = new_base.grad_fn
     base.output_nr = 0
     base._rg = True
