@@ -110,6 +110,7 @@ class _ReleasesOp(list):
     ``clear()`` (what the engine calls to free a node that ran) frees the op it holds."""
 
     __slots__ = ("op",)
+    op: Any
 
     def clear(self) -> None:
         self.op._release()

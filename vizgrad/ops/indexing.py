@@ -168,14 +168,14 @@ class SetItem(Function):
 
     @staticmethod
     def forward(ctx, input, value, key):
-        ctx.key = key
+        ctx._key = key  # private: PyTorch's CopySlices shows no saved values
         out = input.copy()
         out[key] = value
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        key = ctx.key
+        key = ctx._key
         grad_input = SetItem.apply(grad, 0.0, key)
         return grad_input, grad[key], None
 

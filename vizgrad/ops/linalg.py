@@ -581,15 +581,15 @@ class FillDiagonal(Function):
     def forward(ctx, self, fill_value, wrap):
         xp = array_module(self)
         out = self.copy()
-        ctx.mask = _diagonal_mask(xp, self.shape, wrap)
-        out[ctx.mask] = fill_value
+        ctx._mask = _diagonal_mask(xp, self.shape, wrap)  # private: CopySlices saves nothing
+        out[ctx._mask] = fill_value
         return out
 
     @staticmethod
     def backward(ctx, grad):
         from .copying import where
 
-        return where(ctx.mask, 0.0, grad), None, None
+        return where(ctx._mask, 0.0, grad), None, None
 
     @staticmethod
     def jvp(args, tangents, result):  # the filled diagonal is constant
