@@ -47,10 +47,13 @@ class CopySlices(Function):
             region.zero_()
             return grad_base, regenerate_view(grad, chain), None
         grads = _run_op(ctx, op, regenerate_view(grad, chain))
-        if grads[0] is None:
+        first = grads[0]
+        if not grad_enabled():  # a plain backward: grad_base is our own copy, write it
+            region.array[...] = 0 if first is None else first.array
+        elif first is None:
             region.zero_()
         else:
-            region.copy_(grads[0])
+            region.copy_(first)
         return grad_base, list(grads[1:])
 
     @staticmethod

@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from ..core.backend import array_module
+from ..core.broadcast import expand
 from ..core.dual import LINEAR, bilinear, plus
 from ..core.function import Function
 from ..core.meta import MetaArray
@@ -15,6 +16,7 @@ from ..core.tensor import Tensor
 from .operands import same_dtype as _same_dtype
 from .operands import save_crossed, saved_crossed
 from .shape_rules import broadcast, layout_of, matmul_shape, same
+from .views import SqueezeDimInPlace, UnsafeView, reshape
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
@@ -40,8 +42,6 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if a == 2 and b == 1:
         return Mv.apply(input, other)
     if a == 1 and b == 2:
-        from .views import SqueezeDimInPlace
-
         return SqueezeDimInPlace.apply(Mm.apply(input.unsqueeze(0), other), 0)
     if _should_fold(input, other):
         return _folded(input, other)
@@ -76,8 +76,6 @@ def _folded(input: Tensor, other: Tensor) -> Tensor:
     """The batch of the larger operand folded into rows: ``reshape -> Mm/Mv ->
     UnsafeView``; with the batch on the right, ``other.mT`` times ``input.t()`` and the
     result transposed back (``mT().contiguous()``)."""
-    from .views import UnsafeView, reshape
-
     transpose = other.ndim > input.ndim
     big = other.transpose(-2, -1) if transpose else input
     small = (input.t() if input.ndim == 2 else input) if transpose else other
@@ -96,9 +94,6 @@ def _batched(input: Tensor, other: Tensor) -> Tensor:
     """Both operands expanded to the broadcast batch and flattened into one ``Bmm``: a
     vector on the left expands as a row, one on the right is unsqueezed to a column (the
     result squeezed back), as ATen does."""
-    from ..core.broadcast import expand
-    from .views import UnsafeView, reshape
-
     a, b = input.ndim, other.ndim
     left_batch, right_batch = input.shape[:-2], other.shape[:-2]
     if a == 3 and b == 3 and left_batch[0] != right_batch[0]:
