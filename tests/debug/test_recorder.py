@@ -84,7 +84,9 @@ def test_steps_that_are_not_due_write_nothing(tmp_path) -> None:
         vg.debug.Recorder(every=0)
 
 
-def test_the_svg_is_the_one_render_save_draws(tmp_path) -> None:
+def test_without_pygraphviz_the_svg_is_the_one_render_save_draws(tmp_path,
+                                                                  monkeypatch) -> None:
+    monkeypatch.setitem(__import__("sys").modules, "pygraphviz", None)  # import fails
     recorder = vg.debug.Recorder(every=1, out=tmp_path / "r")
     x = vg.ones(2, requires_grad=True)
     loss = (x.exp() * 2).sum()

@@ -5,6 +5,7 @@ interpreter exit wait, errors reported at the next record or at close()."""
 from __future__ import annotations
 
 import gc
+import importlib.util
 import os
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import pytest
 import vizgrad as vg
 import vizgrad.nn as nn
 import vizgrad.optim as optim
+from vizgrad.debug.layout_helper import LayoutProcess
 from vizgrad.debug.recorder import RecorderWarning
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,8 +60,20 @@ def _children() -> list[str]:
 needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="Linux /proc")
 
 
+def _without_pygraphviz(monkeypatch) -> None:
+    """Make ``import pygraphviz`` fail: the Recorder then draws with the dot program."""
+    monkeypatch.setitem(sys.modules, "pygraphviz", None)
+
+
+has_pygraphviz = importlib.util.find_spec("pygraphviz") is not None
+
+
 @needs_proc
-def test_background_files_equal_the_synchronous_ones_and_nothing_is_left(tmp_path) -> None:
+@pytest.mark.parametrize("graphviz", ["library", "program"])
+def test_background_files_equal_the_synchronous_ones_and_nothing_is_left(
+        tmp_path, monkeypatch, graphviz) -> None:
+    if graphviz == "program":
+        _without_pygraphviz(monkeypatch)
     # both record the same graphs (node ids and seq numbers differ between two runs)
     vg.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 3))
@@ -108,28 +122,28 @@ def test_dot_failing_is_reported_at_the_next_record_and_by_close(tmp_path, monke
     fake.write_text("#!/bin/sh\necho 'syntax error in line 1' >&2\nexit 3\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(bin_dir))
+    _without_pygraphviz(monkeypatch)
     out = tmp_path / "runs"
     recorder = vg.debug.Recorder(every=1, out=out, background=background)
     x = vg.ones(2, requires_grad=True)
     first = r"step_000001\.json: .*exit 3.*syntax error"
     if background:
-        recorder.backward((x * 2).sum())
-        deadline = time.monotonic() + 60  # the worker meets the error a moment later
-        while not recorder._errors and time.monotonic() < deadline:
-            time.sleep(0.01)
-        with pytest.warns(RecorderWarning, match=first):  # ... shown at the next record
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the worker meets the error a moment later
+            recorder.backward((x * 2).sum())
+        recorder._jobs.join()  # ... here
+        with pytest.warns(RecorderWarning, match=first):  # shown at the next record
             recorder.backward((x * 3).sum())
+        with pytest.warns(RecorderWarning, match=r"step_000002\.json"):
+            assert len(recorder.flush()) == 2  # flush() waits, and shows the 2nd
     else:
         with pytest.warns(RecorderWarning, match=first):  # shown by the record itself
             recorder.backward((x * 2).sum())
         with pytest.warns(RecorderWarning, match=r"step_000002\.json"):
             recorder.backward((x * 3).sum())
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # each error is shown once only
         errors = recorder.close()
-    # each error is shown once: the second record's at close() in background
-    assert [str(w.message) for w in caught] == (
-        [f"vizgrad Recorder: {errors[1]}"] if background else [])
     assert len(errors) == 2 and "exit 3" in errors[0] and errors[1].startswith("step_000002")
     names = {p.name for p in out.iterdir()}
     assert "step_000001.svg" not in names and "step_000001.json" in names  # rest written
@@ -138,11 +152,33 @@ def test_dot_failing_is_reported_at_the_next_record_and_by_close(tmp_path, monke
 
 def test_dot_missing_leaves_the_dot_source_and_an_error(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    _without_pygraphviz(monkeypatch)
     recorder = _train(tmp_path / "runs", 2)
     with pytest.warns(RecorderWarning, match="Graphviz"):
         errors = recorder.close()
     assert len(errors) == 1 and "dot" in errors[0]
     assert (tmp_path / "runs" / "step_000002.dot").read_text().startswith("digraph")
+
+
+@needs_proc
+@pytest.mark.skipif(not has_pygraphviz, reason="the layout process needs pygraphviz")
+def test_layout_process_errors_timeouts_and_no_process_left(tmp_path) -> None:
+    layout = LayoutProcess()
+    good = "digraph { a -> b }"
+    with pytest.raises(RuntimeError, match="Graphviz layout failed"):
+        layout.draw("digraph { a -> ", tmp_path / "bad.svg", timeout=60)
+    layout.draw(good, tmp_path / "good.svg", timeout=60)  # the same process goes on
+    assert (tmp_path / "good.svg").read_text().rstrip().endswith("</svg>")
+    layout.close()
+    # starting the process and importing Graphviz takes longer than 1 ms: stopped
+    stopped = r"ended without drawing slow\.svg \(not done within 0\.001 s\)"
+    with pytest.raises(RuntimeError, match=stopped):
+        layout.draw(good, tmp_path / "slow.svg", timeout=0.001)
+    layout.draw(good, tmp_path / "again.svg", timeout=60)  # a fresh process is started
+    layout.close()
+    layout.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["again.svg", "good.svg"]
+    assert _children() == []
 
 
 @needs_proc
