@@ -105,6 +105,11 @@ class LayoutProcess:
         if "error" in reply:
             raise RuntimeError(f"Graphviz layout failed: {reply['error']}")
 
+    @property
+    def pid(self) -> int | None:
+        """The helper's process id while it runs (benchmarks read its CPU time)."""
+        return self._process.pid if self._process is not None else None
+
     def close(self) -> None:
         """End the helper and wait for it (no process is left behind)."""
         process, self._process = self._process, None

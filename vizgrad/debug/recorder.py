@@ -79,6 +79,7 @@ class Recorder:
         self._warned = 0  # how many of _errors were shown as warnings
         self._jobs: queue.Queue | None = None
         self._stop: weakref.finalize | None = None
+        self._layout: LayoutProcess | None = None  # the worker's layout process
 
     @property
     def due(self) -> bool:
@@ -137,8 +138,9 @@ class Recorder:
         else:
             if self._jobs is None:  # one worker for the run: starting a thread is not free
                 self._jobs = queue.Queue(maxsize=BACKLOG)
-                worker = threading.Thread(target=_work, args=(self._jobs,), daemon=True,
-                                          name="vizgrad-recorder")
+                self._layout = LayoutProcess()  # started at the first picture
+                worker = threading.Thread(target=_work, args=(self._jobs, self._layout),
+                                          daemon=True, name="vizgrad-recorder")
                 worker.start()
                 # close() at interpreter exit or when dropped unclosed: the last files
                 # are finished, and no `dot` is left running
@@ -159,7 +161,7 @@ class Recorder:
         (also shown as a :class:`RecorderWarning`, once each)."""
         if self._stop is not None:
             self._stop()  # runs once: puts the end mark, joins the worker
-            self._stop = self._jobs = None
+            self._stop = self._jobs = self._layout = None
         self._warn_new_errors()
         return list(self._errors)
 
@@ -175,11 +177,10 @@ class Recorder:
         self.close()
 
 
-def _work(jobs: queue.Queue) -> None:
+def _work(jobs: queue.Queue, layout: LayoutProcess) -> None:
     """The worker thread: save each record's files in turn until the end mark (None),
     then stop the layout process.  Holds no reference to the Recorder, so an
     unclosed one can still be collected."""
-    layout = LayoutProcess()
     try:
         while True:
             job = jobs.get()
