@@ -128,4 +128,8 @@ if __name__ == "__main__":
     # not this folder first on sys.path: its modules must not shadow library ones
     sys.path[:] = [entry for entry in sys.path
                    if os.path.abspath(entry or ".") != os.path.dirname(os.path.abspath(__file__))]
-    serve(sys.stdin.buffer, sys.stdout.buffer)
+    # the answers get a descriptor of their own; anything Graphviz prints to standard
+    # output goes to standard error instead, and cannot break the protocol
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    serve(sys.stdin.buffer, answers)
