@@ -12,6 +12,7 @@ Run: ``python benchmarks/bench_debug_parts.py`` (prints one JSON line).
 
 from __future__ import annotations
 
+import inspect
 import json
 import statistics
 import sys
@@ -56,12 +57,15 @@ def measure(steps: int = 400, every: int = 20) -> dict[str, float]:
         before_monitor = clock()
         monitor.step(loss)
         after_monitor = clock()
-        if index % every == every - 1:  # a recorded step
-            with record_grads(loss):
+        if index % every == every - 1:  # a recorded step, as Recorder.backward takes it
+            with record_grads(loss) as record:
                 loss.backward()
             recorder.steps = 0
             recorder.written.clear()
-            recorder._write(loss)
+            if "walk" in inspect.signature(recorder._write).parameters:
+                recorder._write(loss, record.walk)
+            else:  # an older tree (run with --against-style PYTHONPATH): walked again
+                recorder._write(loss)
             recorder._save(*recorder._queue.get())
             recorded.append(clock() - after_monitor)
             optimizer.step()

@@ -5,7 +5,10 @@ contenders take turns, so load on the machine hits both alike).  Graphs of about
 20,000 nodes are ``branches`` MLP chains (``tanh(h @ W + b)``, 5 nodes a layer)
 summed together, each chain 40 layers deep so that torchviz, which recurses once
 per graph level, stays under Python's recursion limit.  A last row shows a
-3,000-op chain: vizgrad draws it, torchviz raises RecursionError.
+3,000-op chain: vizgrad draws it, torchviz raises RecursionError.  The column
+"vizgrad's own graph" draws the same towers built with vizgrad (per node of its own
+graph).  ``--layout`` also times Graphviz's ``dot -Tsvg`` (CPU time of the child
+process) on the full DOT of the ~1,000-node towers from each.
 
 Run: ``python benchmarks/bench_torch_render.py`` (``--quick`` for a smoke run).
 torchviz is optional (``pip install --no-deps torchviz``).
@@ -14,6 +17,8 @@ torchviz is optional (``pip install --no-deps torchviz``).
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 import time
 
@@ -33,6 +38,24 @@ def forest(branches: int, depth: int = 40):
     return total
 
 
+def forest_vizgrad(branches: int, depth: int = 40):
+    """The same towers built with vizgrad (float32, as PyTorch's default)."""
+    import numpy as np
+
+    import vizgrad as vg
+
+    rng = np.random.default_rng(0)
+    total = None
+    for _ in range(branches):
+        h = vg.tensor(rng.standard_normal((4, 8)).astype(np.float32))
+        for _ in range(depth):
+            w = vg.tensor(rng.standard_normal((8, 8)).astype(np.float32), requires_grad=True)
+            b = vg.tensor(rng.standard_normal(8).astype(np.float32), requires_grad=True)
+            h = (h @ w + b).tanh()
+        total = h.sum() if total is None else total + h.sum()
+    return total
+
+
 def node_count(loss) -> int:
     seen, stack = set(), [loss.grad_fn]
     while stack:
@@ -44,28 +67,67 @@ def node_count(loss) -> int:
     return len(seen)
 
 
-def per_node(loss, repeats: int) -> dict[str, float]:
+def per_node(loss, repeats: int, own=None) -> dict[str, float]:
+    """Best CPU time per node of each contender; ``own`` is vizgrad's own graph of the
+    same shape (timed per node of that graph)."""
     import vizgrad
 
     nodes = node_count(loss)
     contenders = {
-        "vizgrad": lambda: vizgrad.make_dot(loss, max_nodes=None).source,
+        "vizgrad": (lambda: vizgrad.make_dot(loss, max_nodes=None).source, nodes),
         "vizgrad (edge_labels=False)":
-            lambda: vizgrad.make_dot(loss, max_nodes=None, edge_labels=False).source,
+            (lambda: vizgrad.make_dot(loss, max_nodes=None, edge_labels=False).source, nodes),
     }
+    if own is not None:
+        contenders["vizgrad's own graph"] = (
+            lambda: vizgrad.make_dot(own, max_nodes=None).source, len(vizgrad.graph.walk(own)))
     try:
         import torchviz
     except ImportError:
         print("torchviz not installed: its column is empty", file=sys.stderr)
     else:
-        contenders["torchviz"] = lambda: torchviz.make_dot(loss).source
+        contenders["torchviz"] = (lambda: torchviz.make_dot(loss).source, nodes)
     times: dict[str, list[float]] = {label: [] for label in contenders}
     for _ in range(repeats):
-        for label, function in contenders.items():
+        for label, (function, _) in contenders.items():
             start = time.process_time()  # CPU time: the machine may be shared
             function()
             times[label].append(time.process_time() - start)
-    return {label: min(values) / nodes for label, values in times.items()}
+    return {label: min(times[label]) / count for label, (_, count) in contenders.items()}
+
+
+def layout_seconds(source: str, timeout: float = 600) -> str:
+    """CPU seconds of ``dot -Tsvg`` on ``source`` (the child's own time), or why not."""
+    before = os.times()
+    try:
+        done = subprocess.run(["dot", "-Tsvg"], input=source.encode(), capture_output=True,
+                              timeout=timeout)
+    except FileNotFoundError:
+        return "no dot"
+    except subprocess.TimeoutExpired:
+        return f"> {timeout:.0f} s (stopped)"
+    after = os.times()
+    seconds = (after.children_user - before.children_user
+               + after.children_system - before.children_system)
+    return f"{seconds:.2f}" if done.returncode == 0 else f"rc {done.returncode}"
+
+
+def layouts(branches: int) -> list[tuple[str, str]]:
+    """``dot -Tsvg`` of the full DOT of the same towers from each renderer."""
+    import vizgrad
+
+    loss, own = forest(branches), forest_vizgrad(branches)
+    rows = [("vizgrad, PyTorch graph", vizgrad.make_dot(loss, max_nodes=None).source),
+            ("vizgrad, PyTorch graph, edge_labels=False",
+             vizgrad.make_dot(loss, max_nodes=None, edge_labels=False).source),
+            ("vizgrad, its own graph", vizgrad.make_dot(own, max_nodes=None).source)]
+    try:
+        import torchviz
+    except ImportError:
+        pass
+    else:
+        rows.append(("torchviz", torchviz.make_dot(loss).source))
+    return [(label, layout_seconds(source)) for label, source in rows]
 
 
 def chain_check(ops: int) -> str:
@@ -93,20 +155,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--layout", action="store_true",
+                        help="also time dot -Tsvg of the full DOT of the ~1,000-node towers")
     args = parser.parse_args()
     sizes = [1_000, 5_000] if args.quick else [1_000, 5_000, 20_000]
-    print("| graph nodes | vizgrad us/node | vizgrad, no edge labels | torchviz us/node "
-          "| vizgrad / torchviz |\n|---:|---:|---:|---:|---:|")
+    print("| graph nodes | vizgrad us/node | vizgrad, no edge labels | vizgrad's own graph "
+          "us/node | torchviz us/node | vizgrad / torchviz | own graph / torchviz |\n"
+          "|---:|---:|---:|---:|---:|---:|---:|")
     for size in sizes:
-        loss = forest(max(1, round(size / 201)))
-        result = per_node(loss, args.repeats)
-        ours, plain, theirs = (result.get(k) for k in
-                               ("vizgrad", "vizgrad (edge_labels=False)", "torchviz"))
+        branches = max(1, round(size / 201))
+        loss = forest(branches)
+        result = per_node(loss, args.repeats, forest_vizgrad(branches))
+        ours, plain, own, theirs = (result.get(k) for k in (
+            "vizgrad", "vizgrad (edge_labels=False)", "vizgrad's own graph", "torchviz"))
         ratio = f"{ours / theirs:.2f}x" if theirs else "-"
+        own_ratio = f"{own / theirs:.2f}x" if theirs else "-"
         theirs_text = f"{theirs * 1e6:.1f}" if theirs else "-"
         print(f"| {node_count(loss):,} | {ours * 1e6:.1f} | {plain * 1e6:.1f} | "
-              f"{theirs_text} | {ratio} |")
+              f"{own * 1e6:.1f} | {theirs_text} | {ratio} | {own_ratio} |")
     print("\n" + chain_check(3_000))
+    if args.layout:
+        print("\n| DOT of the 1,009-node towers | dot -Tsvg CPU s |\n|---|---:|")
+        for label, seconds in layouts(5):
+            print(f"| {label} | {seconds} |")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,9 @@ each round's median step, wall clock and CPU time. Memory: peak RSS of a fresh
 interpreter after 100 MLP steps, and the RSS growth between step 100 and step 1,000.
 
 Run: ``python benchmarks/bench_training.py`` (``--rounds 5 --steps 30``).
+``--against DIR`` adds a row for the vizgrad of another checkout (``DIR/vizgrad``, e.g.
+``git archive <ref> vizgrad | tar -x -C DIR``), its interpreters taking turns with the
+others in the same rounds: before/after figures from one run.
 """
 
 from __future__ import annotations
@@ -51,10 +54,13 @@ def _rss_now() -> int:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+AGAINST = "vizgrad (against)"  # the row of --against's checkout
+
+
 def _time_worker(library: str, workload: str, steps: int) -> dict:
     import models
 
-    step = models.step_for(library, workload)
+    step = models.step_for("vizgrad" if library == AGAINST else library, workload)
     for _ in range(3):  # warm up: caches, first-step allocations, lazy imports
         step()
     walls, cpus = [], []
@@ -69,7 +75,7 @@ def _time_worker(library: str, workload: str, steps: int) -> dict:
 def _memory_worker(library: str) -> dict:
     import models
 
-    step = models.step_for(library, "mlp")
+    step = models.step_for("vizgrad" if library == AGAINST else library, "mlp")
     before = _rss_now()
     for _ in range(100):
         step()
@@ -80,9 +86,16 @@ def _memory_worker(library: str) -> dict:
     return {"peak": peak, "setup": before, "growth": _rss_now() - at_100}
 
 
+#: ``--against``'s checkout, put first on the path of that row's interpreters.
+_AGAINST_PATH: list[str] = []
+
+
 def _run(*args: str) -> dict:
+    env = {**os.environ, **ONE_THREAD}
+    if AGAINST in args:
+        env["PYTHONPATH"] = os.pathsep.join([*_AGAINST_PATH, env.get("PYTHONPATH", "")])
     done = subprocess.run([sys.executable, __file__, "--worker", *args], capture_output=True,
-                          text=True, env={**os.environ, **ONE_THREAD})
+                          text=True, env=env)
     if done.returncode:
         raise RuntimeError(f"worker {args} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -120,7 +133,12 @@ def table(results: dict, libraries, workloads) -> str:
             row.append(f"{found['wall']:.2f} (cpu {found['cpu']:.2f})")
         ours = results[("vizgrad", workload)]
         floor = results[("numpy", workload)]
-        row.append(f"{ours['wall'] / floor['wall']:.2f}x (cpu {ours['cpu'] / floor['cpu']:.2f}x)")
+        ratio = f"{ours['wall'] / floor['wall']:.2f}x (cpu {ours['cpu'] / floor['cpu']:.2f}x)"
+        old = results.get((AGAINST, workload))
+        if old:
+            ratio += (f"; against: {old['wall'] / floor['wall']:.2f}x "
+                      f"(cpu {old['cpu'] / floor['cpu']:.2f}x)")
+        row.append(ratio)
         torch = results.get(("pytorch", workload))
         row.append(f"{ours['wall'] / torch['wall']:.2f}x" if torch else "-")
         lines.append("| " + " | ".join(row) + " |")
@@ -144,6 +162,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20, help="timed steps per interpreter")
     parser.add_argument("--workloads", nargs="+", default=WORKLOADS, choices=WORKLOADS)
     parser.add_argument("--no-memory", action="store_true")
+    parser.add_argument("--against", metavar="DIR",
+                        help="also time the vizgrad of this checkout (DIR/vizgrad), same run")
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -153,6 +173,9 @@ def main() -> None:
         print(json.dumps(found))
         return
     libraries, missing = available()
+    if args.against:
+        _AGAINST_PATH.append(os.path.abspath(args.against))
+        libraries.insert(1, AGAINST)
     for library in missing:
         print(f"note: {library} is not installed (pip install -e .[bench]); skipped")
     results = measure(libraries, args.workloads, args.rounds, args.steps)
@@ -161,7 +184,8 @@ def main() -> None:
     print(table(results, libraries, args.workloads))
     if not args.no_memory:
         print()
-        print(memory_table([lib for lib in libraries if lib in ("vizgrad", "numpy", "pytorch")]))
+        print(memory_table([lib for lib in libraries
+                            if lib in ("vizgrad", AGAINST, "numpy", "pytorch")]))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,8 @@
 """An LSTM over a sequence (nn.LSTM), predicting the next value of a sine wave.
 
+As in PyTorch on the CPU, a float32 LSTM layer is one fused node
+(MkldnnRnnLayerBackward0); in float64 it runs ATen's cells, one group of nodes per step.
+
     vizgrad render --cluster gallery/lstm.py
 """
 

@@ -85,6 +85,65 @@ def functional(name, fn, shapes, differs="", covers=None, extra=(), **kwargs):
     return Row(name, covers or (name,), build, differs)
 
 
+def recurrent(name, kind, dtype="float32", state=False, shape=(5, 2, 3), output=0,
+              **options):
+    """A row for ``nn.<kind>(3, 4, **options)``: the graph under ``output`` (0: the output
+    sequence, 1: h_n, 2: c_n), in ``dtype`` (torch runs a float32 LSTM as one oneDNN
+    node per layer and direction, a float64 one as ATen's cells), with or without an
+    initial state."""
+    directions = 2 if options.get("bidirectional") else 1
+    layers = options.get("num_layers", 1)
+
+    def build(lib):
+        torch.manual_seed(0)
+        module = getattr(torch.nn, kind)(3, 4, **options).to(getattr(torch, dtype))
+        if lib is vizgrad:
+            made = getattr(vizgrad.nn, kind)(3, 4, **options)
+            copy_weights(made, module)
+            module = made.to(getattr(vizgrad, dtype))
+        x = lib.tensor(_array(shape).astype(dtype), requires_grad=True)
+        args = [x]
+        if state:
+            hidden = (layers * directions,) + ((shape[0 if options.get("batch_first") else 1],)
+                                               if len(shape) == 3 else ()) + (4,)
+            h = lib.tensor(_array(hidden, 1).astype(dtype), requires_grad=True)
+            args.append((h, lib.tensor(_array(hidden, 2).astype(dtype), requires_grad=True))
+                        if kind == "LSTM" else h)
+        out, final = module(*args)
+        return [out, *(final if kind == "LSTM" else (final,))][output]
+
+    return Row(name, (kind,), build)
+
+
+def recurrent_rows(kind):
+    """Each option of ``nn.<kind>`` held by a row, and h_n / c_n as well as the output."""
+    states = ("h_n", "c_n") if kind == "LSTM" else ("h_n",)
+    rows = [recurrent(kind, kind)]
+    rows += [recurrent(f"{kind}_{name}", kind, output=nr + 1) for nr, name in enumerate(states)]
+    rows += [
+        recurrent(f"{kind}_state", kind, state=True),
+        recurrent(f"{kind}_no_bias", kind, bias=False),
+        recurrent(f"{kind}_2_layers", kind, num_layers=2),
+        recurrent(f"{kind}_bidirectional", kind, bidirectional=True),
+        recurrent(f"{kind}_batch_first", kind, batch_first=True, shape=(2, 5, 3)),
+        recurrent(f"{kind}_2_layers_bidirectional_batch_first_state_h_n", kind, state=True,
+                  num_layers=2, bidirectional=True, batch_first=True, shape=(2, 5, 3),
+                  output=1),
+        recurrent(f"{kind}_float64", kind, "float64"),
+        recurrent(f"{kind}_float64_2_layers_bidirectional_batch_first_state", kind, "float64",
+                  state=True, num_layers=2, bidirectional=True, batch_first=True,
+                  shape=(2, 5, 3)),
+        recurrent(f"{kind}_float64_{states[-1]}", kind, "float64", output=len(states)),
+    ]
+    if kind == "RNN":
+        rows += [recurrent("RNN_relu", kind, nonlinearity="relu"),
+                 recurrent("RNN_relu_no_bias_state", kind, state=True, nonlinearity="relu",
+                           bias=False)]
+    return rows + [recurrent(f"{kind}_unbatched_state", kind, state=True, shape=(5, 3)),
+                   recurrent(f"{kind}_unbatched_batch_first", kind, shape=(5, 3),
+                             batch_first=True)]
+
+
 LABELS = np.array([0, 2, 1, 2])
 PROBS = _array((4, 3), 7, low=0.05, high=0.95)
 MASK = np.triu(np.ones((3, 3), dtype=bool), 1)
@@ -198,11 +257,7 @@ RECURRENT = [
     layer("GRUCell", lambda nn: nn.GRUCell(3, 4), [(2, 3)]),
     layer("GRUCell_state", lambda nn: nn.GRUCell(3, 4), [(2, 3), (2, 4)],
           covers=("GRUCell",)),
-    layer("RNN", lambda nn: nn.RNN(3, 4), [(5, 2, 3)],
-          differs="torch runs the ATen cell per step; vizgrad projects the whole sequence "
-                  "with one addmm and adds per step (fewer nodes, other operand order)"),
-    layer("LSTM", lambda nn: nn.LSTM(3, 4), [(5, 2, 3)], differs="as RNN"),
-    layer("GRU", lambda nn: nn.GRU(3, 4), [(5, 2, 3)], differs="as RNN"),
+    *[row for kind in ("RNN", "LSTM", "GRU") for row in recurrent_rows(kind)],
 ]
 
 ATTENTION = [

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 
 import numpy as np
 
@@ -123,3 +124,60 @@ def test_a_generator_resumed_by_different_callers_records_each_caller():
     assert [f.function for f in here.stack[-2:]] == ["_resume_here", "_ops_from_a_generator"]
     assert [f.function for f in there.stack[-2:]] == ["_resume_there", "_ops_from_a_generator"]
     assert here_again.stack == here.stack
+
+
+def _op_helper_op(x):
+    first = (x * 2.0).grad_fn
+    middle = _inner(x).grad_fn  # a walk of its own, from a deeper frame
+    last = (x * 2.0).grad_fn  # back here: this frame's callers again
+    return first, middle, last
+
+
+def test_ops_of_one_frame_around_a_deeper_call_keep_their_callers():
+    # The callers' part is reused while the op comes from the frame the last walk
+    # started from (its tag); a deeper call in between walks again, and coming back
+    # must give this frame's callers, not the deeper call's.
+    test = "test_ops_of_one_frame_around_a_deeper_call_keep_their_callers"
+    for _ in range(3):
+        first, middle, last = _op_helper_op(leaf())
+        assert [f.function for f in first.stack[-2:]] == [test, "_op_helper_op"]
+        assert [f.function for f in middle.stack[-3:]] == [test, "_op_helper_op", "_inner"]
+        assert [f.function for f in last.stack[-2:]] == [test, "_op_helper_op"]
+        assert first.stack[:-1] == last.stack[:-1]
+
+
+def test_a_tracers_frame_function_is_left_alone():
+    # Frames are tagged through f_trace only where nobody else uses it: a debugger's
+    # local trace function stays, and under an active tracer nothing is tagged.
+    events = []
+
+    def local(frame, event, arg):
+        events.append(event)
+        return local
+
+    def with_local():
+        frame = sys._getframe()
+        frame.f_trace = local  # as a debugger sets it
+        nodes = []
+        for _ in range(3):  # (a loop: a comprehension has a frame of its own)
+            nodes.append((leaf() * 2.0).grad_fn)
+        assert frame.f_trace is local
+        return nodes
+
+    def untraced():
+        nodes = []
+        for _ in range(3):
+            nodes.append((leaf() * 2.0).grad_fn)
+        return nodes, sys._getframe().f_trace
+
+    for node in with_local():
+        assert node.stack[-1].function == "with_local"
+    previous = sys.gettrace()
+    sys.settrace(lambda frame, event, arg: None)  # a tracer that follows no frame
+    try:
+        nodes, f_trace = untraced()
+    finally:
+        sys.settrace(previous)
+    assert f_trace is None
+    assert [n.stack[-1].function for n in nodes] == ["untraced"] * 3
+    assert nodes[0].stack[:-1] == nodes[2].stack[:-1]

@@ -109,3 +109,34 @@ def test_bad_state_shape_is_reported():
     layer = nn.GRU(3, 4, num_layers=2)
     with pytest.raises(ValueError, match="hidden state of shape"):
         layer(vizgrad.randn(5, 2, 3), vizgrad.zeros(1, 2, 4))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_lstm_second_derivative_matches_torch(dtype, bidirectional):
+    # float32 runs the fused layer (MkldnnRnnLayerBackward0), whose create_graph backward
+    # recomputes the layer with differentiable ops; float64 runs ATen's cells.
+    from tests.tolerance import assert_close
+
+    from .helpers import copy_weights
+
+    torch.manual_seed(0)
+    tlayer = torch.nn.LSTM(3, 4, bidirectional=bidirectional).to(getattr(torch, dtype))
+    vlayer = nn.LSTM(3, 4, bidirectional=bidirectional)
+    copy_weights(vlayer, tlayer)
+    vlayer = vlayer.to(getattr(vizgrad, dtype))
+    x_array = randn(5, 2, 3).astype(dtype)
+    results = []
+    for lib, layer in ((vizgrad, vlayer), (torch, tlayer)):
+        x = lib.tensor(x_array, requires_grad=True)
+        out, (h, c) = layer(x)
+        loss = (out * out).sum() + (h * c).sum()
+        (gx,) = lib.autograd.grad(loss, [x], create_graph=True)
+        weight = layer.weight_hh_l0
+        (gw,) = lib.autograd.grad((gx * gx).sum(), [weight])
+        results.append([gx.detach().numpy(), gw.detach().numpy()])
+        if lib is vizgrad:
+            fused = h.grad_fn.next_functions[0][0].name() == "MkldnnRnnLayerBackward0"
+            assert fused == (dtype == "float32")
+    for mine, theirs in zip(*results):
+        assert_close(mine, theirs, steps=200)

@@ -96,13 +96,7 @@ def test_sgd_step_allocates_one_temporary_per_parameter(momentum):
         np.testing.assert_allclose(param.array, 1 - 2 * 0.05, rtol=1e-6)
 
 
-@pytest.mark.parametrize("mode", ["LSTM", "RNN"])
-def test_recurrent_layers_add_the_hidden_bias_once_not_per_step(mode):
-    # b_hh only adds to every step's gates (outside GRU's reset gate), so it is added to
-    # the whole input projection once: one node uses it, however long the sequence.
-    vizgrad.manual_seed(0)
-    layer = getattr(nn, mode)(4, 6)
-    out, _ = layer(vizgrad.randn(7, 2, 4))
+def _bias_users(out, bias):
     users, seen, stack = 0, set(), [out.sum().grad_fn]
     while stack:
         node = stack.pop()
@@ -110,7 +104,22 @@ def test_recurrent_layers_add_the_hidden_bias_once_not_per_step(mode):
             continue
         seen.add(node)
         for child, _ in node.next_functions:
-            if child is not None and getattr(child, "variable", None) is layer.bias_hh_l0:
+            if child is not None and getattr(child, "variable", None) is bias:
                 users += 1
             stack.append(child)
-    assert users == 1
+    return users
+
+
+@pytest.mark.parametrize("mode, users", [("LSTM", 1), ("RNN", 7)])
+def test_recurrent_layers_use_the_hidden_bias_as_pytorch_does(mode, users):
+    # A float32 LSTM is one fused node per layer (PyTorch's oneDNN path): b_hh enters
+    # once, however long the sequence. ATen's RNN cell adds it per step inside
+    # linear_hh's addmm (a fused bias, no separate broadcast): once per step, as torch.
+    torch = pytest.importorskip("torch")
+    vizgrad.manual_seed(0)
+    layer = getattr(nn, mode)(4, 6)
+    out, _ = layer(vizgrad.randn(7, 2, 4))
+    theirs = getattr(torch.nn, mode)(4, 6)
+    reference, _ = theirs(torch.randn(7, 2, 4))
+    assert _bias_users(out, layer.bias_hh_l0) == users
+    assert _bias_users(reference, theirs.bias_hh_l0) == users

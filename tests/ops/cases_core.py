@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import vizgrad as vg
 from vizgrad.ops.activations import SigmoidBackward, TanhBackward
+from vizgrad.ops.views import TransposeInPlace
 
 from .optable import Arg, OpCase
 
@@ -48,7 +49,7 @@ CASES = [
            ("Bmm", "UnsafeView", "Expand"), lambda a, b: a @ b, "UnsafeViewBackward0"),
     OpCase("matmul_batch_vec", lambda a, b: a @ b, [A((2, 2, 3)), A((3,))],
            ("Mv", "UnsafeView"), lambda a, b: a @ b, "UnsafeViewBackward0"),
-    OpCase("matmul_vec", lambda a, b: a @ b, [A((3,)), A((3, 2))], ("Mm", "Squeeze"),
+    OpCase("matmul_vec", lambda a, b: a @ b, [A((3,)), A((3, 2))], ("Mm", "SqueezeDim"),
            lambda a, b: a @ b),
     OpCase("matvec", lambda a, b: a @ b, [A((2, 3)), A((3,))], ("Mv",), lambda a, b: a @ b,
            "MvBackward0"),
@@ -88,8 +89,16 @@ CASES = [
            lambda a: a.permute(2, 0, 1), "PermuteBackward0"),
     OpCase("expand", lambda a: a.expand(3, 2, 4), [A((2, 1))], ("Expand", "SumTo"),
            lambda a: a.expand(3, 2, 4), "ExpandBackward0"),
-    OpCase("squeeze", lambda a: a.squeeze(1), [A((2, 1, 3))], ("Squeeze",),
-           lambda a: a.squeeze(1)),
+    OpCase("transpose_in_place", lambda a: TransposeInPlace.apply(a * 1, 0, 1), [A((2, 3))],
+           ("TransposeInPlace",), lambda a: (a * 1).transpose_(0, 1), "TransposeBackward1"),
+    OpCase("select", lambda a: a.select(1, -1), [A((2, 3, 4))], ("Select",),
+           lambda a: a.select(1, -1), "SelectBackward0"),
+    OpCase("squeeze", lambda a: a.squeeze(), [A((2, 1, 3))], ("Squeeze",),
+           lambda a: a.squeeze(), "SqueezeBackward0"),
+    OpCase("squeeze_dim", lambda a: a.squeeze(1), [A((2, 1, 3))], ("SqueezeDim",),
+           lambda a: a.squeeze(1), "SqueezeBackward1"),
+    OpCase("squeeze_dims", lambda a: a.squeeze((0, 2)), [A((1, 3, 1))], ("SqueezeDims",),
+           lambda a: a.squeeze((0, 2)), "SqueezeBackward2"),
     OpCase("unsqueeze", lambda a: a.unsqueeze(0), [A((2, 3))], ("Unsqueeze",),
            lambda a: a.unsqueeze(0), "UnsqueezeBackward0"),
     OpCase("slice", lambda a: a[1:, ::2], [A((3, 4))], ("Slice", "IndexBackward"),

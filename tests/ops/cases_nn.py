@@ -266,4 +266,36 @@ LOSS = [
         lambda x, t: _tf().kl_div(x, t, reduction="none")),
 ]
 
-CASES = LINEAR + ACTIVATION + NORM + CONVOLUTION + POOL + LOSS
+
+
+def _lstm_layer(reverse):
+    """vizgrad's fused layer against torch's ATen LSTM on the same float64 weights
+    (torch runs float64 through ATen's cells; the reverse direction on the flipped
+    sequence)."""
+    from vizgrad.ops.nn_rnn import LSTM_MODE, mkldnn_rnn_layer
+
+    def ours(x, w_ih, w_hh, b_ih, b_hh, hx, cx):
+        return mkldnn_rnn_layer(x, w_ih, w_hh, b_ih, b_hh, hx, cx, reverse, (), LSTM_MODE,
+                                3, 1, True, False, False, True)[:3]
+
+    def theirs(x, w_ih, w_hh, b_ih, b_hh, hx, cx):
+        import torch
+
+        seq = x.flip(0) if reverse else x
+        out, hy, cy = torch._VF.lstm(seq, (hx[None], cx[None]), [w_ih, w_hh, b_ih, b_hh],
+                                     True, 1, 0.0, True, False, False)
+        return (out.flip(0) if reverse else out), hy[0], cy[0]
+
+    return ours, theirs
+
+
+_LSTM_ARGS = [A((4, 2, 2), -1.0, 1.0), A((12, 2), -0.6, 0.6), A((12, 3), -0.6, 0.6),
+              A((12,), -0.5, 0.5), A((12,), -0.5, 0.5), A((2, 3), -1.0, 1.0),
+              A((2, 3), -1.0, 1.0)]
+RECURRENT = [
+    row(name, _lstm_layer(reverse)[0], _LSTM_ARGS, ("MkldnnRnnLayer",),
+        _lstm_layer(reverse)[1], "MkldnnRnnLayerBackward0")
+    for name, reverse in (("lstm_layer", False), ("lstm_layer_reverse", True))
+]
+
+CASES = LINEAR + ACTIVATION + NORM + CONVOLUTION + POOL + LOSS + RECURRENT

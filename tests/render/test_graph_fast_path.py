@@ -1,7 +1,7 @@
 """``vizgrad.graph`` reads vizgrad's nodes through ``vizgrad.core.facts`` (the one fast
 path) and any other node through the ``BackwardNode`` protocol's public members (the
 plain path).  Every op-table row's graph is read both ways, with its saved values
-held and after backward freed them, and every answer must match."""
+held and after backward freed them, and every answer must match (``graph_size`` too)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 import vizgrad
 from vizgrad import graph
 from vizgrad.core import facts
+from vizgrad.graph.topology import _size_of
 
 from ..ops.optable import all_cases
 
@@ -44,10 +45,12 @@ def _read(roots) -> list:
 
 
 def _both(roots, monkeypatch) -> tuple[list, list]:
-    fast = _read(roots)
+    # GraphMonitor's per-step figures: facts.graph_size's own loop against the same
+    # figures taken from the plain path's topology
+    fast = [*_read(roots), graph.graph_size(roots)]
     with monkeypatch.context() as patch:
         patch.setattr(facts, "reads", lambda node: False)
-        plain = _read(roots)
+        plain = [*_read(roots), _size_of(graph.topology(roots))]
     return fast, plain
 
 

@@ -32,7 +32,8 @@ def test_facts_is_a_named_record_matching_the_properties() -> None:
         facts = node.facts()
         assert isinstance(facts, graph.NodeFacts)
         assert facts == (facts.name, facts.outputs, facts.input_count, facts.scope,
-                         facts.freed, facts.variable)
+                         facts.freed, facts.variable, facts.names)
+        assert facts.names == node.get_metadata("vizgrad.names")
         assert facts.name == node.name() and facts.outputs == node.outputs
         assert facts.input_count == node.input_count and facts.scope == node.scope
         assert facts.freed == node.freed

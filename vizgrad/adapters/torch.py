@@ -40,8 +40,10 @@ import torch
 
 from ..core.node import SlotMeta
 from ..core.stack import StackFrame, format_frames
-from ..graph.tensors import SavedInfo, TensorInfo, outputs_of, to_dtype_name
-from .torch_tensor import TorchTensorInfo, name_leaf
+from ..core.tensor import NAMES_KEY
+from ..graph.protocol import NodeFacts
+from ..graph.tensors import SavedInfo, TensorInfo, to_dtype_name
+from .torch_tensor import TorchTensorInfo, WalkedLeafInfo, name_leaf
 
 __all__ = ["FORWARD_KEY", "LEAF_SEQ", "TorchLeafNode", "TorchNode", "TorchTensorInfo", "adapt",
            "is_torch_node", "name_leaf", "node_name"]
@@ -73,6 +75,7 @@ _ADAPTERS: dict[int, _Ref] = {}
 #: reading ``node.metadata`` would create an empty dict on every node.
 RECORDED = [False]
 _PY_NODE = torch.autograd.function.BackwardCFunction
+_LEAF = torch._C._functions.AccumulateGrad  # a leaf's accumulator (the type of its node)
 
 
 def node_name(fn: Any) -> str:
@@ -97,11 +100,43 @@ def adapt(fn: Any) -> TorchNode:
 
 
 def _new_adapter(fn: Any) -> TorchNode:
-    name = _NAMES.get(type(fn)) or node_name(fn)  # (once per node of every walk: inlined)
-    node = (TorchLeafNode if name == "AccumulateGrad" else TorchNode)(fn)
+    node = (TorchLeafNode if type(fn) is _LEAF else TorchNode)(fn)  # (inlined in walk_graph)
     ref = _ADAPTERS[id(fn)] = _Ref(node, _drop)
     ref.key = id(fn)
     return node
+
+
+#: PyTorch dtype -> its name ("float32") and back: read once per dtype
+_DTYPE_NAMES: dict[Any, str] = {}
+_DTYPES: dict[str, Any] = {}
+_METAS: dict[tuple, tuple] = {}
+
+
+def _read_meta(fn: Any) -> tuple[tuple[tuple[int, ...], str], ...]:
+    """``(shape, dtype name)`` of every forward output of ``fn`` (= gradient flowing in),
+    from ``_input_metadata``: the one read of it (the walk's, or a node's first ask).
+    A leaf's accumulator takes its leaf's (the same, read in half the time)."""
+    names = _DTYPE_NAMES
+    if type(fn) is _LEAF:
+        tensor = fn.variable
+        meta = ((tuple(tensor.shape), names.get(tensor.dtype) or _dtype_name(tensor.dtype)),)
+    else:
+        meta = tuple([(tuple(m.shape), names.get(m.dtype) or _dtype_name(m.dtype))
+                      for m in fn._input_metadata])
+    # one object per distinct value (a graph has few): less to free, and the renderer's
+    # caches keyed by it hit at once
+    found = _METAS.get(meta)
+    if found is None:
+        if len(_METAS) >= 4096:
+            _METAS.clear()
+        found = _METAS[meta] = meta
+    return found
+
+
+def _dtype_name(dtype: Any) -> str:
+    name = _DTYPE_NAMES[dtype] = to_dtype_name(dtype)
+    _DTYPES[name] = dtype
+    return name
 
 
 def _names(fn: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -171,12 +206,11 @@ class TorchNode:
         return nexts
 
     @property
-    def _result_meta(self) -> tuple[tuple[tuple[int, ...], Any], ...]:
-        """``(shape, dtype)`` of every forward output (= gradient flowing in)."""
+    def outputs(self) -> tuple[tuple[tuple[int, ...], str], ...]:
+        """``(shape, dtype name)`` of every forward output (read once per adapter)."""
         meta = self._meta
         if meta is None:
-            meta = self._meta = tuple([(tuple(m.shape), m.dtype)
-                                       for m in self.fn._input_metadata])
+            meta = self._meta = _read_meta(self.fn)
         return meta
 
     @property
@@ -189,17 +223,23 @@ class TorchNode:
         """Gradients sent on, one slot per ``next_functions`` entry (the next node's input)."""
         out = []
         for child, nr in self.next_functions:
-            metas = () if child is None else child._result_meta
+            metas = () if child is None else child.outputs
             if nr < len(metas):
                 shape, dtype = metas[nr]
-                out.append((SlotMeta(shape, dtype, "", False),))
+                out.append((SlotMeta(shape, _DTYPES[dtype], "", False),))
             else:
                 out.append(())
         return tuple(out)
 
     @staticmethod
-    def walk_graph(roots: list[TorchNode]) -> tuple[list, list[int], list]:
-        """``vizgrad.graph.walk`` of PyTorch roots: ``(nodes, seqs, edges)``, iterative.
+    def walk_graph(roots: list[TorchNode]) -> tuple[list, list[int], list, list]:
+        """``vizgrad.graph.walk`` of PyTorch roots: ``(nodes, seqs, edges, facts)``, iterative.
+
+        The one fast path for PyTorch graphs: every node is read once here (adapter,
+        ``next_functions``, ``_input_metadata``, sequence number, the freed probe),
+        and ``facts`` holds each node's :class:`~vizgrad.graph.NodeFacts` (what
+        ``facts()`` answers), so the renderer asks nothing more of PyTorch per node.
+        ``tests/torch/test_fast_path.py`` checks it against the plain protocol walk.
 
         Nodes come newest first by PyTorch's sequence number, leaves (which have
         none) last, ties in discovery order; they are then numbered from 0 (the
@@ -207,16 +247,16 @@ class TorchNode:
         """
         from ..graph import GraphEdge, GraphNode
 
-        wrapped: dict[int, Any] = {}
-        order: list[TorchNode] = []
-        table = _ADAPTERS
+        wrapped: dict[TorchNode, GraphNode] = {}  # (adapters hash by identity, in C)
+        table, new, leaf_type = _ADAPTERS, object.__new__, _LEAF
         stack = list(roots)
-        while stack:  # depth first; adapters made here (next_functions inlined: hot)
-            node = stack.pop()
-            if id(node) in wrapped:
+        pop, push = stack.pop, stack.append
+        while stack:  # depth first; adapters made here (adapt() inlined: hot)
+            node = pop()
+            if node in wrapped:
                 continue
-            wrapped[id(node)] = GraphNode(node)
-            order.append(node)
+            graph_node = wrapped[node] = new(GraphNode)  # GraphNode(node), without a call
+            graph_node.raw = node
             nexts = node._next
             if nexts is None:
                 out = []
@@ -224,64 +264,92 @@ class TorchNode:
                     if fn is None:
                         out.append((None, nr))
                         continue
-                    ref = table.get(id(fn))
+                    key = id(fn)
+                    ref = table.get(key)
                     child = None if ref is None else ref()
-                    if child is None:
-                        child = _new_adapter(fn)
+                    if child is None:  # _new_adapter(fn), inlined
+                        child = (TorchLeafNode if type(fn) is leaf_type else TorchNode)(fn)
+                        ref = table[key] = _Ref(child, _drop)
+                        ref.key = key
                     out.append((child, nr))
-                    if id(child) not in wrapped:
-                        stack.append(child)
+                    if child not in wrapped:
+                        push(child)
                 node._next = tuple(out)
             else:
                 for child, _ in nexts:
-                    if child is not None and id(child) not in wrapped:
-                        stack.append(child)
-        keys = []
-        for position, node in enumerate(order):
-            seq = node.fn._sequence_nr()
-            keys.append((-1 if seq >= LEAF_SEQ else seq, -position))
-        ranked = sorted(range(len(order)), key=keys.__getitem__, reverse=True)
-        nodes = [wrapped[id(order[i])] for i in ranked]
+                    if child is not None and child not in wrapped:
+                        push(child)
+        # newest first, leaves (no sequence number: keys up to n) oldest, ties in
+        # discovery order: one int key per node, (seq + 1) * (n + 1) + (n - position)
+        count = len(wrapped)
+        step = count + 1
+        keys = [(0 if seq >= LEAF_SEQ else seq + 1) * step + count - position
+                for position, seq in enumerate([node.fn._sequence_nr() for node in wrapped])]
+        found = list(wrapped.values())
+        nodes = [found[i] for i in sorted(range(count), key=keys.__getitem__, reverse=True)]
         edges: list = []
-        append = edges.append
-        named: dict[int, tuple] = {}  # id(child) -> its outputs' (shape, dtype name)
+        facts: list = []
+        append, add_facts = edges.append, facts.append
+        probes, names, scoped = _PROBES, _NAMES, RECORDED[0]
+        make, info = tuple.__new__, object.__new__  # records without Python-level __new__
         for graph_node in nodes:
-            for slot, (child, nr) in enumerate(graph_node.raw._next):
+            node = graph_node.raw
+            fn = node.fn
+            meta = node._meta  # read as a child of a newer node (a root's is not)
+            if meta is None:
+                meta = node._meta = _read_meta(fn)
+            nexts = node._next
+            for slot, (child, nr) in enumerate(nexts):
                 if child is None:
                     continue
-                metas = named.get(id(child))
-                if metas is None:  # a child feeds one or more consumers: names made once
-                    metas = named[id(child)] = tuple(
-                        [(shape, to_dtype_name(dtype)) for shape, dtype in child._result_meta])
+                metas = child._meta
+                if metas is None:
+                    metas = child._meta = _read_meta(child.fn)
                 shape, dtype = metas[nr] if nr < len(metas) else (None, None)
-                append(GraphEdge(graph_node, wrapped[id(child)], slot, 0, nr, 0, nr, shape,
-                                 dtype))
-        return nodes, list(range(len(nodes) - 1, -1, -1)), edges
+                append(make(GraphEdge, (graph_node, wrapped[child], slot, 0, nr, 0, nr, shape,
+                                        dtype)))
+            kind = type(fn)
+            probe = probes.get(kind, _names)
+            if probe is _names:
+                _names(fn)
+                probe = probes[kind]
+            freed = False
+            if probe is not None:
+                try:
+                    getattr(fn, probe)
+                except RuntimeError:
+                    freed = True
+            if kind is _LEAF:  # (meta was read from the leaf itself: _read_meta)
+                variable = info(WalkedLeafInfo)
+                variable.tensor = fn.variable
+                variable.signature = meta[0]
+            else:
+                variable = None
+            add_facts(make(NodeFacts, (names.get(kind) or node_name(fn), meta, len(nexts),
+                                       node.scope if scoped else "", freed, variable,
+                                       fn.metadata.get(NAMES_KEY) if scoped else None)))
+        return nodes, list(range(count - 1, -1, -1)), edges, facts
 
-    def facts(self) -> tuple[str, tuple, int, str, bool, TensorInfo | None]:
-        """``(name, outputs, input_count, scope, freed, variable)`` (the renderer's hot path)."""
+    def facts(self) -> tuple[str, tuple, int, str, bool, TensorInfo | None, dict | None]:
+        """``(name, outputs, input_count, scope, freed, variable, names)``: a node's
+        :class:`~vizgrad.graph.NodeFacts` read alone (``walk_graph`` reads them in bulk)."""
         fn = self.fn
         kind = type(fn)
         name = _NAMES.get(kind) or node_name(fn)
         meta = self._meta
         if meta is None:
-            meta = self._result_meta
-        outputs = outputs_of(meta)
+            meta = self._meta = _read_meta(fn)
         nexts = self._next
         if nexts is None:
             nexts = self.next_functions
-        probe = _PROBES.get(kind, _names)
-        if probe is _names:
-            _names(fn)
-            probe = _PROBES[kind]
-        freed = False
-        if probe is not None:
-            try:
-                getattr(fn, probe)
-            except RuntimeError:
-                freed = True
-        return (name, outputs, len(nexts), self.scope if RECORDED[0] else "", freed,
-                self._variable_info())
+        return (name, meta, len(nexts), self.scope if RECORDED[0] else "", self.freed,
+                self._variable_info(), self._names_given())
+
+    def _names_given(self) -> dict | None:
+        """Output names in ``metadata["vizgrad.names"]``: read only once ``capture`` has
+        run (``metadata`` creates a dict, and PyTorch's anomaly record, on every node
+        it is first read on; nothing but a user's own hand writes names there)."""
+        return self.fn.metadata.get(NAMES_KEY) if RECORDED[0] else None
 
     def _variable_info(self) -> TensorInfo | None:
         return None
@@ -343,7 +411,17 @@ class TorchNode:
     @property
     def freed(self) -> bool:
         """True once backward released this node's saved tensors."""
-        return self.facts()[4]
+        fn = self.fn
+        probe = _PROBES.get(type(fn), _names)
+        if probe is _names:
+            _names(fn)
+            probe = _PROBES[type(fn)]
+        if probe is not None:
+            try:
+                getattr(fn, probe)
+            except RuntimeError:
+                return True
+        return False
 
     @property
     def metadata(self) -> dict:

@@ -20,7 +20,7 @@ import torch
 
 from ..graph.tensors import TensorInfo, to_dtype_name, to_numpy
 
-__all__ = ["TorchTensorInfo", "name_leaf"]
+__all__ = ["TorchTensorInfo", "WalkedLeafInfo", "name_leaf"]
 
 # id(leaf) -> (weak reference to it, name): names given by vizgrad.torch.capture (module
 # parameter paths).  Not a WeakKeyDictionary: it compares keys with ==, which a tensor
@@ -90,3 +90,10 @@ class TorchTensorInfo(TensorInfo):
         if tensor.requires_grad:
             return GraphNode(adapt(torch.autograd.graph.get_gradient_edge(tensor).node))
         return None
+
+
+class WalkedLeafInfo(TorchTensorInfo):
+    """A leaf's :class:`TorchTensorInfo` made by the walk that read its shape and dtype
+    (``TorchNode.walk_graph``): ``signature`` is that reading, kept, not read again."""
+
+    __slots__ = ("signature",)  # (shadows the property: the value the walk read)

@@ -27,6 +27,8 @@ def sum_to_array(array, shape):
     [[12.0], [12.0]]
     """
     lead = array.ndim - len(shape)
+    if lead == 1 and array.shape[1:] == tuple(shape):  # a bias's gradient: no axes to find
+        return array.sum(axis=0, keepdims=True).reshape(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, extent in enumerate(shape) if extent == 1 and array.shape[lead + i] != 1)
     if axes:

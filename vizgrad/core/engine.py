@@ -235,6 +235,7 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     # (anomaly mode) send every node through _run_node, so they cost nothing when absent.
     plain = not captures and needed is None and not NODE_LISTENERS
     owned: set = set()  # gradient sums allocated here, safe to add into in place
+    release = not retain_graph  # free each node's saved values once it ran
     # The newest waiting node runs next.  A node just reached that is newer than all
     # the others waiting is kept aside as ``following`` and skips the heap (most of a
     # chain's nodes do).
@@ -255,8 +256,18 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                 for grad in buffer:
                     if grad is None:
                         break
-                else:
-                    grads = _call_backward(node, buffer, not retain_graph)
+                else:  # _call_backward, inlined (one call fewer per node)
+                    grads = node.fn.backward(node, *buffer)
+                    if release:
+                        store = node._store
+                        if store is not None:
+                            store.clear()
+                        node._freed = True
+                    if grads.__class__ is not tuple:
+                        grads = (grads,)
+                    layout = node._layout
+                    if layout.__class__ is not ContiguousLayout or len(grads) != len(layout):
+                        grads = _flatten_grads(layout, grads)
                     buffer = None
             elif node.__class__ is AccumulateGrad and plain and not create_graph \
                     and not node._hooked and not node.variable._hooks:

@@ -22,8 +22,8 @@ from typing import Any
 
 from .node import OUT_LIST, AccumulateGrad, Node, SavedTensor
 
-__all__ = ["edges", "metadata_value", "next_nodes", "reads", "result_meta", "saved_buffers",
-           "summary"]
+__all__ = ["edges", "graph_size", "metadata_value", "next_nodes", "reads", "result_meta",
+           "saved_buffers", "summary"]
 
 _INPUT, _SCALAR, _HOOKED = SavedTensor.INPUT, SavedTensor.SCALAR, SavedTensor.HOOKED
 
@@ -112,3 +112,48 @@ def saved_buffers(node: Node) -> tuple[tuple[int, int, bool], ...]:
             value = _owner(value)
         out.append((id(value), value.nbytes, leaf))
     return tuple(out)
+
+
+def _seq(node: Node) -> int:
+    return node.seq
+
+
+def graph_size(roots: list[Any]) -> tuple[int, int, int, int | None, int | None] | None:
+    """``(nodes, depth, saved bytes, newest seq, oldest op seq)`` of the graph below the
+    nodes ``roots``, in one walk; None when it reaches a node that is not vizgrad's.
+
+    ``vizgrad.graph.graph_size`` explains the figures; this is its loop, per training
+    step under ``GraphMonitor``, so it reads the fields instead of calling per node."""
+    below: dict[Node, tuple] = {}
+    stack = list(roots)
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        if node in below:
+            continue
+        if not isinstance(node, Node):
+            return None
+        below[node] = nexts = node._next_nodes
+        for child in nexts:
+            if child is not None and child not in below:
+                push(child)
+    if not below:
+        return 0, 0, 0, None, None
+    # seq is a topological order (a node is newer than the nodes it feeds): newest
+    # first, a node's level is final before it is passed on
+    order = sorted(below, key=_seq, reverse=True)
+    level = dict.fromkeys(order, 1)
+    buffers: dict[int, int] = {}  # each saved buffer once, however many nodes hold it
+    oldest_op = None
+    for node in order:
+        if not isinstance(node, AccumulateGrad):
+            oldest_op = node.seq
+        deeper = level[node] + 1
+        for child in below[node]:
+            if child is not None and level[child] < deeper:
+                level[child] = deeper
+        if node._store and node._saved:
+            for key, size, _ in saved_buffers(node):
+                buffers[key] = size
+    return (len(order), max(level.values()), sum(buffers.values()), order[0].seq,
+            oldest_op)

@@ -42,7 +42,7 @@ from . import backend
 from .dual import ACTIVE as _DUAL_LEVELS
 from .dual import apply_dual, apply_inplace_dual
 from .inplace import refresh_view
-from .node import Node, node_class
+from .node import SEQUENCE, Node, node_class
 from .recording import (
     FIRST_OUTPUTS,
     FORWARD_LISTENERS,
@@ -75,7 +75,7 @@ from .tensor import Tensor, accumulator_of
 
 __all__ = ["FORWARD_LISTENERS", "Function", "binary_operator", "unary_operator"]
 
-_new_tensor = object.__new__
+_new_tensor = _new_node = object.__new__
 _NUMPY_ARRAY = np.ndarray
 
 
@@ -228,17 +228,19 @@ class Function:
                     refresh_view(arg)  # its base was written since: re-derive its history
                 raw[index] = arg.array
                 tensors.append(arg)
-                mask |= 1 << index
+                bit = 1 << index
+                mask |= bit
                 if arg._rg:
-                    grad_mask |= 1 << index
-                    if arg.grad_fn is not None:
-                        next_nodes.append(arg.grad_fn)
+                    grad_mask |= bit
+                    source = arg.grad_fn
+                    if source is not None:
+                        next_nodes.append(source)
                         if arg.output_nr:
                             numbered = True
                     else:
                         ref = arg._accumulator
-                        accumulator = ref() if ref is not None else None
-                        next_nodes.append(accumulator if accumulator is not None
+                        source = ref() if ref is not None else None
+                        next_nodes.append(source if source is not None
                                           else accumulator_of(arg))
                 else:
                     next_nodes.append(None)
@@ -252,9 +254,19 @@ class Function:
         number_mask = cls._number_mask
         if number_mask and mask & number_mask != number_mask:
             return cls.apply_plain(*args)  # a Python number takes an input slot
-        node = cls._node_class(cls, tuple(next_nodes),
-                    numbers_of(tensors) if numbered or len(tensors) >= len(FIRST_OUTPUTS)
-                    else FIRST_OUTPUTS[len(tensors)], grad_mask)
+        # Node.__init__, inlined: the fields forward may use; the others are set below,
+        # once their values are known (every way out of here sets them).
+        node = _new_node(cls._node_class)
+        node.seq = next(SEQUENCE)
+        node.fn = cls
+        node._next_nodes = tuple(next_nodes)
+        node._next_nrs = numbers_of(tensors) if numbered or index >= len(FIRST_OUTPUTS) \
+            else FIRST_OUTPUTS[len(tensors)]
+        node._grad_mask = grad_mask
+        node._to_save = None
+        node._saved = None
+        node._store = None
+        node._freed = False
         # -- run forward --------------------------------------------------------------
         try:
             out = cls.forward(node, *raw)
@@ -282,6 +294,8 @@ class Function:
         if depth:  # three slots rather than a tuple: one object fewer per op for the GC
             node._stack_code, node._stack_lasti, node._stack_tail = \
                 capture(depth, 2) or NO_STACK  # 2: apply's caller
+        else:
+            node._stack_code = None
         if FORWARD_LISTENERS:  # anomaly mode's check_forward; one list read otherwise
             for listener in list(FORWARD_LISTENERS):
                 listener(node, tensors, (out,))

@@ -12,6 +12,8 @@ import itertools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from .saved import (
     INPUTS_IN_ORDER,
     GraphFreedError,
@@ -491,8 +493,11 @@ class AccumulateGrad(Node):
     def __init__(self, variable: Any) -> None:
         super().__init__(_AccumulateGradFn)
         self.variable = variable
-        self._result_meta = ((variable.array.shape, variable.array.dtype),)
-        if variable.device != "cpu":
+        array = variable.array
+        self._result_meta = ((array.shape, array.dtype),)
+        # Made anew for every leaf in every step: a NumPy array is on the CPU without
+        # asking (``Tensor.device`` builds a device object)
+        if array.__class__ is not np.ndarray and variable.device != "cpu":
             self._device = variable.device
 
     def __repr__(self) -> str:

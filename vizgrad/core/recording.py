@@ -131,6 +131,8 @@ def describe_call(node: Node, tensors: list, outs: Any) -> None:
     if depth:  # three slots rather than a tuple: one object fewer per op for the GC
         node._stack_code, node._stack_lasti, node._stack_tail = \
             capture(depth) or NO_STACK
+    else:  # (Function.apply's node has no default here: it skips Node.__init__)
+        node._stack_code = None
     if FORWARD_LISTENERS:
         for listener in list(FORWARD_LISTENERS):
             listener(node, tensors, outs)

@@ -39,14 +39,6 @@ def resolve_saved(node: Any, tensors: list, results: Any) -> None:
     if SAVED_TENSOR_HOOKS:
         return _resolve_hooked(node, to_save, tensors, results)
     count = len(to_save)
-    if count == len(tensors) and count < 8:  # every input, in order? (mul, div, matmul)
-        for item, tensor in zip(to_save, tensors):
-            if item is not tensor.array or tensor._vc is not None and tensor._vc[0]:
-                break
-        else:
-            node._saved = INPUTS_IN_ORDER[count]
-            node._store = tensors  # the inputs list itself: one list fewer for the GC
-            return
     if count == 1 and len(results) == 1:  # only the output? (tanh, exp, sigmoid, relu)
         item = to_save[0]
         result = results[0]
@@ -59,6 +51,14 @@ def resolve_saved(node: Any, tensors: list, results: Any) -> None:
                 node._saved = _OUTPUT_ONLY
                 node._store = [item, counter]
                 return
+    if count == len(tensors) and count < 8:  # every input, in order? (mul, div, matmul)
+        for item, tensor in zip(to_save, tensors):
+            if item is not tensor.array or tensor._vc is not None and tensor._vc[0]:
+                break
+        else:
+            node._saved = INPUTS_IN_ORDER[count]
+            node._store = tensors  # the inputs list itself: one list fewer for the GC
+            return
     store: list = []
     key = []
     for item in to_save:

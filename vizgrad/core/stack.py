@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import linecache
 import os
-from sys import _getframe
+from sys import _getframe, gettrace
 from typing import Any, NamedTuple
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -19,7 +20,7 @@ def mark_runner(filename: str) -> None:
     """Frames of ``filename`` end user stacks: whatever called that file is not user code."""
     global _LAST_WALK
     _INTERNAL[filename] = RUNNER
-    _LAST_WALK = (0, (), False, ())  # a cached walk may have gone past that file
+    _LAST_WALK = (0, _NO_TAG, (), False, ())  # a cached walk may have gone past that file
 
 
 class StackFrame(NamedTuple):
@@ -48,7 +49,7 @@ def hide_package(folder: str) -> None:
     _HIDDEN = (*_HIDDEN, folder)
     for filename in [f for f in _INTERNAL if f.startswith(folder)]:
         del _INTERNAL[filename]  # classified before the folder was hidden
-    _LAST_WALK = (0, (), False, ())
+    _LAST_WALK = (0, _NO_TAG, (), False, ())
 
 
 def _is_internal(filename: str) -> bool:
@@ -70,21 +71,44 @@ def is_internal(filename: str) -> bool:
 
 # The callers' part of a stack (the tail) depends only on the raw chain of (code, offset)
 # pairs above the innermost user frame, and that chain rarely changes between ops, so
-# the last walk is kept: (depth, chain walked, walk reached the outermost frame, tail).
-# One tuple, replaced whole, so threads never see a half-updated cache.  Frame ids are
-# not used: a finished frame's id is reused by the next call.
-_LAST_WALK: tuple = (0, (), False, ())
+# the last walk is kept: (depth, tag, chain walked, walk reached the outermost frame,
+# tail).  One tuple, replaced whole, so threads never see a half-updated cache.
+#
+# Frame ids are not used to recognise the same caller chain: a finished frame's id is
+# reused by the next call.  Instead the innermost user frame of a walk is *tagged*: its
+# ``f_trace`` is set to the walk's tag, a fresh no-op function (only while no tracer is
+# installed, only on a frame whose ``f_trace`` is unset, never on a generator or
+# coroutine frame).  While a plain function's frame runs, its callers cannot change, so
+# the next op from the same frame finds its tag and reuses the tail with one attribute
+# read instead of comparing the whole chain (which is what untagged frames still do).
+# A tag is harmless as a trace function: a tracer installed later would call it for
+# that frame's line events and it returns None, which is what a frame that started
+# before the tracer gets anyway (no tracing); debuggers that set ``f_trace`` replace it.
+_NO_TAG = object()
+_LAST_WALK: tuple = (0, _NO_TAG, (), False, ())
+# Frames whose callers change between resumptions: never tagged.
+_SUSPENDABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+class _Tag:
+    """A frame's tag: a no-op local trace function (see above)."""
+
+    __slots__ = ()
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> None:
+        return None
 
 
 def capture(depth: int, skip: int = 1) -> tuple | None:
     """The op's call site: ``(code, lasti, tail)`` for the innermost user frame.
 
     ``tail`` is a flat ``(code, lasti, ...)`` tuple of up to ``depth - 1`` callers,
-    shared between ops whose callers are the same (checked by comparing the callers'
-    raw chain: cheaper than walking again, no filename lookups).  Instruction offsets,
-    not line numbers, are kept: reading ``f_lineno`` scans the line table, so lines are
-    computed only when someone reads ``node.stack``.  The walk starts ``skip`` frames
-    up (``Function.apply`` passes 2: itself is never user code).
+    shared between ops whose callers are the same (known from the frame's tag, or by
+    comparing the callers' raw chain with the last walk's: cheaper than walking again,
+    no filename lookups).  Instruction offsets, not line numbers, are kept: reading
+    ``f_lineno`` scans the line table, so lines are computed only when someone reads
+    ``node.stack``.  The walk starts ``skip`` frames up (``Function.apply`` passes 2:
+    itself is never user code).
     """
     global _LAST_WALK
     frame = _getframe(skip)
@@ -103,10 +127,11 @@ def capture(depth: int, skip: int = 1) -> tuple | None:
     lasti = frame.f_lasti
     if depth <= 1:
         return (code, lasti, ())
-    parent = frame.f_back
-    walk_depth, chain, at_top, tail = _LAST_WALK
+    walk_depth, tag, chain, at_top, tail = _LAST_WALK
     if walk_depth == depth:
-        check: Any = parent  # None once past the top: the AttributeError below
+        if frame.f_trace is tag:  # the frame the last walk started from: same callers
+            return (code, lasti, tail)
+        check: Any = frame.f_back  # None once past the top: the AttributeError below
         try:
             for code_then, lasti_then in chain:
                 if check.f_lasti != lasti_then or check.f_code is not code_then:
@@ -114,12 +139,27 @@ def capture(depth: int, skip: int = 1) -> tuple | None:
                 check = check.f_back
             else:
                 if check is None or not at_top:
+                    if tag is not _NO_TAG:
+                        _tag(frame, code, tag)
                     return (code, lasti, tail)
         except AttributeError:  # the stack ends below where the chain did: walk again
             pass
-    tail, chain, at_top = _walk(parent, depth - 1)
-    _LAST_WALK = (depth, chain, at_top, tail)
+    tail, chain, at_top = _walk(frame.f_back, depth - 1)
+    tag = _Tag()
+    if not _tag(frame, code, tag):
+        tag = _NO_TAG
+    _LAST_WALK = (depth, tag, chain, at_top, tail)
     return (code, lasti, tail)
+
+
+def _tag(frame: Any, code: Any, tag: Any) -> bool:
+    """Tag ``frame`` as having the callers of ``tag``'s walk, where that is safe."""
+    current = frame.f_trace  # None, or an older walk's tag: anything else is a tracer's
+    if code.co_flags & _SUSPENDABLE or gettrace() is not None or (
+            current is not None and current.__class__ is not _Tag):
+        return False
+    frame.f_trace = tag
+    return True
 
 
 def _walk(frame, depth: int) -> tuple:

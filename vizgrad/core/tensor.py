@@ -22,6 +22,7 @@ from .node import AccumulateGrad, Node, RemovableHandle, add_hook
 from .tensor_checks import NOT_COPIED, check_grad, rebuild_tensor
 
 _NO_EDGE = (None, 0)
+_new_object = object.__new__  # one global read, no attribute lookups, per tensor made
 NAMES_KEY = "vizgrad.names"  # node.metadata[NAMES_KEY] = {output_nr: name} (Tensor.name)
 
 
@@ -135,7 +136,7 @@ class Tensor:
     def _make(data: Any, requires_grad: bool = False, grad_fn: Node | None = None,
               output_nr: int = 0) -> Tensor:
         """Wrap an array without copying (the hot path of every op)."""
-        tensor = Tensor.__new__(Tensor)
+        tensor = _new_object(Tensor)
         tensor.array = data
         tensor._rg = requires_grad
         tensor._grad = None
@@ -161,6 +162,7 @@ class Tensor:
         def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]: ...
         def unsafe_chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]: ...
         def unbind(self, dim: int = 0) -> tuple[Tensor, ...]: ...
+        def select(self, dim: int, index: int) -> Tensor: ...
         def relu(self) -> Tensor: ...
         def relu_(self) -> Tensor: ...
         def tanh(self) -> Tensor: ...

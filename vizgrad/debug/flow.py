@@ -23,7 +23,7 @@ from __future__ import annotations
 import io
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -107,8 +107,8 @@ class GradStats:
 
     def to_dict(self) -> dict[str, Any]:
         return {"vanishing": self.vanishing, "exploding": self.exploding,
-                "params": [_plain(asdict(p)) for p in self.params],
-                "nodes": [_plain(asdict(n)) for n in self.nodes],
+                "params": [_row(p) for p in self.params],
+                "nodes": [_row(n) for n in self.nodes],
                 "problems": self.problems}
 
     def to_json(self) -> str:
@@ -172,6 +172,18 @@ _FLAG_TEXT = {
     "dead_units": lambda p, s: f"{p.dead_units} of {p.units} output units got zero gradient "
                                "for the whole batch (dead units)",
 }
+
+
+def _row(item: ParamGrad | NodeGrad) -> dict[str, Any]:
+    """``_plain(dataclasses.asdict(item))`` for these flat records, without asdict's
+    recursive deep copy (the Recorder writes these on every recorded step)."""
+    names = _FIELDS.get(item.__class__)
+    if names is None:
+        names = _FIELDS[item.__class__] = tuple(f.name for f in fields(item))
+    return {name: _plain(getattr(item, name)) for name in names}
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _plain(value: Any) -> Any:
@@ -253,7 +265,8 @@ def _param_grad(name: str, tensor: Any, depth: int, vanishing: float,
 
 def _recorded_nodes(roots: Any) -> list[NodeGrad]:
     out = []
-    for node in graph.walk(roots).nodes:
+    walk = roots if isinstance(roots, graph.GraphWalk) else graph.walk(roots)
+    for node in walk.nodes:
         entry = node.get_metadata(METADATA_KEY)
         if entry is None or node.is_accumulate:
             continue
@@ -269,7 +282,8 @@ def grad_stats(target: Any, loss: Any = None, *, vanishing: float = VANISHING,
     ``target`` is a module (its ``named_parameters()``), a dict or list of
     ``(name, parameter)``, or a loss (the leaves of its graph).  ``loss`` (or a loss
     given as ``target``) adds the per-node statistics recorded by
-    :func:`vizgrad.debug.record_grads`.  A parameter is flagged ``vanishing`` when
+    :func:`vizgrad.debug.record_grads` (``loss`` may be that record's ``walk``: the
+    graph is not walked again).  A parameter is flagged ``vanishing`` when
     ``|grad| / |weight| < vanishing``, ``exploding`` above ``exploding``, ``nonfinite``
     for NaN/Inf, ``dead_units`` when whole output rows of its gradient are zero and
     ``no_grad`` when it got no gradient at all.

@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import graph
 from ..location import innermost_line
-from .memory import human_bytes, node_bytes
+from .memory import human_bytes
 
 
 @dataclass
@@ -95,20 +95,20 @@ class GraphMonitor:
         >>> if monitor.step(loss):
         ...     raise RuntimeError(str(monitor.step(loss)))
         """
-        shape = graph.topology(loss)  # no edge objects: cheap enough for every step
-        _, saved, _ = node_bytes(shape, per_node=False)
-        seqs = shape.seqs  # newest first when every node has one
-        newest = seqs[0] if seqs and None not in seqs else max(
-            (seq for seq in seqs if seq is not None), default=None)
+        # One cheap walk (graph_size) every step; the full topology only when the graph
+        # holds an op node as old as the previous step's newest: a leak to explain.
+        size = graph.graph_size(loss)
         number = len(self.history) + 1
-        record = StepRecord(number, len(shape.raws), shape.depth, saved, newest)
+        record = StepRecord(number, size.nodes, size.depth, size.saved_bytes,
+                            size.newest_seq)
         previous = self.history[-1] if self.history else None
         self.history.append(record)
         warning = GrowthWarning(number)
         if previous is None:
             return warning
-        if previous.newest_seq is not None:
-            self._find_old(shape, previous, warning)
+        if previous.newest_seq is not None and (size.oldest_op_seq is None
+                                                or size.oldest_op_seq <= previous.newest_seq):
+            self._find_old(graph.topology(loss), previous, warning)
         counts = [r.nodes for r in self.history[-(self.growth_steps + 1):]]
         warning.growing = len(counts) == self.growth_steps + 1 and all(
             a < b for a, b in zip(counts, counts[1:]))

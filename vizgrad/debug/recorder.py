@@ -67,9 +67,10 @@ class Recorder:
             loss.backward(**backward_options)
             self.steps += 1
             return None
-        with record_grads(loss):
+        with record_grads(loss) as record:
             loss.backward(**backward_options)
-        return self.step(loss)
+        self.steps += 1
+        return self._write(loss, record.walk)
 
     def step(self, loss: Any) -> Path | None:
         """Count one step (after its ``backward()``); on every ``every``-th, write files."""
@@ -79,16 +80,18 @@ class Recorder:
             return None
         return self._write(loss)
 
-    def _write(self, loss: Any) -> Path:
+    def _write(self, loss: Any, walk: Any = None) -> Path:
         """Take the figures now (gradients change at the next optimizer step); encode and
-        write them, and lay out the picture, in a background thread."""
+        write them, and lay out the picture, in a background thread.  ``walk``: the
+        graph's walk when the caller has one (``record_grads`` took it)."""
         from vizgrad.render import build_view
 
         self.out.mkdir(parents=True, exist_ok=True)
         stem = f"step_{self.steps:06d}"
         params = dict(self.model.named_parameters()) if self.model is not None else None
         view = build_view(loss, params=params, show_grad=True, max_nodes=None)
-        stats = grad_stats(self.model if self.model is not None else loss, loss)
+        stats = grad_stats(self.model if self.model is not None else loss,
+                           loss if walk is None else walk)
         entry = {"step": self.steps, "graph": f"{stem}.json", "grads": f"{stem}.grads.json",
                  "flow": f"{stem}.flow.svg", "nodes": len(view.nodes),
                  "problems": stats.problems}

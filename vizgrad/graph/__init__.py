@@ -9,7 +9,7 @@ is as easy to read as a 3-op one, wrapping nodes, edges and tensors in small
 read-only objects (:class:`GraphNode`, :class:`GraphEdge` in ``nodes.py``;
 :class:`TensorInfo`, :class:`SavedInfo` in ``tensors.py``).  :func:`topology`
 (``topology.py``) is the cheap per-training-step read: nodes and who feeds whom, no
-edge objects.
+edge objects; :func:`graph_size` only its size (what ``GraphMonitor`` takes each step).
 
 Example
 -------
@@ -42,12 +42,12 @@ from .tensors import (
     to_dtype_name,
     to_numpy,
 )
-from .topology import Topology, topology
+from .topology import GraphSize, Topology, graph_size, topology
 from .walking import GraphWalk, Root, walk, walk_roots
 
 __all__ = [
-    "BackwardNode", "GraphEdge", "GraphNode", "GraphWalk", "NodeFacts", "Root", "SavedInfo",
-    "SlotMeta", "StackFrame", "TensorInfo", "Topology", "as_node", "as_tensor_info", "is_node",
-    "is_tensor", "is_torch_tensor", "outputs_of", "sum_to_array", "to_dtype_name", "to_numpy",
-    "topology", "walk", "walk_roots",
+    "BackwardNode", "GraphEdge", "GraphNode", "GraphSize", "GraphWalk", "NodeFacts", "Root",
+    "SavedInfo", "SlotMeta", "StackFrame", "TensorInfo", "Topology", "as_node",
+    "as_tensor_info", "graph_size", "is_node", "is_tensor", "is_torch_tensor", "outputs_of",
+    "sum_to_array", "to_dtype_name", "to_numpy", "topology", "walk", "walk_roots",
 ]

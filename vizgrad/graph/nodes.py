@@ -12,13 +12,14 @@ answer), which the renderer and the per-step monitors would pay on every node.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..core import facts as fast
 from ..core.node import AccumulateGrad, SavedTensor, SlotMeta
 from ..core.stack import StackFrame
+from ..core.tensor import NAMES_KEY
 from .protocol import NodeFacts
 from .tensors import _KINDS, SavedInfo, TensorInfo, outputs_of, to_dtype_name, to_numpy
 
@@ -114,16 +115,18 @@ class GraphNode:
         return tuple(out[:count])
 
     def facts(self) -> NodeFacts:
-        """Name, outputs, input count, scope, freed and variable in one call (hot path)."""
+        """Name, outputs, input count, scope, freed, variable and output names in one call
+        (the renderer's hot path)."""
         raw = self.raw
         if fast.reads(raw):
-            name, meta, count, scope, freed, variable = fast.summary(raw)
-            return NodeFacts(name, outputs_of(meta), count, scope or "", freed,
-                             None if variable is None else TensorInfo(variable))
+            return core_facts(raw)
         if hasattr(raw, "facts"):  # an adapter's own one-call read
-            return NodeFacts(*raw.facts())
+            found = tuple(raw.facts())
+            if len(found) < len(NodeFacts._fields):  # an adapter without output names
+                found += (self.get_metadata(NAMES_KEY),)
+            return NodeFacts._make(found)
         return NodeFacts(self.name(), self.outputs, self.input_count, self.scope, self.freed,
-                         self.variable)
+                         self.variable, self.get_metadata(NAMES_KEY))
 
     def get_metadata(self, key: str, default: Any = None) -> Any:
         """Read ``metadata[key]`` without creating the dict on nodes that have none."""
@@ -234,29 +237,43 @@ class GraphNode:
         return f"GraphNode({self.name()}, seq={self.seq})"
 
 
-class GraphEdge:
+def core_facts(raw: Any) -> NodeFacts:
+    """``GraphNode(raw).facts()`` of one of vizgrad's own nodes (through ``core/facts.py``),
+    made without ``NamedTuple.__new__``'s Python call: the renderer asks every node."""
+    name, meta, count, scope, freed, variable = fast.summary(raw)
+    if variable is not None:
+        variable = TensorInfo(variable)
+    return tuple.__new__(NodeFacts, (name, outputs_of(meta), count, scope or "", freed,
+                                     variable, fast.metadata_value(raw, NAMES_KEY)))
+
+
+class _EdgeFields(NamedTuple):
+    node: GraphNode
+    next_node: GraphNode
+    slot: int
+    rank: int
+    next_slot: int
+    next_rank: int
+    input_nr: int
+    shape: tuple[int, ...] | None
+    dtype: str | None
+
+
+class GraphEdge(_EdgeFields):
     """``node.next_edges[slot][rank]`` leads to ``next_node``'s output ``(next_slot, next_rank)``.
 
     The gradient flows from ``node`` to ``next_node``; pictures draw the arrow the
     forward way, from ``next_node`` (the producer) to ``node`` (the consumer).
     ``shape``/``dtype`` (and ``meta``, a ``SlotMeta``) describe that gradient.
+
+    A record (a tuple underneath, so walks make one per edge without a Python-level
+    constructor); two edges compare equal only if they are the same object.
     """
 
-    __slots__ = ("node", "next_node", "slot", "rank", "next_slot", "next_rank", "input_nr",
-                 "shape", "dtype")
-
-    def __init__(self, node: GraphNode, next_node: GraphNode, slot: int, rank: int,
-                 next_slot: int, next_rank: int, input_nr: int,
-                 shape: tuple[int, ...] | None, dtype: str | None) -> None:
-        self.node = node
-        self.next_node = next_node
-        self.slot = slot
-        self.rank = rank
-        self.next_slot = next_slot
-        self.next_rank = next_rank
-        self.input_nr = input_nr
-        self.shape = shape
-        self.dtype = dtype
+    __slots__ = ()
+    __eq__ = object.__eq__  # one object per edge of a walk, as before it was a record
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
 
     @property
     def meta(self) -> SlotMeta | None:

@@ -90,3 +90,5 @@ class NodeFacts(NamedTuple):
     scope: str
     freed: bool
     variable: TensorInfo | None  #: the leaf tensor of a gradient accumulator
+    #: ``{output_nr: name}`` given by ``Tensor.name`` (``metadata["vizgrad.names"]``), or None
+    names: dict | None = None

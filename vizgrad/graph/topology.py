@@ -1,7 +1,9 @@
 """Cheap facts about a graph for tools that look at it every training step.
 
 :func:`topology` finds the nodes and who feeds whom without building edge objects,
-and saved buffers are read through ``vizgrad.core.facts`` for vizgrad's nodes."""
+and saved buffers are read through ``vizgrad.core.facts`` for vizgrad's nodes.
+:func:`graph_size` is cheaper still: only the figures ``GraphMonitor`` records every
+step (node count, depth, saved bytes, newest and oldest op ``seq``), in one walk."""
 
 from __future__ import annotations
 
@@ -52,6 +54,22 @@ class Topology:
         return max(level, default=0)
 
 
+def _root_nodes(roots: Any) -> list[Any]:
+    """The raw nodes ``roots`` (a tensor, sequence or dict) start from."""
+    fn = getattr(roots, "grad_fn", None)
+    if fn is not None and not isinstance(fn, GraphNode):  # one tensor: the common case
+        return [fn]
+    raws = []
+    for _, value in root_items(roots):
+        fn = getattr(value, "grad_fn", None)
+        if fn is not None and not isinstance(fn, GraphNode):
+            raws.append(fn)
+            continue
+        raws.extend(root.node.raw for root in walk_roots([value])
+                    if root.node is not None)
+    return raws
+
+
 def topology(roots: Any) -> Topology:
     """The nodes reachable from ``roots`` and who feeds whom, iteratively.
 
@@ -61,14 +79,7 @@ def topology(roots: Any) -> Topology:
     >>> len(t.nodes), t.depth
     (19, 12)
     """
-    raws = []
-    for _, value in root_items(roots):
-        fn = getattr(value, "grad_fn", None)
-        if fn is not None and not isinstance(fn, GraphNode):  # a tensor: the common case
-            raws.append(fn)
-            continue
-        raws.extend(root.node.raw for root in walk_roots([value])
-                    if root.node is not None)
+    raws = _root_nodes(roots)
     # Taken every training step by GraphMonitor, on a graph fresh out of forward (not in
     # the CPU's caches): each node is read once, its inputs kept for the children below.
     below: dict = {}
@@ -102,3 +113,50 @@ def _next_nodes(raw: Any) -> tuple:
     if fast.reads(raw):  # no pairs to build
         return fast.next_nodes(raw)
     return tuple(n for n, _ in raw.next_functions)
+
+
+@dataclass
+class GraphSize:
+    """What :func:`graph_size` measures: ``nodes`` reachable, ``depth`` (nodes on the
+    longest root-to-leaf path), ``saved_bytes`` (saved arrays still held, each buffer
+    once), ``newest_seq`` (the largest ``seq``) and ``oldest_op_seq`` (the smallest
+    ``seq`` of a node that is not a leaf's ``AccumulateGrad``; None when there is none,
+    or when a node has no ``seq``)."""
+
+    nodes: int
+    depth: int
+    saved_bytes: int
+    newest_seq: int | None
+    oldest_op_seq: int | None
+
+
+
+def graph_size(roots: Any) -> GraphSize:
+    """Node count, depth, saved bytes and ``seq`` range of ``roots``' graph, in one walk.
+
+    The same figures as ``topology(roots)`` (``len(raws)``, ``depth``, the saved bytes
+    ``vizgrad.debug.memory.node_bytes`` counts), without its lists: cheap enough for
+    every training step.  vizgrad's own nodes are read through ``vizgrad.core.facts``;
+    a graph with other nodes (PyTorch's) is measured through :func:`topology`.
+
+    Example
+    -------
+    >>> size = graph_size(loss)
+    >>> size.nodes, size.depth
+    (19, 12)
+    """
+    found = fast.graph_size(_root_nodes(roots))
+    if found is None:  # a node that is not vizgrad's (PyTorch's, through the adapter)
+        return _size_of(topology(roots))
+    return GraphSize(*found)
+
+
+def _size_of(shape: Topology) -> GraphSize:
+    """:class:`GraphSize` from a full :class:`Topology` (graphs with foreign nodes)."""
+    buffers = {key: size for held in shape.saved_buffers() for key, size, _ in held}
+    seqs = shape.seqs
+    ops = [seq for seq, leaf in zip(seqs, shape.accumulate) if not leaf]
+    known = [seq for seq in ops if seq is not None]
+    return GraphSize(len(shape.raws), shape.depth, sum(buffers.values()),
+                     max((seq for seq in seqs if seq is not None), default=None),
+                     min(known, default=None) if len(known) == len(ops) else None)

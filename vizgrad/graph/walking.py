@@ -10,7 +10,8 @@ from ..core import facts as fast
 from ..core.node import Node
 from .foreign import _number, as_node
 from .nodes import GraphEdge, GraphNode
-from .tensors import TensorInfo, as_tensor_info, to_dtype_name
+from .protocol import NodeFacts
+from .tensors import _DTYPE_NAMES, TensorInfo, as_tensor_info, to_dtype_name
 
 __all__ = ["GraphWalk", "Root", "root_items", "walk", "walk_roots"]
 
@@ -38,6 +39,9 @@ class GraphWalk:
     edges: list[GraphEdge]
     index: dict[Any, int] = field(default_factory=dict, repr=False)
     seqs: list[int | None] = field(default_factory=list, repr=False)  # aligned with nodes
+    #: each node's ``facts()``, aligned with ``nodes``, when the walk read them already
+    #: (an adapter's family walker does); see :meth:`node_facts`
+    facts: list[NodeFacts] | None = field(default=None, repr=False)
 
     def __iter__(self) -> Iterator[GraphNode]:
         return iter(self.nodes)
@@ -47,6 +51,12 @@ class GraphWalk:
 
     def __contains__(self, node: object) -> bool:
         return isinstance(node, GraphNode) and node.raw in self.index
+
+    def node_facts(self) -> list[NodeFacts]:
+        """``node.facts()`` of every node, aligned with ``nodes`` (read once, then kept)."""
+        if self.facts is None:
+            self.facts = [node.facts() for node in self.nodes]
+        return self.facts
 
     def position(self, node: GraphNode) -> int:
         """Index of ``node`` in ``nodes``."""
@@ -83,9 +93,9 @@ def walk(roots: Any) -> GraphWalk:
     family = getattr(type(stack[0]), "walk_graph", None) if stack else None
     if family is not None and all(getattr(type(raw), "walk_graph", None) is family
                                   for raw in stack):  # an adapter walks its own graphs
-        nodes, seqs, found = family(stack)
+        nodes, seqs, found, facts = family(stack)
         return GraphWalk(found_roots, nodes, found, {node.raw: i for i, node in enumerate(nodes)},
-                         seqs)
+                         seqs, facts)
     seen: dict[Any, GraphNode] = {}
     order: list[Any] = []
     while stack:
@@ -107,12 +117,14 @@ def walk(roots: Any) -> GraphWalk:
         seqs = [seq for seq, _ in pairs]
     index = {node.raw: i for i, node in enumerate(nodes)}
     edges: list[GraphEdge] = []
+    make, dtype_names = tuple.__new__, _DTYPE_NAMES  # (GraphEdge without a Python call)
     for node in nodes:
         if fast.reads(node.raw):
             for slot, rank, target, next_slot, next_rank, nr, shape, dtype in \
                     fast.edges(node.raw):
-                edges.append(GraphEdge(node, seen[target], slot, rank, next_slot, next_rank,
-                                       nr, tuple(shape), to_dtype_name(dtype)))
+                edges.append(make(GraphEdge, (
+                    node, seen[target], slot, rank, next_slot, next_rank, nr, tuple(shape),
+                    dtype_names.get(dtype) or to_dtype_name(dtype))))
             continue
         metas = node.output_meta
         for slot, row in enumerate(node.next_edges):

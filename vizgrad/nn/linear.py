@@ -54,7 +54,12 @@ class Linear(Module):
         init.reset_linear_like(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.linear(input, self.weight, self.bias)
+        # From the parameter table: ``self.weight`` is found only after a failed normal
+        # lookup (then Module.__getattr__), twice per call of every layer.
+        params = self._parameters
+        if "weight" in params and "bias" in params:
+            return F.linear(input, params["weight"], params["bias"])
+        return F.linear(input, self.weight, self.bias)  # replaced by a plain attribute
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "

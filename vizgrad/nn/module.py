@@ -114,11 +114,17 @@ class Module:
         object.__setattr__(self, "_scope_name", str(value))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        for hook in list(self._forward_pre_hooks.values()):
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
-        active = _ACTIVE.__dict__.setdefault("stack", [])
+        # Runs for every layer of every step: empty hook tables cost one truth test,
+        # and the scope path of a child called by its running parent is one lookup.
+        if self._forward_pre_hooks:
+            for hook in list(self._forward_pre_hooks.values()):
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        try:
+            active = _ACTIVE.stack
+        except AttributeError:  # this thread's first module call
+            active = _ACTIVE.stack = []
         previous = current_scope()
         path = self._call_scope(active, previous)
         set_scope(path)
@@ -128,10 +134,11 @@ class Module:
         finally:
             active.pop()
             set_scope(previous)
-        for hook in list(self._forward_hooks.values()):
-            result = hook(self, args, output)
-            if result is not None:
-                output = result
+        if self._forward_hooks:
+            for hook in list(self._forward_hooks.values()):
+                result = hook(self, args, output)
+                if result is not None:
+                    output = result
         return output
 
     def _call_scope(self, active: list, current: str) -> str:
@@ -141,6 +148,16 @@ class Module:
         when a parent's forward reaches a grandchild directly, as in
         ``self.heads["a"](x)`` -> ``"heads.a"``.
         """
+        ref = self._parent
+        if ref is not None and active:
+            running, running_path = active[-1]
+            if running is ref():  # called by its running parent (Sequential, most layers)
+                own = self._scope_name or type(self).__name__.lower()
+                return f"{running_path}.{own}" if running_path else own
+        return self._walk_scope(active, current)
+
+    def _walk_scope(self, active: list, current: str) -> str:
+        """``_call_scope`` in full: up the registered parents to one that is running."""
         names = []
         module = self
         base = None

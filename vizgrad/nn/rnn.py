@@ -1,8 +1,12 @@
 """Recurrent layers with PyTorch's parameter names, gate order, shapes and defaults:
 RNN, LSTM, GRU and the single-step RNNCell, LSTMCell, GRUCell.
 
-The input projection of a whole sequence is one matmul; each time step then adds
-``h @ weight_hh.T``, so the graph has one small group of nodes per step.
+The graphs are PyTorch 2.13's on the CPU. RNN and GRU (and LSTM outside float32) run
+ATen's layers: each (layer, direction) projects the whole sequence with one linear,
+unbinds it, and runs the cell per step on the precomputed input (``linear_hh(h)`` plus
+the step's projection, the gates split with ``unsafe_chunk``), then stacks the outputs
+and the final states. A float32 LSTM on the CPU is one ``MkldnnRnnLayerBackward0`` node
+per (layer, direction), as PyTorch's oneDNN path (see ``ops/nn_rnn.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +16,10 @@ from typing import Any
 
 from ..core.factory import empty, zeros
 from ..core.tensor import Tensor
-from ..ops import cat, stack
+from ..ops import cat, clone, stack
+from ..ops.linalg import Mm
+from ..ops.nn_rnn import LSTM_MODE, mkldnn_rnn_layer
+from ..ops.views import TransposeInPlace, UnsafeView
 from . import functional as F
 from . import init
 from .module import Module
@@ -21,55 +28,49 @@ from .parameter import Parameter
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _rnn_step(mode: str, x_proj: Tensor, state: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
-    """One time step given ``x_proj = x @ w_ih.T + b_ih``; returns the new state."""
-    if mode == "LSTM":
-        h, c = state
-        gates = x_proj + h @ w_hh.t()
-        if b_hh is not None:
-            gates = gates + b_hh
-        i, f, g, o = gates.chunk(4, -1)
-        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-        return o.sigmoid() * c.tanh(), c
-    h = state
-    hidden = h @ w_hh.t()
-    if b_hh is not None:
-        hidden = hidden + b_hh
+def _cell_step(mode: str, x_proj: Any, state: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
+    """One cell step on the step's input projection ``x_proj`` (``x @ w_ih.T + b_ih``,
+    or a function making it: a cell projects its input after ``linear_hh`` for LSTM and
+    RNN, before for GRU, as ATen does), in ATen's order of operations (``LSTMCell``,
+    ``GRUCell``, ``SimpleCell``): the hidden projection ``linear_hh(h)`` first in every
+    sum, the gates split with ``unsafe_chunk``."""
     if mode == "GRU":
-        x_r, x_z, x_n = x_proj.chunk(3, -1)
-        h_r, h_z, h_n = hidden.chunk(3, -1)
-        r = (x_r + h_r).sigmoid()
-        z = (x_z + h_z).sigmoid()
-        n = (x_n + r * h_n).tanh()
-        return n + z * (h - n)  # == (1 - z) * n + z * h
-    pre = x_proj + hidden
-    return pre.tanh() if mode == "RNN_TANH" else pre.relu()
-
-
-def _cell_step(mode: str, x: Tensor, state: Any, w_ih: Tensor, w_hh: Tensor,
-               b_ih: Tensor | None, b_hh: Tensor | None) -> Any:
-    """One cell step in PyTorch's order of operations (ATen's ``lstm_cell``,
-    ``gru_cell``, ``rnn_tanh_cell``), so the graph is PyTorch's: two addmm, the gates
-    split with ``unsafe_chunk``, the hidden projection first in every sum."""
-    if mode == "LSTM":
-        h, c = state
-        gates = F.linear(h, w_hh, b_hh) + F.linear(x, w_ih, b_ih)
-        i, f, g, o = gates.unsafe_chunk(4, 1)
-        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-        return o.sigmoid() * c.tanh(), c
-    if mode == "GRU":
-        x_r, x_z, x_n = F.linear(x, w_ih, b_ih).unsafe_chunk(3, 1)
+        x_r, x_z, x_n = (x_proj() if callable(x_proj) else x_proj).unsafe_chunk(3, 1)
         h_r, h_z, h_n = F.linear(state, w_hh, b_hh).unsafe_chunk(3, 1)
         r = (h_r + x_r).sigmoid()
         z = (h_z + x_z).sigmoid()
         n = (x_n + h_n * r).tanh()
         return (state - n) * z + n
-    pre = F.linear(state, w_hh, b_hh) + F.linear(x, w_ih, b_ih)
+    h = state[0] if mode == "LSTM" else state
+    hidden = F.linear(h, w_hh, b_hh)
+    pre = hidden + (x_proj() if callable(x_proj) else x_proj)
+    if mode == "LSTM":
+        i, f, g, o = pre.unsafe_chunk(4, 1)
+        c = f.sigmoid() * state[1] + i.sigmoid() * g.tanh()
+        return o.sigmoid() * c.tanh(), c
     return pre.tanh() if mode == "RNN_TANH" else pre.relu()
 
 
-def _project(x: Tensor, w_ih: Tensor, b_ih: Tensor | None) -> Tensor:
-    return F.linear(x, w_ih, b_ih)
+def _is_contiguous(tensor: Tensor) -> bool:
+    flags = getattr(tensor.array, "flags", None)  # meta arrays have none: as contiguous
+    return flags is None or bool(flags.c_contiguous)
+
+
+def _contiguous(tensor: Tensor) -> Tensor:
+    """``tensor.contiguous()``: itself, or a copy (``CloneBackward0``) when strided."""
+    return tensor if _is_contiguous(tensor) else clone(tensor)
+
+
+def _linear_ih(x: Tensor, w_ih: Tensor, b_ih: Tensor | None) -> Tensor:
+    """ATen's ``at::linear`` of the whole (T, N, I) sequence: ``F.linear`` for a
+    contiguous input; for a strided one (batch_first) matmul's fold, whose reshape
+    copies (``Clone`` then ``UnsafeView``), then the bias added."""
+    if _is_contiguous(x):
+        return F.linear(x, w_ih, b_ih)
+    steps, batch, features = x.shape
+    rows = UnsafeView.apply(_contiguous(x), (steps * batch, features))
+    out = UnsafeView.apply(Mm.apply(rows, w_ih.t()), (steps, batch, w_ih.shape[0]))
+    return out if b_ih is None else out + b_ih
 
 
 class RNNBase(Module):
@@ -114,82 +115,121 @@ class RNNBase(Module):
         params = [getattr(self, name) for name in names]
         return tuple(params) if self.bias else (params[0], params[1], None, None)
 
-    def _initial(self, hx: Any, batch: int, like: Tensor, unbatched: bool) -> list:
-        """One state per (layer, direction); an LSTM state is an (h, c) pair."""
+    def _initial(self, hx: Any, batch: int, like: Tensor, unbatched: bool) -> Any:
+        """The initial state, (layers * directions, N, H) (an (h, c) pair for LSTM):
+        zeros when not given, as PyTorch's module makes them."""
         count = self.num_layers * (2 if self.bidirectional else 1)
         shape = (count, batch, self.hidden_size)
         is_lstm = self.mode == "LSTM"
         if hx is None:
-            fresh = zeros(*shape, dtype=like.dtype, device=like.device)
-            return [(fresh[k], fresh[k]) if is_lstm else fresh[k] for k in range(count)]
-        parts = hx if is_lstm else (hx,)
+            def fresh() -> Tensor:
+                return zeros(*shape, dtype=like.dtype, device=like.device)
+
+            return (fresh(), fresh()) if is_lstm else fresh()
         if is_lstm and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
             raise TypeError("LSTM expects hx as a tuple (h_0, c_0)")
-        checked = []
-        for part in parts:
+        parts = []
+        for part in (hx if is_lstm else (hx,)):
             if unbatched:
                 part = part.unsqueeze(1)
             if tuple(part.shape) != shape:
                 raise ValueError(f"expected hidden state of shape {shape}, got "
                                  f"{tuple(part.shape)}")
-            checked.append(part.unbind(0))
-        if is_lstm:
-            return list(zip(checked[0], checked[1]))
-        return list(checked[0])
+            parts.append(part)
+        return tuple(parts) if is_lstm else parts[0]
+
+    def _fused(self, input: Tensor) -> bool:
+        """PyTorch's choice (``use_mkldnn``): an LSTM on float32 CPU data runs oneDNN."""
+        return self.mode == "LSTM" and str(input.dtype) == "float32" and \
+            str(input.device) == "cpu"
 
     def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, Any]:
         expected = self.input_size
-        unbatched = input.ndim == 2
         if input.ndim not in (2, 3) or input.shape[-1] != expected:
             raise ValueError(f"{type(self).__name__} expects input of shape (L, N, {expected}) "
                              f"{'(batch_first)' if self.batch_first else ''} or (L, {expected}), "
                              f"got {tuple(input.shape)}")
+        unbatched = input.ndim == 2
+        batch_dim = 0 if self.batch_first else 1
+        if unbatched:  # as PyTorch's module: a batch of one, squeezed out at the end
+            input = input.unsqueeze(batch_dim)
+        state = self._initial(hx, input.shape[batch_dim], input, unbatched)
+        if self._fused(input):
+            output, final = self._mkldnn_lstm(input, state)
+        else:
+            output, final = self._aten_rnn(input, state)
         if unbatched:
-            input = input.unsqueeze(1)
-        elif self.batch_first:
-            input = input.transpose(0, 1)
-        batch = input.shape[1]
-        states = self._initial(hx, batch, input, unbatched)
+            output = output.squeeze(batch_dim)
+            final = tuple(f.squeeze(1) for f in final) if self.mode == "LSTM" \
+                else final.squeeze(1)
+        return output, final
+
+    def _between_layers(self, layer_input: Tensor, layer: int) -> Tensor:
+        if self.dropout and self.training and layer < self.num_layers - 1:
+            return F.dropout(layer_input, self.dropout, True)
+        return layer_input
+
+    def _aten_rnn(self, input: Tensor, state: Any) -> tuple[Tensor, Any]:
+        """ATen's ``_rnn_impl`` (CPU): per (layer, direction) the sequence's projection,
+        unbound, a cell per step, the outputs stacked; the directions' outputs joined."""
+        is_lstm = self.mode == "LSTM"
+        layer_input = input.transpose(0, 1) if self.batch_first else input
+        if is_lstm:
+            hiddens: list = list(zip(state[0].unbind(0), state[1].unbind(0)))
+        else:
+            hiddens = list(state.unbind(0))
         directions = 2 if self.bidirectional else 1
         finals = []
-        layer_input = input
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(directions):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
-                projected = _project(layer_input, w_ih, b_ih)
-                # Outside GRU's reset gate, b_hh only adds to every step's gates: add it
-                # to the whole projection once (one broadcast and one gradient sum instead
-                # of one per time step).
-                fold = b_hh is not None and self.mode != "GRU"
-                if fold:
-                    projected = projected + b_hh
-                steps = projected.unbind(0)
-                state = states[layer * directions + direction]
+                steps = _linear_ih(layer_input, w_ih, b_ih).unbind(0)
+                hidden = hiddens[layer * directions + direction]
                 order = range(len(steps) - 1, -1, -1) if direction else range(len(steps))
-                hs: list[Any] = [None] * len(steps)  # filled in time order below
+                step_outputs: list[Any] = [None] * len(steps)  # in time order
                 for t in order:
-                    state = _rnn_step(self.mode, steps[t], state, w_hh, None if fold else b_hh)
-                    hs[t] = state[0] if self.mode == "LSTM" else state
-                finals.append(state)
-                outputs.append(stack(hs, 0))
-            layer_input = outputs[0] if directions == 1 else cat(outputs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_input = F.dropout(layer_input, self.dropout, True)
+                    hidden = _cell_step(self.mode, steps[t], hidden, w_hh, b_hh)
+                    step_outputs[t] = hidden[0] if is_lstm else hidden
+                finals.append(hidden)
+                outputs.append(stack(step_outputs, 0))
+            layer_input = outputs[0] if directions == 1 else \
+                cat(outputs, outputs[0].ndim - 1)
+            layer_input = self._between_layers(layer_input, layer)
         output = layer_input
-        if self.mode == "LSTM":
-            h_n = stack([s[0] for s in finals], 0)
-            c_n = stack([s[1] for s in finals], 0)
-            final: Any = (h_n, c_n)
-        else:
-            final = stack(finals, 0)
-        if unbatched:
-            output = output.squeeze(1)
-            final = tuple(f.squeeze(1) for f in final) if self.mode == "LSTM" \
-                else final.squeeze(1)
-        elif self.batch_first:
-            output = output.transpose(0, 1)
-        return output, final
+        if self.batch_first:  # ATen's rnn_* and gru transpose in place, lstm does not
+            output = (output.transpose(0, 1) if is_lstm
+                      else TransposeInPlace.apply(output, 0, 1))
+        if is_lstm:
+            return output, (stack([f[0] for f in finals], 0), stack([f[1] for f in finals], 0))
+        return output, stack(finals, 0)
+
+    def _mkldnn_lstm(self, input: Tensor, state: Any) -> tuple[Tensor, Any]:
+        """ATen's ``mkldnn_rnn``: the input made time-major and contiguous, one
+        ``mkldnn_rnn_layer`` per (layer, direction) on ``hx[index]``, ``cx[index]``."""
+        layer_input = _contiguous(input.transpose(0, 1) if self.batch_first else input)
+        hx, cx = _contiguous(state[0]), _contiguous(state[1])
+        directions = 2 if self.bidirectional else 1
+        hys, cys = [], []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
+                if b_ih is None:  # zeros without grad: PyTorch's (None, 0) edges
+                    b_ih = zeros(w_ih.shape[0], dtype=w_ih.dtype, device=w_ih.device)
+                    b_hh = zeros(w_hh.shape[0], dtype=w_hh.dtype, device=w_hh.device)
+                index = layer * directions + direction
+                out, hy, cy, _ = mkldnn_rnn_layer(
+                    layer_input, w_ih, w_hh, b_ih, b_hh, hx.select(0, index), cx.select(0, index),
+                    direction > 0, (), LSTM_MODE, self.hidden_size, self.num_layers,
+                    self.bias, self.bidirectional, self.batch_first, self.training)
+                outputs.append(out)
+                hys.append(hy)
+                cys.append(cy)
+            layer_input = outputs[0] if directions == 1 else cat(outputs, -1)
+            layer_input = self._between_layers(layer_input, layer)
+        output = layer_input.transpose(0, 1) if self.batch_first else layer_input
+        return output, (stack(hys, 0), stack(cys, 0))
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
@@ -266,8 +306,8 @@ class _CellBase(Module):
             hx = (fresh, fresh) if self.mode == "LSTM" else fresh
         elif unbatched:
             hx = tuple(h.unsqueeze(0) for h in hx) if self.mode == "LSTM" else hx.unsqueeze(0)
-        state = _cell_step(self.mode, input, hx, self.weight_ih, self.weight_hh,
-                           self.bias_ih, self.bias_hh)
+        state = _cell_step(self.mode, lambda: F.linear(input, self.weight_ih, self.bias_ih),
+                           hx, self.weight_hh, self.bias_hh)
         if unbatched:
             state = tuple(s.squeeze(0) for s in state) if self.mode == "LSTM" \
                 else state.squeeze(0)

@@ -407,7 +407,12 @@ class LogSoftmax(Function):
         xp = array_module(input)
         ctx.dim = dim
         shifted = input - input.max(axis=dim, keepdims=True)
-        result = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+        norm = xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+        if norm.dtype == shifted.dtype:  # ``shifted`` is new: subtract in place
+            shifted -= norm
+            result = shifted
+        else:  # integer input: the result is floating
+            result = shifted - norm
         ctx.save_for_backward(result)
         return result
 

@@ -84,6 +84,52 @@ class Slice(Function):
     jvp = LINEAR
 
 
+class Select(Function):
+    """``select(dim, index)``: the slice at ``index`` along ``dim``, that dim dropped (a
+    view). PyTorch's ``SelectBackward0``, saving ``dim`` and ``index``: ATen's recurrent
+    layers take each layer's initial state with it."""
+
+    view_of_input = True
+
+    @staticmethod
+    def infer_shape(input, dim, index):
+        axis = _checked_dim(dim, input.ndim)
+        size = input.shape[axis]
+        if not -size <= index < size:
+            raise IndexError(f"select: index {index} is out of range for dimension {axis} "
+                             f"of size {size}")
+        return MetaArray(input.shape[:axis] + input.shape[axis + 1:], input.dtype)
+
+    @staticmethod
+    def forward(ctx, input, dim, index):
+        dim = _checked_dim(dim, input.ndim)
+        size = input.shape[dim]
+        if not -size <= index < size:
+            raise IndexError(f"select: index {index} is out of range for dimension {dim} "
+                             f"of size {size}")
+        ctx.input_shape, ctx.dim, ctx.index = input.shape, dim, index
+        # the trailing Ellipsis keeps a 0-d result a view (as in Slice)
+        return input[(slice(None),) * dim + (index, Ellipsis)]
+
+    @staticmethod
+    def backward(ctx, grad):
+        key = (slice(None),) * ctx.dim + (ctx.index,)
+        return IndexBackward.apply(grad, key, ctx.input_shape, False), None, None
+
+    jvp = LINEAR
+
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """The slice of ``input`` at ``index`` along ``dim`` (a view without that dim).
+
+    Example
+    -------
+    >>> vizgrad.arange(6.0).reshape(2, 3).select(1, 2).tolist()
+    [2.0, 5.0]
+    """
+    return Select.apply(input, dim, index)
+
+
 class Index(Function):
     """Advanced indexing (integer arrays, boolean masks): a copy."""
 

@@ -42,12 +42,12 @@ class Cat(Function):
     def forward(ctx, tensors, dim):
         dim = _dim(dim, tensors[0].ndim)
         ctx.dim = dim
-        ctx.sizes = [t.shape[dim] for t in tensors]
+        ctx._sizes = [t.shape[dim] for t in tensors]  # PyTorch shows only _saved_dim
         return array_module(tensors[0]).concatenate(promote(*tensors), axis=dim)
 
     @staticmethod
     def backward(ctx, grad):
-        return list(SplitSizes.apply(grad, ctx.sizes, ctx.dim)), None
+        return list(SplitSizes.apply(grad, ctx._sizes, ctx.dim)), None
 
     @staticmethod
     def jvp(args, tangents, result):  # absent tangents are zeros here: cat needs every part

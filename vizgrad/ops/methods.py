@@ -253,6 +253,7 @@ METHODS = {
     "scatter_": indexing._scatter_,
     "scatter_add_": lambda self, dim, index, src: indexing.ScatterAdd.apply_(
         self, dim, indexing._index(index), src),
+    "select": indexing.select,
     "index_add_": lambda self, dim, index, source, *, alpha=1: indexing.IndexAdd.apply_(
         self, dim, indexing._index(index), source, alpha),
     # -- linalg.py

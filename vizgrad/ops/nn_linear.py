@@ -47,7 +47,8 @@ class Addmm(Function):
 
     @staticmethod
     def forward(ctx, self, mat1, mat2, beta=1, alpha=1):
-        same_dtype("linear", mat1, mat2)
+        if mat1.dtype != mat2.dtype:
+            same_dtype("linear", mat1, mat2)  # raises, naming both
         save_crossed(ctx, 1, mat1, mat2)  # each only for the other's gradient
         note_layouts(ctx, mat1, mat2)  # the weight arrives as weight.T: column-major
         out = array_module(mat1).matmul(mat1, mat2)
@@ -57,14 +58,24 @@ class Addmm(Function):
         if beta != 1:
             ctx.beta = beta
             self = self * beta
+        # The product is a new array: a bias of its dtype that broadcasts to it without
+        # growing it (a linear layer's) is added into it, not into a second new array.
+        shape = getattr(self, "shape", None)
+        if shape is not None and self.dtype == out.dtype and (
+                shape == out.shape or shape == out.shape[1:] or not shape):
+            out += self
+            return out
         return out + self
 
     @staticmethod
     def backward(ctx, grad):
         mat1, mat2 = saved_crossed(ctx, 1)
-        scaled = grad * ctx.alpha if ctx.alpha != 1 else grad
+        # alpha and beta are saved_defaults, set on the node only when not 1: read
+        # each once (a default costs a trip through Node.__getattr__)
+        alpha, beta = ctx.alpha, ctx.beta
+        scaled = grad * alpha if alpha != 1 else grad
         # The bias gradient is ``grad`` itself; the engine sums it to the bias's shape.
-        return (grad * ctx.beta if ctx.beta != 1 else grad,
+        return (grad * beta if beta != 1 else grad,
                 *mm_grads(ctx, scaled, mat1, mat2), None, None)
 
     @staticmethod

@@ -327,9 +327,8 @@ class NllLoss(Function):
         classes = scores.shape[1]
         keep = labels != ignore_index
         safe = xp.where(keep, labels, 0)
-        bad = (safe < 0) | (safe >= classes)
-        if xp is np:  # host data: the check costs no transfer
-            if bad.any():
+        if xp is np:  # host data: the check costs no transfer (two reductions)
+            if safe.size and (int(safe.min()) < 0 or int(safe.max()) >= classes):
                 raise IndexError(f"nll_loss: target values must be in [0, {classes}) or "
                                  "ignore_index")
             weights = keep.astype(self.dtype)
@@ -338,6 +337,7 @@ class NllLoss(Function):
             # device every step (PyTorch's CUDA kernels assert on the device instead):
             # a row with an out-of-range target gets weight NaN, so the loss and its
             # gradient are NaN and anomaly mode names this node.
+            bad = (safe < 0) | (safe >= classes)
             safe = xp.where(bad, 0, safe)
             weights = xp.where(bad, xp.nan, keep.astype(self.dtype)).astype(self.dtype)
         if weight is not None:

@@ -92,6 +92,14 @@ class Transpose(Function):
     jvp = LINEAR
 
 
+class TransposeInPlace(Transpose):
+    """The node of ``transpose_`` on a fresh result nothing else holds (ATen's
+    batch_first RNNs transpose their stacked output so): PyTorch names it
+    ``TransposeBackward1``. vizgrad returns the transposed view; the graph is the same."""
+
+    backward_name = "TransposeBackward1"
+
+
 class T(Function):
     """``t()``: the transpose of a matrix (PyTorch's ``TBackward0``, saving nothing)."""
 
@@ -197,6 +205,25 @@ class Squeeze(Function):
     jvp = LINEAR
 
 
+class SqueezeDim(Squeeze):
+    """``squeeze(dim)`` with one int dim: PyTorch's ``SqueezeBackward1``, saving ``dim``;
+    backward: reshape grad to the input's shape."""
+
+    backward_name = "SqueezeBackward1"
+
+    @staticmethod
+    def forward(ctx, input, dim):
+        ctx.dim = dim
+        return Squeeze.forward(ctx, input, dim)
+
+
+class SqueezeDims(SqueezeDim):
+    """``squeeze(dims)`` with a tuple of dims: PyTorch's ``SqueezeBackward2``, saving
+    ``dim``; backward: reshape grad to the input's shape."""
+
+    backward_name = "SqueezeBackward2"
+
+
 class Unsqueeze(Function):
     """Insert a size-1 dim (a view); backward: squeeze it from grad."""
     view_of_input = True
@@ -235,7 +262,12 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
 
 
 def squeeze(input: Tensor, dim: int | tuple[int, ...] | None = None) -> Tensor:
-    return Squeeze.apply(input, dim)
+    # PyTorch's three overloads have three node names (SqueezeBackward0/1/2)
+    if dim is None:
+        return Squeeze.apply(input, dim)
+    if isinstance(dim, int):
+        return SqueezeDim.apply(input, dim)
+    return SqueezeDims.apply(input, tuple(dim))
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:

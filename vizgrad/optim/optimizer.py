@@ -87,16 +87,22 @@ class Optimizer:
 
             with enable_grad():
                 loss = closure()
+        # One pass over the parameters, the per-group and per-optimizer lookups hoisted
+        # out of it: this loop runs for every parameter of every training step.
+        states = self.state
+        update = self._update
         with no_grad():
             for group in self.param_groups:
+                maximize = group.get("maximize", False)
                 for param in group["params"]:
-                    if param.grad is None:
+                    grad = param.grad
+                    if grad is None:
                         continue
-                    grad = param.grad.array
-                    if group.get("maximize", False):
-                        grad = -grad
-                    state = self.state.setdefault(param, {})
-                    new = self._update(group, param.array, grad, state)
+                    grad = -grad.array if maximize else grad.array
+                    state = states.get(param)
+                    if state is None:
+                        state = states[param] = {}
+                    new = update(group, param.array, grad, state)
                     if new is not None:  # None: _update wrote into the array itself
                         param.array[...] = new
                     param._bump_version()

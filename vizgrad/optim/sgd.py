@@ -36,9 +36,12 @@ class SGD(Optimizer):
         # In place on the parameter's array and the momentum buffer (PyTorch's
         # ``mul_``/``add_``): one temporary per parameter instead of three, and no copy
         # back into the parameter.  ``grad`` is the user's ``.grad``: never written.
+        momentum = group["momentum"]
+        if not momentum and not group["weight_decay"]:  # plain SGD: one update
+            param -= group["lr"] * grad
+            return
         if group["weight_decay"]:
             grad = grad + group["weight_decay"] * param
-        momentum = group["momentum"]
         if momentum:
             buf = state.get("momentum_buffer")
             if buf is None:

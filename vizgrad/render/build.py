@@ -166,8 +166,11 @@ class _Builder:
         if options.focus is not None:
             keep = focus.neighbourhood(self.walk, options.focus, options.radius, self.view)
         self._add_roots(keep)
+        facts = self.walk.node_facts()
         self._add_nodes(self.walk.nodes if keep is None
-                        else [n for n in self.walk.nodes if n.raw in keep])
+                        else [n for n in self.walk.nodes if n.raw in keep],
+                        facts if keep is None
+                        else [f for n, f in zip(self.walk.nodes, facts) if n.raw in keep])
         self._add_edges(self.walk.edges if keep is None else [
             e for e in self.walk.edges if e.node.raw in keep and e.next_node.raw in keep])
         cluster = self._big_graph_note(options.cluster)
@@ -284,23 +287,26 @@ class _Builder:
                         self.view.edges.append(ViewEdge(box_id("base", other), tensor_id,
                                                         style="dotted"))
 
-    def _add_nodes(self, nodes: list[graph.GraphNode]) -> None:
-        """One box per node (and one per leaf tensor): the hot loop, kept flat."""
+    def _add_nodes(self, nodes: list[graph.GraphNode], facts: list[graph.NodeFacts]) -> None:
+        """One box per node (and one per leaf tensor): the hot loop, kept flat.
+
+        ``facts`` are the nodes' ``facts()``, aligned with them (the walk's)."""
         options = self.options
         extras = options.show_saved or options.show_stack or options.show_attrs
         ids, tooltips, names = self.ids, self.tooltips, self.names
         multi_in, multi_out = self.multi_in, self.multi_out
         seqs, numbers = self.seqs, self.numbers
         view_nodes, view_edges = self.view.nodes, self.view.edges
-        for node in nodes:
+        for node, (name, metas, input_count, scope, freed, variable, named) in zip(nodes, facts):
             raw = node.raw
             node_id = ids[raw]
-            name, metas, input_count, scope, freed, variable = node.facts()
             if len(metas) > 1:
                 multi_out.add(raw)
             if input_count > 1:
                 multi_in.add(raw)
-            key = (name, metas, scope)
+            # by the outputs' identity: the walks share one tuple per distinct value (and
+            # the facts hold every one alive while this runs), so this is a cheap key
+            key = (name, id(metas), scope)
             tooltip = tooltips.get(key)
             if tooltip is None:  # most nodes share name, outputs and scope with another
                 outputs = ", ".join([f"{shape_text(shape)} {dtype}" for shape, dtype in metas])
@@ -309,7 +315,6 @@ class _Builder:
             seq = seqs[raw]
             view_node = op_box(node_id, name, tooltip, seq, scope, node)
             view_nodes.append(view_node)
-            named = node.get_metadata(NAMES_KEY)
             if named:  # h.name = "hidden": drawn on the op that made h
                 self._named_outputs(view_node, named, len(metas))
             if extras or freed:

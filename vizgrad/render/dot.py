@@ -42,6 +42,14 @@ NODE_ATTR = {"style": "filled", "shape": "box", "align": "left", "fontsize": "10
 #: overlap, while head labels of several edges into one node pile up on each other.
 EDGE_ATTR = {"fontsize": "9", "fontname": "monospace"}
 
+#: Above this many boxes an edge's text is an ``xlabel``, placed once the layout is
+#: done, instead of a mid-edge ``label``, which dot lays out as a node of its own
+#: rank: on a 1,000-node graph that made ``dot -Tsvg`` 4-5x slower than the same
+#: graph without labels (torchviz's picture), 1.1x with ``xlabel`` (docs/benchmarks.md),
+#: and Graphviz 2.43 crashed (SIGSEGV) on a 20,000-op chain with mid-edge labels, which
+#: it draws with ``xlabel``s.  Small pictures keep mid-edge labels, which never overlap.
+XLABEL_BOXES = 500
+
 #: Written between the producer's output slot, the shape and the consumer's input slot.
 ARROW = "\u2192"
 
@@ -100,17 +108,29 @@ def _plain_label(node: ViewNode) -> str:
 _PLAIN_ATTRS = sized_cache()
 
 
+def _plain_attrs(node: ViewNode, palette: dict) -> tuple[str, str]:
+    """What surrounds the id twice on a plain box's line (``plain(node)``), by its looks.
+
+    Most boxes share kind, colour, text and tooltip with another box (the same op on
+    the same shapes): this is escaped once per such box."""
+    key = (id(palette), node.kind, node.fill, node.tooltip, node.title, *node.lines)
+    attrs = _PLAIN_ATTRS.get(key)
+    if attrs is None:
+        fill = dot_string(node.fill or palette.get(node.kind, palette["op"]))
+        tooltip = f" tooltip={dot_string(node.tooltip)}" if node.tooltip else ""
+        attrs = (f" [label=<{_plain_label(node)}> fillcolor={fill} id=", f"{tooltip}]\n")
+        _PLAIN_ATTRS.put(key, attrs)
+    return attrs
+
+
+def plain(node: ViewNode) -> bool:
+    """Whether ``node`` is drawn from its title, lines, colour and tooltip alone."""
+    return not (node.rows or node.font or node.marks) and node.kind not in ("fold", "group")
+
+
 def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
-    if not (node.rows or node.font or node.marks) and node.kind not in ("fold", "group"):
-        # most boxes share kind, colour, text and tooltip with another box (the same
-        # op on the same shapes): what surrounds the id is escaped once per such box
-        key = (id(palette), node.kind, node.fill, node.tooltip, node.title, *node.lines)
-        attrs = _PLAIN_ATTRS.get(key)
-        if attrs is None:
-            fill = dot_string(node.fill or palette.get(node.kind, palette["op"]))
-            tooltip = f" tooltip={dot_string(node.tooltip)}" if node.tooltip else ""
-            attrs = (f" [label=<{_plain_label(node)}> fillcolor={fill} id=", f"{tooltip}]\n")
-            _PLAIN_ATTRS.put(key, attrs)
+    if plain(node):
+        attrs = _plain_attrs(node, palette)
         return f"\t{node.id}{attrs[0]}{node.id}{attrs[1]}"
     lines = ([node.title] if node.title or not node.lines else []) + node.lines
     if node.rows:
@@ -141,15 +161,16 @@ def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
     return f"\t{node.id} [{' '.join(parts)}]\n"
 
 
-def _edge_attributes(edge, palette: dict) -> str:  # noqa: ANN001 - ViewEdge
-    """What follows ``a -> b`` on an edge's line: `` [label=<...> style=...]`` or ``""``."""
+def _edge_attributes(edge, palette: dict, key: str = "label") -> str:  # noqa: ANN001
+    """What follows ``a -> b`` on an edge's line: `` [label=<...> style=...]`` or ``""``
+    (``key`` is ``xlabel`` on big pictures: see :data:`XLABEL_BOXES`)."""
     if not (edge.tail_label or edge.head_label or edge.style or edge.undirected
             or edge.color or edge.width):
-        return f" [label=<{edge_label(edge.label)}>]" if edge.label else ""
+        return f" [{key}=<{edge_label(edge.label)}>]" if edge.label else ""
     parts = []
     text = edge_text(edge)
     if text:
-        parts.append(f"label=<{edge_label(text)}>")
+        parts.append(f"{key}=<{edge_label(text)}>")
     if edge.style:
         parts.append(f"style={edge.style}")
     if edge.undirected:
@@ -253,10 +274,20 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
         for node_id in cluster.nodes:
             clustered[node_id] = cluster.id
     members = defaultdict(list)
-    for node in view.nodes:
-        line = node_line(node, palette, max_attr_chars)
-        members[clustered.get(node.id)].append(line)
-    body.extend(members[None])
+    top = members[None]
+    looks, palette_id = _PLAIN_ATTRS, id(palette)
+    for node in view.nodes:  # the hot loop: node_line's common case (plain()) inlined
+        if not (node.rows or node.font or node.marks) and node.kind not in ("fold", "group"):
+            attrs = (looks.get((palette_id, node.kind, node.fill, node.tooltip, node.title,
+                                *node.lines)) or _plain_attrs(node, palette))
+            line = f"\t{node.id}{attrs[0]}{node.id}{attrs[1]}"
+        else:
+            line = node_line(node, palette, max_attr_chars)
+        if clustered:
+            members[clustered.get(node.id)].append(line)
+        else:
+            top.append(line)
+    body.extend(top)
     # nested clusters, emitted with an explicit stack (scopes can nest deeply)
     stack = [(c, False) for c in reversed(children[None])]
     while stack:
@@ -278,12 +309,13 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
         stack.append((cluster, True))
         stack.extend((c, False) for c in reversed(children[cluster.id]))
     attributes: dict[tuple, str] = {}  # an edge's " [...]" by its looks: most repeat
+    label_key = "xlabel" if len(view.nodes) > XLABEL_BOXES else "label"
     for edge in view.edges:
         key = (edge.label, edge.tail_label, edge.head_label, edge.style, edge.undirected,
                edge.color, edge.width)
         attrs = attributes.get(key)
         if attrs is None:
-            attrs = attributes[key] = _edge_attributes(edge, palette)
+            attrs = attributes[key] = _edge_attributes(edge, palette, label_key)
         body.append(f"\t{edge.source} -> {edge.target}{attrs}\n")
     body.extend(_legend_lines(view, palette, view.show_key))
     return dot
