@@ -34,6 +34,7 @@ LABEL_READS = 2
 
 def _profiled(work):
     """Run ``work()`` under the CUDA profiler; return (DtoH copy names, all CUDA names)."""
+    torch.cuda.init()  # one CUDA context, shared with CuPy, before the profiler starts
     cupy.cuda.Device().synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         work()
@@ -62,7 +63,6 @@ def _mlp_step_factory():
 
 
 def test_training_steps_copy_nothing_to_the_host():
-    torch.cuda.init()  # one CUDA context, shared with CuPy, before the profiler starts
     step = _mlp_step_factory()
     for _ in range(2):  # warm-up: CuPy compiles and caches its kernels
         step()
