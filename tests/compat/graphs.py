@@ -61,3 +61,45 @@ def difference(ours: list[tuple], theirs: list[tuple]) -> str:
         if a != b:
             lines.append(f"  #{index}: vizgrad {a}\n       torch   {b}")
     return "\n".join(lines)
+
+
+def _plain(value: Any) -> Any:
+    """A saved non-tensor value in comparable form: PyTorch shows a negative int saved
+    in an unsigned field (``dim=-1`` reads 2**64 - 1) and lists where vizgrad has tuples."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 2 ** 63:
+        return value - 2 ** 64
+    return value
+
+
+def saved_value_differences(ours: Any, theirs: Any) -> list[str]:
+    """Saved attribute values (dims, strides, sizes, flags) that differ, node by node in
+    breadth-first order. Tensors are compared by presence only; a Python number PyTorch
+    wraps in a 0-d tensor (``x * 0.5``: ``_saved_other``) compares by value."""
+    found = []
+    for a, b in zip(_nodes(ours), _nodes(theirs)):
+        for name in _saved_names(b):
+            attr = f"_saved_{name}"
+            mine, reference = getattr(a, attr, None), getattr(b, attr, None)
+            if hasattr(reference, "dim") and callable(reference.dim):  # a torch tensor
+                if reference.dim() == 0 and isinstance(mine, (int, float)):
+                    reference = reference.item()
+                else:
+                    if (mine is None) != (reference is None):
+                        found.append(f"{b.name()}.{name}: vizgrad {mine!r}, torch a tensor")
+                    continue
+            if _plain(mine) != _plain(reference):
+                found.append(f"{b.name()}.{name}: vizgrad {mine!r}, torch {reference!r}")
+    return found
+
+
+def _nodes(root: Any) -> list:
+    order, nodes, queue = {id(root)}, [root], deque([root])
+    while queue:
+        for child, _ in getattr(queue.popleft(), "next_functions", ()):
+            if child is not None and id(child) not in order:
+                order.add(id(child))
+                nodes.append(child)
+                queue.append(child)
+    return nodes

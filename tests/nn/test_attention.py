@@ -104,6 +104,34 @@ def test_transformer_dropout_eval_matches():
                    steps=8)
 
 
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_attention_without_weights_masks_and_causal_hint(batch_first):
+    """need_weights=False is PyTorch's fused-attention route (the Transformer layers take
+    it): masks, a key padding mask, and the is_causal hint that drops the mask."""
+    x = randn(2, 5, 8) if batch_first else randn(5, 2, 8)
+    causal = np.triu(np.full((5, 5), -np.inf, dtype=np.float32), 1)
+    padding = np.zeros((2, 5), dtype=bool)
+    padding[1, 3:] = True
+    for options, masks in (({}, [causal]), ({"is_causal": True}, [causal]),
+                           ({}, [causal, padding]), ({}, [None, padding])):
+        options = dict(options, need_weights=False)
+        compare_module(_VAttn(nn.MultiheadAttention(8, 2, batch_first=batch_first), **options),
+                       _Attn(torch.nn.MultiheadAttention(8, 2, batch_first=batch_first),
+                             **options), [x, x, x, *masks], grad_inputs=(0,))
+
+
+def test_attention_unbatched_and_separate_key_value_sizes():
+    x = randn(5, 8)
+    compare_module(_VAttn(nn.MultiheadAttention(8, 2), need_weights=False),
+                   _Attn(torch.nn.MultiheadAttention(8, 2), need_weights=False), [x, x, x],
+                   grad_inputs=(0,))
+    q, k, v = randn(4, 3, 8), randn(6, 3, 5, seed=1), randn(6, 3, 7, seed=2)
+    for need in (True, False):
+        compare_module(_VAttn(nn.MultiheadAttention(8, 4, kdim=5, vdim=7), need_weights=need),
+                       _Attn(torch.nn.MultiheadAttention(8, 4, kdim=5, vdim=7),
+                             need_weights=need), [q, k, v])
+
+
 def test_is_causal_without_a_mask_is_refused_as_in_pytorch():
     import vizgrad as vg
     from vizgrad import nn
@@ -150,6 +178,18 @@ def test_transformer_encoder_and_decoder_stacks():
     vdecoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 16, 0.0), 2)
     tdecoder = torch.nn.TransformerDecoder(torch.nn.TransformerDecoderLayer(8, 2, 16, 0.0), 2)
     compare_module(vdecoder, tdecoder, [randn(4, 3, 8), randn(5, 3, 8, seed=2)], steps=24)
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor")
+def test_encoder_stack_detects_a_causal_mask():
+    """A square subsequent mask is recognised (PyTorch's _detect_is_causal_mask) and the
+    layers attend with is_causal instead: the same numbers either way."""
+    options = dict(dim_feedforward=16, dropout=0.0, batch_first=True)
+    vencoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, **options), 2)
+    tencoder = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(8, 2, **options),
+                                           2, enable_nested_tensor=False)
+    causal = np.triu(np.full((5, 5), -np.inf, dtype=np.float32), 1)
+    compare_module(vencoder, tencoder, [randn(3, 5, 8)], kwargs={"mask": causal}, steps=16)
 
 
 @pytest.mark.filterwarnings("ignore:enable_nested_tensor")

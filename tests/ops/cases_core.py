@@ -9,6 +9,19 @@ from vizgrad.ops.views import TransposeInPlace
 from .optable import Arg, OpCase
 
 A = Arg
+
+
+def _mul_scalar(a, factor):
+    """ATen's mul(Tensor, Scalar), which Python's ``a * 2`` never reaches in PyTorch."""
+    if isinstance(a, vg.Tensor):
+        from vizgrad.ops.arithmetic import MulScalar
+
+        return MulScalar.apply(a, factor)
+    import torch
+
+    return torch.ops.aten.mul.Scalar(a, factor)
+
+
 CASES = [
     OpCase("add", lambda a, b: a + b, [A((3, 4)), A((4,))], ("Add", "SumTo", "Expand"),
            lambda a, b: a + b, "AddBackward0"),
@@ -99,6 +112,14 @@ CASES = [
            lambda a: a.squeeze(1), "SqueezeBackward1"),
     OpCase("squeeze_dims", lambda a: a.squeeze((0, 2)), [A((1, 3, 1))], ("SqueezeDims",),
            lambda a: a.squeeze((0, 2)), "SqueezeBackward2"),
+    # reshape picks PyTorch's node by layout: a strided view, or a copy then a view
+    OpCase("reshape_alias", lambda a: a.t().reshape(4, 2, 3), [A((3, 8))],
+           ("ReshapeAlias", "T"), lambda a: a.t().reshape(4, 2, 3), "ReshapeAliasBackward0"),
+    OpCase("reshape_copy", lambda a: a.transpose(0, 1).reshape(3, 8), [A((2, 3, 4))],
+           ("UnsafeView", "Clone"), lambda a: a.transpose(0, 1).reshape(3, 8),
+           "UnsafeViewBackward0"),
+    OpCase("mul_scalar", lambda a: _mul_scalar(a, -1.5), [A((2, 3))], ("MulScalar",),
+           lambda a: _mul_scalar(a, -1.5), "MulBackward1"),
     OpCase("unsqueeze", lambda a: a.unsqueeze(0), [A((2, 3))], ("Unsqueeze",),
            lambda a: a.unsqueeze(0), "UnsqueezeBackward0"),
     OpCase("slice", lambda a: a[1:, ::2], [A((3, 4))], ("Slice", "IndexBackward"),

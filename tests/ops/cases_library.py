@@ -257,6 +257,11 @@ INDEXING = [
 LINALG = [
     row("bmm", lambda a, b: lib(a).bmm(a, b), [A((2, 3, 4)), A((2, 4, 5))], ("Bmm",),
         "BmmBackward0"),
+    row("baddbmm", lambda m, a, b: lib(a).baddbmm(m, a, b), [A((1, 3, 5)), A((2, 3, 4)),
+                                                            A((2, 4, 5))],
+        ("Baddbmm", "Bmm"), "BaddbmmBackward0"),
+    row("baddbmm_scaled", lambda m, a, b: lib(a).baddbmm(m, a, b, beta=0.5, alpha=-2.0),
+        [A((2, 3, 5)), A((2, 3, 4)), A((2, 4, 5))], ("Baddbmm",), "BaddbmmBackward0"),
     row("outer", lambda a, b: lib(a).outer(a, b), [A((3,)), A((4,))], ("Mul",),
         "MulBackward0"),
     row("tril", lambda a: a.tril(-1), [A((2, 3, 4))], ("Tril",), "TrilBackward0"),

@@ -25,6 +25,15 @@ def const(shape, low=-2.0, high=2.0, dtype="float64"):
     return A(shape, low, high, requires_grad=False, dtype=dtype)
 
 
+FLASH = "ScaledDotProductFlashAttentionForCpuBackward0"
+
+
+def _mask(values):
+    """A fixed bool attention mask (True: may attend)."""
+    shape = (len(values), len(values[0]))
+    return A(shape, requires_grad=False, dtype="bool", values=values)
+
+
 def row(name, fn, args, covers, torch_fn=None, node_name=None, **kw):
     return OpCase(name, fn, args, covers, torch_fn, node_name, **kw)
 
@@ -58,28 +67,59 @@ LINEAR = [
     row("embedding", lambda w, i: F.embedding(i, w), [A((5, 3)), labels((2, 3), [[0, 1, 4],
                                                                              [4, 2, 1]])],
         ("Embedding",), lambda w, i: _tf().embedding(i, w), "EmbeddingBackward0"),
+    # 3-D: PyTorch's math path (q and k^T scaled by sqrt(scale), safe softmax)
     row("attention", lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
-        [A((2, 3, 4)), A((2, 5, 4)), A((2, 5, 3))], ("Softmax",),
-        lambda q, k, v: _tf().scaled_dot_product_attention(q, k, v)),
-    row("attention_causal_scale",
-        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3),
-        [A((1, 2, 4, 3)), A((1, 2, 4, 3)), A((1, 2, 4, 2))], ("Softmax", "Where"),
-        lambda q, k, v: _tf().scaled_dot_product_attention(q, k, v, is_causal=True,
-                                                            scale=0.3)),
-    row("attention_gqa",
-        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
-        [A((1, 4, 2, 3)), A((1, 2, 3, 3)), A((1, 2, 3, 2))], ("Softmax", "Expand"),
-        lambda q, k, v: _tf().scaled_dot_product_attention(q, k, v, enable_gqa=True)),
+        [A((2, 3, 4)), A((2, 5, 4)), A((2, 5, 3))], ("SafeSoftmax", "MulScalar", "ReshapeAlias"),
+        lambda q, k, v: _tf().scaled_dot_product_attention(q, k, v), "UnsafeViewBackward0"),
+    row("attention_negative_scale",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, scale=-0.4),
+        [A((2, 3, 4)), A((2, 5, 4)), A((2, 5, 4))], ("SafeSoftmax", "MulScalar"),
+        lambda q, k, v: _tf().scaled_dot_product_attention(q, k, v, scale=-0.4)),
     row("attention_bool_mask",
         lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
-        [A((2, 3, 4)), A((2, 4, 4)), A((2, 4, 2)),
-         A((3, 4), requires_grad=False, dtype="bool",
-           values=[[1, 0, 1, 1], [1, 1, 0, 0], [0, 0, 0, 1]])], ("Softmax", "Where"),
-        lambda q, k, v, m: _tf().scaled_dot_product_attention(q, k, v, attn_mask=m)),
+        [A((2, 3, 4)), A((2, 4, 4)), A((2, 4, 2)), _mask([[1, 0, 1, 1], [1, 1, 0, 0],
+                                                          [0, 0, 0, 1]])],
+        ("SafeSoftmax",), lambda q, k, v, m: _tf().scaled_dot_product_attention(q, k, v,
+                                                                                attn_mask=m)),
+    row("attention_fully_masked_row",  # a row that may attend nowhere gives zeros
+        lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+        [A((2, 3, 4)), A((2, 4, 4)), A((2, 4, 2)), _mask([[1, 0, 1, 1], [0, 0, 0, 0],
+                                                          [0, 0, 0, 1]])],
+        ("SafeSoftmax",), lambda q, k, v, m: _tf().scaled_dot_product_attention(q, k, v,
+                                                                                attn_mask=m)),
     row("attention_float_mask",
         lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
-        [A((2, 3, 4)), A((2, 4, 4)), A((2, 4, 2)), A((2, 3, 4))], ("Softmax",),
+        [A((2, 3, 4)), A((2, 4, 4)), A((2, 4, 2)), A((2, 3, 4))], ("SafeSoftmax",),
         lambda q, k, v, m: _tf().scaled_dot_product_attention(q, k, v, attn_mask=m)),
+    # 4-D: PyTorch's fused CPU kernel, one node
+    row("attention_fused",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+        [A((2, 2, 3, 4)), A((2, 2, 5, 4)), A((2, 2, 5, 4))],
+        ("ScaledDotProductFlashAttentionForCpu",),
+        lambda q, k, v: _tf().scaled_dot_product_attention(q, k, v), FLASH),
+    row("attention_causal_scale",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3),
+        [A((1, 2, 4, 3)), A((1, 2, 4, 3)), A((1, 2, 4, 3))],
+        ("ScaledDotProductFlashAttentionForCpu",),
+        lambda q, k, v: _tf().scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                            scale=0.3), FLASH),
+    row("attention_gqa",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+        [A((1, 4, 2, 3)), A((1, 2, 3, 3)), A((1, 2, 3, 3))],
+        ("ScaledDotProductFlashAttentionForCpu",),
+        lambda q, k, v: _tf().scaled_dot_product_attention(q, k, v, enable_gqa=True), FLASH),
+    row("attention_fused_masks",  # a float (L, S) mask and a fully masked bool row
+        lambda q, k, v, m, b: F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+        + F.scaled_dot_product_attention(q, k, v, attn_mask=b),
+        [A((1, 2, 3, 4)), A((1, 2, 4, 4)), A((1, 2, 4, 4)), const((3, 4)),
+         _mask([[1, 0, 1, 1], [0, 0, 0, 0], [0, 0, 0, 1]])],
+        ("ScaledDotProductFlashAttentionForCpu",),
+        lambda q, k, v, m, b: _tf().scaled_dot_product_attention(q, k, v, attn_mask=m)
+        + _tf().scaled_dot_product_attention(q, k, v, attn_mask=b)),
+    row("attention_value_width",  # head sizes differ: the math path again, in 4-D
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+        [A((1, 2, 3, 4)), A((1, 2, 5, 4)), A((1, 2, 5, 2))], ("SafeSoftmax",),
+        lambda q, k, v: _tf().scaled_dot_product_attention(q, k, v), "UnsafeViewBackward0"),
 ]
 
 ACTIVATION = [

@@ -34,6 +34,7 @@ SOURCES = (
     "clamp", "clamp_min", "clip_max", "clamp_tensors", "clamp_tensor_min_above_max",
     "clamp_tensor_min_only", "clamp_tensor_max_only", "clamp_", "maximum", "minimum",
     "max_binary", "leaky_relu", "elu", "elu_inplace", "gelu", "gelu_tanh", "silu", "softplus",
+    "mul_scalar",
 )
 ELEMENTWISE_MODULES = ("arithmetic", "elementwise", "activations", "bounds", "copying")
 # Functions of those modules that work along a dim (softmax), not element by element.

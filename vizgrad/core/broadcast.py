@@ -83,7 +83,12 @@ class Expand(Function):
         if not ok:
             raise ValueError(f"expand: the input {input.shape} cannot be expanded to "
                              f"{tuple(shape)}")
-        return MetaArray(target, input.dtype)
+        if target == input.shape:
+            return MetaArray(target, input.dtype, getattr(input, "layout", None))
+        strides = getattr(input, "layout", None) or c_strides(input.shape)
+        layout = (0,) * lead + tuple(0 if size != s else st for size, s, st in
+                                     zip(input.shape, target[lead:], strides))
+        return MetaArray(target, input.dtype, layout)
 
     @staticmethod
     def forward(ctx, input, shape):
@@ -115,3 +120,12 @@ def expand(tensor: Tensor, *sizes: Any) -> Tensor:
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
     return Expand.apply(tensor, tuple(sizes))
+
+
+def c_strides(shape: tuple) -> tuple[int, ...]:
+    """C-contiguous element strides of ``shape`` (a meta array's default layout)."""
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))

@@ -32,13 +32,16 @@ from . import backend
 
 
 class MetaArray:
-    """An array's shape and dtype without its data."""
+    """An array's shape and dtype without its data; ``layout`` (element strides) where a
+    view rule knows the result is not C-contiguous (None: C-contiguous), so ``reshape``
+    picks PyTorch's node on meta tensors as on real ones."""
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("shape", "dtype", "layout")
 
-    def __init__(self, shape: Any, dtype: Any) -> None:
+    def __init__(self, shape: Any, dtype: Any, layout: tuple[int, ...] | None = None) -> None:
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(dtype)
+        self.layout = layout
 
     @property
     def ndim(self) -> int:

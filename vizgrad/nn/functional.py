@@ -30,6 +30,7 @@ from ..ops.activations import (
     tanh,
 )
 from ..ops.activations import relu as _relu
+from ..ops.nn_attention import scaled_dot_product_attention
 from ..ops.nn_conv import convolution, convolution_transpose
 from ..ops.nn_dropout import dropout, dropout2d
 from ..ops.nn_linear import (
@@ -37,7 +38,6 @@ from ..ops.nn_linear import (
     embedding,
     linear,
     one_hot,
-    scaled_dot_product_attention,
 )
 from ..ops.nn_loss import (
     binary_cross_entropy,

@@ -15,7 +15,12 @@ from .container import ModuleList
 from .linear import Dropout, Linear
 from .module import Module
 from .normalization import LayerNorm
-from .transformer import _ACTIVATIONS, MultiheadAttention, TransformerEncoderLayer
+from .transformer import (
+    _ACTIVATIONS,
+    MultiheadAttention,
+    TransformerEncoderLayer,
+    _canonical_mask,
+)
 
 
 def _clones(module: Module, count: int) -> ModuleList:
@@ -28,6 +33,27 @@ def _activation(activation: Any) -> Any:
             raise ValueError(f"activation must be 'relu' or 'gelu', got {activation!r}")
         return _ACTIVATIONS[activation]
     return activation
+
+
+def _seq_len(src: Tensor, batch_first: bool) -> int | None:
+    if src.ndim == 2:
+        return src.shape[0]
+    return src.shape[1 if batch_first else 0]
+
+
+def _detect_is_causal_mask(mask: Any, is_causal: bool | None, size: int | None) -> bool:
+    """PyTorch's rule: the hint when given, else whether ``mask`` is the square causal
+    mask of ``size`` (so the layers can let attention apply it as ``is_causal``)."""
+    if is_causal is not None or mask is None:
+        return is_causal is True
+    array = mask.array if isinstance(mask, Tensor) else mask
+    xp = array_module(array)
+    size = size if size is not None else array.shape[-2]
+    if array.shape != (size, size):
+        return False
+    above = xp.triu(xp.ones((size, size), dtype=bool), 1)
+    # compared as numbers, as PyTorch does: a bool mask never matches
+    return bool((array == xp.where(above, -xp.inf, 0.0)).all())
 
 
 class TransformerDecoderLayer(Module):
@@ -68,25 +94,29 @@ class TransformerDecoderLayer(Module):
                 memory_is_causal: bool = False) -> Tensor:
         x = tgt
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask)
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask,
+                                   tgt_is_causal)
             x = x + self._mha_block(self.norm2(x), memory, memory_mask,
-                                    memory_key_padding_mask)
+                                    memory_key_padding_mask, memory_is_causal)
             x = x + self._ff_block(self.norm3(x))
         else:
-            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask))
-            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask))
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
+                                               memory_is_causal))
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x: Tensor, attn_mask: Any, key_padding_mask: Any) -> Tensor:
+    def _sa_block(self, x: Tensor, attn_mask: Any, key_padding_mask: Any,
+                  is_causal: bool = False) -> Tensor:
         out = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                             need_weights=False)[0]
+                             is_causal=is_causal, need_weights=False)[0]
         return self.dropout1(out)
 
     def _mha_block(self, x: Tensor, memory: Tensor, attn_mask: Any,
-                   key_padding_mask: Any) -> Tensor:
+                   key_padding_mask: Any, is_causal: bool = False) -> Tensor:
         out = self.multihead_attn(x, memory, memory, attn_mask=attn_mask,
-                                  key_padding_mask=key_padding_mask, need_weights=False)[0]
+                                  key_padding_mask=key_padding_mask, is_causal=is_causal,
+                                  need_weights=False)[0]
         return self.dropout2(out)
 
     def _ff_block(self, x: Tensor) -> Tensor:
@@ -113,10 +143,14 @@ class TransformerEncoder(Module):
     def forward(self, src: Tensor, mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None,
                 is_causal: bool | None = None) -> Tensor:
+        src_key_padding_mask = _canonical_mask(src_key_padding_mask, src.dtype)
+        mask = _canonical_mask(mask, src.dtype)
+        batch_first = self.layers[0].self_attn.batch_first if len(self.layers) else False
+        is_causal = _detect_is_causal_mask(mask, is_causal, _seq_len(src, batch_first))
         output = src
         for layer in self.layers:
             output = layer(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
-                           is_causal=bool(is_causal) and mask is not None)
+                           is_causal=is_causal)
         return self.norm(output) if self.norm is not None else output
 
 
@@ -139,11 +173,15 @@ class TransformerDecoder(Module):
                 memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
                 memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool | None = None,
                 memory_is_causal: bool = False) -> Tensor:
+        batch_first = self.layers[0].self_attn.batch_first if len(self.layers) else False
+        tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal,
+                                               _seq_len(tgt, batch_first))
         output = tgt
         for layer in self.layers:
             output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                            tgt_key_padding_mask=tgt_key_padding_mask,
-                           memory_key_padding_mask=memory_key_padding_mask)
+                           memory_key_padding_mask=memory_key_padding_mask,
+                           tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
         return self.norm(output) if self.norm is not None else output
 
 
@@ -198,10 +236,12 @@ class Transformer(Module):
             raise RuntimeError("the batch number of src and tgt must be equal")
         if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
             raise RuntimeError("the feature number of src and tgt must be equal to d_model")
-        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask)
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+                              is_causal=src_is_causal)
         return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                             tgt_key_padding_mask=tgt_key_padding_mask,
-                            memory_key_padding_mask=memory_key_padding_mask)
+                            memory_key_padding_mask=memory_key_padding_mask,
+                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
 
     @staticmethod
     def generate_square_subsequent_mask(sz: int, device: Any = None,

@@ -51,11 +51,12 @@ from .indexing import (
     masked_fill,
     scatter,
     scatter_add,
+    select,
     setitem,
     take_along_dim,
 )
 from .join import cat, chunk, concat, split, stack, unbind
-from .linalg import bmm, dot, einsum, matmul, mm, mv, outer, tril, triu
+from .linalg import baddbmm, bmm, dot, einsum, matmul, mm, mv, outer, tril, triu
 from .operands import promote_types, result_type
 from .reductions import logsumexp, mean, norm, prod, std, sum, var
 from .shaping import flatten, flip, narrow, pad, repeat, roll, tile, unflatten
@@ -76,9 +77,9 @@ __all__ = [
     "amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "logsumexp", "max", "min", "norm",
     "prod", "std", "var",
     # shape, indexing, linear algebra
-    "bmm", "einsum", "flatten", "flip", "gather", "index_add", "index_select", "masked_fill",
-    "narrow", "outer", "pad", "repeat", "roll", "scatter", "scatter_add", "take_along_dim",
-    "tile", "tril", "triu", "unflatten",
+    "baddbmm", "bmm", "einsum", "flatten", "flip", "gather", "index_add", "index_select",
+    "masked_fill", "narrow", "outer", "pad", "repeat", "roll", "scatter", "scatter_add", "select",
+    "take_along_dim", "tile", "tril", "triu", "unflatten",
     # the PyTorch tutorial surface
     "addcdiv", "addcmul", "argsort", "dot", "log_softmax", "mm", "mv", "softmax", "sort", "topk",
 ]

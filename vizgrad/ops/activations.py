@@ -434,6 +434,12 @@ class LogSoftmax(Function):
         return t - (result.exp() * t).sum(args[1], keepdim=True)
 
 
+def _given_dim(dim: int, ndim: int) -> int:
+    """``dim`` checked and kept as given (PyTorch saves ``dim=-1`` as -1); 0 for a 0-d input."""
+    _checked_dim(dim, ndim)
+    return dim if ndim else 0
+
+
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Tensor:
     """Softmax along ``dim`` (values in (0, 1) summing to 1).
@@ -446,7 +452,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     if dtype is not None:
         input = input.to(dtype)
     dim = _implicit_dim(input.ndim) if dim is None else dim
-    return Softmax.apply(input, dim % max(input.ndim, 1))
+    return Softmax.apply(input, _given_dim(dim, input.ndim))
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
@@ -460,4 +466,4 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     if dtype is not None:
         input = input.to(dtype)
     dim = _implicit_dim(input.ndim) if dim is None else dim
-    return LogSoftmax.apply(input, dim % max(input.ndim, 1))
+    return LogSoftmax.apply(input, _given_dim(dim, input.ndim))

@@ -145,6 +145,29 @@ class Mul(Function):
         return second * args[0] if first is None else first * args[1] + second * args[0]
 
 
+class MulScalar(Function):
+    """ATen's ``mul(Tensor, Scalar)``: a tensor times a number passed as a Scalar, as
+    PyTorch's C++ code calls it (``MulBackward1``, saving ``other``; the math path of
+    scaled_dot_product_attention scales q and k so). Python's ``x * 2`` is ``Mul``."""
+
+    backward_name = "MulBackward1"
+
+    @staticmethod
+    def infer_shape(input, other):  # an elementwise result keeps the input's layout
+        return MetaArray(input.shape, input.dtype, getattr(input, "layout", None))
+
+    @staticmethod
+    def forward(ctx, input, other):
+        ctx.other = other
+        return input * input.dtype.type(other)  # the input's dtype, as a Scalar leaves it
+
+    @staticmethod
+    def backward(ctx, grad):
+        return MulScalar.apply(grad, ctx.other), None
+
+    jvp = LINEAR
+
+
 class Div(Function):
     """input / other; backward: grad / other, and -grad * input / other^2."""
     number_slots = (0, 1)

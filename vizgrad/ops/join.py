@@ -40,10 +40,10 @@ class Cat(Function):
 
     @staticmethod
     def forward(ctx, tensors, dim):
-        dim = _dim(dim, tensors[0].ndim)
-        ctx.dim = dim
-        ctx._sizes = [t.shape[dim] for t in tensors]  # PyTorch shows only _saved_dim
-        return array_module(tensors[0]).concatenate(promote(*tensors), axis=dim)
+        axis = _dim(dim, tensors[0].ndim)
+        ctx.dim = dim  # as given: PyTorch saves -1, not the axis it names
+        ctx._sizes = [t.shape[axis] for t in tensors]  # PyTorch shows only _saved_dim
+        return array_module(tensors[0]).concatenate(promote(*tensors), axis=axis)
 
     @staticmethod
     def backward(ctx, grad):
@@ -69,9 +69,9 @@ class Stack(Function):
 
     @staticmethod
     def forward(ctx, tensors, dim):
-        dim = _dim(dim, tensors[0].ndim + 1)
-        ctx.dim = dim
-        return array_module(tensors[0]).stack(promote(*tensors), axis=dim)
+        axis = _dim(dim, tensors[0].ndim + 1)
+        ctx.dim = dim  # as given, as PyTorch saves it
+        return array_module(tensors[0]).stack(promote(*tensors), axis=axis)
 
     @staticmethod
     def backward(ctx, grad):
@@ -100,21 +100,26 @@ class SplitSizes(Function):
 
     @staticmethod
     def forward(ctx, input, sizes, dim):
-        dim = _dim(dim, input.ndim)
-        if sum(sizes) != input.shape[dim]:
-            raise ValueError(f"split sizes {list(sizes)} do not add up to {input.shape[dim]}")
-        ctx.dim = dim
-        bounds, total = [], 0
-        for size in sizes[:-1]:
-            total += size
-            bounds.append(total)
-        return list(array_module(input).split(input, bounds, axis=dim))
+        ctx.split_sizes = list(sizes)  # PyTorch saves split_sizes and dim
+        return _pieces(ctx, input, sizes, dim)
 
     @staticmethod
     def backward(ctx, *grads):
         return Cat.apply(list(grads), ctx.dim), None, None
 
     jvp = LINEAR
+
+
+def _pieces(ctx, input, sizes, dim):
+    ctx.dim = dim  # as given, as PyTorch saves it
+    dim = _dim(dim, input.ndim)
+    if sum(sizes) != input.shape[dim]:
+        raise ValueError(f"split sizes {list(sizes)} do not add up to {input.shape[dim]}")
+    bounds, total = [], 0
+    for size in sizes[:-1]:
+        total += size
+        bounds.append(total)
+    return list(array_module(input).split(input, bounds, axis=dim))
 
 
 class Split(SplitSizes):
@@ -134,15 +139,14 @@ class Split(SplitSizes):
 
     @staticmethod
     def forward(ctx, input, split_size, dim):
-        dim = _dim(dim, input.ndim)
-        extent = input.shape[dim]
+        extent = input.shape[_dim(dim, input.ndim)]
         if split_size <= 0:
             raise ValueError(f"split_size must be positive, got {split_size}")
         sizes = [split_size] * (extent // split_size)
         if extent % split_size:
             sizes.append(extent % split_size)
         ctx.split_size = split_size
-        return SplitSizes.forward(ctx, input, sizes or [0], dim)
+        return _pieces(ctx, input, sizes or [0], dim)
 
     jvp = LINEAR
 
@@ -179,8 +183,8 @@ class Unbind(Function):
 
     @staticmethod
     def forward(ctx, input, dim):
+        ctx.dim = dim  # as given, as PyTorch saves it
         dim = _dim(dim, input.ndim)
-        ctx.dim = dim
         xp = array_module(input)
         moved = xp.moveaxis(input, dim, 0)
         return [moved[i] for i in range(moved.shape[0])]

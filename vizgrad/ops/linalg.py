@@ -14,7 +14,7 @@ from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from .operands import same_dtype as _same_dtype
 from .operands import save_crossed, saved_crossed
-from .shape_rules import matmul_shape, same
+from .shape_rules import broadcast, matmul_shape, same
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
@@ -92,6 +92,57 @@ class Bmm(Function):
     @staticmethod
     def jvp(args, tangents, result):  # bilinear: one term per operand's tangent
         return bilinear(Bmm.apply, args, tangents)
+
+
+class Baddbmm(Function):
+    """``beta * self + alpha * (batch1 @ batch2)`` over a batch (``BaddbmmBackward0``;
+    MultiheadAttention adds its mask to the scores so). ``self`` broadcasts to the result."""
+
+    saved_defaults = {"alpha": 1, "beta": 1}
+    saved_if_needed = ("batch1", "batch2")
+
+    @staticmethod
+    def infer_shape(self, batch1, batch2, beta=1, alpha=1):
+        if batch1.ndim != 3 or batch2.ndim != 3 or batch1.shape[0] != batch2.shape[0] \
+                or batch1.shape[2] != batch2.shape[1]:
+            raise ValueError(f"baddbmm: batch1 {batch1.shape} and batch2 {batch2.shape} "
+                             f"do not match")
+        shape = batch1.shape[:2] + batch2.shape[2:]
+        if broadcast(self, MetaArray(shape, batch1.dtype)) != shape:
+            raise ValueError(f"baddbmm: self {self.shape} does not broadcast to {shape}")
+        return MetaArray(shape, batch1.dtype)
+
+    @staticmethod
+    def forward(ctx, self, batch1, batch2, beta=1, alpha=1):
+        _same_dtype("baddbmm", batch1, batch2)
+        save_crossed(ctx, 1, batch1, batch2)  # each only for the other's gradient
+        out = array_module(batch1).matmul(batch1, batch2)
+        if alpha != 1:
+            ctx.alpha = alpha
+            out = out * alpha
+        if beta != 1:
+            ctx.beta = beta
+            self = self * beta
+        return out + self
+
+    @staticmethod
+    def backward(ctx, grad):
+        batch1, batch2 = saved_crossed(ctx, 1)
+        scaled = grad * ctx.alpha if ctx.alpha != 1 else grad
+        # self's gradient is grad (times beta); the engine sums it to self's shape
+        return (grad * ctx.beta if ctx.beta != 1 else grad,
+                None if batch2 is None else Bmm.apply(scaled, batch2.transpose(1, 2)),
+                None if batch1 is None else Bmm.apply(batch1.transpose(1, 2), scaled),
+                None, None)
+
+    @staticmethod
+    def jvp(args, tangents, result):  # beta self + alpha b1 @ b2: linear in each
+        beta = args[3] if len(args) > 3 else 1
+        alpha = args[4] if len(args) > 4 else 1
+        product = bilinear(Bmm.apply, args[1:3], tangents[1:3])
+        first = tangents[0]
+        return plus(first * beta if first is not None and beta != 1 else first,
+                    product * alpha if product is not None and alpha != 1 else product)
 
 
 class Tril(Function):
@@ -259,6 +310,17 @@ def _broadcast(operand, term, sizes):
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched matrix product: ``(b, n, m) @ (b, m, p) -> (b, n, p)``."""
     return Bmm.apply(input, mat2)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
+            alpha: float = 1) -> Tensor:
+    """``beta * input + alpha * (batch1 @ batch2)``; ``input`` broadcasts to the result.
+
+    Example
+    -------
+    >>> vizgrad.baddbmm(mask, q, k.transpose(1, 2)).shape   # (b, n, p)
+    """
+    return Baddbmm.apply(input, batch1, batch2, beta, alpha)
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:

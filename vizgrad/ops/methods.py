@@ -257,7 +257,8 @@ METHODS = {
     "index_add_": lambda self, dim, index, source, *, alpha=1: indexing.IndexAdd.apply_(
         self, dim, indexing._index(index), source, alpha),
     # -- linalg.py
-    "matmul": linalg.matmul, "bmm": linalg.bmm, "mm": linalg.mm, "mv": linalg.mv,
+    "matmul": linalg.matmul, "bmm": linalg.bmm, "baddbmm": linalg.baddbmm, "mm": linalg.mm,
+    "mv": linalg.mv,
     "dot": linalg.dot, "outer": linalg.outer, "tril": linalg.tril, "triu": linalg.triu,
     "tril_": lambda self, diagonal=0: linalg.Tril.apply_(self, diagonal),
     "triu_": lambda self, diagonal=0: linalg.Triu.apply_(self, diagonal),

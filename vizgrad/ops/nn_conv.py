@@ -328,6 +328,17 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: int 
     stride = as_tuple(stride, n, "stride")
     dilation = as_tuple(dilation, n, "dilation")
     pads = conv_pads(padding, weight.shape[2:], dilation, stride, n)
+    if any(lo != hi for lo, hi in pads):
+        # ATen's uneven 'same': pad the extra (high side) with constant_pad_nd
+        # (ConstantPadNdBackward0; its pad list runs from the last dim), then convolve
+        # with the symmetric part
+        from .shaping import pad
+
+        extra: list[int] = []
+        for lo, hi in reversed(pads):
+            extra += [0, hi - lo]
+        input = pad(input, tuple(extra))
+        pads = tuple((lo, lo) for lo, _ in pads)
     out = Conv.apply(input, weight, 0 if bias is None else bias, stride, pads, dilation, groups)
     return out.squeeze(0) if squeeze else out
 

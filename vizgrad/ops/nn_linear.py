@@ -1,4 +1,5 @@
-"""linear (``AddmmBackward0`` like PyTorch), embedding, one_hot and scaled dot-product attention.
+"""linear (``AddmmBackward0`` like PyTorch), bilinear, embedding and one_hot
+(scaled dot-product attention is in nn_attention.py).
 
 Example
 -------
@@ -9,19 +10,14 @@ Example
 
 from __future__ import annotations
 
-import math
-
 from ..core.backend import array_module
 from ..core.dual import LINEAR, plus, scaled
 from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.tensor import Tensor
-from .activations import softmax
-from .copying import where
 from .indexing import IndexBackward
 from .linalg import matmul, mm_grads, note_layouts
-from .nn_dropout import dropout
-from .operands import same_dtype, save_crossed, saved_crossed
+from .operands import c_contiguous, same_dtype, save_crossed, saved_crossed
 from .shape_rules import broadcast
 from .views import T
 
@@ -221,15 +217,18 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     >>> linear(vizgrad.randn(8, 3), vizgrad.randn(4, 3), vizgrad.zeros(4)).shape
     (8, 4)
     """
-    # PyTorch's decomposition: addmm on a 2-D view of the input when there is a bias,
-    # matmul otherwise; the weight enters through t() (TBackward0) either way.
+    # ATen's decomposition: addmm for a 2-D input with a bias; for a contiguous input
+    # with a bias, addmm on a 2-D view viewed back; otherwise matmul then the bias added.
+    # The weight enters through t() (TBackward0) every way.
     if bias is None:
         return matmul(input, T.apply(weight))
     if input.ndim == 2:
         return Addmm.apply(bias, input, T.apply(weight))
-    lead = input.shape[:-1]
-    flat = Addmm.apply(bias, input.reshape(-1, input.shape[-1]), T.apply(weight))
-    return flat.reshape(lead + (weight.shape[0],))
+    if c_contiguous(input.array) and bias.ndim == 1:
+        lead = input.shape[:-1]
+        flat = Addmm.apply(bias, input.reshape(-1, input.shape[-1]), T.apply(weight))
+        return flat.reshape(lead + (weight.shape[0],))
+    return matmul(input, T.apply(weight)) + bias
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
@@ -272,45 +271,3 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= num_classes):
         raise ValueError(f"one_hot: class values must be in [0, {num_classes})")
     return Tensor.from_array((indices[..., None] == xp.arange(num_classes)).astype(xp.int64))
-
-
-def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
-                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
-                                 is_causal: bool = False, scale: float | None = None,
-                                 enable_gqa: bool = False) -> Tensor:
-    """``softmax(q @ k^T * scale + mask) @ v``, as PyTorch's reference math.
-
-    A boolean ``attn_mask`` marks the positions that may be attended to; a float
-    mask is added to the scores.  ``is_causal`` applies a lower-triangular mask.
-
-    Example
-    -------
-    >>> scaled_dot_product_attention(q, k, v, is_causal=True).shape   # q's shape[:-1] + (Ev,)
-    """
-    if is_causal and attn_mask is not None:
-        raise ValueError("scaled_dot_product_attention: pass either attn_mask or is_causal")
-    if enable_gqa and query.ndim >= 3 and query.shape[-3] != key.shape[-3]:
-        repeat = query.shape[-3] // key.shape[-3]
-        key = _repeat_heads(key, repeat)
-        value = _repeat_heads(value, repeat)
-    length, source = query.shape[-2], key.shape[-2]
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = (query @ key.transpose(-2, -1)) * scale
-    xp = array_module(query.array)
-    if is_causal:
-        attn_mask = Tensor.from_array(xp.tril(xp.ones((length, source), dtype=bool)))
-    if attn_mask is not None:
-        if attn_mask.dtype.kind == "b":
-            scores = where(attn_mask.array, scores, -math.inf)
-        else:
-            scores = scores + attn_mask
-    weights = softmax(scores, dim=-1)
-    if dropout_p > 0.0:
-        weights = dropout(weights, dropout_p, training=True)
-    return weights @ value
-
-
-def _repeat_heads(tensor: Tensor, repeat: int) -> Tensor:
-    shape = tensor.shape
-    expanded = tensor.unsqueeze(-3).expand(shape[:-2] + (repeat,) + shape[-2:])
-    return expanded.reshape(shape[:-3] + (shape[-3] * repeat,) + shape[-2:])

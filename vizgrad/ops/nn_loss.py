@@ -15,6 +15,7 @@ Example
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -169,6 +170,20 @@ def _soft_cross_entropy(log_probs, target, weight, reduction, label_smoothing, c
     return _reduce(loss, reduction)
 
 
+def broadcast_pair(input: Any, target: Any) -> tuple[Any, Any]:
+    """PyTorch's losses call ``broadcast_tensors(input, target)`` first: a tensor whose
+    shape differs from the common one is expanded (``ExpandBackward0``), an equal one
+    passes through; numbers stay numbers."""
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)) \
+            or input.shape == target.shape:
+        return input, target
+    from ..core.broadcast import expand
+
+    shape = tuple(array_module(input.array).broadcast_shapes(input.shape, target.shape))
+    return (input if input.shape == shape else expand(input, shape),
+            target if target.shape == shape else expand(target, shape))
+
+
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
              reduce: bool | None = None, reduction: str = "mean",
              weight: Tensor | None = None) -> Tensor:
@@ -179,6 +194,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     >>> mse_loss(prediction, target, reduction="sum")
     """
     reduction = _reduction(reduction, size_average, reduce)
+    input, target = broadcast_pair(input, target)
     if weight is None and isinstance(input, Tensor) and isinstance(target, Tensor):
         return MseLoss.apply(input, target, reduction)  # PyTorch's one MseLossBackward0 node
     difference = input - target
@@ -198,6 +214,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     >>> l1_loss(prediction, target)
     """
     reduction = _reduction(reduction, size_average, reduce)
+    input, target = broadcast_pair(input, target)
     loss = _abs(input - target)
     if weight is not None:
         loss = loss * weight

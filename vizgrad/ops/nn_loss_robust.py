@@ -20,7 +20,7 @@ from ..core.meta import MetaArray
 from ..core.state import is_grad_enabled
 from ..core.tensor import Tensor
 from .elementwise import abs as _abs
-from .nn_loss import REDUCTION_CODES, _reduce, _reduced, _reduction
+from .nn_loss import REDUCTION_CODES, _reduce, _reduced, _reduction, broadcast_pair
 from .shape_rules import broadcast
 
 
@@ -119,6 +119,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     reduction = _reduction(reduction, size_average, reduce)
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    input, target = broadcast_pair(input, target)
     if beta == 0.0:  # PyTorch: the L1 loss, mean(abs(input - target))
         return _reduce(_abs(input - target), reduction)
     input, target = _tensors(input, target)
@@ -134,7 +135,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     >>> huber_loss(prediction, target, delta=2.0)
     """
     reduction = _reduction(reduction)
-    input, target = _tensors(input, target)
+    input, target = broadcast_pair(*_tensors(input, target))
     if weight is None:
         return HuberLoss.apply(input, target, reduction, float(delta))
     # PyTorch weighs the unreduced loss, then reduces: Mean <- Mul <- HuberLossBackward0

@@ -82,7 +82,7 @@ class MaxPool2d(Function):
 
     @staticmethod
     def infer_shape(input, kernel, stride, padding, dilation, ceil_mode):
-        outs, _ = _pool_geometry(input.shape[-2:], kernel, stride, padding, dilation,
+        outs, _ = _pool_geometry(input.shape[-2:], kernel, stride or kernel, padding, dilation,
                                  ceil_mode)
         shape = input.shape[:-2] + outs
         return as_results((shape, input.dtype), (shape, "int64"))
@@ -90,6 +90,8 @@ class MaxPool2d(Function):
     @staticmethod
     def forward(ctx, input, kernel, stride, padding, dilation, ceil_mode):
         xp = array_module(input)
+        # PyTorch's ATen argument: () when defaulted (the kernel size), saved as given
+        ctx.stride, stride = stride, stride or kernel
         height, width = input.shape[-2:]
         outs, pads = _pool_geometry((height, width), kernel, stride, padding, dilation,
                                     ceil_mode)
@@ -121,7 +123,7 @@ class MaxPool2d(Function):
         values = values.reshape(lead + outs)
         indices = indices.reshape(lead + outs)
         # PyTorch's attribute names, so graph renderers show the same ``_saved_*`` fields.
-        ctx.kernel_size, ctx.stride, ctx.padding = kernel, stride, padding
+        ctx.kernel_size, ctx.padding = kernel, padding
         ctx.dilation, ctx.ceil_mode, ctx.input_shape = dilation, ceil_mode, input.shape
         ctx.mark_non_differentiable(indices)
         ctx.save_for_backward(input, indices)  # PyTorch keeps the input too (_saved_self)
@@ -177,7 +179,7 @@ class AvgPool2d(Function):
     @staticmethod
     def infer_shape(input, kernel, stride, padding, ceil_mode, count_include_pad,
                     divisor_override):
-        outs, _ = _pool_geometry(input.shape[-2:], kernel, stride, padding, (1, 1),
+        outs, _ = _pool_geometry(input.shape[-2:], kernel, stride or kernel, padding, (1, 1),
                                  ceil_mode)
         return MetaArray(input.shape[:-2] + outs, input.dtype)
 
@@ -185,6 +187,7 @@ class AvgPool2d(Function):
     def forward(ctx, input, kernel, stride, padding, ceil_mode, count_include_pad,
                 divisor_override):
         xp = array_module(input)
+        ctx.stride, stride = stride, stride or kernel  # () when defaulted, as in PyTorch
         shape = input.shape[-2:]
         outs, pads = _pool_geometry(shape, kernel, stride, padding, (1, 1), ceil_mode)
         planes = input.reshape((-1,) + shape)
@@ -192,7 +195,7 @@ class AvgPool2d(Function):
         divisor = _avg_divisor(xp, shape, kernel, stride, padding, outs, count_include_pad,
                                divisor_override, input.dtype)
         # PyTorch's saved names (the input as _saved_self); the geometry stays private
-        ctx.kernel_size, ctx.stride, ctx.padding = kernel, stride, padding
+        ctx.kernel_size, ctx.padding = kernel, padding
         ctx.ceil_mode, ctx.count_include_pad = ceil_mode, count_include_pad
         ctx.divisor_override, ctx._pads, ctx._divisor = divisor_override, pads, divisor
         ctx.save_for_backward(input)
@@ -200,7 +203,8 @@ class AvgPool2d(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return (AvgPool2dBackward.apply(grad, ctx.kernel_size, ctx.stride, ctx._pads,
+        return (AvgPool2dBackward.apply(grad, ctx.kernel_size, ctx.stride or ctx.kernel_size,
+                                        ctx._pads,
                                         ctx._divisor, ctx._operand_meta[0][0]),
                 None, None, None, None, None, None)
 
@@ -321,7 +325,7 @@ def max_pool2d(input: Tensor, kernel_size: int | tuple[int, ...],
     >>> y, idx = max_pool2d(x, 2, return_indices=True)   # idx: flat positions in H*W
     """
     kernel = as_tuple(kernel_size, 2, "kernel_size")
-    stride = kernel if stride is None or stride == [] else as_tuple(stride, 2, "stride")
+    stride = () if stride is None or stride == [] else as_tuple(stride, 2, "stride")
     values, indices = MaxPool2d.apply(input, kernel, stride, as_tuple(padding, 2, "padding"),
                                       as_tuple(dilation, 2, "dilation"), ceil_mode)
     return (values, indices) if return_indices else values
@@ -338,7 +342,7 @@ def avg_pool2d(input: Tensor, kernel_size: int | tuple[int, ...],
     >>> avg_pool2d(x, 2, padding=1, count_include_pad=False)
     """
     kernel = as_tuple(kernel_size, 2, "kernel_size")
-    stride = kernel if stride is None or stride == [] else as_tuple(stride, 2, "stride")
+    stride = () if stride is None or stride == [] else as_tuple(stride, 2, "stride")
     return AvgPool2d.apply(input, kernel, stride, as_tuple(padding, 2, "padding"), ceil_mode,
                            count_include_pad, divisor_override)
 

@@ -158,6 +158,17 @@ def true_divide(input: Any, other: Any) -> tuple:
     return input, other
 
 
+def c_contiguous(array: Any) -> bool:
+    """Whether PyTorch would call a tensor of this layout contiguous (NumPy's strides
+    stand in for PyTorch's); a meta array has no layout and counts as contiguous."""
+    flags = getattr(array, "flags", None)
+    if flags is not None:
+        return flags.c_contiguous
+    from .shape_rules import meta_contiguous
+
+    return meta_contiguous(array)
+
+
 def same_dtype(name: str, first: Any, second: Any) -> None:
     """Matrix products do not promote, as in PyTorch: mixed dtypes are an error."""
     if first.dtype != second.dtype:

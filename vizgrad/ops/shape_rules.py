@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.broadcast import c_strides
 from ..core.factory import get_default_dtype
 from ..core.meta import MetaArray
 from .operands import result_type
@@ -267,3 +268,52 @@ def _advanced_shape(part: Any, axes: tuple) -> tuple:
     if part.ndim and tuple(part.shape) != tuple(axes):
         raise IndexError(f"the mask {part.shape} does not match the indexed shape {axes}")
     return (int(np.count_nonzero(part)),)
+
+
+# -- meta layouts: the element strides a view rule gives (None: C-contiguous)
+def layout_of(array: Any) -> tuple[int, ...]:
+    """A meta array's element strides (C-contiguous unless a view rule said otherwise)."""
+    return getattr(array, "layout", None) or c_strides(array.shape)
+
+
+def permuted(array: Any, order: Any) -> tuple[int, ...] | None:
+    """The layout of a permutation (transpose, permute, t) of a meta array."""
+    strides = layout_of(array)
+    return tuple(strides[d] for d in order)
+
+
+def meta_contiguous(array: Any) -> bool:
+    """PyTorch's is_contiguous for a meta array's layout (size-1 dims do not count)."""
+    layout = getattr(array, "layout", None)
+    if layout is None:
+        return True
+    expected = c_strides(array.shape)
+    return all(size == 1 or got == want
+               for size, got, want in zip(array.shape, layout, expected))
+
+
+def view_layout(shape: tuple, strides: tuple, target: tuple) -> tuple[int, ...] | None:
+    """The strides of ``target`` viewing an array of ``shape``/``strides`` without a copy,
+    or None when it needs one (ATen's computeStride)."""
+    if not shape:
+        return c_strides(target)
+    if math.prod(shape) == 0:
+        return tuple(strides) if tuple(shape) == tuple(target) else c_strides(target)
+    out = [0] * len(target)
+    view_d = len(target) - 1
+    base = strides[-1]
+    tensor_numel = view_numel = 1
+    for tensor_d in range(len(shape) - 1, -1, -1):
+        tensor_numel *= shape[tensor_d]
+        if tensor_d == 0 or (shape[tensor_d - 1] != 1
+                             and strides[tensor_d - 1] != tensor_numel * base):
+            while view_d >= 0 and (view_numel < tensor_numel or target[view_d] == 1):
+                out[view_d] = view_numel * base
+                view_numel *= target[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                base = strides[tensor_d - 1]
+                tensor_numel = view_numel = 1
+    return tuple(out) if view_d == -1 else None

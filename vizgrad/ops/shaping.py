@@ -286,10 +286,12 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
-    """Split dim ``dim`` into ``sizes`` (one entry may be -1)."""
+    """Split dim ``dim`` into ``sizes`` (one entry may be -1): a view, as in PyTorch."""
+    from .views import view
+
     shape = input.shape
     dim %= len(shape)
-    return reshape(input, shape[:dim] + tuple(sizes) + shape[dim + 1:])
+    return view(input, shape[:dim] + tuple(sizes) + shape[dim + 1:])
 
 
 def _sizes(sizes):

@@ -1,4 +1,8 @@
-"""Shape ops that return views: reshape/view, transpose, permute, squeeze, unsqueeze."""
+"""Shape ops that return views: reshape/view, transpose, permute, squeeze, unsqueeze, select.
+
+``reshape`` records the node PyTorch records for the input's layout: ``ViewBackward0``
+for a contiguous input, ``ReshapeAliasBackward0`` for a strided one that can still be
+viewed, and ``CloneBackward0`` then ``UnsafeViewBackward0`` when it must copy."""
 
 from __future__ import annotations
 
@@ -10,8 +14,9 @@ from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.state import grad_enabled
 from ..core.tensor import Tensor
+from .operands import c_contiguous
 from .shape_rules import dim as _checked_dim
-from .shape_rules import reshaped
+from .shape_rules import layout_of, permuted, reshaped, view_layout
 
 
 def _shape_arg(shape):
@@ -28,7 +33,7 @@ class Reshape(Function):
 
     @staticmethod
     def infer_shape(input, shape):
-        return MetaArray(reshaped(input.shape, shape), input.dtype)
+        return _reshaped_meta(input, shape)
 
     @staticmethod
     def forward(ctx, input, shape):
@@ -42,6 +47,13 @@ class Reshape(Function):
     jvp = LINEAR
 
 
+class ReshapeAlias(Reshape):
+    """``reshape`` of a non-contiguous input whose strides still allow a view
+    (PyTorch's ``_reshape_alias``, ``ReshapeAliasBackward0``)."""
+
+    backward_name = "ReshapeAliasBackward0"
+
+
 class View(Function):
     """``view``: like reshape, but refuses to copy."""
 
@@ -49,7 +61,7 @@ class View(Function):
 
     @staticmethod
     def infer_shape(input, shape):
-        return MetaArray(reshaped(input.shape, shape), input.dtype)
+        return _reshaped_meta(input, shape)
 
     @staticmethod
     def forward(ctx, input, shape):
@@ -78,6 +90,9 @@ class Transpose(Function):
         if shape:
             first, second = _checked_dim(dim0, len(shape)), _checked_dim(dim1, len(shape))
             shape[first], shape[second] = shape[second], shape[first]
+            order = list(range(len(shape)))
+            order[first], order[second] = second, first
+            return MetaArray(shape, input.dtype, permuted(input, order))
         return MetaArray(shape, input.dtype)
 
     @staticmethod
@@ -109,7 +124,8 @@ class T(Function):
     def infer_shape(self):
         if self.ndim > 2:
             raise ValueError(f"t() expects a tensor with <= 2 dims, got {self.shape}")
-        return MetaArray(self.shape[::-1], self.dtype)
+        return MetaArray(self.shape[::-1], self.dtype,
+                         permuted(self, (1, 0)) if self.ndim == 2 else None)
 
     @staticmethod
     def forward(ctx, self):
@@ -155,7 +171,8 @@ class Permute(Function):
         if sorted(order) != list(range(input.ndim)):
             raise ValueError(f"permute: {tuple(dims)} is not a permutation of the dims of "
                              f"a tensor of shape {input.shape}")
-        return MetaArray(tuple(input.shape[d] for d in order), input.dtype)
+        return MetaArray(tuple(input.shape[d] for d in order), input.dtype,
+                         permuted(input, order))
 
     @staticmethod
     def forward(ctx, input, dims):
@@ -231,7 +248,10 @@ class Unsqueeze(Function):
     @staticmethod
     def infer_shape(input, dim):
         axis = _checked_dim(dim, input.ndim + 1)
-        return MetaArray(input.shape[:axis] + (1,) + input.shape[axis:], input.dtype)
+        strides = layout_of(input)
+        inserted = strides[axis] * input.shape[axis] if axis < input.ndim else 1
+        return MetaArray(input.shape[:axis] + (1,) + input.shape[axis:], input.dtype,
+                         strides[:axis] + (inserted,) + strides[axis:])
 
     @staticmethod
     def forward(ctx, input, dim):
@@ -245,8 +265,39 @@ class Unsqueeze(Function):
     jvp = LINEAR
 
 
+def _reshaped_meta(input: Any, shape: Any) -> MetaArray:
+    target = reshaped(input.shape, shape)
+    layout = view_layout(input.shape, layout_of(input), target) \
+        if getattr(input, "layout", None) is not None else None
+    return MetaArray(target, input.dtype, layout)
+
+
+def _viewable(array: Any, shape: tuple) -> bool:
+    """Whether ``array`` (not C-contiguous) reshapes to ``shape`` without a copy."""
+    if isinstance(array, MetaArray):
+        target = reshaped(array.shape, shape)
+        return view_layout(array.shape, layout_of(array), target) is not None
+    out = array.reshape(shape)
+    return not out.size or array_module(array).may_share_memory(out, array)
+
+
 def reshape(input: Tensor, *shape: Any) -> Tensor:
-    return Reshape.apply(input, _shape_arg(shape))
+    """PyTorch's ``reshape``: a view where the layout allows (``ViewBackward0`` when the
+    input is contiguous, ``ReshapeAliasBackward0`` when strided), else a contiguous copy
+    reshaped (``CloneBackward0`` then ``UnsafeViewBackward0``), the nodes PyTorch records."""
+    shape = _shape_arg(shape)
+    array = input.array
+    if c_contiguous(array) or not (input.requires_grad and grad_enabled()):
+        return Reshape.apply(input, shape)  # contiguous, or nothing to record: one op
+    try:
+        viewable = _viewable(array, shape)
+    except ValueError:  # a shape that does not fit: Reshape's shape rule says why
+        return Reshape.apply(input, shape)
+    if viewable:
+        return ReshapeAlias.apply(input, shape)
+    from .copying import Clone
+
+    return UnsafeView.apply(Clone.apply(input), shape)
 
 
 def view(input: Tensor, *shape: Any) -> Tensor:
