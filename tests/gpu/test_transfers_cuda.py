@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import vizgrad
+from tests.nn.test_no_host_transfers import _models
 
 from ._device import cupy
 
@@ -44,12 +45,15 @@ def _profiled(work):
     return copies, names
 
 
-def _mlp_step_factory():
+def _step_factory(workload: str = "mlp"):
+    """A training step of one of the CPU check's models (MLP with dropout and GELU,
+    CNN with batch norm and max-pool, layer norm), on the device, with Adam."""
     vizgrad.manual_seed(0)
-    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10)).to("cuda")
+    make, shape = _models()[workload]
+    model = make().to("cuda")
     rng = np.random.default_rng(0)
-    x = vizgrad.tensor(rng.standard_normal((256, 64)).astype(np.float32), device="cuda")
-    y = vizgrad.tensor(rng.integers(0, 10, 256), device="cuda")
+    x = vizgrad.tensor(rng.standard_normal(shape).astype(np.float32), device="cuda")
+    y = vizgrad.tensor(rng.integers(0, 5, shape[0]), device="cuda")
     opt = vizgrad.optim.Adam(model.parameters(), lr=1e-3)
 
     def step():
@@ -62,13 +66,14 @@ def _mlp_step_factory():
     return step
 
 
-def test_training_steps_copy_nothing_to_the_host():
-    step = _mlp_step_factory()
+@pytest.mark.parametrize("workload", sorted(_models()))
+def test_training_steps_copy_nothing_to_the_host(workload):
+    step = _step_factory(workload)
     for _ in range(2):  # warm-up: CuPy compiles and caches its kernels
         step()
     losses = []
     copies, names = _profiled(lambda: losses.extend(step() for _ in range(3)))
-    assert not copies, f"device-to-host copies in 3 training steps: {copies}"
+    assert not copies, f"device-to-host copies in 3 {workload} training steps: {copies}"
 
     control, control_names = _profiled(lambda: losses[-1].item())
     assert control_names, ("the profiler recorded no CUDA activity at all, so it cannot "
@@ -78,7 +83,7 @@ def test_training_steps_copy_nothing_to_the_host():
 
 
 def test_rendering_a_cuda_graph_copies_only_label_values():
-    step = _mlp_step_factory()
+    step = _step_factory()
     loss = step()
     copies, names = _profiled(
         lambda: vizgrad.make_dot(loss, show_attrs=True, show_saved=True).source)

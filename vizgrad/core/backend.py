@@ -80,8 +80,10 @@ def _first_cupy_array(value: Any) -> bool:
     CuPy is imported on first use of a ``"cuda"`` device (importing it costs a second),
     so ``vizgrad.tensor(cupy.ones(3))`` can come first: it registers CuPy here.
     """
-    return (not _cupy_checked and type(value).__module__.startswith("cupy")
-            and _load_cupy() is not None and isinstance(value, _cupy.ndarray))
+    if _cupy_checked or not type(value).__module__.startswith("cupy"):
+        return False
+    cupy = _load_cupy()
+    return cupy is not None and isinstance(value, cupy.ndarray)
 
 
 def device_of(array: Any) -> str:
