@@ -11,12 +11,15 @@ the picture's layout to a child process (:mod:`.layout_helper`: Graphviz loaded 
 through pygraphviz; without pygraphviz, Graphviz's ``dot`` program, started for each
 picture), so the layout runs on another core while training goes on and the thread
 only waits for it.  ``background=False`` lays out in this process (pygraphviz) or
-with ``dot``: the same Graphviz, so the same picture.
+with ``dot``: the same Graphviz, so the same picture.  (pygraphviz may bundle another
+Graphviz version than the ``dot`` program ``vizgrad render`` runs: details of the
+layout can then differ from a later ``vizgrad render`` of the JSON.)
 Each file appears complete or not at all (written beside and renamed into place).
 :meth:`Recorder.close` (or leaving the ``with``, or the interpreter exiting) waits for
-the last ones; errors (``dot`` missing or failing, a full disk) are returned by
-``close()`` and shown as a :class:`RecorderWarning` at the next record or at
-``close()``.  ``background=False`` does all of it before ``backward()`` returns.
+the last ones, :meth:`Recorder.flush` waits for them and stays open; errors (Graphviz
+missing or failing, a full disk) are returned by ``close()`` and shown as a
+:class:`RecorderWarning` at the next record, ``flush()`` or ``close()``.
+``background=False`` does all of it before ``backward()`` returns.
 ``vizgrad render`` and ``vizgrad inspect`` read the JSON files back.
 
 Example
@@ -44,7 +47,7 @@ from .gradstats import record_grads
 from .layout_helper import LayoutProcess
 
 #: Records waiting for the worker before a recorded step waits for it (a bound on the
-#: memory held by views not yet written when ``dot`` is slower than the steps).
+#: memory held by views not yet written when the layout is slower than the steps).
 BACKLOG = 2
 
 
@@ -143,7 +146,7 @@ class Recorder:
                                           daemon=True, name="vizgrad-recorder")
                 worker.start()
                 # close() at interpreter exit or when dropped unclosed: the last files
-                # are finished, and no `dot` is left running
+                # are finished, and no layout process is left running
                 self._stop = weakref.finalize(self, _stop_worker, self._jobs, worker)
             self._jobs.put(job)
         return self.out / entry["graph"]
