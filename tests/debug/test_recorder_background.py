@@ -42,18 +42,19 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
 
 
-def _children() -> list[str]:
-    """This process's child processes (``pid state``), zombies included (Linux /proc)."""
-    found = []
+def _children(besides: dict[int, str] | None = None) -> dict[int, str]:
+    """This process's child processes (pid -> state), zombies included (Linux /proc);
+    those in ``besides`` (children that other code started earlier) left out."""
+    found = {}
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
+        if entry.name.isdigit() and int(entry.name) not in (besides or {}):
             try:
                 stat = (entry / "stat").read_text()
             except OSError:  # gone meanwhile
                 continue
             state, parent = stat.rsplit(")", 1)[1].split()[:2]
             if int(parent) == os.getpid():
-                found.append(f"{entry.name} {state}")
+                found[int(entry.name)] = state
     return found
 
 
@@ -72,6 +73,7 @@ has_pygraphviz = importlib.util.find_spec("pygraphviz") is not None
 @pytest.mark.parametrize("graphviz", ["library", "program"])
 def test_background_files_equal_the_synchronous_ones_and_nothing_is_left(
         tmp_path, monkeypatch, graphviz) -> None:
+    before = _children()
     if graphviz == "program":
         _without_pygraphviz(monkeypatch)
     # both record the same graphs (node ids and seq numbers differ between two runs)
@@ -98,7 +100,7 @@ def test_background_files_equal_the_synchronous_ones_and_nothing_is_left(
                                                 for kind in ("flow.svg", "grads.json", "json",
                                                              "svg")]
     assert b'"grad"' in written["step_000004.json"]  # per-node gradients were recorded
-    assert _children() == []  # every `dot` was waited for: no zombie, none running
+    assert _children(before) == {}  # all waited for: no zombie, none running
     assert busy.close() == []  # closing twice is harmless
 
 
@@ -163,6 +165,7 @@ def test_dot_missing_leaves_the_dot_source_and_an_error(tmp_path, monkeypatch) -
 @needs_proc
 @pytest.mark.skipif(not has_pygraphviz, reason="the layout process needs pygraphviz")
 def test_layout_process_errors_timeouts_and_no_process_left(tmp_path) -> None:
+    before = _children()
     layout = LayoutProcess()
     good = "digraph { a -> b }"
     with pytest.raises(RuntimeError, match="Graphviz layout failed"):
@@ -178,16 +181,17 @@ def test_layout_process_errors_timeouts_and_no_process_left(tmp_path) -> None:
     layout.close()
     layout.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["again.svg", "good.svg"]
-    assert _children() == []
+    assert _children(before) == {}
 
 
 @needs_proc
 def test_an_unclosed_recorder_finishes_when_collected(tmp_path) -> None:
+    before = _children()
     recorder = _train(tmp_path, 4)
     del recorder
     gc.collect()
     assert "step_000004.svg" in {p.name for p in tmp_path.iterdir()}
-    assert _children() == []
+    assert _children(before) == {}
 
 
 @pytest.mark.slow
