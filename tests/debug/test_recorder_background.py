@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -182,6 +183,25 @@ def test_layout_process_errors_timeouts_and_no_process_left(tmp_path) -> None:
     layout.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["again.svg", "good.svg"]
     assert _children(before) == {}
+
+
+@pytest.mark.skipif(not has_pygraphviz, reason="the layout process needs pygraphviz")
+def test_close_does_not_wait_for_another_holder_of_the_pipe(tmp_path) -> None:
+    # a process started from training with the pipe to the layout process (a forked
+    # data worker, say) keeps its input open: the end of input never comes
+    layout = LayoutProcess()
+    layout.draw("digraph { a -> b }", tmp_path / "a.svg", timeout=60)
+    holder = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                              stdin=subprocess.PIPE,
+                              pass_fds=(layout._process.stdin.fileno(),))
+    try:
+        closing = threading.Thread(target=layout.close, daemon=True)
+        closing.start()
+        closing.join(timeout=60)
+        assert not closing.is_alive()  # it was asked to end, and did
+    finally:
+        holder.stdin.close()
+        holder.wait()
 
 
 @needs_proc

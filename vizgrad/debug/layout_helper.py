@@ -8,7 +8,8 @@ on; its worker thread waits for the answer with the GIL released.
 Protocol, one job at a time: the parent writes one JSON line ``{"path": ..., "size":
 n}`` then ``n`` bytes of DOT; this process writes the SVG beside ``path`` and renames
 it into place (never a half-written file at ``path``), then answers one JSON line,
-``{"ok": true}`` or ``{"error": "..."}``.  It ends when its input ends.
+``{"ok": true}`` or ``{"error": "..."}``.  It ends at the line ``{"quit": true}`` or
+when its input ends (a process forked from the parent may keep the input open).
 
 This file runs as a script (``python layout_helper.py``): it imports neither vizgrad
 nor NumPy.
@@ -35,6 +36,8 @@ def serve(source: IO[bytes], answers: IO[bytes]) -> None:
         if not header:
             return
         job = json.loads(header)
+        if job.get("quit"):
+            return
         dot = source.read(job["size"]).decode("utf-8")
         try:
             svg = pygraphviz.AGraph(string=dot).draw(format="svg", prog="dot")
@@ -115,6 +118,13 @@ class LayoutProcess:
         process, self._process = self._process, None
         if process is None:
             return
+        try:  # asked to end: the end of its input may never come when the training
+            # process forked workers, which hold a copy of the pipe
+            if process.stdin is not None:
+                process.stdin.write(b'{"quit": true}\n')
+                process.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            pass  # it has ended already
         for stream in (process.stdin, process.stdout):
             if stream is not None:
                 try:
