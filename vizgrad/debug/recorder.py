@@ -187,11 +187,13 @@ def _work(jobs: queue.Queue, layout: LayoutProcess) -> None:
     try:
         while True:
             job = jobs.get()
-            if job is None:
-                return
-            _save(*job, layout=layout)
+            try:
+                if job is None:
+                    return
+                _save(*job, layout=layout)
+            finally:
+                jobs.task_done()  # flush() waits for this
             del job  # not kept alive while waiting for the next
-            jobs.task_done()
     finally:
         layout.close()
 
