@@ -9,7 +9,10 @@ Each figure is the median of ``--steps`` timed steps after warm-up, the device
 synchronised after every step.  Without CuPy and a GPU it says so and exits.
 
 Run: ``python benchmarks/bench_gpu.py`` (``--steps 50``); ``bash scripts/gpu_check.sh``
-runs it after the CUDA tests.
+runs it after the CUDA tests.  ``--profile`` explains the table instead: for each
+workload and library, kernels launched per step, the GPU's busy time per step (sum of
+kernel times, from PyTorch's CUDA profiler, which sees CuPy's kernels too) against the
+step's wall time, and vizgrad's costliest kernels.
 """
 
 from __future__ import annotations
@@ -98,9 +101,38 @@ def chain_step(lib, ops: int = 1000) -> Callable[[], None]:
     return step
 
 
+def profile(libraries: dict, rows: list, steps: int = 5) -> None:
+    """Kernels per step and GPU busy time per step, from torch's CUDA profiler."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    for title, make, _ in rows:
+        print(f"\n{title}")
+        for name, (lib, sync) in libraries.items():
+            step = make(lib)
+            for _ in range(3):
+                step()
+            sync()
+            with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
+                start = time.perf_counter()
+                for _ in range(steps):
+                    step()
+                sync()
+                wall = (time.perf_counter() - start) / steps
+            kernels = [e for e in prof.events() if e.device_type.name == "CUDA"]
+            busy = sum(e.time_range.elapsed_us() for e in kernels) / steps / 1000
+            print(f"  {name:<14} wall {1000 * wall:7.3f} ms/step, GPU busy {busy:7.3f} ms, "
+                  f"{len(kernels) / steps:6.0f} kernels/step")
+            if name == "vizgrad+cupy":
+                table = prof.key_averages().table(sort_by="device_time_total", row_limit=8)
+                print("\n".join("    " + line for line in table.splitlines()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--profile", action="store_true",
+                        help="kernels and GPU busy time per step instead of the table")
     args = parser.parse_args()
     cupy, torch = _cupy(), _torch_cuda()
     if cupy is None:
@@ -118,6 +150,12 @@ def main() -> None:
             for b in (64, 1024, 8192)]
     rows.append(("CNN step, batch 32 (ms)", lambda lib: training_step(lib, "cnn", 32), 1))
     rows.append(("1,000-op chain, fwd+bwd (us per op)", chain_step, 1000 / 1000))
+    if args.profile:
+        if torch is None:
+            print("bench_gpu --profile needs PyTorch with CUDA (its profiler)")
+            return
+        profile(libraries, rows)
+        return
     names = list(libraries)
     print(f"GPU: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}; "
           f"median of {args.steps} steps, device synchronised after each\n")

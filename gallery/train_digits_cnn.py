@@ -42,10 +42,11 @@ def build_model() -> nn.Module:
     return model
 
 
-def main(epochs: int = 15, batch_size: int = 64, verbose: bool = True) -> float:
-    """Train and return the test accuracy."""
+def main(epochs: int = 15, batch_size: int = 64, verbose: bool = True,
+         device: str = "cpu") -> float:
+    """Train on ``device`` ("cpu" or "cuda") and return the test accuracy."""
     return train("CNN", build_model, _images, lr=3e-3, epochs=epochs, batch_size=batch_size,
-                 verbose=verbose)
+                 verbose=verbose, device=device)
 
 
 if __name__ == "__main__":

@@ -49,16 +49,23 @@ def accuracy(model: nn.Module, inputs: Callable[[np.ndarray], vizgrad.Tensor],
 
 def train(name: str, build: Callable[[], nn.Module],
           inputs: Callable[[np.ndarray], vizgrad.Tensor], lr: float, epochs: int,
-          batch_size: int = 64, clip: float | None = None, verbose: bool = True) -> float:
+          batch_size: int = 64, clip: float | None = None, verbose: bool = True,
+          device: str = "cpu") -> float:
     """Train ``build()`` with Adam and a cosine schedule; return the test accuracy.
 
     ``inputs`` turns a batch of flat 64-pixel rows into the model's input tensor.
+    ``device`` (``"cpu"``, ``"cuda"``) holds the model and each batch; the data split,
+    the shuffling and the random draws stay on the host either way.
     """
+    def on_device(images: np.ndarray) -> vizgrad.Tensor:
+        return inputs(images).to(device)
+
+    place = inputs if device == "cpu" else on_device  # the CPU path stays as it was
     # Small matrices: BLAS threads only fight each other (10x slower on a busy machine).
     with threadpool_limits(limits=1, user_api="blas"):
         vizgrad.manual_seed(SEED)
         train_x, test_x, train_y, test_y = load_digits_split(SEED)
-        model = build()
+        model = build() if device == "cpu" else build().to(device)
         optimizer = optim.Adam(model.parameters(), lr=lr)
         scheduler = optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
         loss_fn = nn.CrossEntropyLoss()
@@ -70,7 +77,8 @@ def train(name: str, build: Callable[[], nn.Module],
             for begin in range(0, len(order), batch_size):
                 batch = order[begin:begin + batch_size]
                 optimizer.zero_grad()
-                loss = loss_fn(model(inputs(train_x[batch])), vizgrad.tensor(train_y[batch]))
+                labels = vizgrad.tensor(train_y[batch], device=device)
+                loss = loss_fn(model(place(train_x[batch])), labels)
                 loss.backward()
                 if clip is not None:
                     nn.utils.clip_grad_norm_(model.parameters(), clip)
@@ -79,8 +87,8 @@ def train(name: str, build: Callable[[], nn.Module],
             scheduler.step()
             if verbose and (epoch % 5 == 4 or epoch == epochs - 1):
                 print(f"epoch {epoch + 1:3d}  loss {total / len(order):.4f}  test accuracy "
-                      f"{accuracy(model, inputs, test_x, test_y):.4f}")
-        result = accuracy(model, inputs, test_x, test_y)
+                      f"{accuracy(model, place, test_x, test_y):.4f}")
+        result = accuracy(model, place, test_x, test_y)
     if verbose:
         print(f"{name} test accuracy: {result:.4f}  "
               f"({time.perf_counter() - start:.1f}s training)")

@@ -21,10 +21,11 @@ def build_model() -> nn.Module:
     return model
 
 
-def main(epochs: int = 30, batch_size: int = 64, verbose: bool = True) -> float:
-    """Train and return the test accuracy."""
+def main(epochs: int = 30, batch_size: int = 64, verbose: bool = True,
+         device: str = "cpu") -> float:
+    """Train on ``device`` ("cpu" or "cuda") and return the test accuracy."""
     return train("MLP", build_model, vizgrad.tensor, lr=3e-3, epochs=epochs,
-                 batch_size=batch_size, verbose=verbose)
+                 batch_size=batch_size, verbose=verbose, device=device)
 
 
 if __name__ == "__main__":

@@ -323,6 +323,15 @@ class _StrictUfunc:
 _TRANSFERS = frozenset({"asarray", "array", "asanyarray", "ascontiguousarray"})
 
 
+#: NumPy names the strict backend refuses, because CuPy lacks them or its version copies
+#: to the host and back (each found on a real GPU, issue #19; docs/gpu.md).
+NOT_ON_DEVICE = {
+    "errstate": "CuPy has no errstate; use NumPy's (CuPy never warns)",
+    "sliding_window_view": "CuPy's copies a small array to the host and back on every "
+                           "call; build the view with as_strided",
+}
+
+
 class _StrictNamespace(types.ModuleType):
     """``strict_numpy`` (and its submodules): NumPy with StrictArray in and out."""
 
@@ -335,6 +344,8 @@ class _StrictNamespace(types.ModuleType):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
+        if name in NOT_ON_DEVICE:
+            raise AttributeError(f"{self.__name__}.{name}: {NOT_ON_DEVICE[name]}")
         cached = self._cache.get(name)
         if cached is not None:
             return cached

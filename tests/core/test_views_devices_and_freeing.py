@@ -64,6 +64,30 @@ def test_to_device_keyword_cuda_names_the_gpu_extra(monkeypatch):
     assert vg.ones(2).to(device="cpu").device == "cpu"
 
 
+def test_a_cupy_array_made_before_any_cuda_tensor_is_recognised(monkeypatch):
+    """CuPy loads on the first "cuda" device; an array the user made with CuPy can
+    reach vizgrad first (``vizgrad.tensor(cupy.ones(3))``), and must not be read as
+    an unknown object (NumPy's implicit conversion, which CuPy refuses)."""
+    import sys
+    import types
+
+    from vizgrad.core import backend
+    fake = types.ModuleType("cupy")
+    device_array = type("ndarray", (), {"__module__": "cupy._core.core"})
+    fake.ndarray = device_array
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    for name in ("_cupy", "_cupy_checked", "ARRAY_TYPES"):
+        monkeypatch.setattr(backend, name, getattr(backend, name))
+    monkeypatch.setattr(backend, "_cupy", None)
+    monkeypatch.setattr(backend, "_cupy_checked", False)
+    monkeypatch.setattr(backend, "_ARRAY_MODULES", dict(backend._ARRAY_MODULES))
+    monkeypatch.setattr(backend, "_DEVICE_OF", dict(backend._DEVICE_OF))
+    array = device_array()
+
+    assert backend.is_array(array)
+    assert backend.array_module(array) is fake
+
+
 def test_saved_arrays_are_released_as_soon_as_their_node_has_run():
     x = leaf((3,))
     first = x.exp()  # saves its result

@@ -17,23 +17,10 @@ from tests.ops.optable import all_cases
 from tests.ops.test_strict_backend import _run
 
 from ..tolerance import assert_close
-
-cupy = pytest.importorskip("cupy", reason="needs CuPy (pip install 'vizgrad[gpu]')")
-try:
-    GPUS = cupy.cuda.runtime.getDeviceCount()
-except Exception:  # noqa: BLE001 - CuPy without a driver raises its own runtime errors
-    GPUS = 0
-if not GPUS:
-    pytest.skip("needs a CUDA GPU", allow_module_level=True)
+from ._device import STEPS, cupy
+from ._device import host as _host
 
 CASES = all_cases()
-# GPU libraries round transcendental functions and reductions differently from NumPy's:
-# compare with a few times the work's rounding, in each dtype.
-STEPS = 64
-
-
-def _host(tensor):
-    return None if tensor is None else cupy.asnumpy(tensor.detach().array)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])

@@ -93,6 +93,37 @@ def test_a_training_step_makes_no_host_round_trip(workload, optimizer, transfers
     assert sum(transfers.values()) == 1, dict(transfers)
 
 
+def _losses():
+    """Loss paths outside the models above, each once a host round trip (issue #19)."""
+    rng = np.random.default_rng(1)
+
+    def device(array, grad=False):
+        return vizgrad.tensor(strict_backend.strict(array), requires_grad=grad)
+
+    scores = rng.standard_normal((4, 5, 3)).astype(np.float32)
+    targets = rng.integers(0, 5, (4, 3))
+    weight = device(rng.random(5).astype(np.float32))
+    probs = rng.random((4, 3)).astype(np.float32)
+    return {
+        "cross_entropy (N, C, T)": lambda: F.cross_entropy(device(scores, True), device(targets)),
+        "label smoothing, mean": lambda: F.cross_entropy(
+            device(scores[..., 0], True), device(targets[:, 0]), label_smoothing=0.1),
+        "label smoothing, weighted mean": lambda: F.cross_entropy(
+            device(scores[..., 0], True), device(targets[:, 0]), weight=weight,
+            label_smoothing=0.1),
+        "binary_cross_entropy": lambda: F.binary_cross_entropy(
+            device(probs, True), device((probs > 0.5).astype(np.float32))),
+    }
+
+
+@pytest.mark.parametrize("loss", sorted(_losses()))
+def test_loss_paths_make_no_host_round_trip(loss, transfers):
+    make = _losses()[loss]
+    with strict_backend.strict_mode():
+        make().backward()
+    assert sum(transfers.values()) == 0, dict(transfers)
+
+
 def test_an_out_of_range_target_on_a_device_makes_the_loss_nan_without_a_round_trip(
         transfers):
     # NumPy data raises IndexError (checking is free on the host); on a device the check

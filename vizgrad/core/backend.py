@@ -66,11 +66,24 @@ def array_module(array: Any) -> Any:
     for array_type, module in _ARRAY_MODULES.items():
         if isinstance(array, array_type):
             return module
-    return np
+    return _cupy if _first_cupy_array(array) else np
 
 
 def is_array(value: Any) -> bool:
-    return type(value) in _ARRAY_MODULES or isinstance(value, ARRAY_TYPES)
+    return (type(value) in _ARRAY_MODULES or isinstance(value, ARRAY_TYPES)
+            or _first_cupy_array(value))
+
+
+def _first_cupy_array(value: Any) -> bool:
+    """Whether ``value`` is a CuPy array vizgrad meets before anything asked for CuPy.
+
+    CuPy is imported on first use of a ``"cuda"`` device (importing it costs a second),
+    so ``vizgrad.tensor(cupy.ones(3))`` can come first: it registers CuPy here.
+    """
+    if _cupy_checked or not type(value).__module__.startswith("cupy"):
+        return False
+    cupy = _load_cupy()
+    return cupy is not None and isinstance(value, cupy.ndarray)
 
 
 def device_of(array: Any) -> str:

@@ -45,7 +45,7 @@ def _prepare(key: str, value: Any, target: Tensor) -> tuple[Any, str | None]:
         return None, (f"  {key}: checkpoint holds complex values; copying them into {want} "
                       "would discard the imaginary part")
     flags = getattr(target.array, "flags", None)
-    if flags is not None and not flags.writeable:
+    if flags is not None and not getattr(flags, "writeable", True):  # CuPy: no such flag
         return None, f"  {key}: the model's tensor is read-only"
     xp = backend.array_module(target.array)
     try:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ..core.backend import array_module
 from ..core.dual import plus
 from ..core.function import Function
@@ -102,7 +104,8 @@ class ScaledDotProductFlashAttentionForCpu(Function):
         probs -= top  # in place from here on: one (L, S) array per head, no temporaries
         xp.exp(probs, out=probs)
         total = probs.sum(axis=-1, keepdims=True)
-        with _quiet(xp):  # log(0) of a fully masked row is -inf, as in PyTorch
+        # log(0) of a fully masked row is -inf, as in PyTorch; only NumPy warns of it
+        with np.errstate(divide="ignore"):
             logsumexp = (xp.log(total) + top)[..., 0]
         total[masked] = 1
         probs /= total
@@ -167,14 +170,6 @@ class ScaledDotProductFlashAttentionForCpu(Function):
             out = plus(out, matmul(probs, _repeat_heads(t_value, repeat)))
         return out
 
-
-def _quiet(xp: Any) -> Any:
-    errstate = getattr(xp, "errstate", None)
-    if errstate is None:  # pragma: no cover - CuPy does not warn
-        import contextlib
-
-        return contextlib.nullcontext()
-    return errstate(divide="ignore")
 
 
 def _scale(query: Any, scale: float | None) -> float:

@@ -5,7 +5,7 @@ gradient works: ``Conv`` (input, weight -> output), ``ConvTranspose`` (its adjoi
 in the input) and ``ConvWeight`` (its adjoint in the weight).  Each one's backward
 is built from the other two.
 
-The forward gathers every kernel window with ``sliding_window_view`` (no copy),
+The forward gathers every kernel window as a strided view (no copy),
 lays the windows out as columns ``(N, groups, C/groups * prod(kernel), pixels)``
 once, and multiplies by the weight with one batched ``matmul``.  The adjoint
 (``col2im``) scatters columns back with one strided add per kernel offset.
@@ -62,11 +62,26 @@ def windows(x, kernel, stride, pads, dilation, fill=0.0):
     if any(lo or hi for lo, hi in pads):
         x = xp.pad(x, ((0, 0),) * (x.ndim - n) + tuple(pads), constant_values=fill)
     extent = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
-    view = xp.lib.stride_tricks.sliding_window_view(x, extent, axis=tuple(range(x.ndim - n,
-                                                                                x.ndim)))
+    view = _sliding_windows(xp, x, extent)
     key = ((slice(None),) * (x.ndim - n) + tuple(slice(None, None, s) for s in stride)
            + tuple(slice(None, None, d) for d in dilation))
     return view[key]
+
+
+def _sliding_windows(xp, x, extent):
+    """Every window of ``extent`` over the last ``len(extent)`` axes of ``x``, as a view
+    (..., *out, *extent) made by strides alone.
+
+    NumPy's and CuPy's ``sliding_window_view`` make the same view, but CuPy's copies a
+    small array to the host and back on each call: a device round trip per convolution.
+    """
+    n = len(extent)
+    spatial = x.shape[x.ndim - n:]
+    if any(e > s for e, s in zip(extent, spatial)):
+        raise ValueError(f"conv: the kernel's extent {extent} is larger than the padded "
+                         f"input {spatial}")
+    shape = x.shape[:x.ndim - n] + tuple(s - e + 1 for s, e in zip(spatial, extent)) + extent
+    return xp.lib.stride_tricks.as_strided(x, shape, x.strides + x.strides[x.ndim - n:])
 
 
 def im2col(x, kernel, stride, pads, dilation, groups):

@@ -89,12 +89,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     flat_labels = labels.reshape(-1)
     scores = _class_last(input)
     classes = scores.shape[1]
-    keep = flat_labels != ignore_index
-    safe = xp.where(keep, flat_labels, 0)
-    if bool(((safe < 0) | (safe >= classes)).any()):
-        raise IndexError(f"nll_loss: target values must be in [0, {classes}) or ignore_index")
+    safe, weights = target_rows(xp, flat_labels, ignore_index, classes, input.dtype)
     picked = scores[xp.arange(flat_labels.shape[0]), safe]
-    weights = keep.astype(input.dtype)
     if weight is not None:
         weights = weights * weight.array[safe]
     weights = _constant(weights, input)
@@ -139,14 +135,15 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     weighted = log_probs if weight is None else log_probs * weight.reshape(tuple(shape))
     smooth = -weighted.sum(dim=class_dim)
     smooth = where(ignored, 0.0, smooth)
-    if reduction == "mean":
+    if reduction == "mean":  # the divisor stays an array: no host round trip on a device
+        xp = array_module(labels)
         if weight is not None:
-            safe = array_module(labels).where(ignored, 0, labels)
+            safe = xp.where(ignored, 0, labels)
             total = (weight.array[safe] * (~ignored)).sum()
-            smooth = smooth.sum() / float(total)
         else:
             # PyTorch averages over the non-ignored targets here, as nll_loss does.
-            smooth = smooth.sum() / max(1, int((~ignored).sum()))
+            total = xp.maximum((~ignored).sum(), 1)
+        smooth = smooth.sum() / _constant(total, log_probs)
     else:
         smooth = _reduce(smooth, reduction)
     return nll * (1.0 - label_smoothing) + smooth * (label_smoothing / classes)
@@ -243,7 +240,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise ValueError(f"binary_cross_entropy: target size {tuple(target.shape)} must be "
                          f"the same as the input size {tuple(input.shape)}")
     data = input.array
-    if bool(((data < 0) | (data > 1)).any()):
+    # On a device the check would wait for the device every call (PyTorch's CUDA kernel
+    # asserts there); a value outside [0, 1] then gives NaN, as log does.
+    if array_module(data) is np and bool(((data < 0) | (data > 1)).any()):
         raise ValueError("binary_cross_entropy: all input values must be between 0 and 1")
     if isinstance(target, Tensor) and (weight is None or not _varies(weight)):
         return BinaryCrossEntropy.apply(input, target, None if weight is None else
@@ -324,6 +323,26 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
 REDUCTION_CODES = {"none": 0, "mean": 1, "sum": 2}
 
 
+def target_rows(xp: Any, labels: Any, ignore_index: int, classes: int, dtype: Any
+                ) -> tuple[Any, Any]:
+    """Class targets made safe to index with, and each row's weight (0 where ignored).
+
+    On the host an out-of-range target raises IndexError (the check costs no transfer).
+    On a device raising would copy a flag to the host and wait for the device every
+    step (PyTorch's CUDA kernels assert on the device instead): such a row gets weight
+    NaN, so the loss and its gradient are NaN and anomaly mode names the node.
+    """
+    keep = labels != ignore_index
+    safe = xp.where(keep, labels, 0)
+    if xp is np:
+        if safe.size and (int(safe.min()) < 0 or int(safe.max()) >= classes):
+            raise IndexError(f"nll_loss: target values must be in [0, {classes}) or "
+                             "ignore_index")
+        return safe, keep.astype(dtype)
+    bad = (safe < 0) | (safe >= classes)
+    return xp.where(bad, 0, safe), xp.where(bad, xp.nan, keep.astype(dtype)).astype(dtype)
+
+
 class NllLoss(Function):
     """``-input[i, target[i]] * weight[target[i]]``, reduced; ``input`` (N, C) or (C,)."""
 
@@ -342,21 +361,7 @@ class NllLoss(Function):
         scores = self.reshape(1, -1) if self.ndim == 1 else self
         labels = target.reshape(-1)
         classes = scores.shape[1]
-        keep = labels != ignore_index
-        safe = xp.where(keep, labels, 0)
-        if xp is np:  # host data: the check costs no transfer (two reductions)
-            if safe.size and (int(safe.min()) < 0 or int(safe.max()) >= classes):
-                raise IndexError(f"nll_loss: target values must be in [0, {classes}) or "
-                                 "ignore_index")
-            weights = keep.astype(self.dtype)
-        else:
-            # On a device, raising would copy the flag to the host and wait for the
-            # device every step (PyTorch's CUDA kernels assert on the device instead):
-            # a row with an out-of-range target gets weight NaN, so the loss and its
-            # gradient are NaN and anomaly mode names this node.
-            bad = (safe < 0) | (safe >= classes)
-            safe = xp.where(bad, 0, safe)
-            weights = xp.where(bad, xp.nan, keep.astype(self.dtype)).astype(self.dtype)
+        safe, weights = target_rows(xp, labels, ignore_index, classes, self.dtype)
         if weight is not None:
             weights = weights * weight[safe].astype(self.dtype)
         losses = -scores[xp.arange(labels.shape[0]), safe] * weights
@@ -549,7 +554,7 @@ class BinaryCrossEntropy(Function):
     @staticmethod
     def forward(ctx, self, target, weight, reduction):
         xp = array_module(self)
-        with xp.errstate(divide="ignore"):
+        with np.errstate(divide="ignore"):  # log(0) is clamped below; CuPy never warns
             log_p = xp.maximum(xp.log(self), -100.0)
             log_q = xp.maximum(xp.log1p(-self), -100.0)
         loss = -(target * log_p + (1 - target) * log_q)
