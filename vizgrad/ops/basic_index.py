@@ -127,8 +127,11 @@ class BasicIndex(Function):
 def getitem(input: Tensor, key: Any) -> Tensor:
     """``input[key]``: basic parts as PyTorch's chain of views, advanced ones by ``Index``."""
     kind = key.__class__
-    if kind is int:  # x[i], the common case: one select
-        return Select.apply(input, 0, key)
+    if kind is int or kind is slice:
+        if not (input._rg and grad_enabled()):  # nothing records: the plainest view op
+            return BasicIndex.apply(input, key)
+        if kind is int:  # x[i], the common case: one select
+            return Select.apply(input, 0, key)
     if kind is slice and (key.step is None or key.step > 0):  # x[a:b]: one slice
         start, end, step = key.start, key.stop, key.step
         return Slice.apply(input, 0, 0 if start is None else start,
