@@ -332,7 +332,7 @@ class _Builder:
                    number: int | str) -> tuple[str, str, list[str], str]:
         """``(id, title, lines, tooltip)`` of the box of leaf ``variable``, the tensor of
         the accumulator numbered ``number``."""
-        title = self.names.get(id(variable.tensor)) or variable.name or ""
+        title = self.tensor_name(variable)
         lines = _tensor_lines(variable, self.options)
         tooltip = f"leaf {title}\n{lines[0]}" if title else f"leaf\n{lines[0]}"
         return box_id("leaf", number), title, lines, tooltip

@@ -32,6 +32,7 @@ from .dot import (
     node_line,
 )
 from .hubs import HUB_ARROWS
+from .ids import box_id
 from .legend import rows_of
 from .view import GraphView, RenderOptions, arrow
 
@@ -70,6 +71,8 @@ def plain_dot(builder: _Builder) -> graphviz.Digraph | None:
     ids, numbers = builder.ids, builder.numbers
     multi_in, multi_out = builder.multi_in, builder.multi_out
     looks: dict[tuple, tuple[str, str]] = {}  # (name, outputs) -> an op box's attributes
+    leaf_looks: dict[tuple, tuple[str, str]] = {}  # (title, signature) -> a leaf box's
+    name_of = builder.tensor_name
     line, add_arrow = lines.append, arrows.append
     for node, (name, metas, input_count, scope, freed, variable, named) in zip(
             nodes, walk.node_facts()):
@@ -87,8 +90,13 @@ def plain_dot(builder: _Builder) -> graphviz.Digraph | None:
                 "op", name, [], op_tooltip(name, metas, ""), palette)
         line(f"\t{node_id}{attrs[0]}{node_id}{attrs[1]}")
         if variable is not None:
-            leaf_id, title, texts, tooltip = builder.leaf_parts(variable, numbers[raw])
-            attrs = box_attrs("leaf", title, texts, tooltip, palette)
+            title = name_of(variable)
+            attrs = leaf_looks.get((title, variable.signature))
+            if attrs is None:  # (parameters of a layer share their looks with others')
+                _, _, texts, tooltip = builder.leaf_parts(variable, 0)
+                attrs = leaf_looks[title, variable.signature] = box_attrs(
+                    "leaf", title, texts, tooltip, palette)
+            leaf_id = box_id("leaf", numbers[raw])
             line(f"\t{leaf_id}{attrs[0]}{leaf_id}{attrs[1]}")
             add_arrow(f"\t{leaf_id} -> {node_id}\n")
     if limit is not None and len(lines) > limit:
