@@ -84,11 +84,17 @@ def test_steps_that_are_not_due_write_nothing(tmp_path) -> None:
         vg.debug.Recorder(every=0)
 
 
-def test_without_pygraphviz_the_svg_comes_from_dot(tmp_path, monkeypatch) -> None:
+def test_without_pygraphviz_the_svg_is_the_one_render_save_draws(tmp_path,
+                                                                  monkeypatch) -> None:
     monkeypatch.setitem(__import__("sys").modules, "pygraphviz", None)  # import fails
-    recorder = vg.debug.Recorder(every=1, out=tmp_path)
+    recorder = vg.debug.Recorder(every=1, out=tmp_path / "r")
     x = vg.ones(2, requires_grad=True)
-    recorder.backward((x.exp() * 2).sum())
+    loss = (x.exp() * 2).sum()
+    with vg.debug.record_grads(loss):
+        loss.backward()
+    recorder.step(loss)
     assert recorder.close() == []
-    svg = (tmp_path / "step_000001.svg").read_text()
-    assert "ExpBackward0" in svg and svg.lstrip().startswith("<?xml")
+    svg = (tmp_path / "r" / "step_000001.svg").read_bytes()
+    assert b"ExpBackward0" in svg and svg.lstrip().startswith(b"<?xml")
+    view = vg.render.build_view(loss, show_grad=True, max_nodes=None)
+    assert vg.render.save(view, tmp_path / "again.svg").read_bytes() == svg

@@ -20,10 +20,10 @@ from .gradstats import GradRecord, record_grads
 from .growth import GraphDiff, GraphMonitor, GrowthWarning, graph_diff
 from .keepstats import is_keeping_grad_stats, keep_grad_stats
 from .memory import MemoryReport, memory_report
-from .recorder import Recorder
+from .recorder import Recorder, RecorderWarning
 
 __all__ = ["AnomalyError", "GradRecord", "GradStats", "MemoryReport", "detect_anomaly",
            "grad_stats", "GraphDiff", "GraphMonitor", "GrowthWarning", "graph_diff",
            "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_keeping_grad_stats",
-           "keep_grad_stats", "memory_report",
-           "Recorder", "record_grads", "save_error_picture", "set_detect_anomaly"]
+           "keep_grad_stats", "memory_report", "Recorder", "RecorderWarning",
+           "record_grads", "save_error_picture", "set_detect_anomaly"]

@@ -5,10 +5,21 @@ schema ``vizgrad-graph``, coloured by gradient norm), as a picture
 (``step_000100.svg``), the gradient statistics (``step_000100.grads.json``) and the
 gradient-flow plot (``step_000100.flow.svg``); ``index.json`` lists the steps written.
 The other steps cost one counter increment.  On a recorded step the figures are
-taken at once (the next optimizer step changes the gradients); encoding, writing and
-the Graphviz layout (in process with pygraphviz when installed) run in a background
-thread, so training does not wait for them;
-:meth:`Recorder.close` (or leaving the ``with``) waits for the last ones.
+taken at once (the next optimizer step changes the gradients).  By default
+(``background=True``) a worker thread then encodes and writes the files and hands
+the picture's layout to a child process (:mod:`.layout_helper`: Graphviz loaded once
+through pygraphviz; without pygraphviz, Graphviz's ``dot`` program, started for each
+picture), so the layout runs on another core while training goes on and the thread
+only waits for it.  ``background=False`` lays out in this process (pygraphviz) or
+with ``dot``: the same Graphviz, so the same picture.  (pygraphviz may bundle another
+Graphviz version than the ``dot`` program ``vizgrad render`` runs: details of the
+layout can then differ from a later ``vizgrad render`` of the JSON.)
+Each file appears complete or not at all (written beside and renamed into place).
+:meth:`Recorder.close` (or leaving the ``with``, or the interpreter exiting) waits for
+the last ones, :meth:`Recorder.flush` waits for them and stays open; errors (Graphviz
+missing or failing, a full disk) are returned by ``close()`` and shown as a
+:class:`RecorderWarning` at the next record, ``flush()`` or ``close()``.
+``background=False`` does all of it before ``backward()`` returns.
 ``vizgrad render`` and ``vizgrad inspect`` read the JSON files back.
 
 Example
@@ -22,14 +33,26 @@ Example
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import queue
 import threading
+import warnings
+import weakref
 from pathlib import Path
 from typing import Any
 
 from .flow import grad_stats
 from .gradstats import record_grads
+from .layout_helper import LayoutProcess
+
+#: Records waiting for the worker before a recorded step waits for it (a bound on the
+#: memory held by views not yet written when the layout is slower than the steps).
+BACKLOG = 2
+
+
+class RecorderWarning(UserWarning):
+    """A recorded step's files could not all be written (the message says which)."""
 
 
 class Recorder:
@@ -37,10 +60,13 @@ class Recorder:
 
     ``model`` (optional) names the parameters in the pictures and the statistics.
     ``svg=False`` skips the pictures (the JSON can be drawn later with ``vizgrad render``).
+    ``background=False`` writes everything before the recorded step returns (the same
+    files, byte for byte).
     """
 
     def __init__(self, every: int = 100, out: str | Path = "runs/graphs", *,
-                 model: Any = None, svg: bool = True, first: bool = False) -> None:
+                 model: Any = None, svg: bool = True, first: bool = False,
+                 background: bool = True) -> None:
         if every < 1:
             raise ValueError(f"every must be 1 or more, got {every}")
         self.every = int(every)
@@ -48,11 +74,15 @@ class Recorder:
         self.model = model
         self.svg = svg
         self.first = first
+        self.background = background
         self.steps = 0  # steps seen
         self.written: list[dict[str, Any]] = []
-        self._queue: queue.Queue = queue.Queue()
-        self._worker: threading.Thread | None = None
-        self._errors: list[str] = []
+        self._index_lines: list[str] = []  # index.json's entries, each encoded once
+        self._errors: list[str] = []  # appended by the worker thread
+        self._warned = 0  # how many of _errors were shown as warnings
+        self._jobs: queue.Queue | None = None
+        self._stop: weakref.finalize | None = None
+        self._layout: LayoutProcess | None = None  # the worker's layout process
 
     @property
     def due(self) -> bool:
@@ -82,10 +112,11 @@ class Recorder:
 
     def _write(self, loss: Any, walk: Any = None) -> Path:
         """Take the figures now (gradients change at the next optimizer step); encode and
-        write them, and lay out the picture, in a background thread.  ``walk``: the
-        graph's walk when the caller has one (``record_grads`` took it)."""
+        write them, and draw the picture, in the worker (or here when not
+        ``background``).  ``walk``: the graph's walk when the caller has one."""
         from vizgrad.render import build_view
 
+        self._warn_new_errors()
         self.out.mkdir(parents=True, exist_ok=True)
         stem = f"step_{self.steps:06d}"
         params = dict(self.model.named_parameters()) if self.model is not None else None
@@ -98,48 +129,49 @@ class Recorder:
         if self.svg:
             entry["svg"] = f"{stem}.svg"
         self.written.append(entry)
-        index = {"every": self.every, "steps": list(self.written)}
-        if self._worker is None:  # one worker for the run: starting a thread is not free
-            self._worker = threading.Thread(target=self._work, daemon=True,
-                                            name="vizgrad-recorder")
-            self._worker.start()
-        self._queue.put((view, stats, entry, index))
+        # index.json, one step a line: the old lines are kept encoded (json.dumps with an
+        # indent is the pure-Python encoder, and the index grows with the run)
+        self._index_lines.append(json.dumps(entry, allow_nan=False))
+        index = (f'{{"every": {self.every}, "steps": [\n'
+                 + ",\n".join(self._index_lines) + "\n]}\n")
+        job = (self.out, view, stats, entry, index, self._errors)
+        if not self.background:
+            _save(*job)
+            self._warn_new_errors()
+        else:
+            if self._jobs is None:  # one worker for the run: starting a thread is not free
+                self._jobs = queue.Queue(maxsize=BACKLOG)
+                self._layout = LayoutProcess()  # started at the first picture
+                worker = threading.Thread(target=_work, args=(self._jobs, self._layout),
+                                          daemon=True, name="vizgrad-recorder")
+                worker.start()
+                # close() at interpreter exit or when dropped unclosed: the last files
+                # are finished, and no layout process is left running
+                self._stop = weakref.finalize(self, _stop_worker, self._jobs, worker)
+            self._jobs.put(job)
         return self.out / entry["graph"]
 
-    def _work(self) -> None:
-        while True:
-            job = self._queue.get()
-            try:
-                if job is None:
-                    return
-                self._save(*job)
-            finally:
-                self._queue.task_done()
-
-    def _save(self, view: Any, stats: Any, entry: dict, index: dict) -> None:
-        from vizgrad.render import save, to_json, write_atomic
-
-        try:
-            # compact JSON: the C encoder (an indent would use the pure-Python one)
-            write_atomic(self.out / entry["graph"], to_json(view, positions=False,
-                                                            indent=None))
-            write_atomic(self.out / entry["grads"], json.dumps(stats.to_dict(),
-                                                               allow_nan=False))
-            stats.save_flow(self.out / entry["flow"], title=f"gradient flow, step "
-                                                            f"{entry['step']}")
-            write_atomic(self.out / "index.json", json.dumps(index, indent=1) + "\n")
-            if self.svg:
-                _draw_svg(view, self.out / entry["svg"], save, write_atomic)
-        except Exception as error:  # noqa: BLE001 - a missing Graphviz must not stop training
-            self._errors.append(f"{entry['graph']}: {error}")
+    def flush(self) -> list[str]:
+        """Wait until the files of every record so far are written (the recorder stays
+        open); return the errors met so far (also shown as warnings, once each)."""
+        if self._jobs is not None:
+            self._jobs.join()
+        self._warn_new_errors()
+        return list(self._errors)
 
     def close(self) -> list[str]:
-        """Wait for the pictures still being drawn; return the errors met drawing them."""
-        if self._worker is not None:
-            self._queue.put(None)
-            self._worker.join()
-            self._worker = None
+        """Wait for the files and pictures still being written; return the errors met
+        (also shown as a :class:`RecorderWarning`, once each)."""
+        if self._stop is not None:
+            self._stop()  # runs once: puts the end mark, joins the worker
+            self._stop = self._jobs = self._layout = None
+        self._warn_new_errors()
         return list(self._errors)
+
+    def _warn_new_errors(self) -> None:
+        for error in self._errors[self._warned:]:
+            warnings.warn(f"vizgrad Recorder: {error}", RecorderWarning, stacklevel=3)
+            self._warned += 1
 
     def __enter__(self) -> Recorder:
         return self
@@ -148,15 +180,71 @@ class Recorder:
         self.close()
 
 
-def _draw_svg(view: Any, path: Path, save: Any, write_atomic: Any) -> None:
-    """Lay out with Graphviz in this process when pygraphviz is installed (about 5 ms for
-    a small graph, against 15 ms just to start the ``dot`` program), else with ``dot``."""
+def _work(jobs: queue.Queue, layout: LayoutProcess) -> None:
+    """The worker thread: save each record's files in turn until the end mark (None),
+    then stop the layout process.  Holds no reference to the Recorder, so an
+    unclosed one can still be collected."""
     try:
-        import pygraphviz
-    except ImportError:
+        while True:
+            job = jobs.get()
+            try:
+                if job is None:
+                    return
+                _save(*job, layout=layout)
+            finally:
+                jobs.task_done()  # flush() waits for this
+            del job  # not kept alive while waiting for the next
+    finally:
+        layout.close()
+
+
+def _stop_worker(jobs: queue.Queue, worker: threading.Thread) -> None:
+    jobs.put(None)
+    worker.join()
+
+
+def _save(out: Path, view: Any, stats: Any, entry: dict, index: str, errors: list[str],
+          layout: LayoutProcess | None = None) -> None:
+    """Write one record's files; an error is appended to ``errors``, not raised: a
+    missing Graphviz or a full disk must not stop training.  ``layout``: the layout
+    process to draw with (None: in this process)."""
+    from vizgrad.render import to_json, write_atomic
+
+    try:
+        # compact JSON: the C encoder (an indent would use the pure-Python one)
+        write_atomic(out / entry["graph"], to_json(view, positions=False, indent=None))
+        write_atomic(out / entry["grads"], json.dumps(stats.to_dict(), allow_nan=False))
+        stats.save_flow(out / entry["flow"], title=f"gradient flow, step {entry['step']}")
+        write_atomic(out / "index.json", index)
+        if "svg" in entry:
+            _draw_svg(view, out / entry["svg"], layout)
+    except Exception as error:  # noqa: BLE001 - reported at the next record / close()
+        errors.append(f"{entry['graph']}: {error}")
+
+
+def _draw_svg(view: Any, path: Path, layout: LayoutProcess | None) -> None:
+    """Lay out with Graphviz as a library when pygraphviz is installed: in ``layout``'s
+    process, or in this one (about 6-12 ms for the digits MLP); else with the ``dot``
+    program (about 20 ms more, to start it), waited for with the GIL released."""
+    from vizgrad.render import save, to_dot, write_atomic
+    from vizgrad.render.output import DEFAULT_LAYOUT_TIMEOUT
+
+    if not _pygraphviz_installed():
         save(view, path)
         return
-    from vizgrad.render import to_dot
+    source = to_dot(view).source
+    if layout is not None:
+        layout.draw(source, path, DEFAULT_LAYOUT_TIMEOUT)
+        return
+    import pygraphviz
 
-    svg = pygraphviz.AGraph(string=to_dot(view).source).draw(format="svg", prog="dot")
-    write_atomic(path, svg)
+    write_atomic(path, pygraphviz.AGraph(string=source).draw(format="svg", prog="dot"))
+
+
+def _pygraphviz_installed() -> bool:
+    """Whether pygraphviz can be imported (not importing it: the training process
+    need not load Graphviz when the layout process draws)."""
+    try:
+        return importlib.util.find_spec("pygraphviz") is not None
+    except (ImportError, ValueError):  # ValueError: sys.modules["pygraphviz"] is None
+        return False

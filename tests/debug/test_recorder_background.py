@@ -1,0 +1,229 @@
+"""The Recorder's background work (a worker thread, `dot` in a child process): the same
+files as the synchronous mode, complete or absent, no process left behind, close() and
+interpreter exit wait, errors reported at the next record or at close()."""
+
+from __future__ import annotations
+
+import gc
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+
+import vizgrad as vg
+import vizgrad.nn as nn
+import vizgrad.optim as optim
+from vizgrad.debug.layout_helper import LayoutProcess
+from vizgrad.debug.recorder import RecorderWarning
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _train(out: Path, steps: int, **options) -> vg.debug.Recorder:
+    vg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 3))
+    optimizer = optim.SGD(model.parameters(), lr=0.1)
+    x, y = vg.randn(8, 4), vg.randint(0, 3, (8,))
+    recorder = vg.debug.Recorder(every=2, out=out, model=model, **options)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        recorder.backward(nn.CrossEntropyLoss()(model(x), y))
+        optimizer.step()
+    return recorder
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+
+
+def _children(besides: dict[int, str] | None = None) -> dict[int, str]:
+    """This process's child processes (pid -> state), zombies included (Linux /proc);
+    those in ``besides`` (children that other code started earlier) left out."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) not in (besides or {}):
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:  # gone meanwhile
+                continue
+            state, parent = stat.rsplit(")", 1)[1].split()[:2]
+            if int(parent) == os.getpid():
+                found[int(entry.name)] = state
+    return found
+
+
+needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="Linux /proc")
+
+
+def _without_pygraphviz(monkeypatch) -> None:
+    """Make ``import pygraphviz`` fail: the Recorder then draws with the dot program."""
+    monkeypatch.setitem(sys.modules, "pygraphviz", None)
+
+
+has_pygraphviz = importlib.util.find_spec("pygraphviz") is not None
+
+
+@needs_proc
+@pytest.mark.parametrize("graphviz", ["library", "program"])
+def test_background_files_equal_the_synchronous_ones_and_nothing_is_left(
+        tmp_path, monkeypatch, graphviz) -> None:
+    before = _children()
+    if graphviz == "program":
+        _without_pygraphviz(monkeypatch)
+    # both record the same graphs (node ids and seq numbers differ between two runs)
+    vg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 3))
+    optimizer = optim.SGD(model.parameters(), lr=0.1)
+    x, y = vg.randn(8, 4), vg.randint(0, 3, (8,))
+    quiet = vg.debug.Recorder(every=2, out=tmp_path / "sync", model=model, background=False)
+    busy = vg.debug.Recorder(every=2, out=tmp_path / "background", model=model)
+    for _ in range(5):
+        optimizer.zero_grad()
+        loss = nn.CrossEntropyLoss()(model(x), y)
+        with vg.debug.record_grads(loss):
+            loss.backward()
+        quiet.step(loss)
+        busy.step(loss)
+        optimizer.step()  # changes the gradients while the worker may still be writing
+    assert quiet._jobs is None and quiet.close() == []  # no worker was started
+    assert busy._jobs is not None
+    assert busy.close() == [] and busy._jobs is None
+    written = _files(tmp_path / "sync")
+    assert _files(tmp_path / "background") == written
+    assert sorted(written) == ["index.json"] + [f"step_00000{n}.{kind}" for n in (2, 4)
+                                                for kind in ("flow.svg", "grads.json", "json",
+                                                             "svg")]
+    assert b'"grad"' in written["step_000004.json"]  # per-node gradients were recorded
+    assert _children(before) == {}  # all waited for: no zombie, none running
+    assert busy.close() == []  # closing twice is harmless
+
+
+def test_the_svg_appears_while_the_recorder_is_still_open(tmp_path) -> None:
+    recorder = _train(tmp_path, 2)
+    svg = tmp_path / "step_000002.svg"
+    deadline = time.monotonic() + 60
+    while not svg.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert svg.read_bytes().rstrip().endswith(b"</svg>")  # complete when it appears
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+    assert recorder.close() == []
+
+
+@pytest.mark.parametrize("background", [True, False])
+def test_dot_failing_is_reported_at_the_next_record_and_by_close(tmp_path, monkeypatch,
+                                                                 background) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "dot"
+    fake.write_text("#!/bin/sh\necho 'syntax error in line 1' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    _without_pygraphviz(monkeypatch)
+    out = tmp_path / "runs"
+    recorder = vg.debug.Recorder(every=1, out=out, background=background)
+    x = vg.ones(2, requires_grad=True)
+    first = r"step_000001\.json: .*exit 3.*syntax error"
+    if background:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the worker meets the error a moment later
+            recorder.backward((x * 2).sum())
+        recorder._jobs.join()  # ... here
+        with pytest.warns(RecorderWarning, match=first):  # shown at the next record
+            recorder.backward((x * 3).sum())
+        with pytest.warns(RecorderWarning, match=r"step_000002\.json"):
+            assert len(recorder.flush()) == 2  # flush() waits, and shows the 2nd
+    else:
+        with pytest.warns(RecorderWarning, match=first):  # shown by the record itself
+            recorder.backward((x * 2).sum())
+        with pytest.warns(RecorderWarning, match=r"step_000002\.json"):
+            recorder.backward((x * 3).sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # each error is shown once only
+        errors = recorder.close()
+    assert len(errors) == 2 and "exit 3" in errors[0] and errors[1].startswith("step_000002")
+    names = {p.name for p in out.iterdir()}
+    assert "step_000001.svg" not in names and "step_000001.json" in names  # rest written
+    assert not any(name.endswith(".tmp") for name in names)
+
+
+def test_dot_missing_leaves_the_dot_source_and_an_error(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    _without_pygraphviz(monkeypatch)
+    recorder = _train(tmp_path / "runs", 2)
+    with pytest.warns(RecorderWarning, match="Graphviz"):
+        errors = recorder.close()
+    assert len(errors) == 1 and "dot" in errors[0]
+    assert (tmp_path / "runs" / "step_000002.dot").read_text().startswith("digraph")
+
+
+@needs_proc
+@pytest.mark.skipif(not has_pygraphviz, reason="the layout process needs pygraphviz")
+def test_layout_process_errors_timeouts_and_no_process_left(tmp_path) -> None:
+    before = _children()
+    layout = LayoutProcess()
+    good = "digraph { a -> b }"
+    with pytest.raises(RuntimeError, match="Graphviz layout failed"):
+        layout.draw("digraph { a -> ", tmp_path / "bad.svg", timeout=60)
+    layout.draw(good, tmp_path / "good.svg", timeout=60)  # the same process goes on
+    assert (tmp_path / "good.svg").read_text().rstrip().endswith("</svg>")
+    layout.close()
+    # starting the process and importing Graphviz takes longer than 1 ms: stopped
+    stopped = r"ended without drawing slow\.svg \(not done within 0\.001 s\)"
+    with pytest.raises(RuntimeError, match=stopped):
+        layout.draw(good, tmp_path / "slow.svg", timeout=0.001)
+    layout.draw(good, tmp_path / "again.svg", timeout=60)  # a fresh process is started
+    layout.close()
+    layout.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["again.svg", "good.svg"]
+    assert _children(before) == {}
+
+
+@pytest.mark.skipif(not has_pygraphviz, reason="the layout process needs pygraphviz")
+def test_close_does_not_wait_for_another_holder_of_the_pipe(tmp_path) -> None:
+    # a process started from training with the pipe to the layout process (a forked
+    # data worker, say) keeps its input open: the end of input never comes
+    layout = LayoutProcess()
+    layout.draw("digraph { a -> b }", tmp_path / "a.svg", timeout=60)
+    holder = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                              stdin=subprocess.PIPE,
+                              pass_fds=(layout._process.stdin.fileno(),))
+    try:
+        closing = threading.Thread(target=layout.close, daemon=True)
+        closing.start()
+        closing.join(timeout=60)
+        assert not closing.is_alive()  # it was asked to end, and did
+    finally:
+        holder.stdin.close()
+        holder.wait()
+
+
+@needs_proc
+def test_an_unclosed_recorder_finishes_when_collected(tmp_path) -> None:
+    before = _children()
+    recorder = _train(tmp_path, 4)
+    del recorder
+    gc.collect()
+    assert "step_000004.svg" in {p.name for p in tmp_path.iterdir()}
+    assert _children(before) == {}
+
+
+@pytest.mark.slow
+def test_interpreter_exit_waits_for_the_last_picture(tmp_path) -> None:
+    script = textwrap.dedent(f"""
+        import vizgrad as vg
+        recorder = vg.debug.Recorder(every=1, out={str(tmp_path)!r})
+        x = vg.ones(3, requires_grad=True)
+        recorder.backward((x.exp() * 2).sum())
+        keep = recorder  # never closed: the interpreter's exit must wait for it
+    """)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-c", script], check=True, env=env, timeout=120)
+    svg = (tmp_path / "step_000001.svg").read_bytes()
+    assert b"ExpBackward0" in svg and svg.rstrip().endswith(b"</svg>")
