@@ -55,6 +55,12 @@ def _named_output() -> vg.Tensor:
     return hidden.sum()
 
 
+def _split_roots() -> dict:
+    x = vg.tensor(np.ones((4, 6), dtype=np.float32), requires_grad=True)
+    a, b, c = vg.split(x * 2.0, 2, dim=1)
+    return {"a": a, "c": c}
+
+
 PLAIN = {
     "concat_split": programs.concat_split,  # list inputs and outputs: in 1[2], out 0[1]
     "view_inplace": programs.view_inplace,  # a view's base (dotted arrow), CopySlices
@@ -64,6 +70,9 @@ PLAIN = {
     "wide": lambda: programs.wide(40),  # one node with 40 inputs
     "shared_32": lambda: _shared_weight(32),  # 32 arrows: not thinned yet
     "several_roots": lambda: {"a": programs.chain(3), "b": programs.wide(3)},
+    "split_roots": _split_roots,  # a node with several drawn outputs: out 1 on its arrows
+    "node_root": lambda: programs.chain(3).grad_fn,  # a grad_fn: no output box
+    "long_chain": lambda: programs.chain(600),  # over 500 boxes: edge text as xlabel
 }
 NOT_PLAIN = {
     "scopes": lambda: programs.mlp()[0],  # module boxes
