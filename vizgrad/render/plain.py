@@ -92,7 +92,7 @@ def plain_dot(builder: _Builder) -> graphviz.Digraph | None:
         if variable is not None:
             title = name_of(variable)
             attrs = leaf_looks.get((title, variable.signature))
-            if attrs is None:  # (parameters of a layer share their looks with others')
+            if attrs is None:  # (leaves of one name, shape and dtype look alike)
                 _, _, texts, tooltip = builder.leaf_parts(variable, 0)
                 attrs = leaf_looks[title, variable.signature] = box_attrs(
                     "leaf", title, texts, tooltip, palette)
