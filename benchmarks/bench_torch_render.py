@@ -11,13 +11,19 @@ graph).  ``--layout`` also times Graphviz's ``dot -Tsvg`` (CPU time of the child
 process) on the full DOT of the ~1,000-node towers from each.
 
 Run: ``python benchmarks/bench_torch_render.py`` (``--quick`` for a smoke run).
-torchviz is optional (``pip install --no-deps torchviz``).
+torchviz is optional (``pip install --no-deps torchviz``).  ``--against PATH`` compares
+this checkout with another one (an old tree: ``git archive COMMIT | tar -x -C PATH``):
+fresh interpreters, one per checkout per round, taking turns (order swapped each round),
+each timing vizgrad and torchviz interleaved; it prints each side's best and median
+round, per node, and the ratio to torchviz measured in the same interpreter.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -151,14 +157,69 @@ def chain_check(ops: int) -> str:
     return f"{ops}-op chain: vizgrad drew it; {outcome}"
 
 
+def worker(size: int, repeats: int) -> None:
+    """One round of ``--against``: this interpreter's vizgrad and torchviz, as JSON."""
+    loss = forest(max(1, round(size / 201)))
+    result = per_node(loss, repeats)
+    print(json.dumps({"nodes": node_count(loss), **result}))
+
+
+def _round(tree: str, size: int, repeats: int) -> dict[str, float]:
+    """Run :func:`worker` in a fresh interpreter with ``tree`` first on ``sys.path``."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [tree] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    done = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", str(size),
+                           "--repeats", str(repeats)], env=env, cwd=tree, check=True,
+                          capture_output=True, text=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def against(other: str, sizes: list[int], rounds: int, repeats: int) -> None:
+    """This checkout vs ``other``: rounds in turns, per node, and each over torchviz."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    trees = {"before": os.path.abspath(other), "after": here}
+    print(f"load average at start: {os.getloadavg()[0]:.2f}")
+    print("| graph nodes | side | vizgrad us/node best / median | no edge labels best / median "
+          "| torchviz us/node best / median | vizgrad / torchviz best / median round |\n"
+          "|---:|---|---:|---:|---:|---:|")
+    for size in sizes:
+        runs: dict[str, list[dict[str, float]]] = {side: [] for side in trees}
+        for turn in range(rounds):
+            order = list(trees) if turn % 2 == 0 else list(reversed(trees))
+            for side in order:
+                runs[side].append(_round(trees[side], size, repeats))
+        for side, found in runs.items():
+            def figure(key: str, found: list = found) -> str:
+                values = [r[key] * 1e6 for r in found if key in r]
+                if not values:
+                    return "-"
+                return f"{min(values):.1f} / {statistics.median(values):.1f}"
+            ratios = [r["vizgrad"] / r["torchviz"] for r in found if "torchviz" in r]
+            ratio = (f"{min(ratios):.2f}x / {statistics.median(ratios):.2f}x"
+                     if ratios else "-")
+            print(f"| {int(found[0]['nodes']):,} | {side} | {figure('vizgrad')} | "
+                  f"{figure('vizgrad (edge_labels=False)')} | {figure('torchviz')} | {ratio} |")
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--layout", action="store_true",
                         help="also time dot -Tsvg of the full DOT of the ~1,000-node towers")
+    parser.add_argument("--against", metavar="PATH",
+                        help="compare with the checkout at PATH (fresh interpreters in turns)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds per side (--against)")
+    parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     sizes = [1_000, 5_000] if args.quick else [1_000, 5_000, 20_000]
+    if args.worker:
+        worker(args.worker, args.repeats)
+        return
+    if args.against:
+        against(args.against, sizes, args.rounds, args.repeats)
+        return
     print("| graph nodes | vizgrad us/node | vizgrad, no edge labels | vizgrad's own graph "
           "us/node | torchviz us/node | vizgrad / torchviz | own graph / torchviz |\n"
           "|---:|---:|---:|---:|---:|---:|---:|")

@@ -112,10 +112,33 @@ _DTYPES: dict[str, Any] = {}
 _METAS: dict[tuple, tuple] = {}
 
 
+_ONE_OUTPUT: dict[tuple, tuple] = {}  # (shape, torch dtype) -> _METAS' value for it
+
+
 def _read_meta(fn: Any) -> tuple[tuple[tuple[int, ...], str], ...]:
     """``(shape, dtype name)`` of every forward output of ``fn`` (= gradient flowing in),
     from ``_input_metadata``: the one read of it (the walk's, or a node's first ask).
-    A leaf's accumulator takes its leaf's (the same, read in half the time)."""
+    A leaf's accumulator takes its leaf's (the same, read in half the time).  Most
+    nodes have one output: theirs is found by its shape and dtype, as read."""
+    if type(fn) is _LEAF:
+        tensor = fn.variable
+        key = (tuple(tensor.shape), tensor.dtype)
+    else:
+        metas = fn._input_metadata
+        if len(metas) != 1:
+            return _meta_of(fn)
+        meta = metas[0]
+        key = (tuple(meta.shape), meta.dtype)
+    found = _ONE_OUTPUT.get(key)
+    if found is None:
+        if len(_ONE_OUTPUT) >= 4096:
+            _ONE_OUTPUT.clear()
+        found = _ONE_OUTPUT[key] = _meta_of(fn)
+    return found
+
+
+def _meta_of(fn: Any) -> tuple[tuple[tuple[int, ...], str], ...]:
+    """:func:`_read_meta`, read in full: one tuple per distinct value."""
     names = _DTYPE_NAMES
     if type(fn) is _LEAF:
         tensor = fn.variable
@@ -267,8 +290,10 @@ class TorchNode:
                     key = id(fn)
                     ref = table.get(key)
                     child = None if ref is None else ref()
-                    if child is None:  # _new_adapter(fn), inlined
-                        child = (TorchLeafNode if type(fn) is leaf_type else TorchNode)(fn)
+                    if child is None:  # _new_adapter(fn) and __init__, inlined
+                        child = new(TorchLeafNode if type(fn) is leaf_type else TorchNode)
+                        child.fn = fn
+                        child._next = child._meta = None
                         ref = table[key] = _Ref(child, _drop)
                         ref.key = key
                     out.append((child, nr))
@@ -290,21 +315,21 @@ class TorchNode:
         edges: list = []
         facts: list = []
         append, add_facts = edges.append, facts.append
-        probes, names, scoped = _PROBES, _NAMES, RECORDED[0]
+        probes, names, scoped, read = _PROBES, _NAMES, RECORDED[0], _read_meta
         make, info = tuple.__new__, object.__new__  # records without Python-level __new__
         for graph_node in nodes:
             node = graph_node.raw
             fn = node.fn
             meta = node._meta  # read as a child of a newer node (a root's is not)
             if meta is None:
-                meta = node._meta = _read_meta(fn)
+                meta = node._meta = read(fn)
             nexts = node._next
             for slot, (child, nr) in enumerate(nexts):
                 if child is None:
                     continue
                 metas = child._meta
                 if metas is None:
-                    metas = child._meta = _read_meta(child.fn)
+                    metas = child._meta = read(child.fn)
                 shape, dtype = metas[nr] if nr < len(metas) else (None, None)
                 append(make(GraphEdge, (graph_node, wrapped[child], slot, 0, nr, 0, nr, shape,
                                         dtype)))

@@ -37,11 +37,20 @@ class GraphWalk:
     roots: list[Root]
     nodes: list[GraphNode]
     edges: list[GraphEdge]
-    index: dict[Any, int] = field(default_factory=dict, repr=False)
+    #: ``node.raw`` -> position in ``nodes``, or None until :attr:`index` is first read
+    _index: dict[Any, int] | None = field(default=None, repr=False)
     seqs: list[int | None] = field(default_factory=list, repr=False)  # aligned with nodes
     #: each node's ``facts()``, aligned with ``nodes``, when the walk read them already
     #: (an adapter's family walker does); see :meth:`node_facts`
     facts: list[NodeFacts] | None = field(default=None, repr=False)
+
+    @property
+    def index(self) -> dict[Any, int]:
+        """``node.raw`` -> its position in ``nodes`` (made on first use: drawing a
+        picture never asks)."""
+        if self._index is None:
+            self._index = {node.raw: i for i, node in enumerate(self.nodes)}
+        return self._index
 
     def __iter__(self) -> Iterator[GraphNode]:
         return iter(self.nodes)
@@ -94,8 +103,7 @@ def walk(roots: Any) -> GraphWalk:
     if family is not None and all(getattr(type(raw), "walk_graph", None) is family
                                   for raw in stack):  # an adapter walks its own graphs
         nodes, seqs, found, facts = family(stack)
-        return GraphWalk(found_roots, nodes, found, {node.raw: i for i, node in enumerate(nodes)},
-                         seqs, facts)
+        return GraphWalk(found_roots, nodes, found, None, seqs, facts)
     seen: dict[Any, GraphNode] = {}
     order: list[Any] = []
     while stack:

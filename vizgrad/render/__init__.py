@@ -12,7 +12,7 @@ from typing import Any
 
 import graphviz
 
-from .build import build_view, paused_gc
+from .build import _Builder, build_view, paused_gc
 from .dot import THEMES, to_dot
 from .html import to_html
 from .jsonin import NotAGraphFileError, load_view, view_from_dict, view_summary
@@ -28,6 +28,7 @@ from .output import (
     save,
     write_atomic,
 )
+from .plain import plain_dot, plain_options
 from .show import show, viewer_html
 from .terminal import graph_tree, print_graph
 from .view import Cluster, GraphView, LegendEntry, RenderOptions, ViewEdge, ViewNode
@@ -59,7 +60,16 @@ def make_dot(var: Any, params: dict | None = None, show_attrs: bool = False,
     options = RenderOptions.make(params=params, show_attrs=show_attrs, show_saved=show_saved,
                                  max_attr_chars=max_attr_chars, **more)
     with paused_gc():
-        return to_dot(build_view(var, options), max_attr_chars)
+        return _draw(var, options)
+
+
+def _draw(var: Any, options: RenderOptions) -> graphviz.Digraph:
+    """``to_dot(build_view(var, options))``, through the fast path when the picture is
+    plain (:mod:`.plain`).  (A function of its own: the graph it read is freed when it
+    returns, before the collector is back on; alive then, it would all be scanned.)"""
+    builder = _Builder(var, options)
+    dot = plain_dot(builder) if plain_options(options) else None
+    return to_dot(builder.build(), options.max_attr_chars) if dot is None else dot
 
 
 def make_dot_from_trace(trace: Any, **options: Any) -> graphviz.Digraph:

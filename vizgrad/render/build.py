@@ -81,6 +81,12 @@ def _attribute_rows(node: graph.GraphNode) -> list[tuple[str, str]]:
     return rows
 
 
+def op_tooltip(name: str, outputs: tuple, scope: str) -> str:
+    """An op box's tooltip: its name, outputs' shapes and dtypes, and scope."""
+    text = ", ".join([f"{shape_text(shape)} {dtype}" for shape, dtype in outputs])
+    return f"{name}\noutputs: {text}" + (f"\nscope: {scope}" if scope else "")
+
+
 def _short_repr(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
@@ -120,7 +126,6 @@ class _Builder:
         #: each node's number in its ids and its op box's id
         self.numbers: dict[Any, int | str] = node_numbers(raws, walk_seqs)
         self.ids: dict[Any, str] = box_ids("op", self.numbers)
-        self.seqs = dict(zip(raws, walk_seqs))
         self.multi_in: set = set()
         self.multi_out: set = set()
         self.tooltips: dict[tuple, str] = {}
@@ -165,7 +170,7 @@ class _Builder:
         keep = None
         if options.focus is not None:
             keep = focus.neighbourhood(self.walk, options.focus, options.radius, self.view)
-        self._add_roots(keep)
+        self.add_roots(keep)
         facts = self.walk.node_facts()
         self._add_nodes(self.walk.nodes if keep is None
                         else [n for n in self.walk.nodes if n.raw in keep],
@@ -259,7 +264,7 @@ class _Builder:
             "submodules)")
         return cluster
 
-    def _add_roots(self, keep: set | None) -> None:
+    def add_roots(self, keep: set | None) -> None:
         for index, (label, kind, info) in enumerate(self.items):
             node = info.node
             if keep is not None and (node is None or node.raw not in keep):
@@ -293,9 +298,10 @@ class _Builder:
         ``facts`` are the nodes' ``facts()``, aligned with them (the walk's)."""
         options = self.options
         extras = options.show_saved or options.show_stack or options.show_attrs
-        ids, tooltips, names = self.ids, self.tooltips, self.names
+        ids, tooltips = self.ids, self.tooltips
         multi_in, multi_out = self.multi_in, self.multi_out
-        seqs, numbers = self.seqs, self.numbers
+        numbers = self.numbers
+        seqs = dict(zip([node.raw for node in self.walk.nodes], self.walk.seqs))
         view_nodes, view_edges = self.view.nodes, self.view.edges
         for node, (name, metas, input_count, scope, freed, variable, named) in zip(nodes, facts):
             raw = node.raw
@@ -309,9 +315,7 @@ class _Builder:
             key = (name, id(metas), scope)
             tooltip = tooltips.get(key)
             if tooltip is None:  # most nodes share name, outputs and scope with another
-                outputs = ", ".join([f"{shape_text(shape)} {dtype}" for shape, dtype in metas])
-                tooltip = f"{name}\noutputs: {outputs}" + (f"\nscope: {scope}" if scope else "")
-                tooltips[key] = tooltip
+                tooltip = tooltips[key] = op_tooltip(name, metas, scope)
             seq = seqs[raw]
             view_node = op_box(node_id, name, tooltip, seq, scope, node)
             view_nodes.append(view_node)
@@ -320,14 +324,18 @@ class _Builder:
             if extras or freed:
                 self._extras(node, view_node)
             if variable is not None:
-                title = names.get(id(variable.tensor)) or variable.name or ""
-                lines = _tensor_lines(variable, options)
-                leaf_id = box_id("leaf", numbers[raw])
-                view_nodes.append(leaf_box(
-                    leaf_id, title, lines,
-                    f"leaf {title}\n{lines[0]}" if title else f"leaf\n{lines[0]}", seq,
-                    variable))
+                leaf_id, title, lines, tip = self.leaf_parts(variable, numbers[raw])
+                view_nodes.append(leaf_box(leaf_id, title, lines, tip, seq, variable))
                 view_edges.append(arrow(leaf_id, node_id))
+
+    def leaf_parts(self, variable: graph.TensorInfo,
+                   number: int | str) -> tuple[str, str, list[str], str]:
+        """``(id, title, lines, tooltip)`` of the box of leaf ``variable``, the tensor of
+        the accumulator numbered ``number``."""
+        title = self.tensor_name(variable)
+        lines = _tensor_lines(variable, self.options)
+        tooltip = f"leaf {title}\n{lines[0]}" if title else f"leaf\n{lines[0]}"
+        return box_id("leaf", number), title, lines, tooltip
 
     @staticmethod
     def _named_outputs(view_node: ViewNode, named: dict, outputs: int) -> None:
@@ -373,30 +381,53 @@ class _Builder:
 
     def _add_edges(self, edges: list[graph.GraphEdge]) -> None:
         """One arrow per edge, drawn producer -> consumer (the hot loop, kept flat)."""
-        ids, multi_in, multi_out = self.ids, self.multi_in, self.multi_out
-        labels = self.options.edge_labels
-        append = self.view.edges.append
+        ids, append = self.ids, self.view.edges.append
+        for edge, label, tail, head in self.edge_texts(edges):
+            append(arrow(ids[edge.next_node.raw], ids[edge.node.raw], label, tail, head, edge))
+
+    def edge_texts(self, edges: list[graph.GraphEdge]) -> Iterator[tuple[Any, str, str, str]]:
+        """``(edge, label, tail label, head label)`` of each edge's arrow: the gradient's
+        shape, and which output / input of a node with several it joins (``out 1``,
+        ``in 0[2]``); all empty without ``edge_labels``."""
+        if not self.options.edge_labels:
+            for edge in edges:
+                yield edge, "", "", ""
+            return
+        multi_in, multi_out = self.multi_in, self.multi_out
+        # nodes with a list input (output): their slots need ranks (``in 1[2]``); on the
+        # others an edge's slot alone says it (``slot_text``), the common case
+        listed_in = {e.node.raw for e in edges if e.rank and e.node.raw in multi_in}
+        listed_out = {e.next_node.raw for e in edges
+                      if e.next_rank and e.next_node.raw in multi_out}
         ins = _slot_layouts([(e.node.raw, e.slot, e.rank) for e in edges
-                             if e.node.raw in multi_in]) if labels else {}
+                             if e.node.raw in listed_in]) if listed_in else {}
         outs = _slot_layouts([(e.next_node.raw, e.next_slot, e.next_rank) for e in edges
-                              if e.next_node.raw in multi_out]) if labels else {}
+                              if e.next_node.raw in listed_out]) if listed_out else {}
         shapes = _SHAPES
-        slots: dict[tuple, str] = {}  # "in 1" / "out 0[2]" texts, made once each
+        heads: dict[Any, str] = {}  # "in 1" / "in 0[2]" texts by slot or (slot, rank,
+        tails: dict[Any, str] = {}  # layout), made once each
         for edge in edges:
             label = head = tail = ""
+            shape = edge.shape
+            if shape is not None:
+                label = shapes.get(shape) or shape_text(shape)
             target = edge.node.raw
+            if target in multi_in:
+                if target in listed_in:
+                    key = (edge.slot, edge.rank, ins[target])
+                    head = heads.get(key) or heads.setdefault(key, "in " + slot_text(*key))
+                else:
+                    slot = edge.slot
+                    head = heads.get(slot) or heads.setdefault(slot, f"in {slot}")
             source = edge.next_node.raw
-            if labels:
-                shape = edge.shape
-                if shape is not None:
-                    label = shapes.get(shape) or shape_text(shape)
-                if target in multi_in:
-                    key = ("in ", edge.slot, edge.rank, ins[target])
-                    head = slots.get(key) or slots.setdefault(key, "in " + slot_text(*key[1:]))
-                if source in multi_out:
-                    key = ("out ", edge.next_slot, edge.next_rank, outs[source])
-                    tail = slots.get(key) or slots.setdefault(key, "out " + slot_text(*key[1:]))
-            append(arrow(ids[source], ids[target], label, tail, head, edge))
+            if source in multi_out:
+                if source in listed_out:
+                    key = (edge.next_slot, edge.next_rank, outs[source])
+                    tail = tails.get(key) or tails.setdefault(key, "out " + slot_text(*key))
+                else:
+                    slot = edge.next_slot
+                    tail = tails.get(slot) or tails.setdefault(slot, f"out {slot}")
+            yield edge, label, tail, head
 
     def _clusters(self) -> None:
         clusters: dict[str, Cluster] = {}

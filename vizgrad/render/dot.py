@@ -123,6 +123,17 @@ def _plain_attrs(node: ViewNode, palette: dict) -> tuple[str, str]:
     return attrs
 
 
+def box_attrs(kind: str, title: str, lines: list[str], tooltip: str,
+              palette: dict) -> tuple[str, str]:
+    """``_plain_attrs`` of a plain box described by its parts (no fill of its own): the
+    plain DOT path's (``plain.py``), which makes no ``ViewNode``."""
+    key = (id(palette), kind, None, tooltip, title, *lines)
+    attrs = _PLAIN_ATTRS.get(key)
+    if attrs is None:
+        attrs = _plain_attrs(ViewNode("", kind, title, lines, tooltip=tooltip), palette)
+    return attrs
+
+
 def plain(node: ViewNode) -> bool:
     """Whether ``node`` is drawn from its title, lines, colour and tooltip alone."""
     return not (node.rows or node.font or node.marks) and node.kind not in ("fold", "group")
@@ -220,9 +231,15 @@ def _key_row(row: KeyRow, palette: dict) -> str:
 def _legend_lines(view: GraphView, palette: dict, key: bool) -> list[str]:
     """The key (marks the picture uses) and the gradient scale, in one table node kept
     on the last rank, below the graph."""
-    rows = [_key_row(row, palette) for row in (key_rows(view) if key else [])]
-    if view.legend:
-        rows.append(f'<TR><TD COLSPAN="2" ALIGN="LEFT">{_scale_table(view)}</TD></TR>')
+    return legend_lines(key_rows(view) if key else [],
+                        _scale_table(view) if view.legend else "", palette)
+
+
+def legend_lines(key: list[KeyRow], scale: str, palette: dict) -> list[str]:
+    """The legend node's lines from the key's rows and the gradient scale's table."""
+    rows = [_key_row(row, palette) for row in key]
+    if scale:
+        rows.append(f'<TR><TD COLSPAN="2" ALIGN="LEFT">{scale}</TD></TR>')
     if not rows:
         return []
     table = ('<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="2" CELLPADDING="2" '
@@ -231,6 +248,27 @@ def _legend_lines(view: GraphView, palette: dict, key: bool) -> list[str]:
     return [f"\tlegend [label=<{table}> shape=plaintext style=\"\" fontsize={_KEY_FONT_SIZE} "
             f"fontcolor={dot_string(palette['font'])} tooltip=\"what the marks mean\"]\n",
             "\t{rank=sink; legend}\n"]
+
+
+def new_digraph(settings: dict, palette: dict, labelled: bool) -> graphviz.Digraph:
+    """An empty ``Digraph`` with the picture's settings (``GraphView.graph``) and
+    pytorchviz's node attributes; ``labelled``: some arrow has text."""
+    graph_attr = {}
+    if settings.get("size"):
+        graph_attr["size"] = str(settings["size"])
+    if settings.get("rankdir", "TB") != "TB":
+        graph_attr["rankdir"] = settings["rankdir"]
+    if settings.get("dpi"):
+        graph_attr["dpi"] = str(settings["dpi"])
+    node_attr = dict(NODE_ATTR)
+    edge_attr = dict(EDGE_ATTR) if labelled else {}
+    if palette["background"]:
+        graph_attr["bgcolor"] = palette["background"]
+        node_attr["fontcolor"] = palette["font"]
+        node_attr["color"] = palette["edge"]
+        edge_attr.update({"color": palette["edge"], "fontcolor": palette["font"]})
+    return graphviz.Digraph(node_attr=node_attr, graph_attr=graph_attr,
+                            edge_attr=edge_attr or None)
 
 
 def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
@@ -244,23 +282,8 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
     view = thin_hubs(view)  # a node with thousands of users would exhaust dot's memory
     settings = view.graph or {}
     palette = THEMES[settings.get("theme", "light")]
-    graph_attr = {}
-    if settings.get("size"):
-        graph_attr["size"] = str(settings["size"])
-    if settings.get("rankdir", "TB") != "TB":
-        graph_attr["rankdir"] = settings["rankdir"]
-    if settings.get("dpi"):
-        graph_attr["dpi"] = str(settings["dpi"])
-    node_attr = dict(NODE_ATTR)
-    edge_attr = dict(EDGE_ATTR) if any(e.label or e.head_label or e.tail_label
-                                       for e in view.edges) else {}
-    if palette["background"]:
-        graph_attr["bgcolor"] = palette["background"]
-        node_attr["fontcolor"] = palette["font"]
-        node_attr["color"] = palette["edge"]
-        edge_attr.update({"color": palette["edge"], "fontcolor": palette["font"]})
-    dot = graphviz.Digraph(node_attr=node_attr, graph_attr=graph_attr,
-                           edge_attr=edge_attr or None)
+    dot = new_digraph(settings, palette, any(e.label or e.head_label or e.tail_label
+                                             for e in view.edges))
     body = dot.body
     if view.notes:
         # wrapped: one long title line would set the picture's width and shrink the rest

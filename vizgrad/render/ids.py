@@ -69,6 +69,9 @@ def node_numbers(keys: list[Any], seqs: list[int | None]) -> dict[Any, int | str
     """key -> the number of its backward node in ids: ``seq`` minus the oldest ``seq``
     of the picture (``0`` is the oldest node), or ``"_<position>"`` (its place in
     ``keys``) for a node without a ``seq``."""
+    if seqs and None not in seqs:  # every node has one (PyTorch's, vizgrad's own)
+        base = min(seqs)
+        return dict(zip(keys, [seq - base for seq in seqs] if base else seqs))
     known = [seq for seq in seqs if seq is not None]
     base = min(known) if known else 0
     return {key: seq - base if seq is not None else f"_{position}"

@@ -17,6 +17,7 @@ Example
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .view import GraphView
@@ -63,6 +64,16 @@ def key_rows(view: GraphView) -> list[KeyRow]:
         if details:
             saved_bytes = saved_bytes or "saved_bytes" in details
             named = named or (node.kind == "op" and bool(details.get("named")))
+    return rows_of(kinds, marks, saved_bytes, named, bool(view.clusters),
+                   ((e.label, e.tail_label, e.head_label, e.style) for e in view.edges))
+
+
+def rows_of(kinds: set[str], marks: set[str], saved_bytes: bool, named: bool,
+            clusters: bool, edges: Iterable[tuple[str, ...]]) -> list[KeyRow]:
+    """:func:`key_rows` from what the picture holds: its boxes' kinds and marks, whether
+    some box shows saved bytes or a named output, has module boxes, and its arrows'
+    ``(label, tail_label, head_label, style)`` in drawing order (the plain DOT path,
+    ``plain.py``, gives these without a view)."""
     if "error" in marks:
         kinds.add("error")
     rows = [KeyRow(KINDS[kind][0], KINDS[kind][1], kind) for kind in KINDS if kind in kinds]
@@ -78,23 +89,23 @@ def key_rows(view: GraphView) -> list[KeyRow]:
     if named:
         rows.append(KeyRow("→ name", "the op's output is the tensor of that name "
                                      "(tensor.name = ...)", "op"))
-    if view.clusters:
+    if clusters:
         rows.append(KeyRow("box", "a module: ops its forward ran (cluster='scope')", "",
                            "rounded"))
     shapes: list[str] = []
     head = tail = listed = None
     styles: set[str] = set()
-    for edge in view.edges:
-        if edge.label and len(shapes) < 50:
-            shapes.append(edge.label)
-        if edge.head_label:
-            head = head or edge.head_label
-            if listed is None and "[" in edge.head_label:
-                listed = edge.head_label
-        if edge.tail_label and tail is None:
-            tail = edge.tail_label
-        if edge.style:
-            styles.add(edge.style)
+    for label, tail_label, head_label, style in edges:
+        if label and len(shapes) < 50:
+            shapes.append(label)
+        if head_label:
+            head = head or head_label
+            if listed is None and "[" in head_label:
+                listed = head_label
+        if tail_label and tail is None:
+            tail = tail_label
+        if style:
+            styles.add(style)
     if shapes:  # a shape with a comma reads as a shape, "()" or "(4)" less so
         sample = max(shapes, key=lambda text: (text.count(","), -len(text)))
         rows.append(KeyRow(sample, "on an arrow: the tensor's shape (its gradient flows "
