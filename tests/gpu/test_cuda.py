@@ -14,7 +14,7 @@ import pytest
 
 import vizgrad
 from tests.ops.optable import all_cases
-from tests.ops.test_strict_backend import _run
+from tests.ops.test_strict_backend import KEYS, run_row
 
 from ..tolerance import assert_close
 from ._device import STEPS, cupy
@@ -25,9 +25,9 @@ CASES = all_cases()
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_row_on_cuda(case):
-    reference = _run(case, lambda a: a)
-    got = _run(case, cupy.asarray)
-    for key in ("outputs", "grads", "grads2"):
+    reference = run_row(case, lambda a: a)
+    got = run_row(case, cupy.asarray)
+    for key in KEYS:  # forward, backward, double backward, forward mode
         assert len(got[key]) == len(reference[key]), f"{key}: count differs"
         for index, (ref, mine) in enumerate(zip(reference[key], got[key])):
             name = f"{case.name} {key}[{index}]"

@@ -1,11 +1,11 @@
 """Every op-table row again, on the strict backend: no op may call NumPy on tensor data.
 
 Inputs become ``StrictArray``s (tests/strict_backend.py), which raise on any silent
-conversion to NumPy, as CuPy arrays do.  Each row runs forward, backward and (where
-the row allows) double backward on both backends; the values must match the NumPy
-run and every array the engine hands back must still be a ``StrictArray``.  The
-whole run happens in ``strict_mode()``, so vizgrad creating arrays from a device
-name instead of from its data's backend fails too.
+conversion to NumPy, as CuPy arrays do.  Each row runs forward, backward, (where
+the row allows) double backward, and forward mode (a JVP) on both backends; the values
+must match the NumPy run and every array the engine hands back must still be a
+``StrictArray``.  The whole run happens in ``strict_mode()``, so vizgrad creating arrays
+from a device name instead of from its data's backend fails too.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import vizgrad
+import vizgrad.autograd.forward_ad as fw
 from tests.strict_backend import StrictArray, strict, strict_mode, strict_numpy
 
 from ..tolerance import assert_close
@@ -83,6 +84,35 @@ def _run(case: OpCase, make_array):
     return record
 
 
+def _run_jvp(case: OpCase, make_array):
+    """Forward mode on one row: the tangents of its floating outputs, given a seeded
+    tangent on each floating input that the row differentiates."""
+    vizgrad.manual_seed(case.seed)
+    rng = np.random.default_rng(case.seed)
+    arrays = [arg.make(rng) for arg in case.args]
+    tangent_rng = np.random.default_rng(case.seed + 100)
+    with fw.dual_level():
+        inputs = []
+        for array, arg in zip(arrays, case.args):
+            tensor = vizgrad.tensor(make_array(array), dtype=array.dtype)
+            if arg.requires_grad and array.dtype.kind == "f":
+                tangent = tangent_rng.standard_normal(array.shape).astype(array.dtype)
+                tensor = fw.make_dual(tensor, vizgrad.tensor(make_array(tangent)))
+            inputs.append(tensor)
+        outputs = [t for t in _outputs(case.fn(*inputs)) if t.dtype.kind == "f"]
+        return [fw.unpack_dual(t).tangent for t in outputs]
+
+
+KEYS = ("outputs", "grads", "grads2", "jvps")
+
+
+def run_row(case: OpCase, make_array) -> dict:
+    """Everything ``test_row_on_strict_backend`` compares, for one backend."""
+    record = _run(case, make_array)
+    record["jvps"] = _run_jvp(case, make_array)
+    return record
+
+
 def _assert_same(name, reference, strict_tensor):
     if reference is None:
         assert strict_tensor is None, f"{name}: None on NumPy, a tensor on the strict backend"
@@ -100,10 +130,10 @@ def _assert_same(name, reference, strict_tensor):
 
 @pytest.mark.parametrize("case", list(_params()))
 def test_row_on_strict_backend(case: OpCase):
-    reference = _run(case, lambda a: a)
+    reference = run_row(case, lambda a: a)
     with strict_mode():
-        got = _run(case, strict)
-    for key in ("outputs", "grads", "grads2"):
+        got = run_row(case, strict)
+    for key in KEYS:
         assert len(got[key]) == len(reference[key]), f"{key}: count differs"
         for index, (ref, mine) in enumerate(zip(reference[key], got[key])):
             _assert_same(f"{case.name} {key}[{index}]", ref, mine)
