@@ -44,11 +44,9 @@ from ..ops.nn_loss import (
     binary_cross_entropy_with_logits,
     cross_entropy,
     kl_div,
-    l1_loss,
-    mse_loss,
     nll_loss,
 )
-from ..ops.nn_loss_robust import huber_loss, smooth_l1_loss
+from ..ops.nn_loss_regression import huber_loss, l1_loss, mse_loss, smooth_l1_loss
 from ..ops.nn_norm import batch_norm, group_norm, instance_norm, layer_norm
 from ..ops.nn_pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from ..ops.nn_upsample import interpolate

@@ -23,6 +23,7 @@ from .bounds import clamp, clip, maximum, minimum
 from .comparison import all, allclose, any, eq, ge, gt, le, logical_not, lt, ne
 from .copying import clone, where
 from .cumulative import cumprod, cumsum
+from .diagonal import tril, triu
 from .elementwise import (
     abs,
     ceil,
@@ -56,7 +57,7 @@ from .indexing import (
     take_along_dim,
 )
 from .join import cat, chunk, concat, split, stack, unbind
-from .linalg import baddbmm, bmm, dot, einsum, matmul, mm, mv, outer, tril, triu
+from .linalg import baddbmm, bmm, dot, einsum, matmul, mm, mv, outer
 from .operands import promote_types, result_type
 from .reductions import logsumexp, mean, norm, prod, std, sum, var
 from .shaping import flatten, flip, narrow, pad, repeat, roll, tile, unflatten

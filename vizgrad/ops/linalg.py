@@ -1,4 +1,4 @@
-"""Matrix products (matmul, bmm, outer, einsum) and triangular masks (tril, triu)."""
+"""Matrix products: matmul (as ATen decomposes it), mm, mv, dot, bmm, baddbmm, outer, einsum."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from typing import Any
 
 from ..core.backend import array_module
 from ..core.broadcast import expand
-from ..core.dual import LINEAR, bilinear, plus
+from ..core.dual import bilinear, plus
 from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from .operands import same_dtype as _same_dtype
 from .operands import save_crossed, saved_crossed
-from .shape_rules import broadcast, layout_of, matmul_shape, same
+from .shape_rules import broadcast, layout_of, matmul_shape
 from .views import SqueezeDimInPlace, UnsafeView, reshape
 
 
@@ -174,13 +174,8 @@ class Baddbmm(Function):
     def forward(ctx, self, batch1, batch2, beta=1, alpha=1):
         _same_dtype("baddbmm", batch1, batch2)
         save_crossed(ctx, 1, batch1, batch2)  # each only for the other's gradient
-        out = array_module(batch1).matmul(batch1, batch2)
-        if alpha != 1:
-            ctx.alpha = alpha
-            out = out * alpha
-        if beta != 1:
-            ctx.beta = beta
-            self = self * beta
+        out, self = scale_terms(ctx, array_module(batch1).matmul(batch1, batch2), self,
+                                beta, alpha)
         return out + self
 
     @staticmethod
@@ -201,38 +196,6 @@ class Baddbmm(Function):
         first = tangents[0]
         return plus(first * beta if first is not None and beta != 1 else first,
                     product * alpha if product is not None and alpha != 1 else product)
-
-
-class Tril(Function):
-    """Lower triangle (below diagonal k); backward: tril(grad, k)."""
-    infer_shape = staticmethod(same)
-
-    @staticmethod
-    def forward(ctx, input, diagonal):
-        ctx.diagonal = diagonal
-        return array_module(input).tril(input, diagonal)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Tril.apply(grad, ctx.diagonal), None
-
-    jvp = LINEAR
-
-
-class Triu(Function):
-    """Upper triangle (above diagonal k); backward: triu(grad, k)."""
-    infer_shape = staticmethod(same)
-
-    @staticmethod
-    def forward(ctx, input, diagonal):
-        ctx.diagonal = diagonal
-        return array_module(input).triu(input, diagonal)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Triu.apply(grad, ctx.diagonal), None
-
-    jvp = LINEAR
 
 
 def _parse_einsum(equation, shapes):
@@ -400,14 +363,17 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     return Einsum.apply(equation, list(operands))
 
 
-def tril(input: Tensor, diagonal: int = 0) -> Tensor:
-    """Lower triangle of the last two dims (entries above ``diagonal`` set to 0)."""
-    return Tril.apply(input, diagonal)
-
-
-def triu(input: Tensor, diagonal: int = 0) -> Tensor:
-    """Upper triangle of the last two dims (entries below ``diagonal`` set to 0)."""
-    return Triu.apply(input, diagonal)
+def scale_terms(ctx: Any, product: Any, self: Any, beta: float, alpha: float
+                ) -> tuple[Any, Any]:
+    """``alpha * product`` and ``beta * self`` of an addmm-like op (arrays), each
+    scale saved on ``ctx`` only when it is not 1 (PyTorch's defaults)."""
+    if alpha != 1:
+        ctx.alpha = alpha
+        product = product * alpha
+    if beta != 1:
+        ctx.beta = beta
+        self = self * beta
+    return product, self
 
 
 def column_major(array: object) -> bool:
@@ -562,46 +528,3 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
 def dot(input: Tensor, tensor: Tensor) -> Tensor:
     """Inner product of two vectors. Example: ``vizgrad.dot(u, v)``."""
     return Dot.apply(input, tensor)
-
-
-class FillDiagonal(Function):
-    """``fill_diagonal_(value, wrap)``; PyTorch writes through a diagonal view, so its
-    node is a ``CopySlices``: the diagonal's gradient is zero."""
-
-    backward_name = "CopySlices"
-
-    infer_shape = staticmethod(same)
-
-    @staticmethod
-    def forward(ctx, self, fill_value, wrap):
-        xp = array_module(self)
-        out = self.copy()
-        ctx._mask = _diagonal_mask(xp, self.shape, wrap)  # private: CopySlices saves nothing
-        out[ctx._mask] = fill_value
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        from .copying import where
-
-        return where(ctx._mask, 0.0, grad), None, None
-
-    @staticmethod
-    def jvp(args, tangents, result):  # the filled diagonal is constant
-        return FillDiagonal.apply(tangents[0], 0.0, args[2])
-
-
-def _diagonal_mask(xp, shape, wrap):
-    if len(shape) < 2 or (len(shape) > 2 and len(set(shape)) != 1):
-        raise ValueError(f"fill_diagonal_ needs a 2-D tensor or one with all dimensions "
-                         f"equal, got shape {shape}")
-    mask = xp.zeros(shape, dtype=bool)
-    if len(shape) > 2:
-        index = xp.arange(shape[0])
-        mask[(index,) * len(shape)] = True
-        return mask
-    rows, cols = shape
-    flat = mask.reshape(-1)
-    end = rows * cols if wrap or rows <= cols else cols * cols
-    flat[0:end:cols + 1] = True
-    return mask

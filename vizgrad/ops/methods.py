@@ -35,6 +35,7 @@ from . import (
     views,
 )
 from . import comparison as cmp
+from . import diagonal as diag
 from . import elementwise as el
 
 
@@ -260,12 +261,14 @@ METHODS = {
     # -- linalg.py
     "matmul": linalg.matmul, "bmm": linalg.bmm, "baddbmm": linalg.baddbmm, "mm": linalg.mm,
     "mv": linalg.mv,
-    "dot": linalg.dot, "outer": linalg.outer, "tril": linalg.tril, "triu": linalg.triu,
-    "tril_": lambda self, diagonal=0: linalg.Tril.apply_(self, diagonal),
-    "triu_": lambda self, diagonal=0: linalg.Triu.apply_(self, diagonal),
-    "fill_diagonal_": lambda self, fill_value, wrap=False: linalg.FillDiagonal.apply_(
-        self, fill_value, wrap),
+    "dot": linalg.dot, "outer": linalg.outer,
     "__matmul__": _matmul_operator, "__rmatmul__": _rmatmul,
+    # -- diagonal.py
+    "tril": diag.tril, "triu": diag.triu,
+    "tril_": lambda self, diagonal=0: diag.Tril.apply_(self, diagonal),
+    "triu_": lambda self, diagonal=0: diag.Triu.apply_(self, diagonal),
+    "fill_diagonal_": lambda self, fill_value, wrap=False: diag.FillDiagonal.apply_(
+        self, fill_value, wrap),
     # -- copying.py: copies, dtype/device casts, fills
     "clone": copying.clone, "contiguous": _contiguous, "to": _to, "type": _type,
     "type_as": lambda self, other: _to(self, other.dtype),

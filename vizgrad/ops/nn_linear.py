@@ -16,7 +16,7 @@ from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.tensor import Tensor
 from .indexing import IndexBackward
-from .linalg import matmul, mm_grads, note_layouts
+from .linalg import matmul, mm_grads, note_layouts, scale_terms
 from .operands import c_contiguous, same_dtype, save_crossed, saved_crossed
 from .shape_rules import broadcast
 from .views import T
@@ -47,13 +47,7 @@ class Addmm(Function):
             same_dtype("linear", mat1, mat2)  # raises, naming both
         save_crossed(ctx, 1, mat1, mat2)  # each only for the other's gradient
         note_layouts(ctx, mat1, mat2)  # the weight arrives as weight.T: column-major
-        out = array_module(mat1).matmul(mat1, mat2)
-        if alpha != 1:
-            ctx.alpha = alpha
-            out = out * alpha
-        if beta != 1:
-            ctx.beta = beta
-            self = self * beta
+        out, self = scale_terms(ctx, array_module(mat1).matmul(mat1, mat2), self, beta, alpha)
         # The product is a new array: a bias of its dtype that broadcasts to it without
         # growing it (a linear layer's) is added into it, not into a second new array.
         shape = getattr(self, "shape", None)

@@ -1,6 +1,6 @@
 """Loss functions with PyTorch's signatures and reductions, and the losses PyTorch records
-as one node (``NllLossBackward0``, ``MseLossBackward0``, ``BinaryCrossEntropy*``;
-smooth L1 and Huber are in ``nn_loss_robust.py``).
+as one node (``NllLossBackward0``, ``BinaryCrossEntropy*``; the regression losses,
+MSE, L1, smooth L1 and Huber, are in ``nn_loss_regression.py``).
 
 Every loss takes ``reduction`` in ``'none' | 'mean' | 'sum'`` (``kl_div`` also
 ``'batchmean'``); the legacy ``size_average``/``reduce`` flags map onto it as in
@@ -20,14 +20,13 @@ from typing import Any
 import numpy as np
 
 from ..core.backend import array_module
-from ..core.dual import has_tangent, no_jvp_error, plus, scaled
+from ..core.dual import has_tangent, no_jvp_error, plus
 from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from .activations import log_softmax
 from .copying import where
-from .elementwise import abs as _abs
 from .elementwise import exp, log, log1p
 from .shape_rules import broadcast, shape_of
 
@@ -179,43 +178,6 @@ def broadcast_pair(input: Any, target: Any) -> tuple[Any, Any]:
     shape = tuple(array_module(input.array).broadcast_shapes(input.shape, target.shape))
     return (input if input.shape == shape else expand(input, shape),
             target if target.shape == shape else expand(target, shape))
-
-
-def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
-             reduce: bool | None = None, reduction: str = "mean",
-             weight: Tensor | None = None) -> Tensor:
-    """Mean squared error ``(input - target) ** 2``.
-
-    Example
-    -------
-    >>> mse_loss(prediction, target, reduction="sum")
-    """
-    reduction = _reduction(reduction, size_average, reduce)
-    input, target = broadcast_pair(input, target)
-    if weight is None and isinstance(input, Tensor) and isinstance(target, Tensor):
-        return MseLoss.apply(input, target, reduction)  # PyTorch's one MseLossBackward0 node
-    difference = input - target
-    loss = difference * difference
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
-
-
-def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
-            reduce: bool | None = None, reduction: str = "mean",
-            weight: Tensor | None = None) -> Tensor:
-    """Mean absolute error ``|input - target|`` (optionally weighted elementwise).
-
-    Example
-    -------
-    >>> l1_loss(prediction, target)
-    """
-    reduction = _reduction(reduction, size_average, reduce)
-    input, target = broadcast_pair(input, target)
-    loss = _abs(input - target)
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
 
 
 _LOG_FLOOR = -100.0  # PyTorch clamps log terms here so 0 * log(0) stays finite
@@ -410,42 +372,6 @@ class NllLoss(Function):
         if any(t is not None for t in tangents[1:]):
             raise no_jvp_error(NllLoss)
         return NllLoss.apply(tangents[0], *args[1:])
-
-
-class MseLoss(Function):
-    """``(input - target) ** 2``, reduced."""
-
-    @staticmethod
-    def infer_shape(self, target, reduction):
-        shape = broadcast(self, target)
-        return MetaArray(shape if reduction == "none" else (), self.dtype)
-
-    @staticmethod
-    def forward(ctx, self, target, reduction):
-        ctx.save_for_backward(self, target)
-        ctx.reduction = REDUCTION_CODES[reduction]
-        difference = self - target
-        loss = difference * difference
-        if reduction == "none":
-            return loss
-        xp = array_module(loss)
-        return xp.asarray(loss.sum() if reduction == "sum" else loss.mean(), dtype=loss.dtype)
-
-    @staticmethod
-    def backward(ctx, grad):
-        self, target = ctx.saved_values
-        difference = self - target
-        scale = 2.0 / difference.numel() if ctx.reduction == REDUCTION_CODES["mean"] else 2.0
-        grad_self = difference * (grad * scale)
-        return grad_self, -grad_self if ctx.needs_input_grad[1] else None, None
-
-    @staticmethod
-    def jvp(args, tangents, result):  # 2 (x - y)(tx - ty), reduced as the loss
-        input, target, reduction = args
-        slope = plus(tangents[0], scaled(tangents[1], -1.0)) * ((input - target) * 2.0)
-        if reduction == "none":
-            return slope
-        return slope.sum() if reduction == "sum" else slope.mean()
 
 
 def _varies(weight: Tensor) -> bool:

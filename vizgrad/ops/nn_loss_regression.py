@@ -1,7 +1,8 @@
-"""smooth_l1_loss and huber_loss, each PyTorch's one node (``SmoothL1LossBackward0``,
-``HuberLossBackward0``).
+"""Regression losses: mse_loss, l1_loss, smooth_l1_loss and huber_loss (each of
+mse, smooth L1 and Huber PyTorch's one node: ``MseLossBackward0``,
+``SmoothL1LossBackward0``, ``HuberLossBackward0``).
 
-Both are one curve: quadratic near zero, linear beyond, whose slope is a clamp of the
+Smooth L1 and Huber are one curve: quadratic near zero, linear beyond, whose slope is a clamp of the
 difference, so the backward is one clamp (on arrays when nothing records, in
 differentiable ops under ``create_graph``).
 
@@ -151,3 +152,76 @@ def _tensors(input, target) -> tuple[Tensor, Tensor]:
         input = Tensor.from_array(array_module(target.array).asarray(input,
                                                                      dtype=target.array.dtype))
     return input, target
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+             reduce: bool | None = None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
+    """Mean squared error ``(input - target) ** 2``.
+
+    Example
+    -------
+    >>> mse_loss(prediction, target, reduction="sum")
+    """
+    reduction = _reduction(reduction, size_average, reduce)
+    input, target = broadcast_pair(input, target)
+    if weight is None and isinstance(input, Tensor) and isinstance(target, Tensor):
+        return MseLoss.apply(input, target, reduction)  # PyTorch's one MseLossBackward0 node
+    difference = input - target
+    loss = difference * difference
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+            reduce: bool | None = None, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:
+    """Mean absolute error ``|input - target|`` (optionally weighted elementwise).
+
+    Example
+    -------
+    >>> l1_loss(prediction, target)
+    """
+    reduction = _reduction(reduction, size_average, reduce)
+    input, target = broadcast_pair(input, target)
+    loss = _abs(input - target)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+class MseLoss(Function):
+    """``(input - target) ** 2``, reduced."""
+
+    @staticmethod
+    def infer_shape(self, target, reduction):
+        shape = broadcast(self, target)
+        return MetaArray(shape if reduction == "none" else (), self.dtype)
+
+    @staticmethod
+    def forward(ctx, self, target, reduction):
+        ctx.save_for_backward(self, target)
+        ctx.reduction = REDUCTION_CODES[reduction]
+        difference = self - target
+        loss = difference * difference
+        if reduction == "none":
+            return loss
+        xp = array_module(loss)
+        return xp.asarray(loss.sum() if reduction == "sum" else loss.mean(), dtype=loss.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        self, target = ctx.saved_values
+        difference = self - target
+        scale = 2.0 / difference.numel() if ctx.reduction == REDUCTION_CODES["mean"] else 2.0
+        grad_self = difference * (grad * scale)
+        return grad_self, -grad_self if ctx.needs_input_grad[1] else None, None
+
+    @staticmethod
+    def jvp(args, tangents, result):  # 2 (x - y)(tx - ty), reduced as the loss
+        input, target, reduction = args
+        slope = plus(tangents[0], scaled(tangents[1], -1.0)) * ((input - target) * 2.0)
+        if reduction == "none":
+            return slope
+        return slope.sum() if reduction == "sum" else slope.mean()
