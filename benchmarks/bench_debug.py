@@ -17,18 +17,21 @@ The machine is shared and noisy, so the variants take turns: each round runs eve
 variant for ``--steps`` steps (in a new order each round), and the figures are the
 medians over rounds of the per-step time and of each round's ratio to ``off``, for
 wall-clock time and for CPU time (this process's threads plus its Graphviz children,
-the Recorder's layout process included: on a busy machine the fairer measure of what
+the Recorder's writer process included: on a busy machine the fairer measure of what
 a tool costs).  Each recorder variant keeps one ``Recorder`` through all its rounds,
-as a training run does (its layout process starts once, in the first round); each
-round ends with ``recorder.flush()``, so the round's background work is timed.
+as a training run does (its writer process starts once, in the first round); each
+round ends with ``recorder.flush()``: the round's background work is counted in CPU
+time, not in wall time (in a run it overlaps the next steps; a backlog that makes
+training wait is timed).
 
-Run: ``python benchmarks/bench_debug.py`` (``--rounds 7 --steps 300``; ``--variants
+Run: ``python benchmarks/bench_debug.py`` (``--rounds 25 --steps 200``; ``--variants
 off,monitor+recorder`` times only those, ``--no-torch`` skips PyTorch).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -93,6 +96,10 @@ def vizgrad_rounds(rounds: int, steps: int, variants: list[str] = VARIANTS
         anomaly = {"anomaly": vizgrad.detect_anomaly(),
                    "anomaly+forward": vizgrad.detect_anomaly(check_forward=True)
                    }.get(variant)
+        # each run starts from the same collector state: a full collection (tens of ms
+        # with vizgrad and NumPy loaded) falling in one run and not in another would
+        # move a 200-step run's time by several percent
+        gc.collect()
         start, cpu = time.perf_counter(), _cpu_seconds(recorder)
         if anomaly is not None:
             anomaly.__enter__()
@@ -108,12 +115,15 @@ def vizgrad_rounds(rounds: int, steps: int, variants: list[str] = VARIANTS
             optimizer.step()
         if anomaly is not None:
             anomaly.__exit__(None, None, None)
-        if recorder is not None:  # the background writing and drawing is part of the cost
-            # flush(): wait for this run's files (the layout process stays, as it does
-            # through a training run); an older tree without flush(): close()
+        wall = time.perf_counter() - start
+        if recorder is not None:
+            # Wait for this run's files before the next run starts (so they are not
+            # drawn during another variant's steps), without timing the wait: in a
+            # training run the last record's files are drawn on another core while
+            # the next steps run.  Their CPU is counted.  (flush() keeps the writer
+            # process, as a training run does; an older tree without flush(): close().)
             getattr(recorder, "flush", recorder.close)()
-        return ((time.perf_counter() - start) / len(batches),
-                (_cpu_seconds(recorder) - cpu) / len(batches))
+        return wall / len(batches), (_cpu_seconds(recorder) - cpu) / len(batches)
 
     times: dict[str, list] = {v: [] for v in variants}
     run("off", _batches(30, 99))  # warm up
@@ -127,6 +137,55 @@ def vizgrad_rounds(rounds: int, steps: int, variants: list[str] = VARIANTS
     for recorder in recorders.values():
         recorder.close()
     return times
+
+
+def interleaved(pairs: int, variant: str = "monitor+recorder") -> dict[str, float]:
+    """Plain steps and ``variant``'s steps taking turns, step by step, in one loop.
+
+    On a machine whose speed drifts within a second, even short rounds compare a
+    variant with ``off`` run at another speed; here each watched step has a plain
+    step a few milliseconds before it.  The recorder counts only the watched steps
+    (one record per 100 of them) and its writer process runs beside both kinds, as
+    it runs beside training.  Garbage collections fall on either kind in proportion
+    to what each allocates.  Returns the mean wall time of each kind (ms) and their
+    ratio (means: the recorded steps are rare and long, a median would drop them).
+    """
+    from train_digits_mlp import build_model
+
+    import vizgrad
+    import vizgrad.nn as nn
+    import vizgrad.optim as optim
+
+    vizgrad.manual_seed(0)
+    model = build_model()
+    optimizer = optim.Adam(model.parameters(), lr=1e-3)
+    loss_fn = nn.CrossEntropyLoss()
+    monitor = vizgrad.debug.GraphMonitor() if "monitor" in variant else None
+    recorder = None
+    if "recorder" in variant:
+        recorder = vizgrad.debug.Recorder(every=100, model=model, svg="no svg" not in variant,
+                                          out=tempfile.mkdtemp(prefix="vizgrad-bench-"))
+    batches = _batches(2 * pairs, 7)
+    plain = watched = 0.0
+    clock = time.perf_counter
+    for index, (images, labels) in enumerate(batches):
+        start = clock()
+        optimizer.zero_grad()
+        loss = loss_fn(model(vizgrad.tensor(images)), vizgrad.tensor(labels))
+        if index % 2 and monitor is not None:
+            monitor.step(loss)
+        if index % 2 and recorder is not None:
+            recorder.backward(loss)
+        else:
+            loss.backward()
+        optimizer.step()
+        if index % 2:
+            watched += clock() - start
+        else:
+            plain += clock() - start
+    assert recorder is None or recorder.close() == []
+    return {"plain_ms": plain / pairs * 1e3, "watched_ms": watched / pairs * 1e3,
+            "ratio": watched / plain, "records": len(recorder.written) if recorder else 0}
 
 
 def torch_rounds(rounds: int, steps: int) -> dict[str, list[float]]:
@@ -172,7 +231,7 @@ def _cpu_seconds(recorder: Any = None) -> float:
     own, children = resource.getrusage(resource.RUSAGE_SELF), \
         resource.getrusage(resource.RUSAGE_CHILDREN)
     total = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-    pid = getattr(getattr(recorder, "_layout", None), "pid", None)
+    pid = getattr(getattr(recorder, "_writer", None), "pid", None)
     if pid is not None:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -198,17 +257,35 @@ def report(name: str, times: dict[str, list]) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--steps", type=int, default=300)
+    # many short rounds: the variants of a round run within seconds of each other, so
+    # a machine whose speed drifts (a shared one) moves both sides of each ratio alike
+    parser.add_argument("--rounds", type=int, default=25)
+    parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--only", choices=["vizgrad", "torch"])
     parser.add_argument("--variants", default=",".join(VARIANTS),
                         help="vizgrad variants to time, comma-separated ('off' always runs)")
     parser.add_argument("--no-torch", action="store_true", help="skip PyTorch's rows")
+    parser.add_argument("--interleaved", type=int, metavar="PAIRS", default=0,
+                        help="instead: PAIRS plain steps and PAIRS steps of each --variants "
+                             "but off and anomaly, taking turns")
     args = parser.parse_args()
     variants = ["off"] + [v for v in args.variants.split(",") if v and v != "off"]
     unknown = sorted(set(variants) - set(VARIANTS))
     if unknown:
         parser.error(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}")
+    if args.interleaved:
+        print(f"digits MLP: {args.interleaved} plain steps and {args.interleaved} watched "
+              "steps taking turns, mean wall ms a step")
+        print("| variant | plain | watched | x plain | records |")
+        print("|---|---:|---:|---:|---:|")
+        for variant in variants:
+            if variant == "off" or variant.startswith("anomaly"):
+                continue
+            with threadpool_limits(limits=1, user_api="blas"):
+                found = interleaved(args.interleaved, variant)
+            print(f"| {variant} | {found['plain_ms']:.3f} | {found['watched_ms']:.3f} | "
+                  f"{found['ratio']:.3f} | {found['records']} |")
+        return
     with threadpool_limits(limits=1, user_api="blas"):
         if args.only == "vizgrad":
             print(json.dumps(vizgrad_rounds(args.rounds, args.steps, variants)))

@@ -1,6 +1,7 @@
-"""The Recorder's background work (a worker thread, `dot` in a child process): the same
-files as the synchronous mode, complete or absent, no process left behind, close() and
-interpreter exit wait, errors reported at the next record or at close()."""
+"""The Recorder's background work (a worker thread, the files and the layout in a child
+process): the same files as the synchronous mode, complete or absent, no process left
+behind, close() and interpreter exit wait, errors reported at the next record or at
+close()."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import pytest
 import vizgrad as vg
 import vizgrad.nn as nn
 import vizgrad.optim as optim
-from vizgrad.debug.layout_helper import LayoutProcess
+from vizgrad.debug.record_writer import WriterProcess
 from vizgrad.debug.recorder import RecorderWarning
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -163,39 +164,65 @@ def test_dot_missing_leaves_the_dot_source_and_an_error(tmp_path, monkeypatch) -
     assert (tmp_path / "runs" / "step_000002.dot").read_text().startswith("digraph")
 
 
+def _job(out: Path, name: str) -> tuple:
+    """One record, as ``Recorder`` hands it to the writer process."""
+    x = vg.ones(2, requires_grad=True)
+    loss = (x.exp() * 2).sum()
+    loss.backward()
+    entry = {"step": 1, "graph": f"{name}.json", "grads": f"{name}.grads.json",
+             "flow": f"{name}.flow.svg", "svg": f"{name}.svg"}
+    return (out, vg.render.build_view(loss).detach(), vg.debug.grad_stats(loss), entry,
+            "{}\n", has_pygraphviz)
+
+
 @needs_proc
-@pytest.mark.skipif(not has_pygraphviz, reason="the layout process needs pygraphviz")
-def test_layout_process_errors_timeouts_and_no_process_left(tmp_path) -> None:
+def test_writer_process_errors_timeouts_and_no_process_left(tmp_path) -> None:
     before = _children()
-    layout = LayoutProcess()
-    good = "digraph { a -> b }"
-    with pytest.raises(RuntimeError, match="Graphviz layout failed"):
-        layout.draw("digraph { a -> ", tmp_path / "bad.svg", timeout=60)
-    layout.draw(good, tmp_path / "good.svg", timeout=60)  # the same process goes on
+    writer = WriterProcess()
+    (tmp_path / "bad.json").mkdir()  # the graph's file cannot be written
+    errors = writer.save(_job(tmp_path, "bad"), timeout=60)
+    assert len(errors) == 1 and errors[0].startswith("bad.json: ")
+    assert writer.save(_job(tmp_path, "good"), timeout=60) == []  # the same process goes on
     assert (tmp_path / "good.svg").read_text().rstrip().endswith("</svg>")
-    layout.close()
-    # starting the process and importing Graphviz takes longer than 1 ms: stopped
-    stopped = r"ended without drawing slow\.svg \(not done within 0\.001 s\)"
+    assert b"ExpBackward0" in (tmp_path / "good.json").read_bytes()
+    writer.close()
+    # starting the process and importing vizgrad takes longer than 1 ms: stopped
+    stopped = r"ended without writing slow\.json \(not done within 0\.001 s\)"
     with pytest.raises(RuntimeError, match=stopped):
-        layout.draw(good, tmp_path / "slow.svg", timeout=0.001)
-    layout.draw(good, tmp_path / "again.svg", timeout=60)  # a fresh process is started
-    layout.close()
-    layout.close()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["again.svg", "good.svg"]
+        writer.save(_job(tmp_path, "slow"), timeout=0.001)
+    assert writer.save(_job(tmp_path, "again"), timeout=60) == []  # a fresh process
+    writer.close()
+    writer.close()
+    assert {p.name for p in tmp_path.iterdir() if p.name.endswith(".svg")} == {
+        "good.svg", "good.flow.svg", "again.svg", "again.flow.svg"}
     assert _children(before) == {}
 
 
-@pytest.mark.skipif(not has_pygraphviz, reason="the layout process needs pygraphviz")
+def test_the_writer_imports_the_parents_vizgrad(tmp_path, monkeypatch) -> None:
+    # another vizgrad earlier on PYTHONPATH (an old checkout, say) must not be the one
+    # that reads the pickled record
+    other = tmp_path / "elsewhere" / "vizgrad"
+    other.mkdir(parents=True)
+    (other / "__init__.py").write_text("raise ImportError('the wrong vizgrad')\n")
+    monkeypatch.setenv("PYTHONPATH", str(other.parent))
+    writer = WriterProcess()
+    try:
+        assert writer.save(_job(tmp_path, "a"), timeout=60) == []
+    finally:
+        writer.close()
+    assert (tmp_path / "a.json").exists()
+
+
 def test_close_does_not_wait_for_another_holder_of_the_pipe(tmp_path) -> None:
-    # a process started from training with the pipe to the layout process (a forked
+    # a process started from training with the pipe to the writer process (a forked
     # data worker, say) keeps its input open: the end of input never comes
-    layout = LayoutProcess()
-    layout.draw("digraph { a -> b }", tmp_path / "a.svg", timeout=60)
+    writer = WriterProcess()
+    assert writer.save(_job(tmp_path, "a"), timeout=60) == []
     holder = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
                               stdin=subprocess.PIPE,
-                              pass_fds=(layout._process.stdin.fileno(),))
+                              pass_fds=(writer._process.stdin.fileno(),))
     try:
-        closing = threading.Thread(target=layout.close, daemon=True)
+        closing = threading.Thread(target=writer.close, daemon=True)
         closing.start()
         closing.join(timeout=60)
         assert not closing.is_alive()  # it was asked to end, and did

@@ -5,15 +5,16 @@ schema ``vizgrad-graph``, coloured by gradient norm), as a picture
 (``step_000100.svg``), the gradient statistics (``step_000100.grads.json``) and the
 gradient-flow plot (``step_000100.flow.svg``); ``index.json`` lists the steps written.
 The other steps cost one counter increment.  On a recorded step the figures are
-taken at once (the next optimizer step changes the gradients).  By default
-(``background=True``) a worker thread then encodes and writes the files and hands
-the picture's layout to a child process (:mod:`.layout_helper`: Graphviz loaded once
-through pygraphviz; without pygraphviz, Graphviz's ``dot`` program, started for each
-picture), so the layout runs on another core while training goes on and the thread
-only waits for it.  ``background=False`` lays out in this process (pygraphviz) or
-with ``dot``: the same Graphviz, so the same picture.  (pygraphviz may bundle another
-Graphviz version than the ``dot`` program ``vizgrad render`` runs: details of the
-layout can then differ from a later ``vizgrad render`` of the JSON.)
+taken at once (the next optimizer step changes the gradients): the picture's view,
+holding every fact it shows and no reference to the graph, and the gradient
+statistics.  By default (``background=True``) a worker thread hands them to a child
+process (:mod:`.record_writer`), which encodes and writes the files and lays out the
+picture (Graphviz loaded once through pygraphviz; without pygraphviz, Graphviz's
+``dot`` program, started for each picture) on another core while training goes on;
+the thread only waits for it.  ``background=False`` does the same in this process:
+the same files, byte for byte.  (pygraphviz may bundle another Graphviz version than
+the ``dot`` program ``vizgrad render`` runs: details of the layout can then differ
+from a later ``vizgrad render`` of the JSON.)
 Each file appears complete or not at all (written beside and renamed into place).
 :meth:`Recorder.close` (or leaving the ``with``, or the interpreter exiting) waits for
 the last ones, :meth:`Recorder.flush` waits for them and stays open; errors (Graphviz
@@ -44,11 +45,14 @@ from typing import Any
 
 from .flow import grad_stats
 from .gradstats import record_grads
-from .layout_helper import LayoutProcess
+from .record_writer import WriterProcess
 
 #: Records waiting for the worker before a recorded step waits for it (a bound on the
 #: memory held by views not yet written when the layout is slower than the steps).
 BACKLOG = 2
+#: Seconds the writer process gets for one record: the layout's limit, plus its own
+#: start (it imports vizgrad) and the files.
+JOB_TIMEOUT = 90.0
 
 
 class RecorderWarning(UserWarning):
@@ -82,7 +86,7 @@ class Recorder:
         self._warned = 0  # how many of _errors were shown as warnings
         self._jobs: queue.Queue | None = None
         self._stop: weakref.finalize | None = None
-        self._layout: LayoutProcess | None = None  # the worker's layout process
+        self._writer: WriterProcess | None = None  # the worker's writer process
 
     @property
     def due(self) -> bool:
@@ -134,19 +138,23 @@ class Recorder:
         self._index_lines.append(json.dumps(entry, allow_nan=False))
         index = (f'{{"every": {self.every}, "steps": [\n'
                  + ",\n".join(self._index_lines) + "\n]}\n")
-        job = (self.out, view, stats, entry, index, self._errors)
+        # what the view shows is read from the graph now: the job holds no graph, so
+        # the graph's memory is not kept waiting for the files
+        job = (self.out, view.detach(), stats, entry, index,
+               self.svg and _pygraphviz_installed())
         if not self.background:
-            _save(*job)
+            save_record(*job, errors=self._errors)
             self._warn_new_errors()
         else:
             if self._jobs is None:  # one worker for the run: starting a thread is not free
                 self._jobs = queue.Queue(maxsize=BACKLOG)
-                self._layout = LayoutProcess()  # started at the first picture
-                worker = threading.Thread(target=_work, args=(self._jobs, self._layout),
+                self._writer = WriterProcess()  # started at the first record
+                worker = threading.Thread(target=_work, args=(self._jobs, self._writer,
+                                                              self._errors),
                                           daemon=True, name="vizgrad-recorder")
                 worker.start()
                 # close() at interpreter exit or when dropped unclosed: the last files
-                # are finished, and no layout process is left running
+                # are finished, and no writer process is left running
                 self._stop = weakref.finalize(self, _stop_worker, self._jobs, worker)
             self._jobs.put(job)
         return self.out / entry["graph"]
@@ -164,7 +172,7 @@ class Recorder:
         (also shown as a :class:`RecorderWarning`, once each)."""
         if self._stop is not None:
             self._stop()  # runs once: puts the end mark, joins the worker
-            self._stop = self._jobs = self._layout = None
+            self._stop = self._jobs = self._writer = None
         self._warn_new_errors()
         return list(self._errors)
 
@@ -180,22 +188,28 @@ class Recorder:
         self.close()
 
 
-def _work(jobs: queue.Queue, layout: LayoutProcess) -> None:
-    """The worker thread: save each record's files in turn until the end mark (None),
-    then stop the layout process.  Holds no reference to the Recorder, so an
-    unclosed one can still be collected."""
+def _work(jobs: queue.Queue, writer: WriterProcess, errors: list[str]) -> None:
+    """The worker thread: have each record's files written in turn until the end mark
+    (None), then stop the writer process.  Holds no reference to the Recorder, so an
+    unclosed one can still be collected.  Where no process can be started, the files
+    are written by this thread."""
     try:
         while True:
             job = jobs.get()
             try:
                 if job is None:
                     return
-                _save(*job, layout=layout)
+                try:
+                    errors.extend(writer.save(job, JOB_TIMEOUT))
+                except OSError:  # no child process here: written in this thread
+                    save_record(*job, errors=errors)
+                except RuntimeError as error:
+                    errors.append(f"{job[3]['graph']}: {error}")
             finally:
                 jobs.task_done()  # flush() waits for this
             del job  # not kept alive while waiting for the next
     finally:
-        layout.close()
+        writer.close()
 
 
 def _stop_worker(jobs: queue.Queue, worker: threading.Thread) -> None:
@@ -203,11 +217,11 @@ def _stop_worker(jobs: queue.Queue, worker: threading.Thread) -> None:
     worker.join()
 
 
-def _save(out: Path, view: Any, stats: Any, entry: dict, index: str, errors: list[str],
-          layout: LayoutProcess | None = None) -> None:
-    """Write one record's files; an error is appended to ``errors``, not raised: a
-    missing Graphviz or a full disk must not stop training.  ``layout``: the layout
-    process to draw with (None: in this process)."""
+def save_record(out: Path, view: Any, stats: Any, entry: dict, index: str, library: bool,
+                errors: list[str]) -> None:
+    """Write one record's files (the writer process's work); an error is appended to
+    ``errors``, not raised: a missing Graphviz or a full disk must not stop training.
+    ``library``: lay the picture out with pygraphviz (else with the ``dot`` program)."""
     from vizgrad.render import to_json, write_atomic
 
     try:
@@ -217,33 +231,28 @@ def _save(out: Path, view: Any, stats: Any, entry: dict, index: str, errors: lis
         stats.save_flow(out / entry["flow"], title=f"gradient flow, step {entry['step']}")
         write_atomic(out / "index.json", index)
         if "svg" in entry:
-            _draw_svg(view, out / entry["svg"], layout)
+            _draw_svg(view, out / entry["svg"], library)
     except Exception as error:  # noqa: BLE001 - reported at the next record / close()
         errors.append(f"{entry['graph']}: {error}")
 
 
-def _draw_svg(view: Any, path: Path, layout: LayoutProcess | None) -> None:
-    """Lay out with Graphviz as a library when pygraphviz is installed: in ``layout``'s
-    process, or in this one (about 6-12 ms for the digits MLP); else with the ``dot``
-    program (about 20 ms more, to start it), waited for with the GIL released."""
+def _draw_svg(view: Any, path: Path, library: bool) -> None:
+    """Lay out with Graphviz as a library (pygraphviz: about 6-12 ms for the digits MLP),
+    or else with the ``dot`` program (about 20 ms more, to start it)."""
     from vizgrad.render import save, to_dot, write_atomic
-    from vizgrad.render.output import DEFAULT_LAYOUT_TIMEOUT
 
-    if not _pygraphviz_installed():
+    if not library:
         save(view, path)
-        return
-    source = to_dot(view).source
-    if layout is not None:
-        layout.draw(source, path, DEFAULT_LAYOUT_TIMEOUT)
         return
     import pygraphviz
 
-    write_atomic(path, pygraphviz.AGraph(string=source).draw(format="svg", prog="dot"))
+    write_atomic(path, pygraphviz.AGraph(string=to_dot(view).source).draw(format="svg",
+                                                                          prog="dot"))
 
 
 def _pygraphviz_installed() -> bool:
     """Whether pygraphviz can be imported (not importing it: the training process
-    need not load Graphviz when the layout process draws)."""
+    need not load Graphviz when the writer process draws)."""
     try:
         return importlib.util.find_spec("pygraphviz") is not None
     except (ImportError, ValueError):  # ValueError: sys.modules["pygraphviz"] is None
