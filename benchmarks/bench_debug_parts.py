@@ -3,15 +3,17 @@ than bench_debug.py's end-to-end ratios on a busy machine).
 
 On the digits MLP of bench_debug.py: CPU time around ``GraphMonitor.step(loss)`` on
 each step's fresh graph, and the extra CPU of a recorded step over a plain backward
-(the hooked backward, the figures and the Recorder worker's job -- JSON, statistics,
-gradient-flow plot, SVG -- waited for with ``Recorder.flush()``; process CPU time
-counts the worker thread too); medians.  Since 2026-11-26 the SVG's layout runs in a
-child process (``vizgrad/debug/layout_helper.py``): its CPU is ``layout_child_ms``
-(per record, its start-up included), not in the recorded step's extra; on a machine
-with a free core it runs beside training.  An older tree (``PYTHONPATH=<old
-checkout>``) lays out in this process, counted in the extra.
+(the hooked backward, the figures, and the Recorder worker thread's share of the job,
+waited for with ``Recorder.flush()``; process CPU time counts the worker thread too);
+medians.  Since 2026-11-26 the files (JSON, statistics, flow plot, DOT, SVG layout)
+are made by a child process (``vizgrad/debug/record_writer.py``): its CPU is
+``layout_child_ms`` (per record, its start-up included; ``writer_per_record_ms``
+without it, ``writer_start_and_first_record_ms`` the start), not in the recorded
+step's extra; on a machine with a free core it runs beside training.  An older tree
+(``PYTHONPATH=<old checkout>``) does more of it in this process, counted in the extra.
 ``estimated_ratio_every_100`` = 1 + (monitor + recorded extra / 100) / plain step;
-``..._one_core`` also counts the layout process's CPU (what one core would pay).
+``..._one_core`` also counts the writer's CPU per record (what one core would pay).
+For the end-to-end figure on a noisy machine see ``bench_debug.py --interleaved``.
 
 Run: ``python benchmarks/bench_debug_parts.py`` (prints one JSON line).
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import resource
 import statistics
 import sys
@@ -60,6 +63,7 @@ def measure(steps: int = 400, every: int = 20) -> dict[str, float]:
         return loss_fn(model(vizgrad.tensor(images)), vizgrad.tensor(labels))
 
     plain, watched, recorded = [], [], []
+    first_record = None
     children = _children_cpu()
     for index, (images, labels) in enumerate(bench_debug._batches(steps, 3)):
         start = clock()
@@ -75,6 +79,8 @@ def measure(steps: int = 400, every: int = 20) -> dict[str, float]:
             if background:
                 recorder._write(loss, record.walk)
                 recorder.flush()
+                if first_record is None:  # the writer's start (importing vizgrad) is done
+                    first_record = _process_cpu(getattr(recorder, "_writer", None))
             elif "walk" in inspect.signature(recorder._write).parameters:
                 recorder._write(loss, record.walk)
                 recorder._save(*recorder._queue.get())
@@ -100,14 +106,34 @@ def measure(steps: int = 400, every: int = 20) -> dict[str, float]:
     extra = median(recorded) - median(backwards)
     if not background:
         recorder._worker = None
-    assert recorder.close() == []  # the layout process ends: its CPU is counted now
-    dot = (_children_cpu() - children) / len(recorded)
-    return {"step_ms": round(step * 1e3, 3), "monitor_us": round(mon * 1e6, 1),
-            "recorded_step_extra_ms": round(extra * 1e3, 2),
-            "layout_child_ms": round(dot * 1e3, 2),
-            "estimated_ratio_every_100": round(1 + (mon + extra / 100) / step, 3),
-            "estimated_ratio_every_100_one_core":
-                round(1 + (mon + (extra + dot) / 100) / step, 3)}
+    assert recorder.close() == []  # the writer process ends: its CPU is counted now
+    child_total = _children_cpu() - children
+    dot = child_total / len(recorded)
+    found = {"step_ms": round(step * 1e3, 3), "monitor_us": round(mon * 1e6, 1),
+             "recorded_step_extra_ms": round(extra * 1e3, 2),
+             "layout_child_ms": round(dot * 1e3, 2),
+             "estimated_ratio_every_100": round(1 + (mon + extra / 100) / step, 3),
+             "estimated_ratio_every_100_one_core":
+                 round(1 + (mon + (extra + dot) / 100) / step, 3)}
+    if first_record is not None:  # the writer process: its start apart from its records
+        per_record = (child_total - first_record) / (len(recorded) - 1)
+        found["writer_start_and_first_record_ms"] = round(first_record * 1e3, 1)
+        found["writer_per_record_ms"] = round(per_record * 1e3, 2)
+        found["estimated_ratio_every_100_one_core"] = round(
+            1 + (mon + (extra + per_record) / 100) / step, 3)
+    return found
+
+
+def _process_cpu(writer: object) -> float | None:
+    """CPU seconds of the running writer process (Linux /proc), or None."""
+    pid = getattr(writer, "pid", None)
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _children_cpu() -> float:
