@@ -17,6 +17,9 @@ time (``time.process_time``; ``--clock wall`` for wall clock): on a shared machi
 another process's turn on the CPU does not count.  Each interpreter reports its best
 of ``--repeats`` runs; the table gives the median over ``--rounds`` interpreters.
 
+``--interleaved ROUNDS`` instead runs vizgrad and PyTorch taking turns in one interpreter
+(see ``interleaved``): the figure that holds on a machine whose speed drifts.
+
 ``--against GIT_REF`` adds vizgrad as of that commit (``git archive``d to a temporary
 folder, put first on ``sys.path`` of its workers), taking turns with this tree in
 every round: before/after from one run.
@@ -184,18 +187,77 @@ def measure(ops: int, repeats: int, rounds: int = 3, clock: str = "cpu",
     return results
 
 
+def interleaved(ops: int, rounds: int) -> dict[str, list[float]]:
+    """vizgrad (stack on, stack off) and PyTorch chains of ``ops`` ops taking turns in one
+    interpreter, ``rounds`` times: on a machine whose speed drifts from second to
+    second, fresh interpreters one after the other compare runs made at different
+    speeds, while here each vizgrad chain has a PyTorch chain a moment before or after
+    it.  Import-time objects (PyTorch's ~150,000 included) are frozen out of the cyclic
+    GC first (``gc.freeze()``), so neither library's collections walk the other's
+    modules; the GC stays on for the objects the chains make.  Returns per-op totals
+    (us, forward + backward) per runner and round."""
+    import gc
+
+    import torch
+
+    import vizgrad
+
+    torch.set_num_threads(1)
+    steps = max(1, ops // 3)
+    count = steps * 3 + 1
+    runners = {"vizgrad (stack on)": lambda: _chain_vizgrad(steps, True),
+               "vizgrad (stack off)": lambda: _chain_vizgrad(steps, False),
+               "pytorch": lambda: _chain_torchlike(torch, steps)}
+    for runner in runners.values():
+        runner()  # warm up
+    del vizgrad
+    gc.collect()
+    gc.freeze()
+    found: dict[str, list[float]] = {name: [] for name in runners}
+    names = list(runners)
+    for index in range(rounds):
+        for name in names[index % 3:] + names[:index % 3]:  # each goes first in turn
+            found[name].append(sum(runners[name]()) / count * 1e6)
+    return found
+
+
+def _report_interleaved(ops: int, found: dict[str, list[float]]) -> None:
+    import statistics
+
+    rounds = len(found["pytorch"])
+    clock = "wall" if CLOCK["now"] is time.perf_counter else "cpu"
+    print(f"\n{ops}-op chain, the three taking turns in one interpreter, {rounds} rounds: "
+          f"microseconds per op (forward + backward, {clock} time), medians")
+    print(f"{'':22}{'per op':>9}{'x torch':>9}{'x torch range':>16}")
+    for name, values in found.items():
+        ratios = [mine / theirs for mine, theirs in zip(values, found["pytorch"])]
+        print(f"{name:22}{statistics.median(values):9.2f}{statistics.median(ratios):9.2f}"
+              f"{min(ratios):8.2f}-{max(ratios):.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 20000])
     parser.add_argument("--repeats", type=int, default=5, help="runs per interpreter")
     parser.add_argument("--rounds", type=int, default=3, help="fresh interpreters per library")
-    parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu")
+    parser.add_argument("--clock", choices=["cpu", "wall"], default=None,
+                        help="cpu (the default), or wall (the default with --interleaved: "
+                             "on this project's shared machine, wall time gave the tighter "
+                             "ratios when runs take turns)")
     parser.add_argument("--against", metavar="GIT_REF", default=None,
                         help="also run vizgrad as of GIT_REF, taking turns with this tree")
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--interleaved", type=int, metavar="ROUNDS", default=0,
+                        help="instead: vizgrad and PyTorch taking turns in one interpreter")
     args = parser.parse_args()
+    if args.clock is None:
+        args.clock = "wall" if args.interleaved else "cpu"
     if args.clock == "wall":
         CLOCK["now"] = time.perf_counter
+    if args.interleaved:
+        for ops in args.sizes:
+            _report_interleaved(ops, interleaved(ops, args.interleaved))
+        return
     if args.worker:
         name, ops, repeats = args.worker
         _worker(name, int(ops), int(repeats))
