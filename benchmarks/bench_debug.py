@@ -64,6 +64,20 @@ def _batches(steps: int, offset: int) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
+def _step(vizgrad: Any, model: Any, optimizer: Any, loss_fn: Any, images: np.ndarray,
+          labels: np.ndarray, monitor: Any, recorder: Any) -> None:
+    """One training step, watched by ``monitor`` and ``recorder`` where not None."""
+    optimizer.zero_grad()
+    loss = loss_fn(model(vizgrad.tensor(images)), vizgrad.tensor(labels))
+    if monitor is not None:
+        monitor.step(loss)
+    if recorder is not None:
+        recorder.backward(loss)
+    else:
+        loss.backward()
+    optimizer.step()
+
+
 VARIANTS = ["off", "monitor", "recorder", "monitor+recorder", "monitor+recorder (no svg)",
             "anomaly", "anomaly+forward"]
 
@@ -104,15 +118,7 @@ def vizgrad_rounds(rounds: int, steps: int, variants: list[str] = VARIANTS
         if anomaly is not None:
             anomaly.__enter__()
         for images, labels in batches:
-            optimizer.zero_grad()
-            loss = loss_fn(model(vizgrad.tensor(images)), vizgrad.tensor(labels))
-            if monitor is not None:
-                monitor.step(loss)
-            if recorder is not None:
-                recorder.backward(loss)
-            else:
-                loss.backward()
-            optimizer.step()
+            _step(vizgrad, model, optimizer, loss_fn, images, labels, monitor, recorder)
         if anomaly is not None:
             anomaly.__exit__(None, None, None)
         wall = time.perf_counter() - start
@@ -177,15 +183,8 @@ def interleaved(pairs: int, variant: str = "monitor+recorder") -> dict[str, floa
         start = clock()
         if anomaly is not None:
             anomaly.__enter__()
-        optimizer.zero_grad()
-        loss = loss_fn(model(vizgrad.tensor(images)), vizgrad.tensor(labels))
-        if watching and monitor is not None:
-            monitor.step(loss)
-        if watching and recorder is not None:
-            recorder.backward(loss)
-        else:
-            loss.backward()
-        optimizer.step()
+        _step(vizgrad, model, optimizer, loss_fn, images, labels,
+              monitor if watching else None, recorder if watching else None)
         if anomaly is not None:
             anomaly.__exit__(None, None, None)
         if watching:

@@ -118,8 +118,13 @@ def layout_seconds(source: str, timeout: float = 600) -> str:
     return f"{seconds:.2f}" if done.returncode == 0 else f"rc {done.returncode}"
 
 
-def layouts(branches: int) -> list[tuple[str, str]]:
-    """``dot -Tsvg`` of the full DOT of the same towers from each renderer."""
+def layouts(branches: int, rounds: int = 5) -> list[tuple[str, str, str]]:
+    """``dot -Tsvg`` of the full DOT of the same towers from each renderer, the
+    renderers' DOT laid out in turns for ``rounds`` rounds (one layout's CPU time moves
+    by +-30% on a shared machine): per row the median seconds and the median of each
+    round's ratio to torchviz's."""
+    import statistics
+
     import vizgrad
 
     loss, own = forest(branches), forest_vizgrad(branches)
@@ -133,7 +138,29 @@ def layouts(branches: int) -> list[tuple[str, str]]:
         pass
     else:
         rows.append(("torchviz", torchviz.make_dot(loss).source))
-    return [(label, layout_seconds(source)) for label, source in rows]
+    found: dict[str, list[str]] = {label: [] for label, _ in rows}
+    for _ in range(rounds):
+        for label, source in rows:
+            found[label].append(layout_seconds(source))
+    theirs = _numbers(found.get("torchviz", []))
+    out = []
+    for label, values in found.items():
+        numbers = _numbers(values)
+        if numbers is None:  # no dot, a timeout or a failure: say the first
+            out.append((label, values[0], "-"))
+            continue
+        ratio = "-" if theirs is None else \
+            f"{statistics.median(a / b for a, b in zip(numbers, theirs)):.2f}x"
+        out.append((label, f"{statistics.median(numbers):.2f}", ratio))
+    return out
+
+
+def _numbers(values: list[str]) -> list[float] | None:
+    """``layout_seconds``' answers as numbers, or None when one of them is not."""
+    try:
+        return [float(value) for value in values] or None
+    except ValueError:
+        return None
 
 
 def chain_check(ops: int) -> str:
@@ -236,9 +263,10 @@ def main() -> None:
               f"{own * 1e6:.1f} | {theirs_text} | {ratio} | {own_ratio} |")
     print("\n" + chain_check(3_000))
     if args.layout:
-        print("\n| DOT of the 1,009-node towers | dot -Tsvg CPU s |\n|---|---:|")
-        for label, seconds in layouts(5):
-            print(f"| {label} | {seconds} |")
+        print("\n| DOT of the 1,009-node towers | dot -Tsvg CPU s (median of 5, in turns) "
+              "| x torchviz |\n|---|---:|---:|")
+        for label, seconds, ratio in layouts(5):
+            print(f"| {label} | {seconds} | {ratio} |")
 
 
 if __name__ == "__main__":
