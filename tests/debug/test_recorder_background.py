@@ -231,6 +231,31 @@ def test_close_does_not_wait_for_another_holder_of_the_pipe(tmp_path) -> None:
         holder.wait()
 
 
+def test_a_record_that_does_not_pickle_is_an_error_and_the_next_goes_on(
+        tmp_path, monkeypatch) -> None:
+    detach = vg.render.GraphView.detach
+    calls = []
+
+    def first_unpicklable(view):
+        view = detach(view)
+        calls.append(view)
+        if len(calls) == 1:
+            view.nodes[0].details["bad"] = lambda: None  # pickle refuses a lambda
+        return view
+
+    monkeypatch.setattr(vg.render.GraphView, "detach", first_unpicklable)
+    recorder = vg.debug.Recorder(every=1, out=tmp_path)
+    x = vg.ones(2, requires_grad=True)
+    recorder.backward((x * 2).sum())
+    with pytest.warns(RecorderWarning, match=r"step_000001\.json: .*pickle"):
+        recorder.backward((x * 3).sum())
+        errors = recorder.flush()  # answers: the worker did not die on the first
+    assert len(errors) == 1
+    assert recorder.close() == errors
+    assert (tmp_path / "step_000002.svg").exists()  # the next record was written
+    assert not (tmp_path / "step_000001.json").exists()
+
+
 @needs_proc
 def test_an_unclosed_recorder_finishes_when_collected(tmp_path) -> None:
     before = _children()

@@ -203,7 +203,8 @@ def _work(jobs: queue.Queue, writer: WriterProcess, errors: list[str]) -> None:
                     errors.extend(writer.save(job, JOB_TIMEOUT))
                 except OSError:  # no child process here: written in this thread
                     save_record(*job, errors=errors)
-                except RuntimeError as error:
+                except Exception as error:  # noqa: BLE001 - the writer ended, or the
+                    # record would not pickle: reported, and the next record goes on
                     errors.append(f"{job[3]['graph']}: {error}")
             finally:
                 jobs.task_done()  # flush() waits for this
