@@ -235,18 +235,24 @@ def torch_rounds(rounds: int, steps: int) -> dict[str, list[float]]:
 
 def _cpu_seconds(recorder: Any = None) -> float:
     """CPU time of this process (all threads), its finished children (Graphviz) and
-    ``recorder``'s running layout process (Linux: from /proc)."""
+    ``recorder``'s running writer process (Linux: from /proc)."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), \
         resource.getrusage(resource.RUSAGE_CHILDREN)
     total = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-    pid = getattr(getattr(recorder, "_writer", None), "pid", None)
-    if pid is not None:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except OSError:  # not Linux; or it ended: then RUSAGE_CHILDREN counts it
-            pass
-    return total
+    # not Linux, or it ended (then RUSAGE_CHILDREN counts it): nothing to add
+    return total + (writer_cpu(getattr(recorder, "_writer", None)) or 0.0)
+
+
+def writer_cpu(writer: Any) -> float | None:
+    """CPU seconds of a Recorder's running writer process (Linux /proc), or None."""
+    pid = getattr(writer, "pid", None)
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def report(name: str, times: dict[str, list]) -> list[str]:

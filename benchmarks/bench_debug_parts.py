@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import resource
 import statistics
 import sys
@@ -80,7 +79,7 @@ def measure(steps: int = 400, every: int = 20) -> dict[str, float]:
                 recorder._write(loss, record.walk)
                 recorder.flush()
                 if first_record is None:  # the writer's start (importing vizgrad) is done
-                    first_record = _process_cpu(getattr(recorder, "_writer", None))
+                    first_record = bench_debug.writer_cpu(getattr(recorder, "_writer", None))
             elif "walk" in inspect.signature(recorder._write).parameters:
                 recorder._write(loss, record.walk)
                 recorder._save(*recorder._queue.get())
@@ -122,18 +121,6 @@ def measure(steps: int = 400, every: int = 20) -> dict[str, float]:
         found["estimated_ratio_every_100_one_core"] = round(
             1 + (mon + (extra + per_record) / 100) / step, 3)
     return found
-
-
-def _process_cpu(writer: object) -> float | None:
-    """CPU seconds of the running writer process (Linux /proc), or None."""
-    pid = getattr(writer, "pid", None)
-    if pid is None:
-        return None
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _children_cpu() -> float:
