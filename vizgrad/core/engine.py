@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import heapq
+import threading
 import weakref
 from collections.abc import Sequence
 from sys import getrefcount
@@ -234,7 +235,9 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     # No capture, no inputs= filter, no node listener: the inline fast path.  Listeners
     # (anomaly mode) send every node through _run_node, so they cost nothing when absent.
     plain = not captures and needed is None and not NODE_LISTENERS
-    owned: set = set()  # gradient sums allocated here, safe to add into in place
+    # Gradient sums allocated here and not yet handed to anyone: only these may be added
+    # into in place.  A sum leaves the set when its node's buffer is popped to run.
+    owned: set = set()
     release = not retain_graph  # free each node's saved values once it ran
     # The newest waiting node runs next.  A node just reached that is newer than all
     # the others waiting is kept aside as ``following`` and skips the heap (most of a
@@ -250,6 +253,12 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
             else:
                 break
             buffer = buffers.pop(node)
+            if owned:
+                # These sums are handed on now (to backward, hooks, retain_grad, a leaf):
+                # a backward may give one tensor to several inputs (AddBackward0, clone),
+                # so from here on adding into one in place would change the others too.
+                for grad in buffer:
+                    owned.discard(grad)
             # The common node (no hooks, no captures, no inputs= filter, every output
             # got a gradient) runs here; _run_node handles everything else.
             if plain and not node._hooked and node.__class__ is not AccumulateGrad:
@@ -276,8 +285,8 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                 # anyone else holds it (then it copies, as before).
                 grads = data = child_buffer = old = total = grad = None  # type: ignore[assignment]
                 if buffer[0] is not None:
-                    owned.discard(buffer[0])
-                    _accumulate_leaf(node.variable, buffer)
+                    with ACCUMULATE_LOCK:
+                        _accumulate_leaf(node.variable, buffer)
                 continue
             if buffer is not None:
                 grads = _run_node(node, buffer, create_graph, retain_graph, captures, captured,
@@ -360,7 +369,8 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
                 if replaced is not None:
                     grad = replaced[0]
         if grad is not None and accumulate and (needed is None or node in needed):
-            _accumulate(variable, grad, create_graph)
+            with ACCUMULATE_LOCK:
+                _accumulate(variable, grad, create_graph)
         if node._post_hooks and grad is not None:
             for hook in list(node._post_hooks.values()):
                 hook((), (grad,))
@@ -419,6 +429,10 @@ def _local_refs() -> int:
 
 
 _LOCAL = _local_refs()
+
+#: Held while a gradient is added into a leaf's ``.grad``: backward() calls from several
+#: threads into one shared leaf must not lose updates (PyTorch locks AccumulateGrad too).
+ACCUMULATE_LOCK = threading.Lock()
 
 
 def _accumulate_leaf(variable: Tensor, buffer: list) -> None:
