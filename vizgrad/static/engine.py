@@ -252,29 +252,35 @@ def _accumulate(engine: Engine, op: Op, env: dict[str, Any]) -> None:
 
 
 def _update(engine: Engine, op: Op, env: dict[str, Any]) -> None:
-    """One parameter's optimizer step: ``vizgrad.optim``'s formula on the arrays."""
+    """One parameter's optimizer step: ``vizgrad.optim``'s formula on the arrays, with
+    ``Optimizer.step``'s own handling of ``maximize`` (the gradient negated first)."""
     ws = engine.workspace
     param_name, grad_name = op.inputs[0], op.inputs[1]
     param = ws[param_name]
     grad = array_of(env[grad_name]) if grad_name in env else ws[grad_name]
+    optimizer = op.fn
+    group = optimizer.param_groups[0]
+    if group.get("maximize", False):
+        grad = -grad
     prefix = f"state/{param_name}/"
+    scalars = op.attrs.get("scalar_state", {})
     state = {}
     for key in op.attrs["state_keys"]:
         if prefix + key in ws:
             value = ws[prefix + key]
-            state[key] = int(value) if key == "step" else value
-    optimizer = op.fn
-    new = optimizer._update(optimizer.param_groups[0], param, grad, state)
+            state[key] = value.item() if key in scalars else value
+    new = optimizer._update(group, param, grad, state)
     if new is not None:  # None: the update wrote into the parameter itself (SGD)
         param[...] = new
     for key, value in state.items():
-        ws[prefix + key] = value if key != "step" else _int_array(value, param)
+        ws[prefix + key] = _scalar_array(value, scalars[key], param) if key in scalars \
+            else value
 
 
-def _int_array(value: int, like: Any) -> Any:
-    """Adam's step count as a 0-d int64 array (so checkpoints store it)."""
-    xp = array_module(like)
-    return xp.asarray(value, dtype=xp.int64)
+def _scalar_array(value: Any, dtype: Any, like: Any) -> Any:
+    """A number of the optimizer's state (Adam's step count) as a 0-d array, so
+    checkpoints store it; ``.item()`` gives the same Python number back."""
+    return array_module(like).asarray(value, dtype=dtype)
 
 
 def _split(engine: Engine, op: Op, env: dict[str, Any]) -> None:
