@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import warnings
 import weakref
 from typing import Any
 
@@ -27,7 +28,8 @@ from ..core.backend import array_module
 from ..core.broadcast import sum_to_array
 from ..core.state import enable_grad, no_grad
 from ..core.tensor import Tensor
-from .graph import ArrayRef, Graph, Op, Ref
+from .graph import ArrayRef, CumulativeMomentum, Graph, Op, Ref
+from .stateful import ModeChangedWarning, changed_modes, mode_message
 from .tensors import array_of, wrap
 from .workspace import Workspace
 
@@ -40,6 +42,7 @@ class Engine:
         self.graph = graph
         workspace.init_from(graph)
         self._needs_grad = any(op.phase == "backward" for op in graph.ops)
+        self._warned_modes: tuple = ()
         self._pre: list[Op] = []
         self._replica_ops: dict[int, list[Op]] = {}
         self._post: list[Op] = []
@@ -70,6 +73,8 @@ class Engine:
         if missing:
             raise TypeError(f"Engine.run() needs the graph's inputs {graph.inputs}; "
                             f"missing {missing}")
+        if graph.modes:
+            self._check_modes()
         ws = self.workspace
         for name, value in inputs.items():
             if name not in graph.tensors:
@@ -106,6 +111,15 @@ class Engine:
         wanted = list(graph.outputs) + ([graph.loss] if graph.loss else [])
         return {name: array_of(env[name]) if name in env else ws[name] for name in wanted}
 
+    def _check_modes(self) -> None:
+        """Warn (once per change) when a traced module's train/eval mode is not the
+        traced one: the replay cannot follow it, and must not pretend to."""
+        changed = changed_modes(self.graph.modes)
+        key = tuple(changed)
+        if changed and key != self._warned_modes:
+            warnings.warn(mode_message(changed), ModeChangedWarning, stacklevel=3)
+        self._warned_modes = key
+
     def _run_replica(self, ops: list[Op], shared: dict[str, Any]) -> dict[str, Any]:
         env = dict(shared)
         if self._needs_grad:
@@ -140,6 +154,8 @@ class Engine:
                 args.append([self._value(ref.name, env) for ref in item])
             elif cls is ArrayRef:
                 args.append(array_of(self._value(item.name, env)))
+            elif cls is CumulativeMomentum:  # BatchNorm's momentum=None: 1 / count
+                args.append(1.0 / float(array_of(self._value(item.counter, env))))
             elif cls is tuple and any(i.__class__ is ArrayRef for i in item):
                 args.append(tuple(array_of(self._value(i.name, env))
                                   if i.__class__ is ArrayRef else i for i in item))
