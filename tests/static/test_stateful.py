@@ -13,7 +13,7 @@ import vizgrad.nn as nn
 import vizgrad.nn.functional as F
 import vizgrad.optim as optim
 from vizgrad import static
-from vizgrad.static.stateful import ModeChangedWarning
+from vizgrad.static import ModeChangedWarning
 
 F64 = vizgrad.float64
 
