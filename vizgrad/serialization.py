@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _atomic as atomic
 from . import _checkpoint_files as files
 from .core import backend
 from .core.tensor import Tensor
@@ -179,20 +180,23 @@ def save(obj: Any, path: str | os.PathLike) -> None:
     manifest = {"format": _FORMAT, "root": _encode(obj, arrays)}
     arrays[_MANIFEST] = np.array(json.dumps(manifest))
     path = os.fspath(path)
+    atomic.check_target(path)
     folder = os.path.dirname(os.path.abspath(path))
     files.remove_stale_temporaries(folder)
-    handle, temporary = files.create_temporary(folder)
+    try:
+        handle, temporary = files.create_temporary(folder)
+    except OSError as error:  # no such folder, no permission: say so about the target
+        raise atomic.target_error(path, error) from None
     try:
         with os.fdopen(handle, "wb") as file:
             np.savez(file, **arrays)  # type: ignore[arg-type]  # numpy stubs: allow_pickle
             file.flush()
             os.fsync(file.fileno())
         files.keep_mode(path, temporary)
-        os.replace(temporary, path)
     except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
+        atomic.discard(temporary)
         raise
+    atomic.replace(temporary, path)
 
 
 def load(path: str | os.PathLike, *, max_bytes: int | None = DEFAULT_MAX_BYTES) -> Any:
