@@ -11,9 +11,13 @@ Safety rules for loading (a checkpoint from someone else is untrusted input):
   file can never execute code.
 * Only the members the manifest refers to are read. Before any member is read, its
   size as declared in the zip directory and in its ``.npy`` header is checked against
-  ``max_bytes`` (default ``DEFAULT_MAX_BYTES``, 4 GiB, for all arrays together), so a
-  small "zip bomb" cannot make ``load`` allocate gigabytes. Pass a larger
-  ``max_bytes=`` (or ``None`` for no limit) to load bigger files you trust.
+  ``max_bytes`` (default ``DEFAULT_MAX_BYTES``, 4 GiB, for all arrays together), and
+  against the file itself: ``save`` never compresses, so a member that is compressed,
+  or that declares more bytes than the file stores for it, is not one ``save`` wrote
+  and is refused before anything is allocated. So a small "zip bomb" cannot make
+  ``load`` allocate gigabytes: what it allocates is bounded by the file's size. Pass
+  a larger ``max_bytes=`` to load bigger files you trust, or ``None`` (no limit, and
+  compressed members allowed: ``numpy.savez_compressed`` files).
 * Nesting deeper than ``MAX_DEPTH`` levels is refused (saving too), and the manifest is
   walked without recursion.
 * Anything malformed (not a zip, a ``.npy``, a bad manifest, a missing member, a
@@ -204,8 +208,10 @@ def load(path: str | os.PathLike, *, max_bytes: int | None = DEFAULT_MAX_BYTES) 
 
     A plain ``.npz`` without vizgrad's manifest loads as a dict of tensors. Raises
     ``CheckpointError`` (a ``ValueError``) for anything that is not a well-formed
-    checkpoint, and when its arrays would take more than ``max_bytes`` bytes of memory
-    (checked from the file's declared sizes before reading; ``None``: no limit).
+    checkpoint, when its arrays would take more than ``max_bytes`` bytes of memory
+    (checked from the file's declared sizes before reading), and when a member is
+    compressed or declares more than the file stores for it (``save`` never writes
+    such a file). ``max_bytes=None``: no limit, compressed members allowed.
 
     Example
     -------
