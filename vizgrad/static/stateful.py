@@ -19,7 +19,7 @@ Example
 -------
 >>> g = vizgrad.static.trace(nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5)), x)
 >>> [op.kind for op in g.ops]
-['Addmm', 'DropoutMask', 'Mul']
+['T', 'Addmm', 'DropoutMask', 'Mul']
 """
 
 from __future__ import annotations
