@@ -75,10 +75,9 @@ def reads_mode(cls: type) -> bool:
 
     found = _READS_MODE.get(cls)
     if found is None:
-        found = any("training" in getattr(value, "__code__", None).co_names
-                    for klass in cls.__mro__ if klass not in (Module, object)
-                    for value in vars(klass).values()
-                    if getattr(value, "__code__", None) is not None)
+        codes = [getattr(value, "__code__", None) for klass in cls.__mro__
+                 if klass not in (Module, object) for value in vars(klass).values()]
+        found = any(code is not None and "training" in code.co_names for code in codes)
         _READS_MODE[cls] = found
     return found
 
