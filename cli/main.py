@@ -65,7 +65,7 @@ HARD_STOP_GRACE = 10.0
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_RULE)
 @click.version_option(package_name="vizgrad", prog_name="vizgrad")
 def main() -> None:
-    """See the backward graph of any vizgrad script.
+    """See the backward graph of a vizgrad or PyTorch script, unmodified.
 
     vizgrad's options may come before or after SCRIPT; the script's own arguments
     follow it, and any that share a name with a vizgrad option (-o, --step, ...) go

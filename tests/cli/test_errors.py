@@ -172,3 +172,8 @@ def test_a_mistyped_option_before_the_script_is_named_as_an_option(script) -> No
     result = cli("inspect", "--zzz", path)
     assert result.exit_code == 2 and "no such option: --zzz (see vizgrad inspect --help)" \
         in result.stderr
+
+
+def test_help_says_pytorch_scripts_work_too() -> None:
+    result = cli("--help")
+    assert result.exit_code == 0 and "vizgrad or PyTorch script" in result.stdout
