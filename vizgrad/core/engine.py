@@ -24,6 +24,7 @@ from .broadcast import sum_to_array
 from .hooks import describe_leaf, describe_output, run_tensor_hook
 from .meta import MetaArray
 from .node import AccumulateGrad, ContiguousLayout, Node
+from .saved import GraphError
 from .state import grad_enabled, set_grad_mode
 from .tensor import Tensor, accumulator_of, edge_of
 
@@ -556,8 +557,15 @@ def backward(outputs: Any, gradients: Any = None, retain_graph: bool | None = No
     input_list = None if inputs is None else _as_list(inputs)
     if input_list is not None and not input_list:
         raise RuntimeError("backward(inputs=...) got an empty list of inputs")
-    captured = run_backward(outputs, gradients, retain_graph, create_graph, input_list,
-                            accumulate=True)
+    try:
+        captured = run_backward(outputs, gradients, retain_graph, create_graph, input_list,
+                                accumulate=True)
+    except GraphError as error:
+        # Raised again from here without the engine's frames below: a second backward
+        # or an in-place error shows the user's call and the message, not vizgrad's
+        # internals; IPython and pytest also skip frames that set __tracebackhide__.
+        __tracebackhide__ = True  # noqa: F841
+        raise error.with_traceback(None) from error.__cause__
     for tensor, grad in zip(input_list or (), captured):
         if tensor.grad_fn is not None and grad is not None:
             value = grad if create_graph else grad.detach()
@@ -580,8 +588,15 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     gradients = None if grad_outputs is None else _as_list(grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    captured = run_backward(outputs, gradients, retain_graph, create_graph, input_list,
-                            accumulate=False)
+    try:
+        captured = run_backward(outputs, gradients, retain_graph, create_graph, input_list,
+                                accumulate=False)
+    except GraphError as error:
+        # Raised again from here without the engine's frames below: a second backward
+        # or an in-place error shows the user's call and the message, not vizgrad's
+        # internals; IPython and pytest also skip frames that set __tracebackhide__.
+        __tracebackhide__ = True  # noqa: F841
+        raise error.with_traceback(None) from error.__cause__
     result = []
     for index, (tensor, value) in enumerate(zip(input_list, captured)):
         if value is None and not allow_unused:

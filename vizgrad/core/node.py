@@ -16,6 +16,7 @@ import numpy as np
 
 from .saved import (
     INPUTS_IN_ORDER,
+    GraphError,
     GraphFreedError,
     InplaceModificationError,
     SavedEntry,
@@ -30,7 +31,7 @@ from .stack import StackFrame, format_frames
 __all__ = [
     "FORWARD_ONLY", "INPUTS_IN_ORDER", "OP_NODE_CLASSES", "OUT_LIST", "OUT_SINGLE",
     "OUT_TUPLE", "AccumulateGrad", "ContiguousLayout", "Edge", "ForwardOnly",
-    "FunctionNode", "GraphFreedError", "InplaceModificationError", "Node",
+    "FunctionNode", "GraphError", "GraphFreedError", "InplaceModificationError", "Node",
     "RemovableHandle", "SavedEntry", "SavedTensor", "SlotMeta", "add_hook", "node_class",
 ]
 

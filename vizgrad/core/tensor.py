@@ -19,6 +19,7 @@ from . import node as _node_module
 from . import saved as _saved_module
 from .dual import ACTIVE as _DUAL_LEVELS
 from .node import AccumulateGrad, Node, RemovableHandle, add_hook
+from .saved import GraphError
 from .tensor_checks import NOT_COPIED, check_grad, rebuild_tensor
 
 _NO_EDGE = (None, 0)
@@ -371,8 +372,11 @@ class Tensor:
         """
         from .engine import backward
 
-        backward([self], None if gradient is None else [gradient], retain_graph,
-                 create_graph, inputs)
+        try:
+            backward([self], None if gradient is None else [gradient], retain_graph,
+                     create_graph, inputs)
+        except GraphError as error:  # shown from here: one frame of vizgrad's, not eight
+            raise error.with_traceback(None) from error.__cause__
 
     def detach(self) -> Tensor:
         """A tensor sharing data (and version counter) with no history."""

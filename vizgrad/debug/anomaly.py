@@ -35,9 +35,10 @@ import numpy as np
 import vizgrad
 
 from .. import graph
+from ..location import stack_entry
 
 
-class AnomalyError(RuntimeError):
+class AnomalyError(graph.GraphError):
     """Anomaly mode found NaN/Inf.  ``node`` is where (a :class:`vizgrad.graph.GraphNode`),
     ``picture`` the file drawn (or None), ``phase`` ``"backward"`` or ``"forward"``."""
 
@@ -218,9 +219,10 @@ def _where(node: graph.GraphNode) -> str:
                 "the line that created it)")
     lines = [f"  The forward call that created {node.name()} (most recent call last):"]
     for frame in frames:
-        lines.append(f'    File "{frame.filename}", line {frame.lineno}, in {frame.function}')
+        place, source = stack_entry(frame).split("\n", 1)
+        lines.append(f"    {place}")
         if frame.line:
-            lines.append(f"      {frame.line}")
+            lines.append(f"    {source}")
     return "\n".join(lines)
 
 
