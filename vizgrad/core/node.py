@@ -131,6 +131,7 @@ class Node:
 
     Example
     -------
+    >>> x, w = vizgrad.randn(3, requires_grad=True), vizgrad.randn(3, requires_grad=True)
     >>> y = (x * w).sum()
     >>> y.grad_fn.name()
     'SumBackward0'
@@ -463,7 +464,19 @@ class FunctionNode(Node):
 
         Example
         -------
-        >>> (x,) = ctx.saved_tensors        # inside a custom Function's backward
+        >>> class Square(vizgrad.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x * x
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         (x,) = ctx.saved_tensors
+        ...         return 2 * x * grad
+        >>> x = vizgrad.tensor([3.0], requires_grad=True)
+        >>> Square.apply(x).sum().backward()
+        >>> x.grad
+        tensor([6.])
         """
         return self.saved_values
 
