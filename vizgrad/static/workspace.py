@@ -7,8 +7,9 @@ vizgrad's safe ``.npz`` format (``vizgrad.save``/``vizgrad.load``).
 
 Example
 -------
+>>> graph = vizgrad.static.trace(vizgrad.nn.Linear(4, 2), vizgrad.randn(8, 4))
 >>> ws = vizgrad.static.Workspace()
->>> ws.init_from(graph)            # parameters and constants from the trace
+>>> ws = ws.init_from(graph)       # parameters and constants from the trace
 >>> ws.checkpoint("step.npz"); ws.restore("step.npz")
 """
 
