@@ -6,18 +6,21 @@ with its module's globals, plus ``vizgrad`` and ``np`` (numpy), as if the reader
 typed ``import vizgrad`` and ``import numpy as np``.  Everything else an example needs
 it sets up itself.  Each docstring starts from ``vizgrad.manual_seed(0)`` in a fresh
 temporary working directory (files it writes land there, temporary files too; the
-browser tab ``vizgrad.show`` opens is stubbed out), and the global switches
-(``keep_grad_stats``, anomaly mode) are turned off after it.
+browser tab ``vizgrad.show`` opens is stubbed out; rich prints plain text 80 columns
+wide), and the global switches (``keep_grad_stats``, anomaly mode) are turned off
+after it.
 
 Flags: ``ELLIPSIS`` (``...`` in the shown output matches anything), and whatever an
 example asks for itself (``# doctest: +NORMALIZE_WHITESPACE``, or ``+SKIP`` with a
-comment saying why the example is only an illustration).
+comment saying why the example is only an illustration).  Examples that import torch
+are skipped where it is not installed (it is an optional extra).
 """
 
 from __future__ import annotations
 
 import doctest
 import importlib
+import importlib.util
 import pkgutil
 import tempfile
 import webbrowser
@@ -41,10 +44,16 @@ def _modules() -> list[str]:
     return sorted(set(names))
 
 
+def _has_torch() -> bool:
+    return importlib.util.find_spec("torch") is not None
+
+
 def _doctests() -> list[doctest.DocTest]:
     finder = doctest.DocTestFinder()
     found = {}
     for name in _modules():
+        if name == "vizgrad.torch" and not _has_torch():  # the optional extra, not installed
+            continue
         module = importlib.import_module(name)
         for test in finder.find(module, name):
             if test.examples and test.name not in found:
@@ -77,7 +86,12 @@ def run_doctest(test: doctest.DocTest) -> tuple[int, str]:
 
 @pytest.mark.parametrize("test", DOCTESTS, ids=lambda t: t.name)
 def test_docstring_examples(test, tmp_path, monkeypatch):
+    if not _has_torch() and any("import torch" in e.source for e in test.examples):
+        pytest.skip("the example draws PyTorch's graph; torch is not installed")
     monkeypatch.chdir(tmp_path)
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):  # rich: plain text,
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COLUMNS", "80")  # 80 columns, whatever runs the tests
     monkeypatch.setattr(webbrowser, "open", lambda *args, **kwargs: True)  # vizgrad.show
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     failures, report = run_doctest(test)
