@@ -15,7 +15,8 @@ How a page is run:
 
 Blocks fenced as ```bash (commands such as ``bash scripts/test.sh``) are not run.
 A browser tab that ``vizgrad.show`` would open is stubbed out, and its temporary file
-goes to the test's folder.  The global switches a page turns on (``keep_grad_stats``,
+goes to the test's folder.  A page that imports torch (an optional extra) is skipped
+where it is not installed.  The global switches a page turns on (``keep_grad_stats``,
 anomaly mode) are turned off after it.
 """
 
@@ -109,6 +110,8 @@ def test_every_python_block_of_the_page_runs(page, tmp_path, monkeypatch):
     blocks = python_blocks(page.read_text(encoding="utf-8"), page.relative_to(ROOT).as_posix())
     if not blocks:
         pytest.skip("no python blocks on this page")
+    if any("import torch" in b.code for b in blocks):
+        pytest.importorskip("torch")  # an optional extra: the PyTorch pages need it
     vizgrad.manual_seed(0)
     try:
         ran = run_page(blocks, tmp_path, monkeypatch)
