@@ -225,8 +225,8 @@ class Node:
         Example
         -------
         >>> x = vizgrad.tensor([1.0, 2.0], requires_grad=True)
-        >>> (x * 3.0).grad_fn(vizgrad.ones(2))
-        tensor([3., 3.], grad_fn=<MulBackward0>)
+        >>> (x * 3.0).grad_fn(vizgrad.ones(2))      # the number 3.0 is input 1: no gradient
+        (tensor([3., 3.]), None)
         """
         from .engine import call_node
 
