@@ -6,7 +6,7 @@ exactly as ``vizgrad render`` would with the flags of :meth:`Example.flags`
 
 Example
 -------
->>> report = build_gallery(find_gallery(), Path("gallery/out"))
+>>> report = build_gallery(find_gallery(), Path("gallery/out"), only=["concat_split"])
 >>> report.index
 PosixPath('gallery/out/index.html')
 """

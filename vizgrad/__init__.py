@@ -3,7 +3,8 @@
 Example
 -------
 >>> import vizgrad
->>> x = vizgrad.randn(4, 3, requires_grad=True, name="x")
+>>> x = vizgrad.randn(4, 3, requires_grad=True)
+>>> x.name = "x"                      # the name drawn on the leaf
 >>> loss = (x.tanh() * 2).sum()
 >>> loss.backward()
 >>> loss.grad_fn.name()

@@ -9,6 +9,8 @@ behind.
 
 Example
 -------
+>>> import os
+>>> os.mkdir("plots")
 >>> check_target("plots")          # an existing folder
 Traceback (most recent call last):
 IsADirectoryError: [Errno 21] cannot write plots: it is a folder; give a file name (plots/NAME)

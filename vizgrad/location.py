@@ -12,9 +12,11 @@ cell, with the source line (from ``linecache``, where IPython keeps every cell).
 
 Example
 -------
->>> place(frame)                       # in a script
+>>> from types import SimpleNamespace          # a graph.StackFrame has the same fields
+>>> place(SimpleNamespace(filename="/home/me/train.py", lineno=7))     # in a script
 'train.py:7'
->>> place(frame)                       # in a notebook cell
+>>> # skipped: a notebook cell's frame exists only in a running IPython kernel
+>>> place(cell_frame)                   # doctest: +SKIP
 'In [3], line 7'
 """
 

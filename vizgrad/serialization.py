@@ -30,10 +30,15 @@ those whose process is gone (and older ones, over an hour untouched, it cannot c
 
 Example
 -------
+>>> model = vizgrad.nn.Linear(3, 2)
+>>> opt = vizgrad.optim.Adam(model.parameters())
 >>> vizgrad.save({"model": model.state_dict(), "optim": opt.state_dict(), "epoch": 3},
 ...              "ckpt.npz")
 >>> checkpoint = vizgrad.load("ckpt.npz")
 >>> model.load_state_dict(checkpoint["model"])
+IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+>>> checkpoint["epoch"]
+3
 """
 
 from __future__ import annotations
@@ -178,6 +183,7 @@ def save(obj: Any, path: str | os.PathLike) -> None:
 
     Example
     -------
+    >>> model = vizgrad.nn.Linear(3, 2)
     >>> vizgrad.save({"model": model.state_dict(), "epoch": 3}, "ckpt.npz")
     """
     arrays: dict[str, np.ndarray] = {}
@@ -215,8 +221,14 @@ def load(path: str | os.PathLike, *, max_bytes: int | None = DEFAULT_MAX_BYTES) 
 
     Example
     -------
+    >>> vizgrad.save({"w": vizgrad.ones(2, 3)}, "ckpt.npz")
     >>> state = vizgrad.load("ckpt.npz")                        # up to 4 GiB of arrays
-    >>> big = vizgrad.load("big.npz", max_bytes=64 * 2**30)     # a larger file you trust
+    >>> state["w"].shape
+    (2, 3)
+    >>> big = vizgrad.load("ckpt.npz", max_bytes=64 * 2**30)    # a larger file you trust
+    >>> vizgrad.load("ckpt.npz", max_bytes=16)                  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    vizgrad.serialization.CheckpointError: ...
     """
     where = os.fspath(path)
     with files.open_archive(where, CheckpointError) as archive:

@@ -86,8 +86,11 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
 
     Example
     -------
+    >>> x, v = vizgrad.tensor([1.0, 2.0]), vizgrad.tensor([1.0, 0.0])
     >>> with dual_level():
     ...     x_dual = make_dual(x, v)
+    ...     unpack_dual(x_dual).tangent
+    tensor([1., 0.])
     """
     found = _level(level, "create a dual Tensor")
     if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
@@ -113,7 +116,11 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
 
     Example
     -------
-    >>> primal, tangent = unpack_dual(y)
+    >>> with dual_level():
+    ...     y = make_dual(vizgrad.tensor([3.0]), vizgrad.tensor([1.0])) ** 2
+    ...     primal, tangent = unpack_dual(y)
+    >>> primal, tangent                   # x**2 and its derivative 2 x times the tangent
+    (tensor([9.]), tensor([6.]))
     """
     if not isinstance(tensor, Tensor):
         return UnpackedDualTensor(tensor, None)
@@ -131,8 +138,11 @@ class dual_level:  # noqa: N801 - PyTorch's name
 
     Example
     -------
+    >>> f, x, v = vizgrad.sin, vizgrad.tensor([0.0, 1.0]), vizgrad.ones(2)
     >>> with dual_level():
     ...     jvp = unpack_dual(f(make_dual(x, v))).tangent
+    >>> jvp                               # cos(x) v
+    tensor([1.    , 0.5403])
     """
 
     def __enter__(self) -> int:

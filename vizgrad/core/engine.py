@@ -580,8 +580,12 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
 
     Example
     -------
+    >>> x = vizgrad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = (x ** 3).sum()
     >>> (dx,) = vizgrad.autograd.grad(y, [x], create_graph=True)
     >>> (ddx,) = vizgrad.autograd.grad(dx.sum(), [x])
+    >>> dx, ddx                                      # 3 x**2, 6 x
+    (tensor([ 3., 12.], grad_fn=<...>), tensor([ 6., 12.]))
     """
     outputs = _as_list(outputs)
     input_list = _as_list(inputs)

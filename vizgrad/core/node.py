@@ -132,6 +132,7 @@ class Node:
 
     Example
     -------
+    >>> x, w = vizgrad.randn(3, requires_grad=True), vizgrad.randn(3, requires_grad=True)
     >>> y = (x * w).sum()
     >>> y.grad_fn.name()
     'SumBackward0'
@@ -225,8 +226,8 @@ class Node:
         Example
         -------
         >>> x = vizgrad.tensor([1.0, 2.0], requires_grad=True)
-        >>> (x * 3.0).grad_fn(vizgrad.ones(2))
-        tensor([3., 3.], grad_fn=<MulBackward0>)
+        >>> (x * 3.0).grad_fn(vizgrad.ones(2))      # the number 3.0 is input 1: no gradient
+        (tensor([3., 3.]), None)
         """
         from .engine import call_node
 
@@ -480,7 +481,19 @@ class FunctionNode(Node):
 
         Example
         -------
-        >>> (x,) = ctx.saved_tensors        # inside a custom Function's backward
+        >>> class Square(vizgrad.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x * x
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         (x,) = ctx.saved_tensors
+        ...         return 2 * x * grad
+        >>> x = vizgrad.tensor([3.0], requires_grad=True)
+        >>> Square.apply(x).sum().backward()
+        >>> x.grad
+        tensor([6.])
         """
         return self.saved_values
 

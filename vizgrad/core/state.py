@@ -56,8 +56,11 @@ class no_grad(_GradModeContext):
 
     Example
     -------
+    >>> x = vizgrad.randn(3, requires_grad=True)
     >>> with vizgrad.no_grad():
-    ...     y = x * 2          # y.grad_fn is None
+    ...     y = x * 2
+    >>> y.grad_fn is None
+    True
     """
 
     _enabled = False

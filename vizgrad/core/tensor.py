@@ -206,7 +206,11 @@ class Tensor:
 
         Example
         -------
-        >>> p.data.add_(p.grad, alpha=-0.1)     # updates p in place
+        >>> p = vizgrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> (p * p).sum().backward()
+        >>> _ = p.data.add_(p.grad, alpha=-0.1)     # updates p in place
+        >>> p
+        tensor([0.8, 1.6], requires_grad=True)
         """
         return Tensor._make(self.array)
 
@@ -257,6 +261,7 @@ class Tensor:
 
         Example
         -------
+        >>> w = vizgrad.randn(2, 3, requires_grad=True)
         >>> w.grad = vizgrad.zeros_like(w)
         """
         return self._grad
@@ -345,7 +350,12 @@ class Tensor:
 
         Example
         -------
+        >>> x = vizgrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> h = x * 3
         >>> handle = h.register_hook(lambda g: g * 2)
+        >>> h.sum().backward()
+        >>> x.grad                               # 3 * (1 * 2)
+        tensor([6., 6.])
         >>> handle.remove()
         """
         if not self._rg:
@@ -367,7 +377,10 @@ class Tensor:
 
         Example
         -------
+        >>> x = vizgrad.randn(3, requires_grad=True)
+        >>> loss = (x * x).sum()
         >>> loss.backward()                       # scalar loss
+        >>> y = x * 2
         >>> y.backward(vizgrad.ones_like(y))       # non-scalar: give the gradient
         """
         from .engine import backward

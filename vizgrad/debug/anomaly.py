@@ -14,11 +14,16 @@ costs nothing.
 
 Example
 -------
->>> with vizgrad.detect_anomaly(save_to="anomaly.svg"):
-...     loss = (x / x).sum()            # 0/0 where x == 0
-...     loss.backward()
-Traceback (most recent call last):
-RuntimeError: Function 'DivBackward0' returned nan values in its 0th output. ...
+>>> import numpy as np
+>>> x = vizgrad.tensor([0.0, 1.0], requires_grad=True)
+>>> try:
+...     with np.errstate(all="ignore"), vizgrad.detect_anomaly(save_to="anomaly.svg"):
+...         loss = (x / x).sum()            # 0/0 where x == 0
+...         loss.backward()
+... except RuntimeError as error:           # a vizgrad.debug.AnomalyError
+...     print(error)
+Function 'DivBackward0' returned nan values in its 1th output.
+  gradient 1.0 (for input 'other' of shape (2,)), going to AccumulateGrad of leaf ...
 """
 
 from __future__ import annotations
@@ -92,9 +97,13 @@ class set_detect_anomaly:
 
     Example
     -------
-    >>> vizgrad.autograd.set_detect_anomaly(True)     # from here on
+    >>> _ = vizgrad.autograd.set_detect_anomaly(True)     # from here on
     >>> with vizgrad.autograd.set_detect_anomaly(False):
-    ...     fast_part()
+    ...     vizgrad.is_anomaly_enabled()                  # off meanwhile
+    False
+    >>> vizgrad.is_anomaly_enabled()
+    True
+    >>> _ = vizgrad.autograd.set_detect_anomaly(False)
     """
 
     def __init__(self, mode: bool, check_nan: bool = True, *, check_forward: bool = False,
@@ -348,7 +357,17 @@ def error_view(error: BaseException, radius: int = 2, roots: Any = None) -> Any:
 
     Example
     -------
+    >>> x = vizgrad.randn(3, requires_grad=True)
+    >>> y = x.exp()                    # ExpBackward0 saves its output, y
+    >>> loss = y.sum()
+    >>> _ = y.add_(1)                  # ... which is then changed in place
+    >>> try:
+    ...     loss.backward()
+    ... except RuntimeError as caught:
+    ...     error = caught
     >>> view = vizgrad.debug.anomaly.error_view(error, roots=loss)
+    >>> [node.title for node in view.nodes if node.title.endswith("Backward0")]
+    ['SumBackward0', 'ExpBackward0']
     """
     raw = getattr(error, "node", None)
     if raw is None:
@@ -388,10 +407,15 @@ def save_error_picture(error: BaseException, path: str | os.PathLike, radius: in
 
     Example
     -------
+    >>> x = vizgrad.randn(3, requires_grad=True)
+    >>> y = x.exp()                    # ExpBackward0 saves its output, y
+    >>> loss = y.sum()
+    >>> _ = y.add_(1)                  # ... which is then changed in place
     >>> try:
     ...     loss.backward()
     ... except RuntimeError as error:
     ...     vizgrad.debug.save_error_picture(error, "error.svg", roots=loss)
+    'error.svg'
     """
     vizgrad.render.save(error_view(error, radius, roots), path)
     return os.fspath(path)

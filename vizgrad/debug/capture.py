@@ -32,8 +32,17 @@ Two ways out of the script are caught so that vizgrad can still speak:
 
 Example
 -------
+>>> from pathlib import Path
+>>> _ = Path("train.py").write_text('''
+... import vizgrad
+... model = vizgrad.nn.Linear(4, 1)
+... for step in range(3):
+...     loss = model(vizgrad.randn(16, 4)).pow(2).mean()
+...     loss.backward()
+... ''')
 >>> run = run_script("train.py", ["--epochs", "1"], step=3)
->>> choice = vizgrad.debug.selection.select_roots(run)
+>>> from vizgrad.debug.selection import select_roots
+>>> choice = select_roots(run)
 >>> choice.how, list(choice.roots)
 ('backward call 3', ['loss'])
 """
@@ -114,7 +123,7 @@ def check_script(path: str | os.PathLike) -> Path:
     -------
     >>> check_script("")
     Traceback (most recent call last):
-    ScriptNotFoundError: no script given (the script path is empty)
+    vizgrad.debug.capture.ScriptNotFoundError: no script given (the script path is empty)
     """
     if not str(path).strip():
         raise ScriptNotFoundError("no script given (the script path is empty)")
@@ -244,7 +253,15 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
 
     Example
     -------
-    >>> run = run_script("gallery/mlp_digits.py")
+    >>> from pathlib import Path
+    >>> _ = Path("train.py").write_text('''
+    ... import vizgrad
+    ... model = vizgrad.nn.Linear(4, 1)
+    ... for step in range(3):
+    ...     loss = model(vizgrad.randn(16, 4)).pow(2).mean()
+    ...     loss.backward()
+    ... ''')
+    >>> run = run_script("train.py")
     >>> run.backward_calls, run.failed
     (3, False)
     """

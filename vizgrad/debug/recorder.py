@@ -25,11 +25,20 @@ missing or failing, a full disk) are returned by ``close()`` and shown as a
 
 Example
 -------
->>> with vizgrad.debug.Recorder(every=100, out="runs/graphs", model=model) as recorder:
-...     for batch in data:
-...         loss = criterion(model(batch.x), batch.y)
+>>> from pathlib import Path
+>>> model, criterion = vizgrad.nn.Linear(4, 1), vizgrad.nn.MSELoss()
+>>> optimizer = vizgrad.optim.SGD(model.parameters(), lr=0.1)
+>>> data = [(vizgrad.randn(8, 4), vizgrad.randn(8, 1)) for _ in range(4)]
+>>> with vizgrad.debug.Recorder(every=2, out="runs/graphs", model=model) as recorder:
+...     for x, y in data:
+...         loss = criterion(model(x), y)
+...         optimizer.zero_grad()
 ...         recorder.backward(loss)       # loss.backward(), recording when due
 ...         optimizer.step()
+PosixPath('runs/graphs/step_000002.json')
+PosixPath('runs/graphs/step_000004.json')
+>>> sorted(p.name for p in Path("runs/graphs").iterdir())
+['index.json', 'step_000002.flow.svg', 'step_000002.grads.json', 'step_000002.json', ...]
 """
 
 from __future__ import annotations

@@ -8,10 +8,15 @@ has not imported it yet, an import hook wraps them right after it does.
 
 Example
 -------
->>> watch = TorchBackwardWatch(on_call=print_roots, after_call=maybe_stop)
+>>> import torch
+>>> seen = []
+>>> watch = TorchBackwardWatch(on_call=seen.append, after_call=lambda: None)
 >>> watch.start()
->>> ...                     # the script runs; its loss.backward() calls print_roots([loss])
+>>> loss = torch.ones(2, requires_grad=True).sum()  # the script runs
+>>> loss.backward()                                  # ... and calls on_call([loss])
 >>> watch.stop()
+>>> seen
+[[tensor(2., grad_fn=<SumBackward0>)]]
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ def is_node(value: Any) -> bool:
 
     Example
     -------
+    >>> loss = (vizgrad.randn(3, requires_grad=True) * 2).sum()
     >>> is_node(loss.grad_fn), is_node(loss)
     (True, False)
     """
@@ -44,6 +45,8 @@ def as_node(value: Any) -> GraphNode:
 
     Example
     -------
+    >>> import torch
+    >>> torch_loss = torch.ones(3, requires_grad=True).mean()
     >>> as_node(torch_loss.grad_fn).name()
     'MeanBackward0'
     """

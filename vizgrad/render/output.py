@@ -225,6 +225,7 @@ def save(view_or_tensor: Any, path: str | os.PathLike, *,
 
     Example
     -------
+    >>> loss = (vizgrad.randn(3, requires_grad=True) * 2).sum()
     >>> vizgrad.render.save(loss, "graph.svg", show_attrs=True)
     PosixPath('graph.svg')
     """

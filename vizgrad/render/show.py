@@ -18,6 +18,7 @@ def viewer_html(var: Any, layout_timeout: float | None = 60.0, **options: Any) -
 
     Example
     -------
+    >>> loss = (vizgrad.randn(3, requires_grad=True) * 2).sum()
     >>> page = viewer_html(loss, show_attrs=True)
     >>> page.startswith("<!DOCTYPE html>")
     True
@@ -67,7 +68,10 @@ def show(var: Any, height: int = 640, **options: Any) -> Path | None:
 
     Example
     -------
-    >>> vizgrad.show(loss, params=dict(model.named_parameters()))
+    >>> model = vizgrad.nn.Linear(3, 2)
+    >>> loss = model(vizgrad.randn(4, 3)).sum()
+    >>> vizgrad.show(loss, params=dict(model.named_parameters()))  # doctest: +ELLIPSIS
+    PosixPath('.../vizgrad-....html')
     """
     output = ViewerOutput(viewer_html(var, **options), height)
     if _in_kernel():

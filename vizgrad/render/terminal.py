@@ -52,8 +52,16 @@ def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None,
 
     Example
     -------
+    >>> import rich.console, rich.panel
+    >>> x, w = vizgrad.randn(3, requires_grad=True), vizgrad.randn(3, requires_grad=True)
+    >>> loss = (x * w).sum()
     >>> tree = vizgrad.render.graph_tree(loss)
-    >>> rich.console.Console().print(rich.panel.Panel(tree))
+    >>> rich.console.Console(width=50).print(rich.panel.Panel(tree))
+    ╭────────────────────────────────────────────────╮
+    │ backward graph: 4 nodes, 3 edges               │
+    │ └── output () float32                          │
+    ...
+    ╰────────────────────────────────────────────────╯
     """
     walk = graph.walk(roots)
     names = {id(t): str(k) for k, t in (params or {}).items()}
@@ -121,11 +129,12 @@ def print_graph(roots: Any, max_depth: int = 12, params: dict | None = None,
 
     Example
     -------
+    >>> x, w = vizgrad.randn(3, requires_grad=True), vizgrad.randn(3, requires_grad=True)
+    >>> loss = (x * w).sum()
     >>> vizgrad.print_graph(loss)
     backward graph: 4 nodes, 3 edges
     └── output () float32
-        └── SumBackward0 () float32  demo.py:7 loss = (x * w).sum()
-            ...
+        └── SumBackward0 () float32  ...
     """
     tree = graph_tree(roots, max_depth, params)
     console = console or Console()

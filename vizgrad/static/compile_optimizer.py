@@ -7,6 +7,13 @@ Adam's moments and step count) lives in the workspace as ``state/<param>/<key>``
 
 Example
 -------
+>>> import vizgrad.nn.functional as F
+>>> from vizgrad import nn
+>>> model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1))
+>>> x, y = vizgrad.randn(8, 4), vizgrad.randn(8, 1)
+>>> loss_fn = lambda x, y: F.mse_loss(model(x), y)
+>>> from vizgrad.static import compile_backward, trace
+>>> g = trace(loss_fn, x, y)
 >>> step = compile_optimizer(compile_backward(g), "adam", lr=1e-3)
 >>> [op.kind for op in step.ops if op.phase == "optimizer"]
 ['Update', 'Update', 'Update', 'Update']

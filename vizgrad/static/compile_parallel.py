@@ -12,6 +12,13 @@ inside large kernels, so the replicas overlap.
 
 Example
 -------
+>>> import vizgrad.nn.functional as F
+>>> from vizgrad import nn
+>>> model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1))
+>>> x, y = vizgrad.randn(8, 4), vizgrad.randn(8, 1)
+>>> loss_fn = lambda x, y: F.mse_loss(model(x), y)
+>>> from vizgrad.static import compile_backward, compile_optimizer, trace
+>>> g = trace(loss_fn, x, y)
 >>> step = compile_data_parallel(compile_optimizer(compile_backward(g), "sgd", lr=0.1), 2)
 >>> sorted({op.replica for op in step.ops if op.replica is not None})
 [0, 1]

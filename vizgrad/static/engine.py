@@ -10,10 +10,20 @@ the calling (control) thread splits the batch, waits, all-reduces and updates.
 
 Example
 -------
->>> step = compile_optimizer(compile_backward(trace(loss_fn, x, y)), "sgd", lr=0.1)
+>>> import vizgrad.nn.functional as F
+>>> from vizgrad import nn
+>>> model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1))
+>>> x, y = vizgrad.randn(8, 4), vizgrad.randn(8, 1)
+>>> loss_fn = lambda x, y: F.mse_loss(model(x), y)
+>>> from vizgrad.static import Workspace, compile_backward, compile_optimizer, trace
+>>> batches = [(vizgrad.randn(8, 4), vizgrad.randn(8, 1)) for _ in range(3)]
+>>> g = trace(loss_fn, x, y, input_names=["x", "y"])
+>>> step = compile_optimizer(compile_backward(g), "sgd", lr=0.1)
 >>> engine = Engine(Workspace().init_from(step), step)
 >>> for xb, yb in batches:
-...     out = engine.run(x=xb, y=yb)         # {"loss": array(...)}
+...     out = engine.run(x=xb, y=yb)         # {"mseloss": array(...)}
+>>> list(out)
+['mseloss']
 """
 
 from __future__ import annotations

@@ -6,9 +6,17 @@ the ``Engine`` replays the op list on arrays a ``Workspace`` owns by the same na
 
 Example
 -------
+>>> nn = vizgrad.nn
+>>> class Net(nn.Module):
+...     def __init__(self):
+...         super().__init__()
+...         self.fc1, self.fc2 = nn.Linear(64, 32), nn.Linear(32, 10)
+...     def forward(self, x):
+...         return self.fc2(self.fc1(x).relu())
+>>> model, x = Net(), vizgrad.randn(2, 64)
 >>> g = vizgrad.static.trace(model, x)
->>> [op.kind for op in g.ops][:2]
-['Addmm', 'Relu']
+>>> [op.kind for op in g.ops][:2]          # fc1: the weight transposed, then x @ w.T + b
+['T', 'Addmm']
 >>> g.tensors["fc1.weight"].shape
 (32, 64)
 """

@@ -17,6 +17,7 @@ Three things in a forward pass are not, and ``trace`` records them here:
 
 Example
 -------
+>>> nn, x = vizgrad.nn, vizgrad.randn(8, 4)
 >>> g = vizgrad.static.trace(nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5)), x)
 >>> [op.kind for op in g.ops]
 ['T', 'Addmm', 'DropoutMask', 'Mul']

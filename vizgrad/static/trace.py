@@ -10,10 +10,11 @@ and ``const<N>`` / ``param<N>`` for tensors the trace met but cannot name.
 
 Example
 -------
+>>> nn = vizgrad.nn
 >>> model = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
 >>> g = vizgrad.static.trace(model, vizgrad.randn(2, 4))
 >>> [op.kind for op in g.ops]
-['Addmm', 'Relu']
+['T', 'Addmm', 'Relu']
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ def trace(fn_or_module: Callable, *example_inputs: Any, input_names: Sequence[st
 
     Example
     -------
+    >>> import vizgrad.nn.functional as F
+    >>> model = vizgrad.nn.Linear(4, 3)
+    >>> x, y = vizgrad.randn(8, 4), vizgrad.tensor([0, 1, 2, 0, 1, 2, 0, 1])
     >>> loss_fn = lambda x, y: F.cross_entropy(model(x), y)
     >>> g = vizgrad.static.trace(loss_fn, x, y, input_names=["x", "y"])
     >>> g.loss == g.outputs[0]
@@ -121,11 +125,13 @@ def recording() -> Iterator[Recording]:
 
     Example
     -------
+    >>> import vizgrad.nn.functional as F
+    >>> model, x, t = vizgrad.nn.Linear(4, 1), vizgrad.randn(8, 4), vizgrad.randn(8, 1)
     >>> with vizgrad.static.recording() as seen:
     ...     loss = F.mse_loss(model(x), t)
     ...     loss.backward()
     >>> seen.graph(dict(model.named_parameters())).loss
-    'mse_loss'
+    'mseloss'
     """
     from ..watching import on_backward
 

@@ -7,8 +7,9 @@ vizgrad's safe ``.npz`` format (``vizgrad.save``/``vizgrad.load``).
 
 Example
 -------
+>>> graph = vizgrad.static.trace(vizgrad.nn.Linear(4, 2), vizgrad.randn(8, 4))
 >>> ws = vizgrad.static.Workspace()
->>> ws.init_from(graph)            # parameters and constants from the trace
+>>> ws = ws.init_from(graph)       # parameters and constants from the trace
 >>> ws.checkpoint("step.npz"); ws.restore("step.npz")
 """
 
@@ -73,7 +74,16 @@ class Workspace:
 
         Example
         -------
-        >>> engine.run(x=xb, onehot=ob)
+        >>> import vizgrad.nn.functional as F
+        >>> from vizgrad import nn, static
+        >>> model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+        >>> xb, ob = vizgrad.randn(16, 4), vizgrad.eye(3)[vizgrad.randint(0, 3, (16,))]
+        >>> loss_fn = lambda x, onehot: -(F.log_softmax(model(x), 1) * onehot).sum(1).mean()
+        >>> g = static.trace(loss_fn, xb, ob, input_names=["x", "onehot"])
+        >>> step = static.compile_optimizer(static.compile_backward(g), "sgd", lr=0.1)
+        >>> ws = static.Workspace()
+        >>> engine = static.Engine(ws, step)
+        >>> out = engine.run(x=xb, onehot=ob)
         >>> ws.copy_to(model)          # the model now holds the trained weights
         ['0.weight', '0.bias', '2.weight', '2.bias']
         """

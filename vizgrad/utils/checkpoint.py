@@ -117,7 +117,11 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
 
     Example
     -------
+    >>> x, w = vizgrad.randn(4, 8, requires_grad=True), vizgrad.randn(8, 8, requires_grad=True)
     >>> y = checkpoint(lambda a: (a @ w).relu() @ w, x, use_reentrant=False)
+    >>> y.sum().backward()                  # the lambda runs again here
+    >>> x.grad.shape
+    (4, 8)
     """
     if use_reentrant is None:
         warnings.warn(
@@ -145,7 +149,11 @@ def checkpoint_sequential(functions: Any, segments: int, input: Tensor,
 
     Example
     -------
+    >>> nn = vizgrad.nn
+    >>> model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 8), nn.Tanh())
+    >>> x = vizgrad.randn(4, 8, requires_grad=True)
     >>> y = checkpoint_sequential(model, 2, x, use_reentrant=False)
+    >>> y.sum().backward()
     """
     if hasattr(functions, "children") and not isinstance(functions, Sequence):
         functions = list(functions.children())
