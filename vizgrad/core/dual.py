@@ -213,7 +213,9 @@ def apply_dual(cls: Any, args: tuple) -> Any:
                     out = rule(args, tangents, result)
                 written: Any = out_array  # (mypy narrows out_array by its class test)
                 if single and out.__class__ is _Tensor and out.array.shape == written.shape \
-                        and out.array.dtype is written.dtype:  # the common case
+                        and out.array.dtype is written.dtype \
+                        and written.dtype.kind == "f":  # the common case (else _record:
+                    # an integer or bool result carries no tangent, as in PyTorch)
                     key = id(out_array)
                     level.primals[key] = out_array
                     level.tangents[key] = out

@@ -70,7 +70,7 @@ from .recording import (
 )
 from .saving import resolve_saved
 from .stack import capture
-from .state import STACK, current_scope, grad_enabled
+from .state import OBSERVERS, STACK, current_scope, grad_enabled
 from .tensor import Tensor, accumulator_of
 
 __all__ = ["FORWARD_LISTENERS", "Function", "binary_operator", "unary_operator"]
@@ -367,7 +367,10 @@ def binary_operator(cls: type[Function], reflected: bool = False) -> Callable:
     when nothing will be recorded it calls ``cls.forward`` on the arrays directly.
 
     That shortcut is the fast path of ``run_unrecorded`` (no argument loop, no list),
-    and it matters: every op inside a backward formula runs there.  Anything unusual
+    and it matters: every op inside a backward formula runs there.  It is taken only
+    when nothing needs the op to pass through apply: grad mode off, no dual level open,
+    no static trace running (``state.OBSERVERS``); apply_dual takes it for a rule's
+    ops, computed with their own level closed.  Anything unusual
     (a list, a result that is not one array, an error) goes to ``cls.apply``, so
     results and error messages are apply's.
     """
@@ -376,7 +379,8 @@ def binary_operator(cls: type[Function], reflected: bool = False) -> Callable:
     def operator(self: Tensor, other: Any) -> Any:
         if _DUAL_LEVELS:  # forward AD (core/dual.py), without apply's extra call
             return apply_dual(cls, (other, self) if reflected else (self, other))
-        if grad_enabled() or other.__class__ is list or other.__class__ is tuple:
+        if grad_enabled() or OBSERVERS or other.__class__ is list \
+                or other.__class__ is tuple:  # (OBSERVERS: a trace must see apply)
             return cls.apply(other, self) if reflected else cls.apply(self, other)
         value = other.array if isinstance(other, Tensor) else other
         try:
@@ -399,7 +403,7 @@ def unary_operator(cls: type[Function]) -> Callable:
     def operator(self: Tensor) -> Any:
         if _DUAL_LEVELS:
             return apply_dual(cls, (self,))
-        if grad_enabled():
+        if grad_enabled() or OBSERVERS:
             return cls.apply(self)
         out = forward(FORWARD_ONLY, self.array)
         if out.__class__ in backend.ARRAY_TYPES:

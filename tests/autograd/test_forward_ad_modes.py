@@ -1,0 +1,109 @@
+"""Forward AD against PyTorch where grad mode, dtypes and threads meet it: tangents flow
+under no_grad (through every Tensor operator), integer and bool results carry none, and
+dual levels are process-wide state that a second thread cannot open beside the first."""
+
+
+import numpy as np
+import pytest
+import torch
+import torch.autograd.forward_ad as tfw
+
+import vizgrad as vg
+import vizgrad.autograd.forward_ad as fw
+from tests.tolerance import assert_close
+
+X = np.array([[0.5, -1.25, 2.0], [1.5, 0.75, -0.5]])
+V = np.array([[1.0, 2.0, -1.0], [0.5, -0.25, 3.0]])
+W = np.array([[1.0, 0.5], [-2.0, 1.5], [0.25, 3.0]])
+
+#: The Tensor operators and fast paths that have an array shortcut when nothing records.
+OPERATORS = {
+    "matmul": lambda a, w: a @ w,
+    "rmatmul": lambda a, w: w.T @ a.T,
+    "add": lambda a, w: a + 1.5,
+    "radd": lambda a, w: 1.5 + a,
+    "mul": lambda a, w: a * a,
+    "rsub": lambda a, w: 2.0 - a,
+    "truediv": lambda a, w: a / 3.0,
+    "pow": lambda a, w: a ** 2,
+    "neg": lambda a, w: -a,
+    "exp": lambda a, w: a.exp(),
+    "getitem": lambda a, w: a[1],
+    "getitem_slice": lambda a, w: a[:, 1:],
+    "reshape": lambda a, w: a.reshape(3, 2),
+}
+
+
+def _tangent_under_no_grad(lib, fwad, op):
+    with fwad.dual_level():
+        dual = fwad.make_dual(lib.tensor(X), lib.tensor(V))
+        with lib.no_grad():
+            out = op(dual, lib.tensor(W))
+        tangent = fwad.unpack_dual(out).tangent
+        return None if tangent is None else tangent.numpy().copy()
+
+
+@pytest.mark.parametrize("name", sorted(OPERATORS))
+def test_tangents_flow_through_operators_under_no_grad(name):
+    # forward AD does not depend on grad mode in PyTorch: no shortcut may drop a tangent
+    expected = _tangent_under_no_grad(torch, tfw, OPERATORS[name])
+    got = _tangent_under_no_grad(vg, fw, OPERATORS[name])
+    assert got is not None
+    assert_close(got, expected, dtype=np.float64, steps=4)
+
+
+def test_forward_mode_jacobian_under_no_grad():
+    w = np.array([[1.0, 0.5], [-2.0, 1.5], [0.25, 3.0]])
+    fn_vg, fn_t = (lambda a: (a @ vg.tensor(w)) * 2.0 + 1.0), \
+        (lambda a: (a @ torch.tensor(w)) * 2.0 + 1.0)
+    with vg.no_grad():
+        got = vg.autograd.functional.jacobian(fn_vg, vg.tensor(X), strategy="forward-mode",
+                                              vectorize=True)
+    with torch.no_grad():
+        expected = torch.autograd.functional.jacobian(fn_t, torch.tensor(X),
+                                                      strategy="forward-mode", vectorize=True)
+    assert_close(got.numpy(), expected.numpy(), dtype=np.float64, steps=4)
+
+
+CASTS = {
+    "long": lambda t, lib: t.long(),
+    "int": lambda t, lib: t.int(),
+    "bool": lambda t, lib: t.bool(),
+    "to_int64": lambda t, lib: t.to(lib.int64),
+    "to_bool": lambda t, lib: t.to(lib.bool),
+    "to_float32": lambda t, lib: t.to(lib.float32),
+}
+
+
+@pytest.mark.parametrize("grad_mode", [True, False])
+@pytest.mark.parametrize("requires_grad", [True, False])
+@pytest.mark.parametrize("name", sorted(CASTS))
+def test_casts_to_integer_or_bool_drop_the_tangent(name, requires_grad, grad_mode):
+    def run(lib, fwad):
+        with fwad.dual_level(), lib.set_grad_enabled(grad_mode):
+            dual = fwad.make_dual(lib.tensor(X, requires_grad=requires_grad), lib.tensor(V))
+            out = CASTS[name](dual, lib)
+            tangent = fwad.unpack_dual(out).tangent
+            return str(out.dtype).rsplit(".", 1)[-1], \
+                None if tangent is None else tangent.detach().numpy().copy()
+
+    (dtype, got), (expected_dtype, expected) = run(vg, fw), run(torch, tfw)
+    assert dtype == expected_dtype
+    if expected is None:
+        assert got is None
+    else:
+        assert got is not None and got.dtype == expected.dtype
+        assert_close(got, expected, dtype=np.float32)
+
+
+def test_static_trace_sees_ops_under_no_grad():
+    # an op run under no_grad inside the traced function is an op of the graph, not a
+    # constant baked from the example input
+    w = vg.tensor(W)
+
+    def fn(a):
+        with vg.no_grad():
+            return -((a @ w) * 2.0 + 1.0).exp()
+
+    graph = vg.static.trace(fn, vg.tensor(X))
+    assert [op.kind for op in graph.ops] == ["Mm", "Mul", "Add", "Exp", "Neg"]
