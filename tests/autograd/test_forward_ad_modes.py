@@ -2,6 +2,8 @@
 under no_grad (through every Tensor operator), integer and bool results carry none, and
 dual levels are process-wide state that a second thread cannot open beside the first."""
 
+import sys
+import threading
 
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ import torch.autograd.forward_ad as tfw
 import vizgrad as vg
 import vizgrad.autograd.forward_ad as fw
 from tests.tolerance import assert_close
+from vizgrad.core.dual import ACTIVE, LEVELS
 
 X = np.array([[0.5, -1.25, 2.0], [1.5, 0.75, -0.5]])
 V = np.array([[1.0, 2.0, -1.0], [0.5, -0.25, 3.0]])
@@ -107,3 +110,92 @@ def test_static_trace_sees_ops_under_no_grad():
 
     graph = vg.static.trace(fn, vg.tensor(X))
     assert [op.kind for op in graph.ops] == ["Mm", "Mul", "Add", "Exp", "Neg"]
+
+
+def _in_thread(fn):
+    """``fn()`` run in a new thread: its result, or the exception it raised."""
+    box = {}
+
+    def target():
+        try:
+            box["result"] = fn()
+        except Exception as error:  # noqa: BLE001 - handed back to the test
+            box["error"] = error
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    return box.get("error", box.get("result"))
+
+
+def _open_second_level():
+    with fw.dual_level():
+        return "opened"
+
+
+def test_a_second_thread_cannot_open_a_level_beside_an_open_one():
+    # PyTorch's levels are process-wide: the second thread's dual_level() raises
+    def torch_second():
+        with tfw.dual_level():
+            return "opened"
+
+    with tfw.dual_level():
+        expected = _in_thread(torch_second)
+    with fw.dual_level():
+        dual = fw.make_dual(vg.tensor(X), vg.tensor(V))
+        got = _in_thread(_open_second_level)
+        # the first thread's level is intact: its tangents still flow
+        tangent = fw.unpack_dual(dual * 2.0).tangent
+    assert isinstance(expected, RuntimeError) and isinstance(got, RuntimeError)
+    assert "Nested forward mode AD is not supported at the moment" in str(expected)
+    assert "Nested forward mode AD is not supported at the moment" in str(got)
+    assert "another thread" in str(got)
+    np.testing.assert_array_equal(tangent.numpy(), 2.0 * V)
+    assert not LEVELS and not ACTIVE
+    assert _in_thread(_open_second_level) == "opened"  # once it exits, any thread may
+
+
+def test_another_threads_ops_do_not_disturb_the_open_level():
+    # a second thread runs ops while the first computes tangents: before, both changed
+    # the one list of active levels, so tangents went missing (or an op recursed)
+    with tfw.dual_level():
+        dual = tfw.make_dual(torch.tensor(X), torch.tensor(V))
+        expected_tangent = tfw.unpack_dual((dual * dual).sin()).tangent.numpy()
+    expected_value = float((torch.tensor(X) * 2.0 + 1.0).exp().sum())
+    values, tangents = [], []
+    started, stop = threading.Event(), threading.Event()
+
+    def work():
+        while not stop.is_set():
+            values.append(float((vg.tensor(X) * 2.0 + 1.0).exp().sum()))
+            started.set()
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns often: the interleaving is exercised
+    try:
+        with fw.dual_level():
+            dual = fw.make_dual(vg.tensor(X), vg.tensor(V))
+            thread = threading.Thread(target=work)
+            thread.start()
+            started.wait()
+            for _ in range(500):
+                tangents.append(fw.unpack_dual((dual * dual).sin()).tangent)
+            stop.set()
+            thread.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert_close(values, [expected_value] * len(values), dtype=np.float64, steps=8)
+    assert sum(t is None for t in tangents) == 0
+    for tangent in tangents:
+        assert_close(tangent.numpy(), expected_tangent, dtype=np.float64, steps=4)
+    assert not LEVELS and not ACTIVE
+
+
+def test_a_level_left_by_an_exception_leaves_nothing_open():
+    with pytest.raises(ValueError), fw.dual_level():
+        fw.enter_dual_level()  # an inner level the exception skips the exit of
+        raise ValueError("stop")
+    assert not LEVELS and not ACTIVE
+    with fw.dual_level() as depth:  # the next level is level 0 again, as in PyTorch
+        assert depth == 0
+    assert _in_thread(_open_second_level) == "opened"

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from threading import get_ident
 from typing import Any
 
 import numpy as np
 
 from . import backend
+from . import dual as _dual
 from .dual import ACTIVE as _DUAL_LEVELS
 from .function import Function
 from .inplace import refresh_view
@@ -84,7 +86,7 @@ class CustomFunction(Function):
 
 def apply_user(cls: type[Function], *args: Any) -> Any:
     """``apply`` of a user Function: forward on Tensors under no_grad, then record."""
-    if _DUAL_LEVELS:
+    if _DUAL_LEVELS and _dual.OWNER[0] == get_ident():  # (another thread's: not ours)
         from .dual import _tangents_of, no_jvp_error
 
         if any(_tangents_of(args, level)[1] for level in _DUAL_LEVELS):

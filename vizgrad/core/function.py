@@ -40,7 +40,7 @@ import numpy as np
 
 from . import backend
 from .dual import ACTIVE as _DUAL_LEVELS
-from .dual import apply_dual, apply_inplace_dual
+from .dual import APPLY_STEPS, apply_dual, apply_inplace_dual
 from .inplace import refresh_view
 from .node import SEQUENCE, Node, node_class
 from .recording import (
@@ -322,25 +322,7 @@ class Function:
         """``apply``, one named step at a time: what the fast path does, for every case."""
         if _DUAL_LEVELS:  # forward AD (core/dual.py): primal, then the op's jvp rule
             return apply_dual(cls, args)
-        if not grad_enabled():
-            return run_unrecorded(cls, args, None, None)
-        tensors, mask = input_tensors(cls, args)
-        raw = unwrap(args)
-        grad_mask = grad_mask_of(args)
-        if not grad_mask:
-            return run_unrecorded(cls, args, raw, tensors)
-        node = link_edges(cls, tensors, grad_mask)
-        out = run_forward(cls, node, raw, tensors)
-        node._layout = layout_of(args) if mask is None else simple_layout(mask)
-        if any(not t._rg for t in tensors):
-            node._own_operand_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])
-        out_class = out.__class__
-        if out_class in backend.ARRAY_TYPES:
-            node._result_meta = single_meta(out.shape, out.dtype)
-            if out.dtype.kind != "f":
-                check_output_dtype(cls, node, (out,))
-            describe_call(node, tensors, (out,))
-        return finish_recorded(cls, node, out, args, tensors)
+        return _steps(cls, args)
 
     @classmethod
     def apply_(cls, target: Tensor, *args: Any) -> Tensor:
@@ -360,6 +342,33 @@ class Function:
         if _DUAL_LEVELS:  # forward AD: the target's tangent follows the write
             return apply_inplace_dual(cls, target, args, apply_inplace)
         return apply_inplace(cls, target, args)
+
+
+def _steps(cls: type[Function], args: tuple) -> Any:
+    """``apply_plain`` past forward AD: also how another thread's op runs while this
+    thread's dual levels are open (``dual.OWNER``)."""
+    if not grad_enabled():
+        return run_unrecorded(cls, args, None, None)
+    tensors, mask = input_tensors(cls, args)
+    raw = unwrap(args)
+    grad_mask = grad_mask_of(args)
+    if not grad_mask:
+        return run_unrecorded(cls, args, raw, tensors)
+    node = link_edges(cls, tensors, grad_mask)
+    out = run_forward(cls, node, raw, tensors)
+    node._layout = layout_of(args) if mask is None else simple_layout(mask)
+    if any(not t._rg for t in tensors):
+        node._own_operand_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])
+    out_class = out.__class__
+    if out_class in backend.ARRAY_TYPES:
+        node._result_meta = single_meta(out.shape, out.dtype)
+        if out.dtype.kind != "f":
+            check_output_dtype(cls, node, (out,))
+        describe_call(node, tensors, (out,))
+    return finish_recorded(cls, node, out, args, tensors)
+
+
+APPLY_STEPS[0] = _steps
 
 
 def binary_operator(cls: type[Function], reflected: bool = False) -> Callable:
