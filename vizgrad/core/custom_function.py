@@ -30,7 +30,7 @@ from . import backend
 from . import dual as _dual
 from .dual import ACTIVE as _DUAL_LEVELS
 from .function import Function
-from .inplace import refresh_view
+from .inplace import CUSTOM, MULTI, refresh_view
 from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, Node
 from .recording import (
     NO_STACK,
@@ -189,6 +189,12 @@ def apply_user(cls: type[Function], *args: Any) -> Any:
             if o._vc is None:
                 o._vc = [0]
             fresh._vc = o._vc
+            if o._base is not None or _is_input(o, tensors):
+                # a view of what it was made from, as in PyTorch, which refuses writes
+                # through it (the write's history would bypass this node's backward)
+                fresh._base = o._base if o._base is not None else o
+                fresh._view_version = o._vc[0]
+                fresh._creation = MULTI if len(outs) > 1 else CUSTOM
             results.append(fresh)
         else:  # made in forward: becomes the output itself, as in PyTorch
             o._rg = True
