@@ -99,19 +99,6 @@ def test_casts_to_integer_or_bool_drop_the_tangent(name, requires_grad, grad_mod
         assert_close(got, expected, dtype=np.float32)
 
 
-def test_static_trace_sees_ops_under_no_grad():
-    # an op run under no_grad inside the traced function is an op of the graph, not a
-    # constant baked from the example input
-    w = vg.tensor(W)
-
-    def fn(a):
-        with vg.no_grad():
-            return -((a @ w) * 2.0 + 1.0).exp()
-
-    graph = vg.static.trace(fn, vg.tensor(X))
-    assert [op.kind for op in graph.ops] == ["Mm", "Mul", "Add", "Exp", "Neg"]
-
-
 def _in_thread(fn):
     """``fn()`` run in a new thread: its result, or the exception it raised."""
     box = {}
