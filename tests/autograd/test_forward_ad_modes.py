@@ -186,3 +186,15 @@ def test_a_level_left_by_an_exception_leaves_nothing_open():
     with fw.dual_level() as depth:  # the next level is level 0 again, as in PyTorch
         assert depth == 0
     assert _in_thread(_open_second_level) == "opened"
+
+
+def test_dual_tensors_are_made_and_read_in_the_levels_thread_only():
+    # vizgrad computes tangents in the thread that opened the levels only (PyTorch's
+    # other threads would carry them): making or reading a dual elsewhere says so
+    with fw.dual_level():
+        dual = fw.make_dual(vg.tensor(X), vg.tensor(V))
+        made = _in_thread(lambda: fw.make_dual(vg.tensor(X), vg.tensor(V)))
+        read = _in_thread(lambda: fw.unpack_dual(dual))
+    for error in (made, read):
+        assert isinstance(error, RuntimeError) and "another thread" in str(error)
+    assert not LEVELS and not ACTIVE
