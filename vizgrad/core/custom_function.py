@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from threading import get_ident
 from typing import Any
 
 import numpy as np
 
 from . import backend
+from . import dual as _dual
 from .dual import ACTIVE as _DUAL_LEVELS
 from .function import Function
-from .inplace import refresh_view
+from .inplace import CUSTOM, MULTI, refresh_view
 from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, Node
 from .recording import (
     NO_STACK,
@@ -84,7 +86,7 @@ class CustomFunction(Function):
 
 def apply_user(cls: type[Function], *args: Any) -> Any:
     """``apply`` of a user Function: forward on Tensors under no_grad, then record."""
-    if _DUAL_LEVELS:
+    if _DUAL_LEVELS and _dual.OWNER[0] == get_ident():  # (another thread's: not ours)
         from .dual import _tangents_of, no_jvp_error
 
         if any(_tangents_of(args, level)[1] for level in _DUAL_LEVELS):
@@ -187,6 +189,12 @@ def apply_user(cls: type[Function], *args: Any) -> Any:
             if o._vc is None:
                 o._vc = [0]
             fresh._vc = o._vc
+            if o._base is not None or _is_input(o, tensors):
+                # a view of what it was made from, as in PyTorch, which refuses writes
+                # through it (the write's history would bypass this node's backward)
+                fresh._base = o._base if o._base is not None else o
+                fresh._view_version = o._vc[0]
+                fresh._creation = MULTI if len(outs) > 1 else CUSTOM
             results.append(fresh)
         else:  # made in forward: becomes the output itself, as in PyTorch
             o._rg = True

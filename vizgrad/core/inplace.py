@@ -8,6 +8,7 @@ so a saved tensor modified afterwards is caught when backward unpacks it.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, cast
 
 from .node import SavedTensor
@@ -17,6 +18,56 @@ from .tensor import Tensor
 
 if TYPE_CHECKING:
     from .function import Function
+
+
+#: ``Tensor._creation``: views PyTorch refuses in-place writes through (with grad mode
+#: on): made under no_grad, a view of such a view, a custom Function's output that is a
+#: view (or an input returned as is), one of several such outputs.
+NO_GRAD, NO_GRAD_CHAIN, CUSTOM, MULTI = "no_grad", "no_grad_chain", "custom", "multi"
+
+
+def inherited_creation(creation: str) -> str:
+    """The mark of a view made from a marked view (PyTorch propagates it)."""
+    return NO_GRAD_CHAIN if creation == NO_GRAD else creation
+
+
+def _view_op_name(view: Tensor) -> str:
+    """PyTorch's name of the op that made ``view`` in these messages: ``Slice``, ``MyFn``."""
+    node = view.grad_fn
+    chain = view._view_chain
+    name = node.name() if node is not None else chain[-1][0].backward_name if chain \
+        else "a view op"
+    return re.sub(r"Backward\d*$", "", name)
+
+
+def view_write_error(view: Tensor, direct: bool, op: str | None = None) -> RuntimeError:
+    """PyTorch's error for a write through a view it refuses (``view._creation``), made
+    by the write itself (``direct``) or by a write into its base or a sibling view."""
+    creation = view._creation
+    what = "is being modified inplace" if direct else \
+        "its base or another view of its base has been modified inplace"
+    output = f"Output {view.output_nr} of {_view_op_name(view)}"
+    if creation == NO_GRAD or creation == NO_GRAD_CHAIN:
+        head = "A view was created in no_grad mode" if creation == NO_GRAD else \
+            f"{output} is a view of a view which was created in no_grad mode"
+        text = (f"{head} and {what} with grad mode enabled. Given that this use case is "
+                "ambiguous and error-prone, it is forbidden. You can clarify your code by "
+                "moving both the view and the inplace either both inside the no_grad block "
+                "(if you don't want the inplace to be tracked) or both outside (if you want "
+                "the inplace to be tracked).")
+    elif creation == MULTI:
+        text = (f"{output} is a view and {what}. This view is the output of a function that "
+                "returns multiple views. Such functions do not allow the output views to be "
+                "modified inplace. You should replace the inplace operation by an "
+                "out-of-place one.")
+    else:
+        text = (f"{output} is a view and {what}. This view was created inside a custom "
+                "Function (or because an input was returned as-is) and the autograd logic "
+                "to handle view+inplace would override the custom backward associated with "
+                "the custom Function, leading to incorrect gradients. This behavior is "
+                "forbidden. You can fix this by cloning the output of the custom Function.")
+    where = f"{op}_ " if op else ""
+    return RuntimeError(f"{text} (vizgrad: {where}at {user_location()})")
 
 
 def _any_requires_grad(args: tuple) -> bool:
@@ -58,8 +109,13 @@ def _write(target: Tensor, array: Any) -> None:
 def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
     from .function import FORWARD_ONLY, run_forward, unwrap
 
-    if target._base is not None and target._view_version != target._vc[0]:
-        refresh_view(target)
+    base = target._base
+    if base is not None:
+        if target._creation is not None and grad_enabled() and \
+                (target._rg or base._rg or _any_requires_grad(args)):
+            raise view_write_error(target, True, cls.__name__.lower())
+        if target._view_version != target._vc[0]:
+            refresh_view(target)
     record = grad_enabled() and (target._rg or _any_requires_grad(args))
     if not record:
         # The unrecorded branch of Function.apply's steps: unwrap, run forward, write.
@@ -73,7 +129,6 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
             f"a leaf tensor that requires grad is used in an in-place operation "
             f"({cls.__name__.lower()}_) at {where}. Wrap parameter updates in "
             "`with vizgrad.no_grad():`, or use an out-of-place op.")
-    base = target._base
     if base is not None:
         if target._view_chain is None:
             raise RuntimeError(
@@ -148,6 +203,8 @@ def refresh_view(view: Tensor) -> None:
     """
     base = view._base
     version = base._vc[0]
+    if view._creation is not None and (view._rg or base._rg) and grad_enabled():
+        raise view_write_error(view, False)  # its history cannot be derived again
     if view._view_chain is not None and base._rg and grad_enabled():
         fresh = regenerate_view(base, view._view_chain)
         view.grad_fn = fresh.grad_fn

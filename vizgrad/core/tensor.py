@@ -100,6 +100,9 @@ class Tensor:
     _hooks: dict | None = None
     _retains_grad = False
     _view_version = 0  # a view's base version when its grad_fn was last derived
+    #: how a view was made when PyTorch refuses in-place writes through it
+    #: (``inplace.NO_GRAD`` ...); None for an ordinary view and every other tensor
+    _creation: str | None = None
     __array_priority__ = 1000
     __array_ufunc__ = None  # NumPy defers to our reflected operators
 

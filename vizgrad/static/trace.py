@@ -28,7 +28,7 @@ from typing import Any
 
 from ..core.function import Function
 from ..core.stack import is_internal
-from ..core.state import current_scope, enable_grad
+from ..core.state import OBSERVERS, current_scope, enable_grad
 from ..core.tensor import Tensor
 from ..graph import GraphNode
 from .graph import ArrayRef, CumulativeMomentum, Graph, Op, Ref, TensorAttr
@@ -76,11 +76,13 @@ def trace(fn_or_module: Callable, *example_inputs: Any, input_names: Sequence[st
     on_meta = any(isinstance(array_of(t), MetaArray) for t in recorder.alive)
     previous = sys.getprofile()
     sys.setprofile(recorder.profile)
+    OBSERVERS.append(recorder)  # every op through apply, under no_grad too
     try:
         with enable_grad(), meta_forwards() if on_meta else contextlib.nullcontext():
             result = fn_or_module(*inputs)
     finally:
         sys.setprofile(previous)
+        OBSERVERS.remove(recorder)
     if recorder.error is not None:
         raise recorder.error
     graph = recorder.graph
@@ -146,10 +148,12 @@ def recording() -> Iterator[Recording]:
     previous = sys.getprofile()
     handle = on_backward(stop)
     sys.setprofile(recorder.profile)
+    OBSERVERS.append(recorder)
     try:
         yield Recording(recorder)
     finally:
         sys.setprofile(previous)
+        OBSERVERS.remove(recorder)
         handle.remove()
 
 
