@@ -82,3 +82,18 @@ def test_drawing_works_when_another_module_stands_in_for_torch(monkeypatch):
     dot = vg.make_dot(loss).source
     assert "SumBackward0" in dot and "MulBackward0" in dot
     assert [n.name() for n in vg.graph.walk(loss)][:2] == ["SumBackward0", "MulBackward0"]
+
+
+@pytest.mark.parametrize("attribute", ["grad_fn", "output_nr"])
+def test_a_tensors_history_is_read_only_as_in_torch(attribute):
+    errors = []
+    for lib in (vg, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2.0
+        with pytest.raises(AttributeError, match=f"'{attribute}'.*not writable") as caught:
+            setattr(y, attribute, None if attribute == "grad_fn" else 1)
+        errors.append(caught.type)
+        assert y.grad_fn is not None and not y.is_leaf  # unchanged: still interior
+        y.sum().backward()
+        assert x.grad is not None
+    assert errors[0] is errors[1] is AttributeError

@@ -176,8 +176,8 @@ def apply_user(cls: type[Function], *args: Any) -> Any:
         if dirty and id(o) in dirty:  # an input modified in place: it takes this node
             o._bump_version()
             o._rg = True
-            o.grad_fn = node
-            o.output_nr = nr
+            o._grad_fn = node
+            o._output_nr = nr
             results.append(o)
         elif nondiff and id(array) in nondiff:
             # PyTorch returns such an output as it is; one that is an input stays one.
@@ -198,8 +198,8 @@ def apply_user(cls: type[Function], *args: Any) -> Any:
             results.append(fresh)
         else:  # made in forward: becomes the output itself, as in PyTorch
             o._rg = True
-            o.grad_fn = node
-            o.output_nr = nr
+            o._grad_fn = node
+            o._output_nr = nr
             results.append(o)
         nr += 1
     if nondiff:  # ids -> output numbers, which is what Node.input_meta reads
@@ -233,7 +233,7 @@ def _dirty_outputs(node: Node, outs: Any) -> set:
             f"output. The inputs that are modified inplace must all be outputs of the "
             f"Function ({node.name()}).")
     for t in dirty:
-        if t._rg and t.grad_fn is None:
+        if t._rg and t._grad_fn is None:
             raise RuntimeError(
                 f"a leaf Tensor that requires grad has been used in an in-place operation "
                 f"(the forward of {node.name()} marked it dirty). Pass a clone, or modify it "

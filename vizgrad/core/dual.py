@@ -203,8 +203,8 @@ def apply_dual(cls: Any, args: tuple) -> Any:
                     result.array = out_array
                     result._rg = False
                     result._grad = None
-                    result.grad_fn = None
-                    result.output_nr = 0
+                    result._grad_fn = None
+                    result._output_nr = 0
                     result._vc = None
                     result._base = None
                 else:  # several outputs, or a NumPy scalar: wrapped as apply wraps them

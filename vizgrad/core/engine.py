@@ -208,7 +208,7 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
         if not tensor._rg:
             raise RuntimeError(f"input {index} does not require grad; a gradient with respect "
                                "to it cannot be computed")
-        edge = edge_of(tensor) if tensor.grad_fn is not None else (accumulator_of(tensor), 0)
+        edge = edge_of(tensor) if tensor._grad_fn is not None else (accumulator_of(tensor), 0)
         input_edges.append(edge)
         captures.setdefault(edge, []).append(index)
     captured: list[Tensor | None] = [None] * len(input_edges)
@@ -567,7 +567,7 @@ def backward(outputs: Any, gradients: Any = None, retain_graph: bool | None = No
         __tracebackhide__ = True  # noqa: F841
         raise error.with_traceback(None) from error.__cause__
     for tensor, grad in zip(input_list or (), captured):
-        if tensor.grad_fn is not None and grad is not None:
+        if tensor._grad_fn is not None and grad is not None:
             value = grad if create_graph else grad.detach()
             tensor.grad = value if tensor.grad is None else tensor.grad + value
     for listener in list(BACKWARD_DONE_LISTENERS):

@@ -232,10 +232,10 @@ class Function:
                 mask |= bit
                 if arg._rg:
                     grad_mask |= bit
-                    source = arg.grad_fn
+                    source = arg._grad_fn
                     if source is not None:
                         next_nodes.append(source)
-                        if arg.output_nr:
+                        if arg._output_nr:
                             numbered = True
                     else:
                         ref = arg._accumulator
@@ -306,8 +306,8 @@ class Function:
         result.array = out
         result._rg = True
         result._grad = None
-        result.grad_fn = node
-        result.output_nr = 0
+        result._grad_fn = node
+        result._output_nr = 0
         result._vc = None
         result._base = None
         # -- save ---------------------------------------------------------------------

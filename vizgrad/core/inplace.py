@@ -33,7 +33,7 @@ def inherited_creation(creation: str) -> str:
 
 def _view_op_name(view: Tensor) -> str:
     """PyTorch's name of the op that made ``view`` in these messages: ``Slice``, ``MyFn``."""
-    node = view.grad_fn
+    node = view._grad_fn
     chain = view._view_chain
     name = node.name() if node is not None else chain[-1][0].backward_name if chain \
         else "a view op"
@@ -46,7 +46,7 @@ def view_write_error(view: Tensor, direct: bool, op: str | None = None) -> Runti
     creation = view._creation
     what = "is being modified inplace" if direct else \
         "its base or another view of its base has been modified inplace"
-    output = f"Output {view.output_nr} of {_view_op_name(view)}"
+    output = f"Output {view._output_nr} of {_view_op_name(view)}"
     if creation == NO_GRAD or creation == NO_GRAD_CHAIN:
         head = "A view was created in no_grad mode" if creation == NO_GRAD else \
             f"{output} is a view of a view which was created in no_grad mode"
@@ -124,7 +124,7 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
         return target
 
     where = user_location()
-    if target.grad_fn is None and target._rg:
+    if target._grad_fn is None and target._rg:
         raise RuntimeError(
             f"a leaf tensor that requires grad is used in an in-place operation "
             f"({cls.__name__.lower()}_) at {where}. Wrap parameter updates in "
@@ -135,14 +135,14 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
                 f"this tensor is one of several views returned by one op (split, chunk, "
                 f"unbind) and cannot be modified in place ({cls.__name__.lower()}_ at "
                 f"{where}). Clone it first: t = t.clone().")
-        if base.grad_fn is None and base._rg:
+        if base._grad_fn is None and base._rg:
             raise RuntimeError(
                 f"a view of a leaf tensor that requires grad is used in an in-place operation "
                 f"({cls.__name__.lower()}_ at {where}). Modify a clone of the leaf instead.")
 
-    old = Tensor._make(target.array, target._rg, target.grad_fn, target.output_nr)
+    old = Tensor._make(target.array, target._rg, target._grad_fn, target._output_nr)
     result = cls.apply(old, *args)
-    node = result.grad_fn
+    node = result._grad_fn
     if node is None:  # nothing to record after all (e.g. non-differentiable op)
         _write(target, result.array)
         return target
@@ -152,12 +152,12 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
     if target._vc is None:
         target._vc = [0]
     node._rewrite_saved_outputs(target.array, target._vc)
-    target.grad_fn = node
-    target.output_nr = result.output_nr
+    target._grad_fn = node
+    target._output_nr = result._output_nr
     target._rg = True
     if base is not None:
         _rebase(target, base)
-    _follow_retain_grad(target, old.grad_fn, old.output_nr)
+    _follow_retain_grad(target, old._grad_fn, old._output_nr)
     return target
 
 
@@ -181,17 +181,17 @@ def _rebase(view: Tensor, base: Tensor) -> None:
     from .copy_slices import CopySlices, take_over
 
     view._view_version = base._vc[0]  # its grad_fn is the write's node: current, not stale
-    old_base = Tensor._make(base.array, base._rg, base.grad_fn, base.output_nr)
-    op = view.grad_fn
+    old_base = Tensor._make(base.array, base._rg, base._grad_fn, base._output_nr)
+    op = view._grad_fn
     new_base = CopySlices.apply(old_base, view, view._view_chain)
-    take_over(new_base.grad_fn, op, base.array)
-    base.grad_fn = new_base.grad_fn
-    base.output_nr = 0
+    take_over(new_base._grad_fn, op, base.array)
+    base._grad_fn = new_base._grad_fn
+    base._output_nr = 0
     base._rg = True
-    _follow_retain_grad(base, old_base.grad_fn, old_base.output_nr)
+    _follow_retain_grad(base, old_base._grad_fn, old_base._output_nr)
     fresh = regenerate_view(base, cast(tuple, view._view_chain))
-    view.grad_fn = fresh.grad_fn
-    view.output_nr = fresh.output_nr
+    view._grad_fn = fresh._grad_fn
+    view._output_nr = fresh._output_nr
     view._view_version = base._vc[0]
 
 
@@ -207,7 +207,7 @@ def refresh_view(view: Tensor) -> None:
         raise view_write_error(view, False)  # its history cannot be derived again
     if view._view_chain is not None and base._rg and grad_enabled():
         fresh = regenerate_view(base, view._view_chain)
-        view.grad_fn = fresh.grad_fn
-        view.output_nr = fresh.output_nr
+        view._grad_fn = fresh._grad_fn
+        view._output_nr = fresh._output_nr
         view._rg = True
     view._view_version = version

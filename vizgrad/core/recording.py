@@ -185,8 +185,8 @@ def next_node_of(tensor: Tensor) -> Node | None:
     """The node an input's gradient goes to (None when it wants none)."""
     if not tensor._rg:
         return None
-    if tensor.grad_fn is not None:
-        return tensor.grad_fn
+    if tensor._grad_fn is not None:
+        return tensor._grad_fn
     ref = tensor._accumulator
     accumulator = ref() if ref is not None else None
     return accumulator if accumulator is not None else accumulator_of(tensor)
@@ -194,7 +194,7 @@ def next_node_of(tensor: Tensor) -> Node | None:
 
 def numbers_of(tensors: list) -> tuple:
     """``output_nr`` of each input (0 for one that wants no gradient), as a shared tuple."""
-    numbers = tuple(t.output_nr if t._rg and t.grad_fn is not None else 0 for t in tensors)
+    numbers = tuple(t._output_nr if t._rg and t._grad_fn is not None else 0 for t in tensors)
     found = _NRS.get(numbers)
     if found is None:
         if len(_NRS) > 4096:

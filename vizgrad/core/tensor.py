@@ -85,13 +85,13 @@ class Tensor:
 
     # Hot attributes are slots; rarely set ones live in the instance dict (created
     # only when first set) with these class-level defaults, so making a tensor is cheap.
-    __slots__ = ("array", "_rg", "_grad", "grad_fn", "output_nr", "_vc", "_base", "__dict__",
-                 "__weakref__")
+    __slots__ = ("array", "_rg", "_grad", "_grad_fn", "_output_nr", "_vc", "_base",
+                 "__dict__", "__weakref__")
     array: Any  #: the backend array (NumPy, CuPy ...)
     _rg: bool  #: requires_grad
     _grad: Tensor | None
-    grad_fn: Node | None  #: the node that made it (None for a leaf)
-    output_nr: int  #: which output of ``grad_fn`` it is
+    _grad_fn: Node | None  #: the node that made it (None for a leaf): ``grad_fn``
+    _output_nr: int  #: which output of ``grad_fn`` it is: ``output_nr``
     _vc: Any  #: version counter, a shared [int] (None: never written; a view always has one)
     _base: Any  #: the Tensor it is a view of, or None
     _name: str | None = None
@@ -124,15 +124,48 @@ class Tensor:
     @name.setter
     def name(self, value: str | None) -> None:
         self._name = value
-        node = self.grad_fn
+        node = self._grad_fn
         if node is not None and value is not None:
-            node.metadata.setdefault(NAMES_KEY, {})[self.output_nr] = str(value)
+            node.metadata.setdefault(NAMES_KEY, {})[self._output_nr] = str(value)
+
+    # Read-only, as in PyTorch: assigning ``y.grad_fn = None`` would silently turn an
+    # interior tensor into a leaf whose .grad never fills.  (vizgrad's own code writes
+    # the slots ``_grad_fn``/``_output_nr``.)
+    @property
+    def grad_fn(self) -> Node | None:
+        """The backward node that made this tensor: None for a leaf and for a tensor made
+        under ``no_grad`` (PyTorch's ``Tensor.grad_fn``; read-only).
+
+        Example
+        -------
+        >>> x = vizgrad.ones(2, requires_grad=True)
+        >>> (x * 2).grad_fn.name(), x.grad_fn
+        ('MulBackward0', None)
+        """
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, value: object) -> None:
+        raise AttributeError("attribute 'grad_fn' of 'Tensor' objects is not writable: a "
+                             "tensor's history is set by the op that made it; use "
+                             "t.detach() (or t.detach_()) for a tensor without history")
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of ``grad_fn`` this tensor is (0 for a single-output op and for a
+        leaf; PyTorch's ``Tensor.output_nr``; read-only)."""
+        return self._output_nr
+
+    @output_nr.setter
+    def output_nr(self, value: object) -> None:
+        raise AttributeError("attribute 'output_nr' of 'Tensor' objects is not writable: it "
+                             "is set by the op that made the tensor")
 
     def _init_state(self, requires_grad: bool, grad_fn: Node | None, output_nr: int) -> None:
         self._rg = requires_grad
         self._grad = None
-        self.grad_fn = grad_fn
-        self.output_nr = output_nr
+        self._grad_fn = grad_fn
+        self._output_nr = output_nr
         self._vc = None
         self._base = None
 
@@ -144,8 +177,8 @@ class Tensor:
         tensor.array = data
         tensor._rg = requires_grad
         tensor._grad = None
-        tensor.grad_fn = grad_fn
-        tensor.output_nr = output_nr
+        tensor._grad_fn = grad_fn
+        tensor._output_nr = output_nr
         tensor._vc = None
         tensor._base = None
         return tensor
@@ -289,10 +322,10 @@ class Tensor:
         value = bool(value)
         if value and self.array.dtype.kind != "f":
             raise RuntimeError(_no_grad_dtype_message(self.array.dtype))
-        if not value and self.grad_fn is not None:
+        if not value and self._grad_fn is not None:
             raise RuntimeError(
                 "requires_grad can only be turned off on a leaf tensor; this one was made "
-                f"by {self.grad_fn.name()}. Use t.detach() for a tensor without history.")
+                f"by {self._grad_fn.name()}. Use t.detach() for a tensor without history.")
         self._rg = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -310,7 +343,7 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        return self.grad_fn is None
+        return self._grad_fn is None
 
     @property
     def _version(self) -> int:
@@ -327,9 +360,9 @@ class Tensor:
     @property
     def slot_rank(self) -> tuple[int, int]:
         """``(slot, rank)`` of this tensor among its ``grad_fn``'s outputs."""
-        if self.grad_fn is None:
+        if self._grad_fn is None:
             return (0, 0)
-        return self.grad_fn.slot_rank_of(self.output_nr)
+        return self._grad_fn.slot_rank_of(self._output_nr)
 
     @property
     def retains_grad(self) -> bool:
@@ -337,15 +370,15 @@ class Tensor:
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward."""
-        if self.grad_fn is None:
+        if self._grad_fn is None:
             if not self._rg:
                 raise RuntimeError("can't retain_grad on a tensor that doesn't require grad")
             return
-        node = self.grad_fn
+        node = self._grad_fn
         if node._retained is None:
             node._retained = {}
             node._hooked = True
-        node._retained[self.output_nr] = weakref.ref(self)
+        node._retained[self._output_nr] = weakref.ref(self)
         self._retains_grad = True
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
@@ -363,15 +396,15 @@ class Tensor:
         """
         if not self._rg:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require grad")
-        if self.grad_fn is None:
+        if self._grad_fn is None:
             if self._hooks is None:
                 self._hooks = {}
             return add_hook(self._hooks, hook)
-        node = self.grad_fn
+        node = self._grad_fn
         if node._tensor_hooks is None:
             node._tensor_hooks = {}
             node._hooked = True
-        hooks = node._tensor_hooks.setdefault(self.output_nr, {})
+        hooks = node._tensor_hooks.setdefault(self._output_nr, {})
         return add_hook(hooks, hook)
 
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
@@ -408,8 +441,8 @@ class Tensor:
         """Cut this tensor from its history in place; it becomes a leaf."""
         if self._base is not None and self._rg:
             raise RuntimeError("can't detach_() a view; use detach() instead")
-        self.grad_fn = None
-        self.output_nr = 0
+        self._grad_fn = None
+        self._output_nr = 0
         self._rg = False
         return self
 
@@ -461,11 +494,11 @@ class Tensor:
 
     def __deepcopy__(self, memo: dict) -> Tensor:
         """Copy a leaf: data, ``requires_grad``, name and ``.grad`` (as PyTorch does)."""
-        if self.grad_fn is not None:
+        if self._grad_fn is not None:
             raise RuntimeError(
                 "Only Tensors created explicitly by the user (graph leaves) support the "
                 f"deepcopy protocol at the moment. This tensor was made by "
-                f"{self.grad_fn.name()}. Copy its values without the history with "
+                f"{self._grad_fn.name()}. Copy its values without the history with "
                 "t.detach().clone(), or deepcopy t.detach().")
         new = type(self).__new__(type(self))
         memo[id(self)] = new
@@ -496,8 +529,8 @@ class Tensor:
             extras.append(f"device='{self.device}'")
         if self.name:
             extras.append(f"name={self.name!r}")
-        if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        if self._grad_fn is not None:
+            extras.append(f"grad_fn=<{self._grad_fn.name()}>")
         elif self._rg:
             extras.append("requires_grad=True")
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"
@@ -520,9 +553,9 @@ def edge_of(tensor: Tensor) -> tuple:
     """``(node, input_nr)`` that a gradient for ``tensor`` flows to, PyTorch's gradient_edge."""
     if not tensor._rg:
         return _NO_EDGE
-    node = tensor.grad_fn
+    node = tensor._grad_fn
     if node is not None:
-        return (node, tensor.output_nr)
+        return (node, tensor._output_nr)
     return (accumulator_of(tensor), 0)
 
 
