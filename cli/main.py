@@ -333,7 +333,9 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
         _draw_error(run, destination, path, quiet, stdout, stderr)
         sys.exit(1)
     if anomaly and not run.failed:
-        out.note(stderr, "anomaly mode found no NaN/Inf")
+        from vizgrad.debug.anomaly import coverage_text
+
+        out.note(stderr, f"anomaly mode found no NaN/Inf in what it checked ({coverage_text()})")
     if run.failed:
         _report_failure(run, stderr, at_error)
         if not at_error:

@@ -77,9 +77,13 @@ class TorchBackwardWatch:
     script imports it; ``stop()`` undoes everything.
     """
 
-    def __init__(self, on_call: Callable[[list], None], after_call: Callable[[], None]) -> None:
+    def __init__(self, on_call: Callable[[list], None], after_call: Callable[[], None], *,
+                 grad: bool = False, on_failure: Callable[[], None] | None = None) -> None:
         self.on_call = on_call
         self.after_call = after_call
+        self.grad = grad  # torch.autograd.grad too (its outputs are the roots)
+        self.on_failure = on_failure  # called when the backward raised
+        self.after_import: Callable[[Any], None] | None = None  # once torch is patched
         self._patched: list[tuple[Any, str, Any]] = []
         self._finder: _PatchAfterImport | None = None
         self.inside = 0  # > 0 while a patched backward runs
@@ -104,11 +108,16 @@ class TorchBackwardWatch:
     def _patch(self, torch: Any) -> None:
         if self._finder is not None and self._finder in sys.meta_path:
             sys.meta_path.remove(self._finder)
-        for owner, attribute in ((torch.Tensor, "backward"), (torch.autograd, "backward")):
+        entries = [(torch.Tensor, "backward"), (torch.autograd, "backward")]
+        if self.grad:
+            entries.append((torch.autograd, "grad"))
+        for owner, attribute in entries:
             original = owner.__dict__[attribute] if isinstance(owner, type) else getattr(
                 owner, attribute)
             setattr(owner, attribute, self._wrap(original))
             self._patched.append((owner, attribute, original))
+        if self.after_import is not None:
+            self.after_import(torch)
 
     def _wrap(self, original: Any) -> Any:
         watch = self
@@ -116,12 +125,16 @@ class TorchBackwardWatch:
         def backward(*args: Any, **kwargs: Any) -> Any:
             if watch.inside:  # Tensor.backward's own call of torch.autograd.backward
                 return original(*args, **kwargs)
-            first = args[0] if args else kwargs.get("tensors")
+            first = args[0] if args else kwargs.get("tensors", kwargs.get("outputs"))
             outputs = [first] if graph.is_tensor(first) else list(first or ())
             watch.on_call(outputs)
             watch.inside += 1
             try:
                 result = original(*args, **kwargs)
+            except BaseException:
+                if watch.on_failure is not None:
+                    watch.on_failure()
+                raise
             finally:
                 watch.inside -= 1
             watch.after_call()
