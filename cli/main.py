@@ -31,6 +31,7 @@ from vizgrad.debug.capture import (
     check_script,
     run_script,
 )
+from vizgrad.debug.ranks import rank_info, rank_path
 from vizgrad.debug.selection import NothingToRenderError, script_parameters, select_roots
 from vizgrad.debug.summary import graph_summary
 from vizgrad.debug.tracebacks import format_traceback
@@ -311,7 +312,10 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
     except (TypeError, ValueError) as problem:
         out.error(stderr, f"bad picture option: {problem}")
         sys.exit(2)
-    path = output if output is not None else script_path.with_suffix(".svg")
+    asked = output if output is not None else script_path.with_suffix(".svg")
+    # under several ranks (torchrun) every rank runs this: each writes its own file
+    ranks = rank_info()
+    path = rank_path(asked, ranks)
     try:
         check_output(path, script=script_path)
     except OutputError as problem:
@@ -328,6 +332,9 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
         run = _capture(script, script_args, 1 if recording else step, steps, stderr,
                        bool(flags["show_grad"]), timeout,
                        run_all=bool(target or at_error or anomaly))
+    if ranks is None and rank_info() is not None:  # the script started its process group
+        path = rank_path(asked, rank_info())
+        destination = Path.cwd() / path if not path.is_absolute() else path
     if run.failed and anomaly and getattr(run.error, "node", None) is not None:
         _report_failure(run, stderr, at_error=True)
         _draw_error(run, destination, path, quiet, stdout, stderr)
