@@ -341,9 +341,14 @@ HINT = ("  Look for a division by zero, log/sqrt of 0 or a negative number, or a
 
 def nonfinite(array: Any) -> bool:
     """Whether ``array`` (a NumPy/CuPy array or a PyTorch tensor) holds NaN or Inf."""
-    if graph.is_torch_tensor(array):  # one reduction on the tensor's device
-        return bool((array.is_floating_point() or array.is_complex()) and array.numel()
-                    and not array.isfinite().all())
+    if graph.is_torch_tensor(array):
+        if not (array.is_floating_point() or array.is_complex()) or not array.numel():
+            return False
+        # one sum (about 5 us for 16k floats on a CPU, where isfinite().all() takes 80):
+        # finite exactly when every value is, unless it overflowed; then look at each
+        if math.isfinite(abs(complex(array.sum().item()))):
+            return False
+        return not bool(array.isfinite().all())
     return _quick_nonfinite(array)
 
 

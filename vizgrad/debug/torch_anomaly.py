@@ -85,10 +85,12 @@ class TorchAnomaly:
             return
         COUNTS["torch_calls"] += 1
         self._roots = [weakref.ref(t) for t in roots]
-        for node in graph.walk(roots):
-            if node.is_accumulate:
+        shape = graph.topology(roots)  # the nodes only: half the cost of a full walk
+        for position, leaf in enumerate(shape.accumulate):
+            if leaf:
                 continue  # its hook would see the gradient after accumulation: the edge
                 # into it is checked where it was computed
+            node = graph.as_node(shape.raws[position])  # PyTorch's node, through the adapter
             try:
                 self._handles.append(node.register_hook(self._hook_for(node)))
             except Exception:  # noqa: BLE001 - a node that takes no hook is named
