@@ -143,3 +143,16 @@ def test_anomaly_finding_nothing_says_what_it_checked(tmp_path, train) -> None:
     assert result.exit_code == 0, result.stderr
     assert "anomaly mode found no NaN/Inf in what it checked" in result.stderr
     assert "2 PyTorch backward call(s)" in result.stderr
+
+
+def test_anomaly_in_a_real_process_where_the_script_imports_torch(tmp_path) -> None:
+    """Anomaly mode's import hook and `vizgrad render`'s both wait for torch: each
+    asked the other for torch's spec, for ever (RecursionError at `import torch`)."""
+    path = tmp_path / "nan.py"
+    path.write_text(textwrap.dedent(NAN_TRAIN), encoding="utf-8")
+    picture = tmp_path / "nan.svg"
+    done = vizgrad_process("render", "--anomaly", "-o", picture, path)
+    assert "RecursionError" not in done.stderr
+    assert done.returncode == 1, done.stderr
+    assert "Forward of 'LogBackward0' (torch.log) produced nan values" in done.stderr
+    assert "LogBackward0" in picture.read_text(encoding="utf-8")

@@ -29,19 +29,27 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder):
 
     def __init__(self, callback: Callable[[Any], None]) -> None:
         self.callback = callback
+        self.searching = False
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname != "torch":
+        # Two watches at once (anomaly mode and `vizgrad render`) each ask the other
+        # finders: the one already searching answers None, or they would ask each other
+        # for ever.  The inner one wraps the real loader, the outer one wraps that.
+        if fullname != "torch" or self.searching:
             return None
-        for finder in sys.meta_path:
-            find = getattr(finder, "find_spec", None)
-            if finder is self or find is None:
-                continue
-            spec = find(fullname, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
+        self.searching = True
+        try:
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                if finder is self or find is None:
+                    continue
+                spec = find(fullname, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+        finally:
+            self.searching = False
         if spec.loader is not None and hasattr(spec.loader, "exec_module"):
             spec.loader = _Loader(spec.loader, self.callback)
         return spec
