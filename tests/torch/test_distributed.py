@@ -84,3 +84,21 @@ def test_find_unused_false_named_before_pytorch_fails_a_step_later(tmp_path) -> 
     warned = "\n".join(one["warnings"])
     assert "the ranks' graphs differ" in warned and "extra.weight (module extra)" in warned
     assert f"{WORKER}:{_forward_line()}" in warned
+
+
+def test_the_gallery_ddp_script_reports_the_skipped_layer() -> None:
+    script = ROOT / "gallery" / "train_ddp_skipped_layer.py"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        env.pop(name, None)
+    done = subprocess.run([sys.executable, str(script)], env=env, cwd=ROOT, timeout=180,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    line = next(number for number, text in enumerate(script.read_text().splitlines(), 1)
+                if "self.aux(h)" in text)
+    assert "rank 1: 2 parameter(s) not in this rank's graph" in done.stdout
+    assert f"aux.weight (module aux) at {script}:{line} in forward" in done.stdout
+    assert "step 1, rank 1: no gradient before the all-reduce: ['aux.weight', 'aux.bias']" \
+        in done.stdout
+    assert "step 1, rank 0: no gradient before the all-reduce: none" in done.stdout
+    assert "RankWarning" not in done.stderr  # printed by the script, not warned twice
