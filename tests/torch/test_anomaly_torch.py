@@ -152,3 +152,22 @@ def test_nothing_found_says_what_was_checked() -> None:
     text = vizgrad.debug.anomaly.coverage_text()
     assert "1 PyTorch backward call(s), 3 node backward(s) hooked" in text
     assert torch_anomaly.COUNTS["unhooked"] == []
+
+
+def test_a_node_that_takes_no_hook_is_named_as_not_checked(monkeypatch) -> None:
+    from vizgrad.adapters import torch as adapter
+
+    hook = adapter.TorchNode.register_hook
+
+    def refusing(self, fn):
+        if self.name() == "ExpBackward0":
+            raise RuntimeError("this node takes no hooks")
+        return hook(self, fn)
+
+    monkeypatch.setattr(adapter.TorchNode, "register_hook", refusing)
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with vizgrad.detect_anomaly():
+        (x * 2).exp().sum().backward()  # all finite: but ExpBackward0 was not looked at
+    text = vizgrad.debug.anomaly.coverage_text()
+    assert "1 node(s) could not be hooked and were NOT checked: ExpBackward0" in text
+    assert "2 node backward(s) hooked" in text
