@@ -332,9 +332,10 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
         run = _capture(script, script_args, 1 if recording else step, steps, stderr,
                        bool(flags["show_grad"]), timeout,
                        run_all=bool(target or at_error or anomaly))
-    if ranks is None and rank_info() is not None:  # the script started its process group
-        path = rank_path(asked, rank_info())
-        destination = Path.cwd() / path if not path.is_absolute() else path
+    started = rank_info() or run.ranks  # the script started a process group itself
+    if ranks is None and started is not None:
+        path = rank_path(asked, started)
+        destination = path.absolute()
     if run.failed and anomaly and getattr(run.error, "node", None) is not None:
         _report_failure(run, stderr, at_error=True)
         _draw_error(run, destination, path, quiet, stdout, stderr)

@@ -102,3 +102,45 @@ def test_the_gallery_ddp_script_reports_the_skipped_layer() -> None:
         in done.stdout
     assert "step 1, rank 0: no gradient before the all-reduce: none" in done.stdout
     assert "RankWarning" not in done.stderr  # printed by the script, not warned twice
+
+
+RENDERED = """
+import sys
+import datetime
+import torch
+import torch.distributed as dist
+
+rank, port = int(sys.argv[1]), int(sys.argv[2])
+dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                        world_size=2, timeout=datetime.timedelta(seconds=60))
+w = torch.ones(3, requires_grad=True)
+loss = (w * (rank + 1)).exp().sum() if rank else (w * 2).sum()
+loss.backward()
+dist.destroy_process_group()        # gone before vizgrad draws
+"""
+
+
+def test_render_in_each_rank_of_a_process_group_writes_its_own_file(tmp_path) -> None:
+    """No RANK/WORLD_SIZE in the environment: the script starts its group itself."""
+    script = tmp_path / "ranks.py"
+    script.write_text(RENDERED, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", str(ROOT)),
+           "OMP_NUM_THREADS": "1"}
+    for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        env.pop(name, None)
+    port = str(_free_port())
+    ranks = [subprocess.Popen([sys.executable, "-m", "vizgrad_cli", "render", "-o",
+                               str(tmp_path / "graph.svg"), str(script), str(rank), port],
+                              env=env, cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for rank in (0, 1)]
+    try:
+        outputs = [rank.communicate(timeout=120) for rank in ranks]
+    finally:
+        for rank in ranks:
+            if rank.poll() is None:
+                rank.kill()
+    assert [rank.returncode for rank in ranks] == [0, 0], outputs
+    assert sorted(p.name for p in tmp_path.glob("*.svg")) == ["graph.rank0.svg",
+                                                              "graph.rank1.svg"]
+    assert "ExpBackward0" in (tmp_path / "graph.rank1.svg").read_text()
+    assert "ExpBackward0" not in (tmp_path / "graph.rank0.svg").read_text()
