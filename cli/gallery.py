@@ -72,7 +72,7 @@ class Example:
 
 
 EXAMPLES: list[Example] = [
-    Example("mlp_digits", "An MLP on the digits data (after a few SGD steps)"),
+    Example("mlp_digits", "An MLP on the digits data (step 5 of 5)", step=5),
     Example("cnn", "A small CNN, modules drawn as boxes", {"cluster": True}),
     Example("rnn", "An RNN unrolled over a sequence (shared weights)"),
     Example("lstm", "An LSTM over a sequence", {"cluster": True}),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import difflib
 import json
 import re
 import signal
@@ -65,7 +66,7 @@ HARD_STOP_GRACE = 10.0
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_RULE)
 @click.version_option(package_name="vizgrad", prog_name="vizgrad")
 def main() -> None:
-    """See the backward graph of any vizgrad script.
+    """See the backward graph of a vizgrad or PyTorch script, unmodified.
 
     vizgrad's options may come before or after SCRIPT; the script's own arguments
     follow it, and any that share a name with a vizgrad option (-o, --step, ...) go
@@ -78,8 +79,23 @@ def _check_script(script: str, stderr) -> Path:
     try:
         return check_script(script)
     except ScriptNotFoundError as problem:
-        out.error(stderr, str(problem), USAGE)
+        message = str(problem)
+        if script.startswith("-"):  # a mistyped option before the script took its place
+            message = _no_such_option(script)
+        out.error(stderr, message, USAGE)
         sys.exit(2)
+
+
+def _no_such_option(given: str) -> str:
+    """``no such option: --stpe (did you mean --step?)``, from the running command's options."""
+    context = click.get_current_context(silent=True)
+    names = [] if context is None else [
+        name for param in context.command.params if isinstance(param, click.Option)
+        for name in (*param.opts, *param.secondary_opts)]
+    close = difflib.get_close_matches(given.split("=", 1)[0], names, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    command = "vizgrad" if context is None else f"vizgrad {context.info_name}"
+    return f"no such option: {given}{hint} (see {command} --help)"
 
 
 @contextlib.contextmanager

@@ -171,3 +171,13 @@ def test_a_node_that_takes_no_hook_is_named_as_not_checked(monkeypatch) -> None:
     text = vizgrad.debug.anomaly.coverage_text()
     assert "1 node(s) could not be hooked and were NOT checked: ExpBackward0" in text
     assert "2 node backward(s) hooked" in text
+
+
+def test_save_to_draws_the_failing_pytorch_node_with_the_error_on_top(tmp_path) -> None:
+    path = tmp_path / "anomaly.svg"
+    with pytest.raises(vizgrad.debug.AnomalyError) as ours, \
+            vizgrad.detect_anomaly(save_to=path):
+        log_of_zero()
+    assert ours.value.picture == str(path)
+    svg = path.read_text(encoding="utf-8")
+    assert "LogBackward0" in svg and "AnomalyError: Function" in svg

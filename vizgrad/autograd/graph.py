@@ -24,10 +24,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..core.node import Node
 from ..core.saving import SAVED_TENSOR_HOOKS
 from ..core.tensor import Tensor
 
-__all__ = ["save_on_cpu", "saved_tensors_hooks"]
+# Node: the class of every backward node (``grad_fn``), for ``isinstance`` checks as
+# with ``torch.autograd.graph.Node``.
+__all__ = ["Node", "save_on_cpu", "saved_tensors_hooks"]
 
 
 class saved_tensors_hooks:  # noqa: N801 - PyTorch's name

@@ -25,12 +25,13 @@ from .state import (
                    scope,
                    set_grad_enabled,
 )
-from .tensor import Tensor
+from .tensor import Tensor, is_tensor
 
 __all__ = [
     "AccumulateGrad", "CopySlices", "CustomFunction", "Edge", "Function", "GraphFreedError",
     "InplaceModificationError", "Node", "RemovableHandle", "SavedTensor", "SlotMeta",
     "StackFrame", "Tensor", "backend", "backward", "capture_stack", "current_scope",
-    "enable_grad", "grad", "is_grad_enabled", "no_grad", "once_differentiable", "scope",
+    "enable_grad", "grad", "is_grad_enabled", "is_tensor", "no_grad", "once_differentiable",
+    "scope",
     "set_grad_enabled",
 ]

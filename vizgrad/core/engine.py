@@ -495,6 +495,39 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
         variable.grad = Tensor._make(variable.grad.array + grad.array)
 
 
+def call_node(node: Node, grads: tuple) -> Any:
+    """``node(*grads)``: one node's backward run by hand (see ``Node.__call__``)."""
+    meta = node._result_meta
+    if len(grads) != len(meta):
+        raise TypeError(f"{node.name()} expected {len(meta)} gradient(s) (one per output of "
+                        f"its forward op), got {len(grads)}")
+    buffer = []
+    for nr, (grad, (shape, _)) in enumerate(zip(grads, meta)):
+        if grad is not None:
+            if not isinstance(grad, Tensor):
+                raise TypeError(f"{node.name()} takes gradient tensors (or None), got "
+                                f"{type(grad).__name__} for output {nr}")
+            if tuple(grad.shape) != tuple(shape):
+                raise RuntimeError(f"{node.name()}: the gradient of output {nr} has shape "
+                                   f"{tuple(grad.shape)}, the output has shape {tuple(shape)}")
+        buffer.append(grad)
+    if node.__class__ is AccumulateGrad:
+        if buffer[0] is not None:
+            with ACCUMULATE_LOCK:
+                _accumulate(node.variable, buffer[0], grad_enabled())
+        return ()
+    if all(grad is None for grad in buffer):
+        result: Any = [None] * len(node._next_nodes)
+    else:
+        if any(grad is None for grad in buffer):
+            buffer = _materialize(node, buffer)
+        result = _call_backward(node, buffer)
+    # As returned by backward: the engine, not the node, reduces a broadcast gradient to
+    # its input's shape (PyTorch's node called by hand does not reduce either).
+    out = [None if child is None else grad for child, grad in zip(node._next_nodes, result)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
 #: Callables told ``listener(outputs)`` at the start of every ``backward()``; the CLI
 #: uses this to find "the root of the first backward() call" of a script.
 BACKWARD_LISTENERS: list = []

@@ -215,6 +215,22 @@ class Node:
         """PyTorch-style name of the backward op, e.g. ``"MulBackward0"``."""
         return self.fn.backward_name
 
+    def __call__(self, *grads: Any) -> Any:
+        """Run this node's backward on one gradient per forward output, as PyTorch's
+        ``grad_fn(grad)``: one gradient per forward input (a tuple when there are several,
+        None where the input wants none), recorded when grad mode is on.  An
+        ``AccumulateGrad`` node adds its gradient into the leaf's ``.grad``.
+
+        Example
+        -------
+        >>> x = vizgrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> (x * 3.0).grad_fn(vizgrad.ones(2))
+        tensor([3., 3.], grad_fn=<MulBackward0>)
+        """
+        from .engine import call_node
+
+        return call_node(self, grads)
+
     def __repr__(self) -> str:
         if self.fn is None:  # a bare Node() that no op has filled in
             return f"<{type(self).__name__} (empty)>"

@@ -504,3 +504,14 @@ def edge_of(tensor: Tensor) -> tuple:
     if node is not None:
         return (node, tensor.output_nr)
     return (accumulator_of(tensor), 0)
+
+
+def is_tensor(obj: object) -> bool:
+    """Whether ``obj`` is a vizgrad ``Tensor`` (PyTorch's ``torch.is_tensor``).
+
+    Example
+    -------
+    >>> vizgrad.is_tensor(vizgrad.ones(2)), vizgrad.is_tensor([1.0, 2.0])
+    (True, False)
+    """
+    return isinstance(obj, Tensor)

@@ -285,24 +285,27 @@ def first_frame(node: graph.GraphNode) -> str:
     return f"{frame.filename}:{frame.lineno} in {frame.function}"
 
 
-def _picture(node: graph.GraphNode) -> str | None:
+def _picture(node: graph.GraphNode, headline: str = "") -> str | None:
     roots = [tensor for tensor in (ref() for ref in _ROOTS) if tensor is not None]
-    return picture(node, roots)
+    return picture(node, roots, headline)
 
 
-def picture(node: graph.GraphNode, roots: list) -> str | None:
+def picture(node: graph.GraphNode, roots: list, headline: str = "") -> str | None:
     """Draw ``node``'s neighbourhood (highlighted) into ``save_to``, from ``roots`` when
-    it is in their graph; the path, a note that it failed, or None (no ``save_to``)."""
+    it is in their graph, with ``headline`` (what went wrong) on top; the path, a note
+    that it failed, or None (no ``save_to``)."""
     path = _STATE["save_to"]
     if path is None:
         return None
     try:
-        if roots and node in graph.walk(roots):
-            vizgrad.render.save(roots, path, focus=node, radius=_STATE["radius"],
-                                highlight=node, show_stack=True)
-        else:  # drawn from the node itself: what it was computed from
-            vizgrad.render.save(node, path, focus=node, radius=_STATE["radius"],
-                                highlight=node, show_stack=True)
+        # From the roots where the node is in their graph; else from the node itself
+        # (what it was computed from).
+        source = roots if roots and node in graph.walk(roots) else node
+        view = vizgrad.render.build_view(source, focus=node, radius=_STATE["radius"],
+                                         highlight=node, show_stack=True)
+        if headline:
+            view.notes.insert(0, _headline(headline))
+        vizgrad.render.save(view, path)
     except Exception as error:  # noqa: BLE001 - the anomaly matters more than the picture
         return f"(could not draw {path}: {error})"
     return path
@@ -326,7 +329,7 @@ def _backward_anomaly(node: graph.GraphNode, flat: int, grad: Any,
                       grad_outputs: tuple) -> AnomalyError:
     lines = backward_lines(node, flat, grad.array,
                            [None if g is None else g.array for g in grad_outputs])
-    picture = _picture(node)
+    picture = _picture(node, f"AnomalyError: {lines[0]}")
     if picture is not None:
         lines.append(f"  picture of the neighbourhood: {picture}")
     lines.append(HINT)
@@ -403,7 +406,7 @@ def _forward_listener(raw: Any, inputs: list, outputs: tuple) -> None:
         if node.scope:
             lines.append(f"  module scope: {node.scope}")
         lines.append(_where(node))
-        picture = _picture(node)
+        picture = _picture(node, f"AnomalyError: {lines[0]}")
         if picture is not None:
             lines.append(f"  picture of the neighbourhood: {picture}")
         raise AnomalyError("\n".join(lines), node, "forward", picture)
@@ -416,7 +419,7 @@ def _explain(error: BaseException | None) -> None:
             or _STATE["save_to"] is None or getattr(error, "picture", None):
         return
     node = graph.GraphNode(raw)
-    picture = _picture(node)
+    picture = _picture(node, error_headline(error))
     if picture is not None and hasattr(error, "add_note"):
         error.picture = picture
         error.add_note(f"picture of {node.name()}'s neighbourhood: {picture}")
@@ -435,8 +438,28 @@ def error_view(error: BaseException, radius: int = 2, roots: Any = None) -> Any:
                          "in-place, freed-graph and anomaly errors do")
     node = raw if isinstance(raw, graph.GraphNode) else graph.GraphNode(raw)
     source = roots if roots is not None and node in graph.walk(roots) else node
-    return vizgrad.render.build_view(source, focus=node, radius=radius, highlight=node,
+    view = vizgrad.render.build_view(source, focus=node, radius=radius, highlight=node,
                                      show_stack=True)
+    # The picture says what went wrong, not only where: the error's first line on top.
+    view.notes.insert(0, error_headline(error))
+    return view
+
+
+def error_headline(error: BaseException) -> str:
+    """``"AnomalyError: Forward of 'LogBackward0' produced -inf values ..."``: the
+    error's type and first line, for the top of its picture."""
+    first = str(error).strip().split("\n", 1)[0]
+    return _headline(f"{type(error).__name__}: {first}" if first else type(error).__name__)
+
+
+def _headline(text: str, width: int = 150) -> str:
+    """``text`` cut to ``width`` characters, at the end of a clause where one fits."""
+    if len(text) <= width:
+        return text
+    cut = text[:width - 4]
+    clause = max(cut.rfind("; "), cut.rfind(", "))
+    return (cut[:clause] if clause > width // 2 else cut.rstrip()) + " ..."
+
 
 
 def save_error_picture(error: BaseException, path: str | os.PathLike, radius: int = 2,

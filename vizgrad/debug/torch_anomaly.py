@@ -149,7 +149,7 @@ class TorchAnomaly:
         if earlier is not None and earlier[0] < order:
             lines.insert(1, f"  (before it, {earlier[1].name()} returned inf values in its "
                          f"{earlier[2]}th output: {anomaly.first_frame(earlier[1])})")
-        picture = anomaly.picture(node, roots)
+        picture = anomaly.picture(node, roots, f"AnomalyError: {lines[0]}")
         if picture is not None:
             lines.append(f"  picture of the neighbourhood: {picture}")
         lines.append(anomaly.HINT)

@@ -58,7 +58,7 @@ def _forward_anomaly(func: Any, out: Any, given: list) -> anomaly.AnomalyError:
     if node.scope:
         lines.append(f"  module scope: {node.scope}")
     lines.append(anomaly.where(node))
-    picture = anomaly.picture(node, [out])
+    picture = anomaly.picture(node, [out], f"AnomalyError: {lines[0]}")
     if picture is not None:
         lines.append(f"  picture of the neighbourhood: {picture}")
     return anomaly.AnomalyError("\n".join(lines), node, "forward", picture)

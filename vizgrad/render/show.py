@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import webbrowser
 from pathlib import Path
@@ -60,7 +61,8 @@ def show(var: Any, height: int = 640, **options: Any) -> Path | None:
     In Jupyter (JupyterLab, classic notebook, VS Code) the cell gets an HTML output:
     the self-contained viewer page in an ``<iframe srcdoc>``, which needs no server
     or network and survives ``jupyter nbconvert --to html``.  Elsewhere the page is
-    written to a temporary file, opened in the web browser, and its path returned.
+    written to a temporary file, opened in the web browser, its path printed (to
+    stderr) and returned.
     ``options`` are ``make_dot``'s (``show_attrs=True``, ``max_nodes=...``).
 
     Example
@@ -77,5 +79,9 @@ def show(var: Any, height: int = 640, **options: Any) -> Path | None:
                                      encoding="utf-8") as handle:
         handle.write(output.page)
     path = Path(handle.name)
-    webbrowser.open(path.as_uri())
+    # Say where the page is: on a machine with no browser (a server, a container)
+    # webbrowser.open fails silently, and a script would otherwise show nothing at all.
+    opened = webbrowser.open(path.as_uri())
+    how = "opened in the web browser" if opened else "no web browser found: open it in one"
+    print(f"vizgrad.show: the viewer page is {path} ({how})", file=sys.stderr)
     return path

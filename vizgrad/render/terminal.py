@@ -93,7 +93,10 @@ def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None,
         if edge_note:
             text = Text(edge_note, style="dim") + text
         branch = parent.add(text)
-        children = [(e[0], f"{slot}.{rank} ") for slot, row in enumerate(node.next_edges)
+        # Which input of this node each branch feeds, in words (a bare "0.1" read as a
+        # value): "[input 1]", or "[input 0, rank 2]" inside a list argument (cat, stack).
+        children = [(e[0], f"[input {slot}{f', rank {rank}' if len(row) > 1 else ''}] ")
+                    for slot, row in enumerate(node.next_edges)
                     for rank, e in enumerate(row) if e is not None]
         if not children:
             continue

@@ -22,9 +22,10 @@ from .engine import Engine
 from .graph import Graph, Op, TensorAttr
 from .meta import MetaArray, meta_forwards
 from .shapes import missing_rules
+from .stateful import ModeChangedWarning
 from .trace import Recording, recording, trace
 from .workspace import Workspace
 
-__all__ = ["Engine", "Graph", "MetaArray", "Op", "TensorAttr", "Workspace",
+__all__ = ["Engine", "Graph", "MetaArray", "ModeChangedWarning", "Op", "TensorAttr", "Workspace",
            "compile_backward", "meta_forwards", "missing_rules", "Recording", "recording",
            "compile_data_parallel", "compile_inplace", "compile_optimizer", "trace"]

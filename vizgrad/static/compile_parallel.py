@@ -35,6 +35,13 @@ def compile_data_parallel(graph: Graph, n: int) -> Graph:
                          "(compile_backward first)")
     if graph.replicas > 1:
         raise ValueError("compile_data_parallel: the graph is already data parallel")
+    counting = [op.attrs.get("writes") for op in graph.ops if op.kind == "CountBatches"]
+    if counting:
+        raise ValueError(
+            "compile_data_parallel: the graph updates BatchNorm running statistics "
+            f"in place ({', '.join(map(repr, counting[:3]))}), which every replica would "
+            "update from its own shard; trace the model in eval mode (or with "
+            "track_running_stats=False) for data parallel training")
     shared = {name for name, attr in graph.tensors.items()
               if attr.kind in ("parameter", "constant", "state")}
     batch = graph.tensors[graph.inputs[0]].shape[0] if graph.inputs else 0

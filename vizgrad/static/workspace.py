@@ -61,6 +61,44 @@ class Workspace:
                         if hasattr(array, "shape") else array
         return self
 
+    def copy_to(self, module: Any, prefix: str = "") -> list[str]:
+        """Copy the trained parameters and buffers back into ``module`` (in place, as
+        ``param.copy_(...)``); the names copied.
+
+        An ``Engine`` trains the workspace's arrays, not the model's own tensors: after
+        training, this puts the result where ``model(x)``, ``model.state_dict()`` and
+        ``vizgrad.save`` read it.  ``prefix`` is the buffer names' module prefix, where
+        the trace named several modules (``"model."``).  Every shape is checked before
+        anything is copied.
+
+        Example
+        -------
+        >>> engine.run(x=xb, onehot=ob)
+        >>> ws.copy_to(model)          # the model now holds the trained weights
+        ['0.weight', '0.bias', '2.weight', '2.bias']
+        """
+        from ..core.state import no_grad
+
+        pairs = []
+        for name, tensor in [*module.named_parameters(), *module.named_buffers()]:
+            array = self.buffers.get(prefix + name)
+            if array is None:
+                continue
+            if tuple(array.shape) != tuple(tensor.shape):
+                raise ValueError(f"workspace buffer {prefix + name!r} has shape "
+                                 f"{tuple(array.shape)}, the module's {name!r} "
+                                 f"{tuple(tensor.shape)}: not this module's workspace")
+            pairs.append((name, tensor, array))
+        if not pairs:
+            raise ValueError(
+                f"none of the module's parameters or buffers is in the workspace under "
+                f"prefix {prefix!r} (the workspace has {sorted(self.buffers)[:6]}...); "
+                "pass the prefix the trace gave them (e.g. prefix='model.')")
+        with no_grad():
+            for _, tensor, array in pairs:
+                tensor.copy_(Tensor._make(array))
+        return [name for name, _, _ in pairs]
+
     def nbytes(self) -> int:
         return sum(getattr(a, "nbytes", 0) for a in self.buffers.values())
 
