@@ -10,7 +10,9 @@ outputs, so the op that *made* the NaN (``log(0)``, ``0/0``) is named where it r
 
 It is built on two listener seams (:func:`vizgrad.watching.on_node_backward`,
 :func:`vizgrad.watching.on_forward`), registered only while the mode is on: off, it
-costs nothing.
+costs nothing.  PyTorch programs are watched too, while the mode is on
+(:mod:`.torch_anomaly`: hooks on PyTorch's nodes that never raise into its backward;
+the error comes from the ``backward()`` call once PyTorch's engine has finished).
 
 Example
 -------
