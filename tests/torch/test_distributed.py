@@ -18,6 +18,9 @@ if not torch.distributed.is_available() or not torch.distributed.is_gloo_availab
 
 import vizgrad  # noqa: E402
 
+# each test starts two ranks (two interpreters importing torch): tens of seconds
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).with_name("ddp_worker.py")
 
