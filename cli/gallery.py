@@ -104,6 +104,8 @@ EXAMPLES: list[Example] = [
             {"cluster": True}, twin="cnn"),
     Example("torch_lstm", "PyTorch: the same LSTM (one fused op in PyTorch)",
             {"cluster": True}, twin="lstm"),
+    Example("torch_debug_nan", "PyTorch: the same NaN from log(0), named by vizgrad's "
+            "anomaly mode (--anomaly)", {"anomaly": True}, twin="debug_nan"),
     # Static graphs (vizgrad.static): drawn before anything runs.
     Example("static_mlp", "Static graph: an MLP's traced forward (vizgrad.static.trace)",
             {"static_graph": "forward"}),

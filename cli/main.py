@@ -32,6 +32,7 @@ from vizgrad.debug.capture import (
     check_script,
     run_script,
 )
+from vizgrad.debug.ranks import rank_info, rank_path
 from vizgrad.debug.selection import NothingToRenderError, script_parameters, select_roots
 from vizgrad.debug.summary import graph_summary
 from vizgrad.debug.tracebacks import format_traceback
@@ -327,7 +328,10 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
     except (TypeError, ValueError) as problem:
         out.error(stderr, f"bad picture option: {problem}")
         sys.exit(2)
-    path = output if output is not None else script_path.with_suffix(".svg")
+    asked = output if output is not None else script_path.with_suffix(".svg")
+    # under several ranks (torchrun) every rank runs this: each writes its own file
+    ranks = rank_info()
+    path = rank_path(asked, ranks)
     try:
         check_output(path, script=script_path)
     except OutputError as problem:
@@ -344,12 +348,18 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
         run = _capture(script, script_args, 1 if recording else step, steps, stderr,
                        bool(flags["show_grad"]), timeout,
                        run_all=bool(target or at_error or anomaly))
+    started = rank_info() or run.ranks  # the script started a process group itself
+    if ranks is None and started is not None:
+        path = rank_path(asked, started)
+        destination = path.absolute()
     if run.failed and anomaly and getattr(run.error, "node", None) is not None:
         _report_failure(run, stderr, at_error=True)
         _draw_error(run, destination, path, quiet, stdout, stderr)
         sys.exit(1)
     if anomaly and not run.failed:
-        out.note(stderr, "anomaly mode found no NaN/Inf")
+        from vizgrad.debug.anomaly import coverage_text
+
+        out.note(stderr, f"anomaly mode found no NaN/Inf in what it checked ({coverage_text()})")
     if run.failed:
         _report_failure(run, stderr, at_error)
         if not at_error:

@@ -63,6 +63,7 @@ import vizgrad
 
 from . import gradstats
 from .keepstats import keep_grad_stats
+from .ranks import rank_info
 from .script_guards import REAL_EXIT, ScriptExited, ScriptTimeout, exit_stand_in, time_limit
 from .torch_backward import TorchBackwardWatch
 
@@ -109,6 +110,9 @@ class ScriptRun:
     seconds: float = 0.0
     timed_out: bool = False
     exited: int | None = None  # the status the script gave os._exit, if it called it
+    #: ``(rank, world_size)`` seen at a backward() call when the script ran as one of
+    #: several ranks (its process group may be gone by the end)
+    ranks: tuple[int, int] | None = None
 
     @property
     def failed(self) -> bool:
@@ -184,6 +188,8 @@ class _Recorder:
         if run.stop_at_second and run.step is None and run.backward_calls == 1:
             raise StopScript  # a second backward(): a training loop, whose first is drawn
         run.backward_calls += 1
+        if run.ranks is None:
+            run.ranks = rank_info()
         outputs = list(outputs)
         if run.first_backward is None:
             run.first_backward = outputs
