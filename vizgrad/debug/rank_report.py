@@ -23,14 +23,15 @@ Both warn (:class:`RankWarning`) as well as return, so the names are in the log
 before PyTorch's error.  Hooks record a name and return None: a gradient is never
 changed, and nothing raises into PyTorch's backward.
 
-Example
+Example (on every rank of a running process group, so not run as a doctest; the
+two-process version is tests/torch/test_distributed.py)
 -------
->>> check = vizgrad.debug.RankCheck(ddp_model)
->>> with check:
+>>> check = vizgrad.debug.RankCheck(ddp_model)  # doctest: +SKIP
+>>> with check:                                 # doctest: +SKIP
 ...     loss = ddp_model(x).sum()
 ...     report = check.compare(loss)     # collective: every rank calls it
 ...     loss.backward()
->>> check.no_grad                        # this rank's parameters with no gradient
+>>> check.no_grad                               # doctest: +SKIP
 ['head.weight', 'head.bias']
 """
 
