@@ -50,7 +50,7 @@
    * the scope tree, or a level too big for Graphviz).  The DOM keeps only the shown
    * one; each is made once and kept (a fold state by its key), so folding back is a swap. ---- */
   var cur = null, svg = null, graphBox = null, levelNodes = {}, succ = {}, pred = {};
-  var edgeEls = [], elements = [], open = fold ? fold.fromLevel(levels[data.start]) : null;
+  var edgeEls = [], trunkEls = [], elements = [], open = fold ? fold.fromLevel(levels[data.start]) : null;
   var svgCache = {}, drawings = {}, stateDrawings = {};
   svgCache[data.start] = canvas.querySelector("svg.vg-graph");
   var FILL = { op: "lightgray", leaf: "lightblue", saved: "orange", output: "#caff70",
@@ -135,6 +135,8 @@
       selected = old && old.details.members ? old.details.members[0] : null;
     }
     if (svg) { svg.remove(); }
+    var waiting = $("vg-waiting");           // the text shown before the page laid a level out
+    if (waiting) { waiting.remove(); }
     canvas.appendChild(next.svg);
     cur = next; svg = next.svg; levelSelect.value = String(next.level);
     if (!svg.vgBox) {                        // the drawing's box; the camera rewrites viewBox
@@ -143,6 +145,7 @@
     }
     graphBox = svg.vgBox;
     levelNodes = {}; succ = {}; pred = {}; edgeEls = [];
+    trunkEls = Array.prototype.slice.call(svg.querySelectorAll(".vg-trunk"));
     elements = Array.prototype.slice.call(svg.querySelectorAll("g.node"));
     elements.forEach(function (el) {
       levelNodes[el.id] = el; succ[el.id] = []; pred[el.id] = [];
@@ -164,7 +167,7 @@
       highlight(null);
       if (cam.k < 0.45) {                    // too small to read: start at an output, readable
         var end = elements.filter(function (el) { return !succ[el.id].length; })[0];
-        if (end) { cam.k = 0.8; centre(end); }
+        if (end) { centre(end); }            // zooms in, measuring end at the fitted zoom
       }
       if (keep && selected) { select(selected, false); }  // its details: "not drawn here"
     }
@@ -398,6 +401,11 @@
       } else if ((down[e.source] || e.source === shown) && (down[e.target] || e.target === shown)) {
         e.el.classList.add("vg-down");
       }
+    });
+    trunkEls.forEach(function (el) {         // a hub's trunk: lit when its hub is (its branches say where)
+      var hub = el.getAttribute("data-from") || el.getAttribute("data-to");
+      if (up[hub] || (hub === shown && el.hasAttribute("data-to"))) { el.classList.add("vg-up"); }
+      if (down[hub] || (hub === shown && el.hasAttribute("data-from"))) { el.classList.add("vg-down"); }
     });
     svg.classList.toggle("vg-dimmed", true);
   }
