@@ -38,7 +38,8 @@ def asset(name: str) -> str:
 
 
 #: The viewer's script files, in the order they run (one ``<script>`` element).
-SCRIPTS = ("viewer_layout.js", "viewer_fold.js", "viewer_details.js", "viewer.js")
+SCRIPTS = ("viewer_layout.js", "viewer_fold.js", "viewer_details.js", "viewer_search.js",
+           "viewer.js")
 
 
 def script() -> str:
