@@ -38,6 +38,7 @@ from vizgrad.debug.summary import graph_summary
 from vizgrad.debug.tracebacks import format_traceback
 
 from . import console as out
+from .params import Seconds
 from .rendering import (
     OutputError,
     check_output,
@@ -250,7 +251,7 @@ script_argument = [
                       "second one starts; with --target or --at-error it runs to its end]"),
     click.option("--at-error", is_flag=True,
                  help="If the script raises, still draw the graph as it stood then."),
-    click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+    click.option("--timeout", type=Seconds(), metavar="SECONDS",
                  help="Stop the script after this long (exit code 1; with --at-error the "
                       "graph is drawn as it stood)."),
     click.option("-q", "--quiet", is_flag=True, help="No progress display or summary line."),
@@ -294,7 +295,7 @@ def with_script(function):
               help="Fold the graph beyond N nodes (0: never fold; else 10 or more).")
 @click.option("--rankdir", type=click.Choice(["TB", "BT", "LR", "RL"]), help="Layout direction.")
 @click.option("--theme", type=click.Choice(["light", "dark"]), help="Colour theme.")
-@click.option("--layout-timeout", type=click.FloatRange(min=0, min_open=True),
+@click.option("--layout-timeout", type=Seconds(),
               default=vizgrad.render.output.DEFAULT_LAYOUT_TIMEOUT, show_default=True,
               metavar="SECONDS", help="Time limit for Graphviz's layout.")
 @click.option("--open", "open_result", is_flag=True, help="Open the result when written.")

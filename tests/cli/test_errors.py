@@ -177,3 +177,25 @@ def test_a_mistyped_option_before_the_script_is_named_as_an_option(script) -> No
 def test_help_says_pytorch_scripts_work_too() -> None:
     result = cli("--help")
     assert result.exit_code == 0 and "vizgrad or PyTorch script" in result.stdout
+
+
+@pytest.mark.parametrize("content,message", [
+    ('{"schema": "vizgrad-graph", "version": 1, "nodes": {}}',
+     "nodes must be a list of node objects, got an object of 0 items"),
+    ('{"schema": "vizgrad-graph", "version": 1, "nodes": [{"id": 1}]}',
+     "nodes[0].id must be a string, got a number (1)"),
+    ('{"schema": "vizgrad-graph", "version": 1, "nodes": [{"id": "a"}], '
+     '"edges": [{"source": "a", "target": 2}]}', "edges[0].target must be a node id"),
+    ("[" * 100_000 + "]" * 100_000, "lists and objects nest too deeply"),
+], ids=["nodes-object", "id-number", "target-number", "deep"])
+def test_a_malformed_graph_file_is_an_input_error(tmp_path, content, message) -> None:
+    # these were AttributeError / RecursionError tracebacks
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    for command in ("render", "inspect"):
+        result = cli(command, bad)
+        assert result.exit_code == 2
+        assert f"bad.json: {message}" in result.stderr
+        assert "Traceback" not in result.output + result.stderr
+        assert "RecursionError" not in result.stderr
+    assert not bad.with_suffix(".svg").exists()

@@ -102,6 +102,22 @@ def test_timeouts_must_be_positive_numbers(script, flag, value) -> None:
     assert not Path(f"{path}.ran").exists()
 
 
+@pytest.mark.parametrize("command,flag", [("render", "--timeout"), ("inspect", "--timeout"),
+                                          ("render", "--layout-timeout")])
+@pytest.mark.parametrize("value,message", [("nan", "is NaN, not a number of seconds"),
+                                           ("inf", "at most 604,800 seconds (a week)"),
+                                           ("1e300", "at most 604,800 seconds (a week)"),
+                                           ("-inf", "more than 0 seconds")])
+def test_timeouts_must_be_finite_and_sane(script, command, flag, value, message) -> None:
+    # these passed the option check and ended in a traceback after the script had run
+    path = script("s.py", MARKS_ITS_RUN)
+    result = cli(command, flag, value, path)
+    assert result.exit_code == 2
+    assert flag in result.stderr and message in result.stderr
+    assert "Traceback" not in result.output + result.stderr
+    assert not Path(f"{path}.ran").exists()
+
+
 # -- 18: os._exit in the script --------------------------------------------------------------
 
 OS_EXIT = SIMPLE + """

@@ -29,6 +29,7 @@ from vizgrad.render import (
     to_dict,
 )
 from vizgrad.render.jsonout import LayoutSkippedWarning
+from vizgrad.render.show import viewer_html
 
 needs_dot = pytest.mark.skipif(dot_binary() is None, reason="Graphviz `dot` not installed")
 SVG = "{http://www.w3.org/2000/svg}"
@@ -226,6 +227,23 @@ def test_layout_timeout_is_checked_up_front(tmp_path: Path, value, error) -> Non
     for suffix in (".svg", ".json", ".dot"):
         with pytest.raises(error, match="layout_timeout"):
             save(loss, tmp_path / f"g{suffix}", layout_timeout=value)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("value,message", [(math.inf, "at most 604,800 seconds"),
+                                           (1e300, "at most 604,800 seconds"),
+                                           pytest.param(10**400, "at most 604,800 seconds",
+                                                        id="10**400"),
+                                           (-math.inf, "more than 0 seconds")])
+def test_a_layout_timeout_past_the_timers_is_refused_up_front(tmp_path: Path, value,
+                                                              message) -> None:
+    # inf and 1e300 reached subprocess.run and overflowed there (after the walk)
+    loss, _ = _named("x")
+    for suffix in (".svg", ".json", ".dot", ".html"):
+        with pytest.raises(ValueError, match=f"layout_timeout must be .*{message}.*None"):
+            save(loss, tmp_path / f"g{suffix}", layout_timeout=value)
+    with pytest.raises(ValueError, match="layout_timeout"):
+        viewer_html(loss, layout_timeout=value)
     assert list(tmp_path.iterdir()) == []
 
 

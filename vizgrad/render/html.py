@@ -38,7 +38,8 @@ def asset(name: str) -> str:
 
 
 #: The viewer's script files, in the order they run (one ``<script>`` element).
-SCRIPTS = ("viewer_layout.js", "viewer_fold.js", "viewer_details.js", "viewer.js")
+SCRIPTS = ("viewer_layout.js", "viewer_fold.js", "viewer_details.js", "viewer_search.js",
+           "viewer.js")
 
 
 def script() -> str:
@@ -111,8 +112,13 @@ def viewer_page(full: GraphView, levels: list[Level], start: int,
     for number, (level, shown) in enumerate(zip(levels, data["levels"])):
         shown["svg"] = None if number == start or level.svg is None else clean_svg(level.svg)
     first = levels[start].svg
-    inline = clean_svg(first) if first is not None else (
-        "<p>This level is too big to lay out; fold it.</p>")
+    if first is not None:
+        inline = clean_svg(first)
+    elif data["levels"][start]["layout"] == "page":  # the script replaces this
+        inline = ('<p id="vg-waiting">This level is laid out by the page\'s script '
+                  "(it needs JavaScript).</p>")
+    else:
+        inline = '<p id="vg-waiting">This level is too big to lay out; fold it.</p>'
     dark = (full.graph or {}).get("theme") == "dark"
     forced = ' class="vg-dark vg-forced"' if dark else ""
     return (

@@ -8,6 +8,7 @@ what to do.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import shutil
 import subprocess
@@ -57,24 +58,49 @@ class LayoutTimeoutError(RenderError):
         self.dot_path = dot_path
 
 
+#: The longest time limit taken (a week): past it the operating system's timers
+#: overflow (an infinite or 1e300 s limit was a traceback after the script had run).
+MAX_SECONDS = 7 * 24 * 3600.0
+
+
+def seconds_problem(value: float) -> str | None:
+    """What is wrong with ``value`` as a time limit in seconds, or ``None``: it must be
+    a finite number more than 0 and at most :data:`MAX_SECONDS`."""
+    if math.isnan(value):
+        return "is NaN, not a number of seconds"
+    if value <= 0:
+        return f"must be more than 0 seconds, got {value:g}"
+    if value > MAX_SECONDS:
+        return (f"must be at most {MAX_SECONDS:,.0f} seconds (a week), got {value:g}")
+    return None
+
+
 def check_layout_timeout(value: Any) -> float | None:
-    """``layout_timeout`` checked up front: ``None`` (no limit) or a number of seconds > 0.
+    """``layout_timeout`` checked up front: ``None`` (no limit) or a number of seconds
+    more than 0 and at most :data:`MAX_SECONDS`.
 
     Example
     -------
     >>> check_layout_timeout("abc")
     Traceback (most recent call last):
     TypeError: layout_timeout must be a number of seconds or None, got 'abc' (str)
+    >>> check_layout_timeout(float("inf"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: layout_timeout must be at most 604,800 seconds (a week), got inf; use None ...
     """
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"layout_timeout must be a number of seconds or None, got {value!r} "
                         f"({type(value).__name__})")
-    if not value > 0:  # also refuses NaN
-        raise ValueError(f"layout_timeout must be more than 0 seconds (or None for no "
-                         f"limit), got {value!r}")
-    return float(value)
+    try:
+        seconds = float(value)
+    except OverflowError:  # an int too big for a float
+        seconds = math.inf
+    problem = seconds_problem(seconds)
+    if problem is not None:
+        raise ValueError(f"layout_timeout {problem}; use None for no limit")
+    return seconds
 
 
 def _temporary_copy(path: Path, data: bytes | str) -> str:

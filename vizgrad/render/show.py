@@ -23,8 +23,9 @@ def viewer_html(var: Any, layout_timeout: float | None = 60.0, **options: Any) -
     >>> page.startswith("<!DOCTYPE html>")
     True
     """
-    from .output import INSTALL_HINT, GraphvizNotFoundError, dot_binary
+    from .output import INSTALL_HINT, GraphvizNotFoundError, check_layout_timeout, dot_binary
 
+    layout_timeout = check_layout_timeout(layout_timeout)
     if hasattr(var, "__graph_view__"):  # a static graph draws itself
         var, options = var.__graph_view__(**options), {}
     if isinstance(var, GraphView) and options:

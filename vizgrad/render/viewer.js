@@ -50,7 +50,7 @@
    * the scope tree, or a level too big for Graphviz).  The DOM keeps only the shown
    * one; each is made once and kept (a fold state by its key), so folding back is a swap. ---- */
   var cur = null, svg = null, graphBox = null, levelNodes = {}, succ = {}, pred = {};
-  var edgeEls = [], elements = [], open = fold ? fold.fromLevel(levels[data.start]) : null;
+  var edgeEls = [], trunkEls = [], elements = [], open = fold ? fold.fromLevel(levels[data.start]) : null;
   var svgCache = {}, drawings = {}, stateDrawings = {};
   svgCache[data.start] = canvas.querySelector("svg.vg-graph");
   var FILL = { op: "lightgray", leaf: "lightblue", saved: "orange", output: "#caff70",
@@ -135,6 +135,8 @@
       selected = old && old.details.members ? old.details.members[0] : null;
     }
     if (svg) { svg.remove(); }
+    var waiting = $("vg-waiting");           // the text shown before the page laid a level out
+    if (waiting) { waiting.remove(); }
     canvas.appendChild(next.svg);
     cur = next; svg = next.svg; levelSelect.value = String(next.level);
     if (!svg.vgBox) {                        // the drawing's box; the camera rewrites viewBox
@@ -143,6 +145,7 @@
     }
     graphBox = svg.vgBox;
     levelNodes = {}; succ = {}; pred = {}; edgeEls = [];
+    trunkEls = Array.prototype.slice.call(svg.querySelectorAll(".vg-trunk"));
     elements = Array.prototype.slice.call(svg.querySelectorAll("g.node"));
     elements.forEach(function (el) {
       levelNodes[el.id] = el; succ[el.id] = []; pred[el.id] = [];
@@ -164,7 +167,7 @@
       highlight(null);
       if (cam.k < 0.45) {                    // too small to read: start at an output, readable
         var end = elements.filter(function (el) { return !succ[el.id].length; })[0];
-        if (end) { cam.k = 0.8; centre(end); }
+        if (end) { centre(end); }            // zooms in, measuring end at the fitted zoom
       }
       if (keep && selected) { select(selected, false); }  // its details: "not drawn here"
     }
@@ -399,6 +402,11 @@
         e.el.classList.add("vg-down");
       }
     });
+    trunkEls.forEach(function (el) {         // a hub's trunk: lit when its hub is (its branches say where)
+      var hub = el.getAttribute("data-from") || el.getAttribute("data-to");
+      if (up[hub] || (hub === shown && el.hasAttribute("data-to"))) { el.classList.add("vg-up"); }
+      if (down[hub] || (hub === shown && el.hasAttribute("data-from"))) { el.classList.add("vg-down"); }
+    });
     svg.classList.toggle("vg-dimmed", true);
   }
   function select(id, move) {
@@ -517,55 +525,10 @@
   });
   var add = panel.add, labelOf = panel.labelOf, showDetails = panel.show;
 
-  /* ---- search: op, tensor name, scope, or file.py:42 ---- */
-  var index = null;
-  function buildIndex() {
-    index = data.graph.nodes.map(function (n) {
-      var extra = data.extra[n.id] || {}, d = n.details || {};
-      var places = extra.stack === undefined ? [] : data.stacks[extra.stack].map(function (f) {
-        var frame = data.frames[f];
-        return (frame[0] + ":" + frame[1]).toLowerCase();
-      });
-      var text = [n.title, d.name || "", n.scope, n.kind, n.id].join("\u0000").toLowerCase();
-      return { id: n.id, text: text, places: places };
-    });
-  }
-  function find(query) {
-    if (!index) { buildIndex(); }
-    var q = query.trim().toLowerCase();
-    if (!q) { return []; }
-    var line = /^(.*[^\d]):(\d+)$/.exec(q);
-    return index.filter(function (entry) {
-      if (line) {
-        return entry.places.some(function (p) {
-          var i = p.lastIndexOf(":");
-          return p.slice(i + 1) === line[2] && (p.slice(0, i) === line[1] ||
-            p.slice(0, i).endsWith("/" + line[1]) || p.slice(0, i).endsWith("\\" + line[1]));
-        });
-      }
-      return entry.text.indexOf(q) >= 0;
-    }).map(function (entry) { return entry.id; });
-  }
-  function showResults(query) {
-    results.textContent = "";
-    var hits = find(query);
-    if (!query.trim()) { return hits; }
-    add(results, "p", hits.length + " match" + (hits.length === 1 ? "" : "es") +
-        (hits.length > 200 ? " (first 200 listed)" : ""), "vg-count");
-    hits.slice(0, 200).forEach(function (id) {
-      var b = add(results, "button", null, "vg-result");
-      b.type = "button"; b.setAttribute("role", "listitem"); b.dataset.id = id;
-      var n = nodes[id], extra = data.extra[id] || {};
-      add(b, "b", n.title || n.kind);
-      if (n.scope) { add(b, "span", " " + n.scope, "vg-scope"); }
-      if (extra.stack !== undefined) {
-        var frames = data.stacks[extra.stack], f = data.frames[frames[frames.length - 1]];
-        add(b, "span", " " + f[0].split(/[\\/]/).pop() + ":" + f[1], "vg-where");
-      }
-      b.addEventListener("click", function () { jump(id); });
-    });
-    return hits;
-  }
+  /* ---- search (viewer_search.js) ---- */
+  var find = window.vizgradSearch({ data: data, nodes: nodes, results: results, search: search,
+                                    add: add, jump: jump }).find;
+
   // A search hit is shown as its own box: at the nearest level Graphviz drew that
   // draws it (instant), else inside its group here (u / Unfold opens a level laid
   // out in the page, which takes seconds for 20,000 boxes), else at any level.
@@ -581,34 +544,6 @@
     var shown = visibleFor(id);
     if (shown) { levelNodes[shown].focus({ preventScroll: true }); }
   }
-  var timer = null;
-  search.addEventListener("input", function () {
-    clearTimeout(timer);
-    timer = setTimeout(function () { showResults(search.value); }, 120);
-  });
-  search.addEventListener("keydown", function (event) {
-    if (event.key === "Enter") {
-      clearTimeout(timer);
-      var hits = showResults(search.value);
-      if (hits.length) { jump(hits[0]); }
-    } else if (event.key === "ArrowDown") {
-      clearTimeout(timer);
-      showResults(search.value);
-      var first = results.querySelector("button");
-      if (first) { event.preventDefault(); first.focus(); }
-    }
-  });
-  results.addEventListener("keydown", function (event) {    // arrows walk the list
-    var items = Array.prototype.slice.call(results.querySelectorAll("button"));
-    var at = items.indexOf(document.activeElement);
-    if (at < 0 || (event.key !== "ArrowDown" && event.key !== "ArrowUp")) { return; }
-    event.preventDefault();
-    event.stopPropagation();
-    if (event.key === "ArrowUp" && at === 0) { search.focus(); return; }
-    var next = items[at + (event.key === "ArrowDown" ? 1 : -1)];
-    if (next) { next.focus(); }
-  });
-
   /* ---- keyboard ---- */
   document.addEventListener("keydown", function (event) {
     var tag = (event.target.tagName || "").toLowerCase();

@@ -234,6 +234,8 @@ def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any
             else:  # the tree knows what a scope's box stands for; the page fills it in
                 entry["tree"], entry["clusters"] = state["tree"], state["clusters"]
                 for box in state["tree"]:
+                    if box not in boxes:  # a node of the full view (a saved picture's group)
+                        continue
                     box_details = boxes[box]["details"]
                     boxes[box]["details"] = {k: v for k, v in box_details.items()
                                              if k != "members"}

@@ -11,7 +11,9 @@
  * the two inner scopes holding its ends.  Linear time but for the sorts in a row;
  * cycles (two scopes feeding each other) are broken by ignoring the edge that
  * closes one.  An edge that skips rows passes through a narrow stand-in box in each
- * row between (ordered with the real boxes, so it goes round them).  Labels (boxes, scope titles and
+ * row between (ordered with the real boxes, so it goes round them); a hub's long edges
+ * share one column of them (a trunk), and past a budget of stand-ins an edge is drawn
+ * straight, so the stand-ins stay linear in the boxes.  Labels (boxes, scope titles and
  * edge labels) are not in the SVG text: the page adds them where the reader looks. */
 window.vizgradLayout = (function () {
   "use strict";
@@ -23,10 +25,23 @@ window.vizgradLayout = (function () {
     });
   }
 
-  /* Lay out n boxes (sizes w, h) with edges outs/ins (index lists): centre x, y, and
-   * route["a>b"]: the points [x, top, bottom] an edge a -> b passes through in each
-   * row it skips (a narrow stand-in box per row, ordered with the real ones). */
-  function layered(n, w, h, outs, ins) {
+  /* A box with more long edges (edges that skip rows) than this, out or in, is a hub: a
+   * weight every step of an unrolled RNN uses, a sum over every step.  Its long edges
+   * share one column of stand-ins, a trunk, each leaving (or joining) it in the row next
+   * to its other end; a column each would be edges x rows stand-ins, quadratic (a
+   * 10,000-box RNN crashed Chromium). */
+  var HUB = 8;
+  /* Stand-ins one layout of n boxes may add: past it an edge is drawn straight (through
+   * what is in between), so no graph makes the layout super-linear. */
+  function standInBudget(n) { return 8 * n + 2000; }
+
+  /* Lay out n boxes (sizes w, h) with edges outs/ins (index lists); solid[k]: box k may
+   * be a hub (an inner scope may not: its edges start at boxes inside it).  Returns
+   * centre x, y; route["a>b"]: the points [x, top, bottom] an edge a -> b passes
+   * through in each row it skips (a narrow stand-in box per row, ordered with the real
+   * ones); trunks: {end, out, points} a hub's shared column; bundled["a>b"]: [trunk,
+   * point] where a -> b leaves (out) or joins (in) a trunk. */
+  function layered(n, w, h, outs, ins, solid) {
     var i, j, r, left = new Int32Array(n), order = [], placed = new Uint8Array(n);
     for (i = 0; i < n; i++) { left[i] = outs[i].length; if (!left[i]) { order.push(i); placed[i] = 1; } }
     var next = 0;
@@ -45,31 +60,83 @@ window.vizgradLayout = (function () {
       outs[v].forEach(function (u) { if (at[u] < at[v]) { depth[v] = Math.max(depth[v], depth[u] + 1); } });
       deepest = Math.max(deepest, depth[v]);
     });
-    var rows = [];
+    var rows = [], rowOf = new Int32Array(n);
     for (r = 0; r <= deepest; r++) { rows.push([]); }
-    for (j = order.length - 1; j >= 0; j--) { rows[deepest - depth[order[j]]].push(order[j]); }
-    /* an edge skipping rows gets a stand-in per row between, so the ordering passes make
-     * room for it and the drawing passes there instead of through the boxes */
-    w = Array.prototype.slice.call(w); h = Array.prototype.slice.call(h);
-    outs = outs.map(function (list) { return list.slice(); });
-    ins = ins.map(function (list) { return list.slice(); });
-    var chains = {}, total = n;
+    for (i = 0; i < n; i++) { rowOf[i] = deepest - depth[i]; }
+    for (j = order.length - 1; j >= 0; j--) { rows[rowOf[order[j]]].push(order[j]); }
+    /* which long edges share a hub's trunk, get stand-ins of their own, or (past the
+     * budget) none: trunks first, the biggest hubs first, then single edges shortest
+     * first, so the budget makes room for as many edges as it can */
+    var far = [], longOut = new Int32Array(n), outLast = new Int32Array(n);
+    var longIn = new Int32Array(n), inFirst = new Int32Array(n);
+    var hubOut = new Uint8Array(n), hubIn = new Uint8Array(n), budget = standInBudget(n);
     for (i = 0; i < n; i++) {
-      outs[i].slice().forEach(function (u) {
-        var from = deepest - depth[i], to = deepest - depth[u];
-        if (to - from < 2) { return; }
-        var prev = i, chain = [];
-        outs[i].splice(outs[i].indexOf(u), 1); ins[u].splice(ins[u].indexOf(i), 1);
-        for (var row = from + 1; row < to; row++) {
-          var d = total++;
-          w.push(STANDIN); h.push(0); outs.push([]); ins.push([prev]);
-          outs[prev].push(d); rows[row].push(d); chain.push(d); prev = d;
-        }
-        outs[prev].push(u); ins[u].push(prev);
-        chains[i + ">" + u] = chain;
+      outs[i].forEach(function (u) {
+        if (rowOf[u] - rowOf[i] < 2) { return; }
+        far.push([i, u]); longOut[i]++; outLast[i] = Math.max(outLast[i], rowOf[u]);
       });
     }
-    n = total;
+    function hubs(count, cost, chosen) {
+      var list = [];
+      for (var k = 0; k < n; k++) { if (count[k] > HUB && solid[k]) { list.push(k); } }
+      list.sort(function (p, q) { return count[q] - count[p] || p - q; });
+      list.forEach(function (k) { if (cost(k) <= budget) { budget -= cost(k); chosen[k] = 1; } });
+    }
+    hubs(longOut, function (k) { return outLast[k] - rowOf[k] - 1; }, hubOut);
+    inFirst.fill(deepest);
+    far.forEach(function (e) {
+      if (!hubOut[e[0]]) { longIn[e[1]]++; inFirst[e[1]] = Math.min(inFirst[e[1]], rowOf[e[0]]); }
+    });
+    hubs(longIn, function (k) { return rowOf[k] - inFirst[k] - 1; }, hubIn);
+    var own = {}, single = far.filter(function (e) { return !hubOut[e[0]] && !hubIn[e[1]]; });
+    function skip(e) { return rowOf[e[1]] - rowOf[e[0]]; }
+    single.sort(function (p, q) { return skip(p) - skip(q) || p[0] - q[0] || p[1] - q[1]; });
+    single.forEach(function (e) {
+      if (skip(e) - 1 <= budget) { budget -= skip(e) - 1; own[e[0] + ">" + e[1]] = 1; }
+    });
+    /* the graph the ordering passes see: stand-ins in the rows an edge skips */
+    w = Array.prototype.slice.call(w); h = Array.prototype.slice.call(h);
+    var O = [], I = [], total = n, chains = {}, trunks = [], trunkOf = {}, bundled = {};
+    for (i = 0; i < n; i++) { O.push([]); I.push([]); }
+    function link(a, b) { O[a].push(b); I[b].push(a); }
+    function column(first, last) {           // stand-ins in rows first..last, linked down
+      var list = [];
+      for (var row = first; row <= last; row++) {
+        var d = total++;
+        w.push(STANDIN); h.push(0); O.push([]); I.push([]); rows[row].push(d);
+        if (list.length) { link(list[list.length - 1], d); }
+        list.push(d);
+      }
+      return list;
+    }
+    function trunk(name, end, out, first, last) {
+      if (trunkOf[name] === undefined) {
+        var list = column(first, last);
+        if (out) { link(end, list[0]); } else { link(list[list.length - 1], end); }
+        trunkOf[name] = trunks.length;
+        trunks.push({ end: end, out: out, first: first, list: list });
+      }
+      return trunkOf[name];
+    }
+    for (i = 0; i < n; i++) {
+      outs[i].forEach(function (u) {
+        var from = rowOf[i], to = rowOf[u], key = i + ">" + u, t, k;
+        if (to - from < 2) { link(i, u); } else if (hubOut[i]) {
+          t = trunk("o" + i, i, true, from + 1, outLast[i] - 1);
+          k = to - 1 - trunks[t].first;
+          link(trunks[t].list[k], u); bundled[key] = [t, k];
+        } else if (hubIn[u]) {
+          t = trunk("i" + u, u, false, inFirst[u] + 1, to - 1);
+          k = from + 1 - trunks[t].first;
+          link(i, trunks[t].list[k]); bundled[key] = [t, k];
+        } else if (own[key]) {
+          var chain = column(from + 1, to - 1);
+          link(i, chain[0]); link(chain[chain.length - 1], u);
+          chains[key] = chain;
+        } else { link(i, u); }               // past the budget: drawn straight
+      });
+    }
+    outs = O; ins = I; n = total;
     var x = new Float64Array(n);
     rows.forEach(function (row) {
       var cursor = 0;
@@ -112,10 +179,11 @@ window.vizgradLayout = (function () {
       top += tallest + ROW;
     });
     var route = {};
-    Object.keys(chains).forEach(function (key) {
-      route[key] = chains[key].map(function (d) { return [x[d], y[d] - span[d], y[d] + span[d]]; });
-    });
-    return { x: x, y: y, minX: minX, maxX: maxX, height: Math.max(top - ROW, 0), route: route };
+    function points(list) { return list.map(function (d) { return [x[d], y[d] - span[d], y[d] + span[d]]; }); }
+    Object.keys(chains).forEach(function (key) { route[key] = points(chains[key]); });
+    return { x: x, y: y, minX: minX, maxX: maxX, height: Math.max(top - ROW, 0), route: route,
+             trunks: trunks.map(function (t) { return { end: t.end, out: t.out, points: points(t.list) }; }),
+             bundled: bundled };
   }
 
   function sizeOf(lines) {
@@ -176,16 +244,16 @@ window.vizgradLayout = (function () {
     scopes.sort(function (p, q) { return depthOf[q] - depthOf[p]; });
     scopes.concat([-1]).forEach(function (s) {
       var keys = held[s], m = keys.length, index = {}, kw = new Float64Array(m), kh = new Float64Array(m);
-      var outs = [], ins = [];
+      var outs = [], ins = [], solid = new Uint8Array(m), seen = {};
       keys.forEach(function (key, k) {
-        index[key] = k; outs.push([]); ins.push([]);
+        index[key] = k; outs.push([]); ins.push([]); solid[k] = key[0] === "b";
         if (key[0] === "b") { kw[k] = w[+key.slice(1)]; kh[k] = h[+key.slice(1)]; } else { kw[k] = size[key][0]; kh[k] = size[key][1]; }
       });
       local[s].forEach(function (pair) {
-        var a = index[pair[0]], b = index[pair[1]];
-        if (outs[a].indexOf(b) < 0) { outs[a].push(b); ins[b].push(a); }
+        var a = index[pair[0]], b = index[pair[1]];   // once (a hub's list is long: no indexOf)
+        if (!seen[a + ">" + b]) { seen[a + ">" + b] = 1; outs[a].push(b); ins[b].push(a); }
       });
-      var placed = layered(m, kw, kh, outs, ins);
+      var placed = layered(m, kw, kh, outs, ins, solid);
       placed.keys = keys; placed.w = kw; placed.h = kh; placed.index = index;
       inner[s] = placed;
       var titleWidth = s >= 0 ? 14 + 6.1 * input.title(s).length : 0;
@@ -241,26 +309,50 @@ window.vizgradLayout = (function () {
       });
     }
     spread(0, 1, outPort); spread(1, 0, inPort);
+    function r1(v) { return Math.round(v * 10) / 10; }
+    /* through the stand-ins of the rows an edge skips, where the layout made room: each
+     * stretch between rows an S-curve, each row crossed straight down */
+    function through(d, at, via, o) {        // at: [x, y] the path is at; returns where it ends
+      via.forEach(function (p) {
+        var vx = r1(o[0] + p[0]), top = o[1] + p[1], bottom = o[1] + p[2], m1 = (at[1] + top) / 2;
+        d.push("C", at[0], " ", m1, " ", vx, " ", m1, " ", vx, " ", top, "L", vx, " ", bottom);
+        at = [vx, bottom];
+      });
+      return at;
+    }
+    /* a hub's trunk: one path down its column, from the hub (out) or into it (in) */
+    scopes.concat([-1]).forEach(function (s) {
+      var placed = inner[s], o = origin[s];
+      placed.trunks.forEach(function (t) {
+        var k = t.end, cx = r1(o[0] + placed.x[k]), cy = o[1] + placed.y[k], half = placed.h[k] / 2;
+        var p = t.points[0], at = t.out ? [cx, cy + half] : [r1(o[0] + p[0]), o[1] + p[1]];
+        var d = ["M", at[0], " ", at[1]];
+        at = through(d, at, t.out ? t.points : t.points.slice(1), o);
+        if (!t.out) {
+          var mid = (at[1] + cy - half) / 2;
+          d.push("C", at[0], " ", mid, " ", cx, " ", mid, " ", cx, " ", cy - half);
+        }
+        out.push('<path class="vg-trunk" data-', t.out ? "from" : "to", '="', esc(input.ids[+placed.keys[k].slice(1)]),
+                 '" fill="none" stroke="black"', t.out ? "" : ' marker-end="url(#vg-arrow)"', ' d="',
+                 d.join(""), '"/>');
+      });
+    });
     var edgeLabels = [];
     drawn.forEach(function (e, k) {
-      var a = at[e[0]], b = at[e[1]];
-      var x1 = Math.round(outPort[k] * 10) / 10, y1 = y[a] + h[a] / 2, x2 = Math.round(inPort[k] * 10) / 10, y2 = y[b] - h[b] / 2;
+      var a = at[e[0]], b = at[e[1]], arrow = !e[6];
+      var x1 = r1(outPort[k]), y1 = y[a] + h[a] / 2, x2 = r1(inPort[k]), y2 = y[b] - h[b] / 2;
       if (y2 < y1) { y1 = y[a] - h[a] / 2; y2 = y[b] + h[b] / 2; }   // an edge closing a cycle: upwards
-      /* through the stand-ins of the rows it skips, where the layout made room: each
-       * stretch between rows an S-curve, each row crossed straight down */
-      var lifted = lift(a, b), placed = inner[lifted[0]], idx = placed.index;
-      var via = placed.route[idx[lifted[1]] + ">" + idx[lifted[2]]] || [], o = origin[lifted[0]];
-      var d = ["M", x1, " ", y1], px = x1, py = y1;
-      via.forEach(function (p) {
-        var vx = Math.round((o[0] + p[0]) * 10) / 10, top = o[1] + p[1], bottom = o[1] + p[2];
-        var m1 = (py + top) / 2;
-        d.push("C", px, " ", m1, " ", vx, " ", m1, " ", vx, " ", top, "L", vx, " ", bottom);
-        px = vx; py = bottom;
-      });
-      var mid = (py + y2) / 2;
+      var lifted = lift(a, b), placed = inner[lifted[0]], idx = placed.index, o = origin[lifted[0]];
+      var pair = idx[lifted[1]] + ">" + idx[lifted[2]], joint = placed.bundled[pair];
+      if (joint) {                           // leaves a hub's trunk below b's row, or joins it
+        var t = placed.trunks[joint[0]], p = t.points[joint[1]];
+        if (t.out) { x1 = r1(o[0] + p[0]); y1 = o[1] + p[2]; } else { x2 = r1(o[0] + p[0]); y2 = o[1] + p[1]; arrow = false; }
+      }
+      var d = ["M", x1, " ", y1], end = through(d, [x1, y1], placed.route[pair] || [], o);
+      var px = end[0], mid = (end[1] + y2) / 2;
       d.push("C", px, " ", mid, " ", x2, " ", mid, " ", x2, " ", y2);
       out.push('<path class="edge" data-ends="', esc(e[0] + "->" + e[1]), '" fill="none" stroke="black"',
-               e[5] ? ' stroke-dasharray="5,3"' : "", e[6] ? "" : ' marker-end="url(#vg-arrow)"', ' d="',
+               e[5] ? ' stroke-dasharray="5,3"' : "", arrow ? ' marker-end="url(#vg-arrow)"' : "", ' d="',
                d.join(""), '"/>');
       if (e[2]) { edgeLabels.push([(px + x2) / 2 + 4, mid + 3, e[2]]); }
       if (e[3]) { edgeLabels.push([x1 + 4, y1 + 11, e[3]]); }
