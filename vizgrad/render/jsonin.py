@@ -193,7 +193,7 @@ def view_from_dict(document: dict[str, Any]) -> GraphView:
     'SumBackward0'
     >>> view_from_dict({"schema": "vizgrad-graph", "version": 1, "nodes": {}})
     Traceback (most recent call last):
-    NotAGraphFileError: nodes must be a list of node objects, got an object of 0 items
+    vizgrad.render.jsonin.NotAGraphFileError: nodes must be a list of node objects, got an object of 0 items
     """
     if not isinstance(document, dict) or document.get("schema") != SCHEMA:
         raise NotAGraphFileError(f"not a {SCHEMA} document (no \"schema\": \"{SCHEMA}\")")
