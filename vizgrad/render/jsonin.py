@@ -192,8 +192,9 @@ def view_from_dict(document: dict[str, Any]) -> GraphView:
     >>> view_from_dict(vizgrad.render.to_dict(build_view(loss))).nodes[1].title
     'SumBackward0'
     >>> view_from_dict({"schema": "vizgrad-graph", "version": 1, "nodes": {}})
+    ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    vizgrad.render.jsonin.NotAGraphFileError: nodes must be a list of node objects, got an object of 0 items
+    vizgrad.render.jsonin.NotAGraphFileError: nodes must be a list of node objects, ...
     """
     if not isinstance(document, dict) or document.get("schema") != SCHEMA:
         raise NotAGraphFileError(f"not a {SCHEMA} document (no \"schema\": \"{SCHEMA}\")")
