@@ -567,8 +567,11 @@ def backward(outputs: Any, gradients: Any = None, retain_graph: bool | None = No
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool = False) -> tuple[Tensor | None, ...]:
-    """Return d(outputs)/d(inputs) without touching any ``.grad``.
+         create_graph: bool = False, allow_unused: bool = False) -> tuple[Tensor, ...]:
+    """Return d(outputs)/d(inputs) without touching any ``.grad`` (``torch.autograd.grad``).
+
+    Typed as PyTorch types it, a tuple of tensors: an entry is None only for an input
+    the outputs do not use, with ``allow_unused=True``.
 
     Example
     -------
@@ -582,7 +585,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         retain_graph = create_graph
     captured = run_backward(outputs, gradients, retain_graph, create_graph, input_list,
                             accumulate=False)
-    result = []
+    result: list[Any] = []  # None entries only with allow_unused (see the docstring)
     for index, (tensor, value) in enumerate(zip(input_list, captured)):
         if value is None and not allow_unused:
             raise RuntimeError(
