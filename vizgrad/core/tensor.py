@@ -194,32 +194,42 @@ class Tensor(TensorMethods):
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The extent of each dim, as a tuple (``torch.Tensor.shape``, a ``torch.Size`` there)."""
         return tuple(self.array.shape)
 
     @property
     def dtype(self) -> Any:
+        """The element type, a NumPy dtype (``torch.Tensor.dtype``)."""
         return self.array.dtype
 
     @property
     def ndim(self) -> int:
+        """The number of dims (``torch.Tensor.ndim``)."""
         return self.array.ndim
 
     @property
     def size(self) -> _Size:
+        """``t.size()`` is the shape and ``t.size(d)`` one extent (``torch.Tensor.size``);
+        used as a number, ``t.size`` is the element count, as in NumPy.
+        """
         return _Size(tuple(self.array.shape))
 
     def numel(self) -> int:
+        """The number of elements (``torch.Tensor.numel``)."""
         return int(self.array.size)
 
     def dim(self) -> int:
+        """The number of dims (``torch.Tensor.dim``)."""
         return self.array.ndim
 
     @property
     def device(self) -> backend.device:
+        """Where the data lives, ``cpu`` or ``cuda:N`` (``torch.Tensor.device``)."""
         return backend.device_object(self.array)
 
     @property
     def is_cuda(self) -> bool:
+        """Whether the data is on a GPU (``torch.Tensor.is_cuda``)."""
         return self.device.startswith("cuda")
 
     # -- autograd state ---------------------------------------------------------
@@ -249,6 +259,10 @@ class Tensor(TensorMethods):
 
     @property
     def requires_grad(self) -> bool:
+        """Whether ops on this tensor are recorded for backward (``torch.Tensor.requires_grad``).
+
+        Only floating-point tensors may require grad, and only a leaf may stop.
+        """
         return self._rg
 
     @requires_grad.setter
@@ -263,6 +277,7 @@ class Tensor(TensorMethods):
         self._rg = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place; returns this tensor (``torch.Tensor.requires_grad_``)."""
         self.requires_grad = requires_grad
         return self
 
@@ -277,6 +292,9 @@ class Tensor(TensorMethods):
 
     @property
     def is_leaf(self) -> bool:
+        """True when no recorded op made this tensor, i.e. ``grad_fn is None``
+        (``torch.Tensor.is_leaf``).
+        """
         return self.grad_fn is None
 
     @property
@@ -300,6 +318,8 @@ class Tensor(TensorMethods):
 
     @property
     def retains_grad(self) -> bool:
+        """Whether ``retain_grad()`` keeps this non-leaf's ``.grad``
+        (``torch.Tensor.retains_grad``)."""
         return self._retains_grad
 
     def retain_grad(self) -> None:
@@ -370,12 +390,14 @@ class Tensor(TensorMethods):
         return self
 
     def item(self) -> Any:
+        """The value of a one-element tensor as a Python number (``torch.Tensor.item``)."""
         if self.array.size != 1:
             raise ValueError(f"item() needs a tensor with one element, this one has shape "
                              f"{self.shape}")
         return self.array.item()
 
     def tolist(self) -> Any:
+        """The data as a Python number or nested lists of them (``torch.Tensor.tolist``)."""
         return backend.to_numpy(self.array).tolist()
 
     def numpy(self) -> np.ndarray:

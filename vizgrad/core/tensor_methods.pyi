@@ -20,12 +20,18 @@ class TensorMethods:
     @property
     def mT(self) -> Tensor:
         """The last two dims swapped, a view (``torch.Tensor.mT``)."""
-    def add(self, other: Tensor | _float, alpha: _float = 1) -> Tensor: ...
-    def sub(self, other: Tensor | _float, alpha: _float = 1) -> Tensor: ...
-    def mul(self, other: Tensor | _float) -> Tensor: ...
-    def div(self, other: Tensor | _float) -> Tensor: ...
-    def neg(self) -> Tensor: ...
-    def pow(self, exponent: Tensor | _float) -> Tensor: ...
+    def add(self, other: Tensor | _float, alpha: _float = 1) -> Tensor:
+        """``input + alpha * other``, broadcast (``torch.add``); operands may be numbers."""
+    def sub(self, other: Tensor | _float, alpha: _float = 1) -> Tensor:
+        """``input - alpha * other``, broadcast (``torch.sub``)."""
+    def mul(self, other: Tensor | _float) -> Tensor:
+        """``input * other``, elementwise and broadcast (``torch.mul``)."""
+    def div(self, other: Tensor | _float) -> Tensor:
+        """``input / other``, true division, broadcast (``torch.div``)."""
+    def neg(self) -> Tensor:
+        """``-input`` (``torch.neg``)."""
+    def pow(self, exponent: Tensor | _float) -> Tensor:
+        """``input ** exponent``, elementwise; either may be a number (``torch.pow``)."""
     def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value: _float = 1) -> Tensor:
         """``self + value * tensor1 * tensor2`` (``torch.Tensor.addcmul``)."""
     def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value: _float = 1) -> Tensor:
@@ -58,7 +64,8 @@ class TensorMethods:
         """``self / other``, true division (``torch.Tensor.__truediv__``)."""
     def __rtruediv__(self, other: Tensor | _float) -> Tensor:
         """``other / self`` for a number on the left (``torch.Tensor.__rtruediv__``)."""
-    def __pow__(self, exponent: Tensor | _float) -> Tensor: ...
+    def __pow__(self, exponent: Tensor | _float) -> Tensor:
+        """``input ** exponent``, elementwise; either may be a number (``torch.pow``)."""
     def __rpow__(self, other: Tensor | _float) -> Tensor:
         """``other ** self`` for a number on the left (``torch.Tensor.__rpow__``)."""
     def __neg__(self) -> Tensor:
@@ -73,24 +80,40 @@ class TensorMethods:
         """``self *= other``, in place (``torch.Tensor.__imul__``)."""
     def __itruediv__(self, *args: Any) -> Tensor:
         """``self /= other``, in place (``torch.Tensor.__itruediv__``)."""
-    def eq(self, other: Tensor | _float) -> Tensor: ...
-    def ne(self, other: Tensor | _float) -> Tensor: ...
-    def lt(self, other: Tensor | _float) -> Tensor: ...
-    def le(self, other: Tensor | _float) -> Tensor: ...
-    def gt(self, other: Tensor | _float) -> Tensor: ...
-    def ge(self, other: Tensor | _float) -> Tensor: ...
-    def any(self, dim: _int | tuple[_int, ...] | None = None, keepdim: _bool = False) -> Tensor: ...
-    def all(self, dim: _int | tuple[_int, ...] | None = None, keepdim: _bool = False) -> Tensor: ...
-    def logical_not(self) -> Tensor: ...
+    def eq(self, other: Tensor | _float) -> Tensor:
+        """``input == other``, elementwise, as a bool tensor (``torch.eq``)."""
+    def ne(self, other: Tensor | _float) -> Tensor:
+        """``input != other``, elementwise, as a bool tensor (``torch.ne``)."""
+    def lt(self, other: Tensor | _float) -> Tensor:
+        """``input < other``, elementwise, as a bool tensor (``torch.lt``)."""
+    def le(self, other: Tensor | _float) -> Tensor:
+        """``input <= other``, elementwise, as a bool tensor (``torch.le``)."""
+    def gt(self, other: Tensor | _float) -> Tensor:
+        """``input > other``, elementwise, as a bool tensor (``torch.gt``)."""
+    def ge(self, other: Tensor | _float) -> Tensor:
+        """``input >= other``, elementwise, as a bool tensor (``torch.ge``)."""
+    def any(self, dim: _int | tuple[_int, ...] | None = None, keepdim: _bool = False) -> Tensor:
+        """Whether any element (along ``dim`` when given) is true (``torch.any``)."""
+    def all(self, dim: _int | tuple[_int, ...] | None = None, keepdim: _bool = False) -> Tensor:
+        """Whether every element (along ``dim`` when given) is true (``torch.all``)."""
+    def logical_not(self) -> Tensor:
+        """``not input``, elementwise, as a bool tensor (``torch.logical_not``)."""
     def equal(self, other: Tensor) -> _bool:
         """True when both have the same shape and the same values (PyTorch's ``equal``)."""
-    def __eq__(self, other: Any) -> Tensor: ...  # type: ignore[override]
-    def __ne__(self, other: Any) -> Tensor: ...  # type: ignore[override]
-    def __lt__(self, other: Tensor | _float) -> Tensor: ...
-    def __le__(self, other: Tensor | _float) -> Tensor: ...
-    def __gt__(self, other: Tensor | _float) -> Tensor: ...
-    def __ge__(self, other: Tensor | _float) -> Tensor: ...
-    def __invert__(self) -> Tensor: ...
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        """``input == other``, elementwise, as a bool tensor (``torch.eq``)."""
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        """``input != other``, elementwise, as a bool tensor (``torch.ne``)."""
+    def __lt__(self, other: Tensor | _float) -> Tensor:
+        """``input < other``, elementwise, as a bool tensor (``torch.lt``)."""
+    def __le__(self, other: Tensor | _float) -> Tensor:
+        """``input <= other``, elementwise, as a bool tensor (``torch.le``)."""
+    def __gt__(self, other: Tensor | _float) -> Tensor:
+        """``input > other``, elementwise, as a bool tensor (``torch.gt``)."""
+    def __ge__(self, other: Tensor | _float) -> Tensor:
+        """``input >= other``, elementwise, as a bool tensor (``torch.ge``)."""
+    def __invert__(self) -> Tensor:
+        """``not input``, elementwise, as a bool tensor (``torch.logical_not``)."""
     def exp(self) -> Tensor:
         """``e ** self``, elementwise (``torch.Tensor.exp``); ``vizgrad.exp``."""
     def log(self) -> Tensor:
@@ -99,22 +122,34 @@ class TensorMethods:
         """``|input|``; the gradient at 0 is 0."""
     def __abs__(self) -> Tensor:
         """``|input|``; the gradient at 0 is 0."""
-    def sqrt(self) -> Tensor: ...
+    def sqrt(self) -> Tensor:
+        """Square root, elementwise (``torch.sqrt``)."""
     def rsqrt(self) -> Tensor:
         """``1 / sqrt(input)``."""
     def square(self) -> Tensor:
         """``input ** 2`` (recorded as ``PowBackward0``, as in PyTorch)."""
-    def expm1(self) -> Tensor: ...
-    def log1p(self) -> Tensor: ...
-    def log2(self) -> Tensor: ...
-    def erf(self) -> Tensor: ...
-    def sin(self) -> Tensor: ...
-    def cos(self) -> Tensor: ...
-    def tan(self) -> Tensor: ...
-    def reciprocal(self) -> Tensor: ...
-    def sign(self) -> Tensor: ...
-    def floor(self) -> Tensor: ...
-    def ceil(self) -> Tensor: ...
+    def expm1(self) -> Tensor:
+        """``exp(input) - 1``, exact for small inputs (``torch.expm1``)."""
+    def log1p(self) -> Tensor:
+        """``log(1 + input)``, exact for small inputs (``torch.log1p``)."""
+    def log2(self) -> Tensor:
+        """Base-2 logarithm, elementwise (``torch.log2``)."""
+    def erf(self) -> Tensor:
+        """The error function, elementwise (``torch.erf``)."""
+    def sin(self) -> Tensor:
+        """Sine, elementwise, in radians (``torch.sin``)."""
+    def cos(self) -> Tensor:
+        """Cosine, elementwise, in radians (``torch.cos``)."""
+    def tan(self) -> Tensor:
+        """Tangent, elementwise, in radians (``torch.tan``)."""
+    def reciprocal(self) -> Tensor:
+        """``1 / input``, elementwise (``torch.reciprocal``)."""
+    def sign(self) -> Tensor:
+        """-1, 0 or 1 by the sign of each element; the gradient is zero (``torch.sign``)."""
+    def floor(self) -> Tensor:
+        """Round down, elementwise; the gradient is zero (``torch.floor``)."""
+    def ceil(self) -> Tensor:
+        """Round up, elementwise; the gradient is zero (``torch.ceil``)."""
     def round(self, decimals: _int = 0) -> Tensor:
         """Round half to even (``decimals`` places); the gradient is zero."""
     def abs_(self) -> Tensor:
@@ -139,16 +174,22 @@ class TensorMethods:
     def clip(self, min: Tensor | _float | None = None,
         max: Tensor | _float | None = None) -> Tensor:
         """Limit ``input`` to ``[min, max]``; bounds are numbers, tensors or None."""
-    def clamp_(self, min: Any = None, max: Any = None) -> Tensor: ...
-    def clip_(self, min: Any = None, max: Any = None) -> Tensor: ...
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
+        """In-place ``clamp`` to ``[min, max]`` (``torch.Tensor.clamp_``)."""
+    def clip_(self, min: Any = None, max: Any = None) -> Tensor:
+        """In-place ``clamp`` to ``[min, max]`` (``torch.Tensor.clamp_``)."""
     def maximum(self, other: Tensor) -> Tensor:
         """Elementwise maximum; ties split the gradient evenly."""
     def minimum(self, other: Tensor) -> Tensor:
         """Elementwise minimum; ties split the gradient evenly."""
     def sum(self, dim: _int | tuple[_int, ...] | None = None, keepdim: _bool = False,
-        dtype: Any = None) -> Tensor: ...
+        dtype: Any = None) -> Tensor:
+        """Sum of all elements, or along ``dim`` (an int or a tuple), keeping it as size 1 with
+        ``keepdim`` (``torch.sum``)."""
     def mean(self, dim: _int | tuple[_int, ...] | None = None, keepdim: _bool = False,
-        dtype: Any = None) -> Tensor: ...
+        dtype: Any = None) -> Tensor:
+        """Mean of all elements, or along ``dim``; a floating-point input (or ``dtype``) is needed
+        (``torch.mean``)."""
     def var(self, dim: _int | tuple[_int, ...] | _bool | None = None, unbiased: _bool | None = None,
         keepdim: _bool = False, *, correction: _float | None = None) -> Tensor:
         """Variance over ``dim`` (all elements by default) with Bessel's ``correction``."""
@@ -192,12 +233,19 @@ class TensorMethods:
         """PyTorch's ``reshape``: a view where the layout allows (``ViewBackward0`` when the input
         is contiguous, ``ReshapeAliasBackward0`` when strided), else a contiguous copy reshaped
         (``CloneBackward0`` then ``UnsafeViewBackward0``), the nodes PyTorch records."""
-    def view(self, *shape: Any) -> Tensor: ...
-    def transpose(self, dim0: _int, dim1: _int) -> Tensor: ...
-    def permute(self, *dims: Any) -> Tensor: ...
-    def squeeze(self, dim: _int | tuple[_int, ...] | None = None) -> Tensor: ...
-    def unsqueeze(self, dim: _int) -> Tensor: ...
-    def t(self) -> Tensor: ...
+    def view(self, *shape: Any) -> Tensor:
+        """The same data seen with a new shape (ints or one sequence, ``-1`` inferred), without
+        copying; the memory layout must allow it (``torch.Tensor.view``)."""
+    def transpose(self, dim0: _int, dim1: _int) -> Tensor:
+        """Swap dims ``dim0`` and ``dim1``, a view (``torch.transpose``)."""
+    def permute(self, *dims: Any) -> Tensor:
+        """Reorder the dims as ``dims`` lists them, a view (``torch.permute``)."""
+    def squeeze(self, dim: _int | tuple[_int, ...] | None = None) -> Tensor:
+        """Drop size-1 dims: all of them, or those in ``dim`` (``torch.squeeze``)."""
+    def unsqueeze(self, dim: _int) -> Tensor:
+        """Insert a size-1 dim at ``dim`` (``torch.unsqueeze``)."""
+    def t(self) -> Tensor:
+        """Transpose a matrix; a 0-d or 1-d tensor comes back as is (``torch.t``)."""
     def expand(self, *sizes: Any) -> Tensor:
         """Broadcast ``tensor`` to ``sizes`` (``-1`` keeps a dimension), as a view."""
     def expand_as(self, other: Tensor) -> Tensor:
@@ -222,16 +270,22 @@ class TensorMethods:
     def narrow(self, dim: _int, start: _int, length: _int) -> Tensor:
         """``length`` entries of dim ``dim`` from ``start`` (a view, ``SliceBackward0``)."""
     def split(self, split_size_or_sections: _int | Sequence[_int],
-        dim: _int = 0) -> tuple[Tensor, ...]: ...
-    def chunk(self, chunks: _int, dim: _int = 0) -> tuple[Tensor, ...]: ...
-    def unbind(self, dim: _int = 0) -> tuple[Tensor, ...]: ...
+        dim: _int = 0) -> tuple[Tensor, ...]:
+        """Views of ``tensor`` along ``dim``: pieces of ``split_size_or_sections`` elements (the
+        last may be shorter), or one piece per listed size (``torch.split``)."""
+    def chunk(self, chunks: _int, dim: _int = 0) -> tuple[Tensor, ...]:
+        """``chunks`` near-equal pieces of ``tensor`` along ``dim`` (fewer when the extent is
+        small), as ``torch.chunk``."""
+    def unbind(self, dim: _int = 0) -> tuple[Tensor, ...]:
+        """The slices of ``tensor`` along ``dim``, that dim removed (``torch.unbind``)."""
     def unsafe_chunk(self, chunks: _int, dim: _int = 0) -> Tensor:
         """``chunk`` without view tracking (the pieces may be written in place freely)."""
     def __iter__(self) -> Iterator[Tensor]:
         """Iterate over dim 0: the tensors ``self.unbind(0)`` gives (``torch.Tensor.__iter__``)."""
     def __getitem__(self, key: Any) -> Tensor:
         """``input[key]``: basic parts as PyTorch's chain of views, advanced ones by ``Index``."""
-    def __setitem__(self, key: Any, value: Tensor | _float) -> None: ...
+    def __setitem__(self, key: Any, value: Tensor | _float) -> None:
+        """``input[key] = value``, in place and recorded (``torch.Tensor.__setitem__``)."""
     def gather(self, dim: _int, index: Tensor) -> Tensor:
         """``out[i][j] = input[i][index[i][j]]`` for ``dim=1`` (and so on)."""
     def take_along_dim(self, indices: Tensor, dim: _int | None = None) -> Tensor:
@@ -248,8 +302,12 @@ class TensorMethods:
         """Add ``alpha * source`` into the entries of dim ``dim`` listed in ``index``."""
     def masked_fill(self, mask: Any, value: Tensor | _float) -> Tensor:
         """``value`` where the boolean ``mask`` holds (broadcast), ``input`` elsewhere."""
-    def masked_fill_(self, mask: Any, value: Any) -> Tensor: ...
-    def scatter_(self, dim: Any, index: Any, src: Any = None, value: Any = None) -> Tensor: ...
+    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        """In-place ``masked_fill``: ``value`` where ``mask`` is true
+        (``torch.Tensor.masked_fill_``)."""
+    def scatter_(self, dim: Any, index: Any, src: Any = None, value: Any = None) -> Tensor:
+        """In-place ``scatter``: ``src`` (or the number ``value``) written at ``index`` along
+        ``dim`` (``torch.Tensor.scatter_``)."""
     def scatter_add_(self, dim: _int, index: Tensor, src: Tensor) -> Tensor:
         """In-place ``scatter_add`` (``torch.Tensor.scatter_add_``)."""
     def select(self, dim: _int, index: _int) -> Tensor:
@@ -289,7 +347,8 @@ class TensorMethods:
         """In-place ``triu``: zero the entries below ``diagonal`` (``torch.Tensor.triu_``)."""
     def fill_diagonal_(self, fill_value: _float, wrap: _bool = False) -> Tensor:
         """Write ``fill_value`` on the main diagonal, in place (``torch.Tensor.fill_diagonal_``)."""
-    def clone(self) -> Tensor: ...
+    def clone(self) -> Tensor:
+        """A copy of ``input`` in new memory; gradients flow back through it (``torch.clone``)."""
     def contiguous(self) -> Tensor:
         """``self`` if its memory is C-contiguous, else a contiguous copy
         (``torch.Tensor.contiguous``)."""
