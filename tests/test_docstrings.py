@@ -3,7 +3,8 @@ method is an anonymous lambda, so ``help()`` and editors show what each does (is
 
 Public: the callables in ``vizgrad.__all__``, ``vizgrad.nn.functional.__all__`` (and its
 public functions), Tensor's methods, properties and operators (those without a leading
-underscore, and every entry of ``METHODS``/``PROPERTIES`` in ``vizgrad/ops/methods.py``).
+underscore, the dunders Tensor defines (``__len__``, ``__bool__`` ...), and every entry of
+``METHODS``/``PROPERTIES`` in ``vizgrad/ops/methods.py``).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def tensor_members() -> dict[str, Any]:
     """Tensor's public methods and properties, each as the function behind it."""
     members = {}
     names = {n for n in dir(vizgrad.Tensor) if not n.startswith("_")}
+    names |= {n for n in vars(vizgrad.Tensor) if n.startswith("__") and n.endswith("__")}
     for name in sorted(names | set(METHODS) | set(PROPERTIES)):
         value = inspect.getattr_static(vizgrad.Tensor, name)
         if isinstance(value, property):
@@ -59,7 +61,7 @@ def test_the_scans_see_the_api():
                  "vizgrad.nn.functional.linear"):
         assert name in found
     for name in ("Tensor.sum", "Tensor.__add__", "Tensor.float", "Tensor.T",
-                 "Tensor.backward", "Tensor.shape"):
+                 "Tensor.backward", "Tensor.shape", "Tensor.__len__", "Tensor.__init__"):
         assert name in members
     assert len(found) > 200 and len(members) > 180
 

@@ -112,6 +112,8 @@ class Tensor(TensorMethods):
     __array_ufunc__ = None  # NumPy defers to our reflected operators
 
     def __init__(self, data: Any, requires_grad: bool = False, name: str | None = None) -> None:
+        """A leaf holding a copy of ``data`` (numbers, nested lists, arrays) on the CPU; the
+        factories (``vizgrad.tensor``, ``vizgrad.zeros`` ...) take a dtype and device too."""
         from .factory import to_array
 
         self.array = to_array(data, None, "cpu")
@@ -408,29 +410,35 @@ class Tensor(TensorMethods):
         return backend.to_numpy(self.array)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """NumPy's conversion hook (``np.asarray(t)``); a GPU tensor refuses, use ``.numpy()``."""
         if type(self.array) is not np.ndarray:
             raise TypeError(f"implicit conversion of a {self.device} tensor to NumPy is not "
                             "allowed; call .numpy() explicitly")
         return self.array if dtype is None else self.array.astype(dtype)
 
     def __len__(self) -> int:
+        """``len(t)``: the extent of dim 0 (``torch.Tensor.__len__``)."""
         if self.array.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self.array.shape[0]
 
     def __bool__(self) -> bool:
+        """``bool(t)`` of a one-element tensor (``torch.Tensor.__bool__``)."""
         if self.array.size != 1:
             raise RuntimeError(f"the truth value of a tensor with {self.array.size} elements "
                                "is ambiguous; use .any() or .all()")
         return bool(self.array.item())
 
     def __float__(self) -> float:
+        """``float(t)`` of a one-element tensor (``torch.Tensor.__float__``)."""
         return float(self.item())
 
     def __int__(self) -> int:
+        """``int(t)`` of a one-element tensor (``torch.Tensor.__int__``)."""
         return int(self.item())
 
     def __index__(self) -> int:
+        """A one-element integer tensor used as an index or a size (``torch.Tensor.__index__``)."""
         if self.array.dtype.kind not in "iub":
             raise TypeError("only integer tensors can be used as an index")
         return int(self.item())
@@ -457,12 +465,14 @@ class Tensor(TensorMethods):
         return new
 
     def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickling: values, ``requires_grad``, name and device (``torch.Tensor.__reduce_ex__``)."""
         # As torch.save/pickle do: the values, requires_grad and name, no history and no
         # .grad; a non-leaf comes back as a leaf.
         return (rebuild_tensor, (backend.to_numpy(self.array), self._rg, self.name,
                                   self.device))
 
     def __repr__(self) -> str:
+        """``tensor([...])`` with the dtype, device, name and ``grad_fn`` when they matter."""
         if self.device == "meta":  # shape and dtype only, as PyTorch prints a meta tensor
             return f"tensor(..., device='meta', size={tuple(self.shape)}, dtype={self.dtype})"
         body = np.array2string(backend.to_numpy(self.array), separator=", ", precision=4,

@@ -40,9 +40,9 @@ class TensorMethods:
         """In place: ``self += alpha * other`` (``torch.Tensor.add_``)."""
     def sub_(self, other: Tensor | _float, alpha: _float = 1) -> Tensor:
         """In place: ``self -= alpha * other`` (``torch.Tensor.sub_``)."""
-    def mul_(self, *args: Any) -> Tensor:
+    def mul_(self, other: Any) -> Tensor:
         """In place: ``self *= other`` (``torch.Tensor.mul_``)."""
-    def div_(self, *args: Any) -> Tensor:
+    def div_(self, other: Any) -> Tensor:
         """In place: ``self /= other`` (``torch.Tensor.div_``)."""
     def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value: _float = 1) -> Tensor:
         """In place: ``self += value * tensor1 * tensor2`` (``torch.Tensor.addcmul_``)."""
@@ -76,9 +76,9 @@ class TensorMethods:
         """``self += other``, in place (``torch.Tensor.__iadd__``)."""
     def __isub__(self, other: Any) -> Tensor:
         """``self -= other``, in place (``torch.Tensor.__isub__``)."""
-    def __imul__(self, *args: Any) -> Tensor:
+    def __imul__(self, other: Any) -> Tensor:
         """``self *= other``, in place (``torch.Tensor.__imul__``)."""
-    def __itruediv__(self, *args: Any) -> Tensor:
+    def __itruediv__(self, other: Any) -> Tensor:
         """``self /= other``, in place (``torch.Tensor.__itruediv__``)."""
     def eq(self, other: Tensor | _float) -> Tensor:
         """``input == other``, elementwise, as a bool tensor (``torch.eq``)."""
@@ -162,7 +162,7 @@ class TensorMethods:
         """``1 / (1 + exp(-self))``, elementwise (``torch.Tensor.sigmoid``)."""
     def relu(self) -> Tensor:
         """``max(self, 0)``, elementwise (``torch.Tensor.relu``)."""
-    def relu_(self, *args: Any) -> Tensor:
+    def relu_(self) -> Tensor:
         """In-place ``relu`` (``torch.Tensor.relu_``)."""
     def softmax(self, dim: _int, dtype: Any = None) -> Tensor:
         """``vizgrad.softmax(self, dim)`` (``torch.Tensor.softmax``)."""
@@ -377,10 +377,10 @@ class TensorMethods:
         """This tensor on a GPU, ``cuda:<device>`` (``torch.Tensor.cuda``); needs CuPy."""
     def copy_(self, src: Tensor | _float, non_blocking: _bool = False) -> Tensor:
         """Copy ``src``'s values into this tensor, broadcast and cast (``torch.Tensor.copy_``)."""
-    def zero_(self, *args: Any) -> Tensor:
+    def zero_(self) -> Tensor:
         """Fill with zeros, in place (``torch.Tensor.zero_``)."""
-    def fill_(self, *args: Any) -> Tensor:
-        """``fill_(value)``: every element set to ``value``, in place (``torch.Tensor.fill_``)."""
+    def fill_(self, value: Any) -> Tensor:
+        """Every element set to ``value``, in place (``torch.Tensor.fill_``)."""
     def normal_(self, mean: _float = 0.0, std: _float = 1.0) -> Tensor:
         """Fill in place with normal draws from the global generator (``torch.Tensor.normal_``)."""
     def uniform_(self, from_: _float = 0.0, to: _float = 1.0, **kwargs: Any) -> Tensor:

@@ -11,6 +11,7 @@ table (``_iadd``, ``_to`` ...) translate PyTorch's method signatures to the op f
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
 from typing import Any
 
@@ -493,11 +494,20 @@ _DOCS = {
     "__imul__": "``self *= other``, in place (``torch.Tensor.__imul__``).",
     "__itruediv__": "``self /= other``, in place (``torch.Tensor.__itruediv__``).",
     "zero_": "Fill with zeros, in place (``torch.Tensor.zero_``).",
-    "fill_": "``fill_(value)``: every element set to ``value``, in place "
-             "(``torch.Tensor.fill_``).",
+    "fill_": "Every element set to ``value``, in place (``torch.Tensor.fill_``).",
 }
 for _name, _doc in _DOCS.items():
     METHODS[_name].__doc__ = _doc
+# ... and the parameters of ``_inplace``'s methods, which take ``*args``: help() and the
+# generated stub (tensor_methods.pyi) show these names instead
+_SELF = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+for _name, _params in {"mul_": ("other",), "div_": ("other",), "__imul__": ("other",),
+                       "__itruediv__": ("other",), "relu_": (), "zero_": (),
+                       "fill_": ("value",)}.items():
+    METHODS[_name].__name__ = METHODS[_name].__qualname__ = _name
+    METHODS[_name].__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [_SELF, *(inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                  for p in _params)], return_annotation="Tensor")
 
 
 def _install() -> None:
