@@ -570,9 +570,6 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
          create_graph: bool = False, allow_unused: bool = False) -> tuple[Tensor, ...]:
     """Return d(outputs)/d(inputs) without touching any ``.grad`` (``torch.autograd.grad``).
 
-    Typed as PyTorch types it, a tuple of tensors: an entry is None only for an input
-    the outputs do not use, with ``allow_unused=True``.
-
     Example
     -------
     >>> (dx,) = vizgrad.autograd.grad(y, [x], create_graph=True)
@@ -585,7 +582,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         retain_graph = create_graph
     captured = run_backward(outputs, gradients, retain_graph, create_graph, input_list,
                             accumulate=False)
-    result: list[Any] = []  # None entries only with allow_unused (see the docstring)
+    result: list[Any] = []  # typed as PyTorch's: Tensors (None only with allow_unused)
     for index, (tensor, value) in enumerate(zip(input_list, captured)):
         if value is None and not allow_unused:
             raise RuntimeError(
