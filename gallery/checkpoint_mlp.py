@@ -26,8 +26,8 @@ vizgrad.watch(checked, name=f"checkpointed: {checked_bytes:,} bytes saved")
 print(f"saved for backward: plain {plain_bytes:,} bytes, checkpointed {checked_bytes:,} bytes")
 
 plain.backward(retain_graph=True)   # retained: the picture shows the graphs unfreed
-plain_grads = [p.grad.clone() for p in blocks.parameters()]
+plain_grads = [p.grad.clone() for p in blocks.parameters() if p.grad is not None]
 blocks.zero_grad()
 checked.backward(retain_graph=True)   # the blocks run again here
-same = all(bool((p.grad == g).all()) for p, g in zip(blocks.parameters(), plain_grads))
+same = all(bool((g == p.grad).all()) for p, g in zip(blocks.parameters(), plain_grads))
 print("identical gradients:", same)

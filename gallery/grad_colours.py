@@ -18,4 +18,5 @@ inputs = vizgrad.randn(16, 6)
 loss = model(inputs).pow(2).mean() * 100
 loss.backward()
 for name, parameter in model.named_parameters():
+    assert parameter.grad is not None  # backward reached every parameter
     print(f"{name:10s} grad norm {parameter.grad.norm().item():.3g}")

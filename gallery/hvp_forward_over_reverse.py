@@ -26,7 +26,9 @@ def loss_of(t):
 with fwAD.dual_level():
     x_dual = fwAD.make_dual(x, v)
     (gradient,) = vizgrad.autograd.grad(loss_of(x_dual), [x_dual], create_graph=True)
-    hvp = fwAD.unpack_dual(gradient).tangent.detach()
+    tangent = fwAD.unpack_dual(gradient).tangent   # None only for a tensor without one
+    assert tangent is not None
+    hvp = tangent.detach()
 vizgrad.watch(gradient, name="dloss/dx (tangent: H v)")
 
 full = hessian(loss_of, x.detach())   # the whole Hessian, only to check

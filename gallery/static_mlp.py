@@ -38,5 +38,6 @@ parallel = static.compile_data_parallel(step, 2)
 
 workspace = static.Workspace()
 engine = static.Engine(workspace, step)
+assert step.loss is not None  # compile_backward names the loss it differentiates
 for _ in range(5):  # replay the compiled step: no Python model code runs
     print(f"loss {engine.run(images=images, onehot=onehot)[step.loss]:.3f}")

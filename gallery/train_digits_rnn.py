@@ -13,7 +13,7 @@ import vizgrad.nn as nn
 try:  # run as a script (gallery/ on sys.path) or imported as gallery.train_digits_rnn
     from train_digits_common import train
 except ImportError:  # pragma: no cover
-    from .train_digits_common import train
+    from .train_digits_common import train  # type: ignore[no-redef]
 
 
 class RowLSTM(nn.Module):

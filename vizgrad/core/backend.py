@@ -170,6 +170,9 @@ def set_default_device(device: Any) -> None:
 
 
 def get_default_device() -> device:
+    """The device new tensors are made on: ``cpu`` unless ``set_default_device`` changed
+    it (``torch.get_default_device``).
+    """
     return _device_object(_DEFAULT_DEVICE["device"])
 
 

@@ -575,8 +575,8 @@ def backward(outputs: Any, gradients: Any = None, retain_graph: bool | None = No
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool = False) -> tuple[Tensor | None, ...]:
-    """Return d(outputs)/d(inputs) without touching any ``.grad``.
+         create_graph: bool = False, allow_unused: bool = False) -> tuple[Tensor, ...]:
+    """Return d(outputs)/d(inputs) without touching any ``.grad`` (``torch.autograd.grad``).
 
     Example
     -------
@@ -601,7 +601,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         # internals; IPython and pytest also skip frames that set __tracebackhide__.
         __tracebackhide__ = True  # noqa: F841
         raise error.with_traceback(None) from error.__cause__
-    result = []
+    result: list[Any] = []  # typed as PyTorch's: Tensors (None only with allow_unused)
     for index, (tensor, value) in enumerate(zip(input_list, captured)):
         if value is None and not allow_unused:
             raise RuntimeError(

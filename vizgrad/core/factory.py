@@ -51,6 +51,9 @@ def set_default_dtype(dtype: Any) -> None:
 
 
 def get_default_dtype() -> np.dtype:
+    """The dtype new floating-point tensors get: float32 unless ``set_default_dtype``
+    changed it (``torch.get_default_dtype``).
+    """
     return _DEFAULT["dtype"]
 
 
@@ -206,21 +209,46 @@ def _make(fill: str, shape: tuple, dtype: Any, device: Any, requires_grad: bool,
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros; ``size`` is ints or one sequence of them (``torch.zeros``).
+
+    Example
+    -------
+    >>> vizgrad.zeros(2, 3).shape
+    (2, 3)
+    """
     return _make("zeros", _shape(size, "zeros"), dtype, device, requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
+    """A tensor of ones; ``size`` is ints or one sequence of them (``torch.ones``).
+
+    Example
+    -------
+    >>> vizgrad.ones(3).tolist()
+    [1.0, 1.0, 1.0]
+    """
     return _make("ones", _shape(size, "ones"), dtype, device, requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
+    """A tensor whose values are whatever the memory held (``torch.empty``): write before
+    reading.
+    """
     return _make("empty", _shape(size, "empty"), dtype, device, requires_grad)
 
 
 def full(size: Sequence[int], fill_value: Any, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
+    """A tensor of shape ``size`` with every element ``fill_value`` (``torch.full``); a
+    bool or int fill gives a bool or int64 tensor unless ``dtype`` says otherwise.
+
+    Example
+    -------
+    >>> vizgrad.full((2,), 7).tolist()
+    [7, 7]
+    """
     fill_value = _number_argument(fill_value, "full", "fill_value")
     if dtype is None and isinstance(fill_value, (bool, np.bool_)):
         dtype = bool_
@@ -245,26 +273,47 @@ def _like(fill: str, other: Tensor, dtype: Any, device: Any, requires_grad: bool
 
 def zeros_like(other: Tensor, dtype: Any = None, device: Any = None,
                requires_grad: bool = False) -> Tensor:
+    """Zeros with ``other``'s shape, and its dtype and device unless given
+    (``torch.zeros_like``).
+    """
     return _like("zeros", other, dtype, device, requires_grad)
 
 
 def ones_like(other: Tensor, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:
+    """Ones with ``other``'s shape, and its dtype and device unless given
+    (``torch.ones_like``).
+    """
     return _like("ones", other, dtype, device, requires_grad)
 
 
 def empty_like(other: Tensor, dtype: Any = None, device: Any = None,
                requires_grad: bool = False) -> Tensor:
+    """An unfilled tensor with ``other``'s shape, and its dtype and device unless given
+    (``torch.empty_like``).
+    """
     return _like("empty", other, dtype, device, requires_grad)
 
 
 def full_like(other: Tensor, fill_value: Any, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:
+    """``fill_value`` everywhere, with ``other``'s shape, and its dtype and device unless
+    given (``torch.full_like``).
+    """
     return _like("full", other, dtype, device, requires_grad, fill_value)
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:
+    """Values from ``start`` up to (not including) ``end``, ``step`` apart
+    (``torch.arange``); ``arange(n)`` counts from 0.  Whole-number arguments give int64,
+    others the default float dtype.
+
+    Example
+    -------
+    >>> vizgrad.arange(4).tolist()
+    [0, 1, 2, 3]
+    """
     if end is None:
         start, end = 0, start
     start, end, step = (_number_argument(v, "arange", a)
@@ -282,6 +331,14 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, device
 
 def linspace(start: float, end: float, steps: int, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end``, both ends included
+    (``torch.linspace``).
+
+    Example
+    -------
+    >>> vizgrad.linspace(0, 1, 5).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
     steps = _int_argument(steps, "linspace", "steps")
     xp = backend.module_for_device(backend.normalize_device(device))
     out = Tensor._make(xp.linspace(start, end, steps).astype(as_dtype(dtype) or _DEFAULT["dtype"]))
@@ -292,6 +349,9 @@ def linspace(start: float, end: float, steps: int, dtype: Any = None, device: An
 
 def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
+    """An ``n`` by ``m`` matrix (square when ``m`` is None) with ones on the diagonal and
+    zeros elsewhere (``torch.eye``).
+    """
     n = _int_argument(n, "eye", "n")
     m = None if m is None else _int_argument(m, "eye", "m")
     if n < 0 or (m is not None and m < 0):
@@ -355,11 +415,17 @@ def randint(low: int, high: Any = None, size: Sequence[int] | None = None, dtype
 
 
 def randn_like(other: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """Standard normal draws with ``other``'s shape, device and (unless given) dtype
+    (``torch.randn_like``).
+    """
     return randn(*other.shape, dtype=dtype or other.dtype, device=other.device,
                  requires_grad=requires_grad)
 
 
 def rand_like(other: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """Uniform draws in [0, 1) with ``other``'s shape, device and (unless given) dtype
+    (``torch.rand_like``).
+    """
     return rand(*other.shape, dtype=dtype or other.dtype, device=other.device,
                 requires_grad=requires_grad)
 

@@ -160,14 +160,23 @@ class Relu(Function):
 
 
 def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent, elementwise (``torch.tanh``)."""
     return Tanh.apply(input)
 
 
 def sigmoid(input: Tensor) -> Tensor:
+    """``1 / (1 + exp(-input))``, elementwise (``torch.sigmoid``)."""
     return Sigmoid.apply(input)
 
 
 def relu(input: Tensor) -> Tensor:
+    """``max(input, 0)``, elementwise (``torch.relu``).
+
+    Example
+    -------
+    >>> vizgrad.relu(vizgrad.tensor([-1.0, 2.0])).tolist()
+    [0.0, 2.0]
+    """
     return Relu.apply(input)
 
 

@@ -364,26 +364,44 @@ def _is_bool(value):
 
 
 def add(input: Tensor | float, other: Tensor | float, alpha: float = 1) -> Tensor:
+    """``input + alpha * other``, broadcast (``torch.add``); operands may be numbers.
+
+    Example
+    -------
+    >>> vizgrad.add(vizgrad.tensor([1.0, 2.0]), 10).tolist()
+    [11.0, 12.0]
+    """
     return Add.apply(input, other) if alpha == 1 else AddScaled.apply(input, other, alpha)
 
 
 def sub(input: Tensor | float, other: Tensor | float, alpha: float = 1) -> Tensor:
+    """``input - alpha * other``, broadcast (``torch.sub``)."""
     return Sub.apply(input, other) if alpha == 1 else SubScaled.apply(input, other, alpha)
 
 
 def mul(input: Tensor | float, other: Tensor | float) -> Tensor:
+    """``input * other``, elementwise and broadcast (``torch.mul``)."""
     return Mul.apply(input, other)
 
 
 def div(input: Tensor | float, other: Tensor | float) -> Tensor:
+    """``input / other``, true division, broadcast (``torch.div``)."""
     return Div.apply(input, other)
 
 
 def neg(input: Tensor) -> Tensor:
+    """``-input`` (``torch.neg``)."""
     return Neg.apply(input)
 
 
 def pow(input: Tensor | float, exponent: Tensor | float) -> Tensor:  # noqa: A001 - PyTorch's name
+    """``input ** exponent``, elementwise; either may be a number (``torch.pow``).
+
+    Example
+    -------
+    >>> vizgrad.pow(vizgrad.tensor([2.0, 3.0]), 2).tolist()
+    [4.0, 9.0]
+    """
     from ..core.tensor import Tensor
 
     if isinstance(exponent, Tensor):

@@ -178,6 +178,7 @@ def minimum(input: Tensor, other: Tensor) -> Tensor:
 
 
 def _clamp_(self, min=None, max=None):  # noqa: A002
+    """In-place ``clamp`` to ``[min, max]`` (``torch.Tensor.clamp_``)."""
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return ClampTensor.apply_(self, min, max)
     return Clamp.apply_(self, min, max)

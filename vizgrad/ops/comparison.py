@@ -10,7 +10,7 @@ from .operands import array_of as _data
 from .operands import binary
 
 
-def _compare(name: str) -> Callable[[Tensor, Tensor | float], Tensor]:
+def _compare(name: str, doc: str) -> Callable[[Tensor, Tensor | float], Tensor]:
     def compare(input: Tensor, other: Tensor | float) -> Tensor:
         xp = array_module(input.array)
         # Compared in the promoted dtype, as PyTorch (an int64 and a float32 compare as
@@ -19,35 +19,47 @@ def _compare(name: str) -> Callable[[Tensor, Tensor | float], Tensor]:
         return Tensor.from_array(xp.asarray(getattr(xp, name)(*binary(input.array, _data(other)))))
 
     compare.__name__ = name
+    compare.__doc__ = doc
     return compare
 
 
-eq = _compare("equal")
-ne = _compare("not_equal")
-lt = _compare("less")
-le = _compare("less_equal")
-gt = _compare("greater")
-ge = _compare("greater_equal")
+eq = _compare("equal", "``input == other``, elementwise, as a bool tensor (``torch.eq``).")
+ne = _compare("not_equal", "``input != other``, elementwise, as a bool tensor (``torch.ne``).")
+lt = _compare("less", "``input < other``, elementwise, as a bool tensor (``torch.lt``).")
+le = _compare("less_equal", "``input <= other``, elementwise, as a bool tensor (``torch.le``).")
+gt = _compare("greater", "``input > other``, elementwise, as a bool tensor (``torch.gt``).")
+ge = _compare("greater_equal",
+              "``input >= other``, elementwise, as a bool tensor (``torch.ge``).")
 
 
 def logical_not(input: Tensor) -> Tensor:
+    """``not input``, elementwise, as a bool tensor (``torch.logical_not``)."""
     xp = array_module(input.array)
     return Tensor.from_array(xp.asarray(xp.logical_not(input.array)))
 
 
 def any(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False
         ) -> Tensor:  # noqa: A001 - PyTorch's name
+    """Whether any element (along ``dim`` when given) is true (``torch.any``)."""
     return Tensor.from_array(array_module(input.array).asarray(input.array.any(axis=dim,
                                                                            keepdims=keepdim)))
 
 
 def all(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False
         ) -> Tensor:  # noqa: A001 - PyTorch's name
+    """Whether every element (along ``dim`` when given) is true (``torch.all``).
+
+    Example
+    -------
+    >>> vizgrad.all(vizgrad.tensor([1.0, 2.0]) > 0).item()
+    True
+    """
     return Tensor.from_array(array_module(input.array).asarray(input.array.all(axis=dim,
                                                                            keepdims=keepdim)))
 
 
 def allclose(input: Tensor, other: Tensor | float, rtol: float = 1e-5, atol: float = 1e-8
              ) -> bool:
+    """True when ``|input - other| <= atol + rtol * |other|`` everywhere (``torch.allclose``)."""
     xp = array_module(input.array)
     return bool(xp.allclose(input.array, _data(other), rtol=rtol, atol=atol))

@@ -132,6 +132,7 @@ def where_tangent(condition, first, second):
 
 
 def clone(input: Tensor) -> Tensor:
+    """A copy of ``input`` in new memory; gradients flow back through it (``torch.clone``)."""
     return Clone.apply(input)
 
 

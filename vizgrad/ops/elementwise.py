@@ -399,6 +399,7 @@ def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
 
 
 def sqrt(input: Tensor) -> Tensor:
+    """Square root, elementwise (``torch.sqrt``)."""
     return Sqrt.apply(input)
 
 
@@ -415,46 +416,57 @@ def square(input: Tensor) -> Tensor:
 
 
 def expm1(input: Tensor) -> Tensor:
+    """``exp(input) - 1``, exact for small inputs (``torch.expm1``)."""
     return Expm1.apply(input)
 
 
 def log1p(input: Tensor) -> Tensor:
+    """``log(1 + input)``, exact for small inputs (``torch.log1p``)."""
     return Log1p.apply(input)
 
 
 def log2(input: Tensor) -> Tensor:
+    """Base-2 logarithm, elementwise (``torch.log2``)."""
     return Log2.apply(input)
 
 
 def erf(input: Tensor) -> Tensor:
+    """The error function, elementwise (``torch.erf``)."""
     return Erf.apply(input)
 
 
 def sin(input: Tensor) -> Tensor:
+    """Sine, elementwise, in radians (``torch.sin``)."""
     return Sin.apply(input)
 
 
 def cos(input: Tensor) -> Tensor:
+    """Cosine, elementwise, in radians (``torch.cos``)."""
     return Cos.apply(input)
 
 
 def tan(input: Tensor) -> Tensor:
+    """Tangent, elementwise, in radians (``torch.tan``)."""
     return Tan.apply(input)
 
 
 def reciprocal(input: Tensor) -> Tensor:
+    """``1 / input``, elementwise (``torch.reciprocal``)."""
     return Reciprocal.apply(input)
 
 
 def sign(input: Tensor) -> Tensor:
+    """-1, 0 or 1 by the sign of each element; the gradient is zero (``torch.sign``)."""
     return Sign.apply(input)
 
 
 def floor(input: Tensor) -> Tensor:
+    """Round down, elementwise; the gradient is zero (``torch.floor``)."""
     return Floor.apply(input)
 
 
 def ceil(input: Tensor) -> Tensor:
+    """Round up, elementwise; the gradient is zero (``torch.ceil``)."""
     return Ceil.apply(input)
 
 
@@ -464,8 +476,16 @@ def round(input: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's
 
 
 def exp(input: Tensor) -> Tensor:
+    """``e ** input``, elementwise (``torch.exp``).
+
+    Example
+    -------
+    >>> vizgrad.exp(vizgrad.tensor([0.0])).tolist()
+    [1.0]
+    """
     return Exp.apply(input)
 
 
 def log(input: Tensor) -> Tensor:
+    """Natural logarithm, elementwise (``torch.log``)."""
     return Log.apply(input)

@@ -189,6 +189,7 @@ class SetItem(Function):
 
 
 def setitem(input: Tensor, key: Any, value: Tensor | float) -> None:
+    """``input[key] = value``, in place and recorded (``torch.Tensor.__setitem__``)."""
     key, _ = normalize_key(key)
     if isinstance(value, Tensor) and value.array.dtype != input.array.dtype:
         value = value.to(input.array.dtype)
@@ -543,11 +544,17 @@ def _mask(mask):
 
 
 def _masked_fill_(self, mask, value):
+    """In-place ``masked_fill``: ``value`` where ``mask`` is true
+    (``torch.Tensor.masked_fill_``).
+    """
     cls = MaskedFillTensor if isinstance(value, Tensor) else MaskedFill
     return cls.apply_(self, _mask(mask), value)
 
 
 def _scatter_(self, dim, index, src=None, value=None):
+    """In-place ``scatter``: ``src`` (or the number ``value``) written at ``index``
+    along ``dim`` (``torch.Tensor.scatter_``).
+    """
     src = value if src is None else src
     cls = Scatter if isinstance(src, Tensor) else ScatterValue
     return cls.apply_(self, dim, _index(index), src)

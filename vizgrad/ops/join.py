@@ -200,6 +200,13 @@ class Unbind(Function):
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join tensors end to end along an existing dim ``dim`` (``torch.cat``).
+
+    Example
+    -------
+    >>> vizgrad.cat([vizgrad.zeros(2), vizgrad.ones(1)]).tolist()
+    [0.0, 0.0, 1.0]
+    """
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat() needs at least one tensor")
@@ -210,6 +217,13 @@ concat = cat
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join same-shaped tensors along a new dim ``dim`` (``torch.stack``).
+
+    Example
+    -------
+    >>> vizgrad.stack([vizgrad.zeros(2), vizgrad.ones(2)]).shape
+    (2, 2)
+    """
     tensors = list(tensors)
     if not tensors:
         raise ValueError("stack() needs at least one tensor")
@@ -218,16 +232,28 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0
           ) -> tuple[Tensor, ...]:
+    """Views of ``tensor`` along ``dim``: pieces of ``split_size_or_sections`` elements
+    (the last may be shorter), or one piece per listed size (``torch.split``).
+
+    Example
+    -------
+    >>> [p.tolist() for p in vizgrad.arange(5).split(2)]
+    [[0, 1], [2, 3], [4]]
+    """
     if isinstance(split_size_or_sections, int):
         return tuple(Split.apply(tensor, split_size_or_sections, dim))
     return tuple(SplitSizes.apply(tensor, list(split_size_or_sections), dim))
 
 
 def chunk(tensor: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """``chunks`` near-equal pieces of ``tensor`` along ``dim`` (fewer when the extent is
+    small), as ``torch.chunk``.
+    """
     extent = tensor.shape[dim]
     size = -(-extent // chunks)
     return tuple(Split.apply(tensor, max(size, 1), dim))
 
 
 def unbind(tensor: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """The slices of ``tensor`` along ``dim``, that dim removed (``torch.unbind``)."""
     return tuple(Unbind.apply(tensor, dim))

@@ -158,6 +158,14 @@ def _count(shape, dims):
 
 def sum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False,
         dtype: Any = None) -> Tensor:  # noqa: A001 - PyTorch's name
+    """Sum of all elements, or along ``dim`` (an int or a tuple), keeping it as size 1 with
+    ``keepdim`` (``torch.sum``).
+
+    Example
+    -------
+    >>> vizgrad.tensor([[1.0, 2.0], [3.0, 4.0]]).sum(0).tolist()
+    [4.0, 6.0]
+    """
     if dtype is not None:
         input = input.to(dtype)
     if dim is None and not keepdim:
@@ -167,6 +175,9 @@ def sum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
 
 def mean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False,
          dtype: Any = None) -> Tensor:
+    """Mean of all elements, or along ``dim``; a floating-point input (or ``dtype``) is
+    needed (``torch.mean``).
+    """
     if dtype is not None:
         input = input.to(dtype)
     if input.dtype.kind not in "fc":

@@ -310,18 +310,30 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
 
 
 def view(input: Tensor, *shape: Any) -> Tensor:
+    """The same data seen with a new shape (ints or one sequence, ``-1`` inferred), without
+    copying; the memory layout must allow it (``torch.Tensor.view``).
+    """
     return View.apply(input, _shape_arg(shape))
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap dims ``dim0`` and ``dim1``, a view (``torch.transpose``)."""
     return Transpose.apply(input, dim0, dim1)
 
 
 def permute(input: Tensor, *dims: Any) -> Tensor:
+    """Reorder the dims as ``dims`` lists them, a view (``torch.permute``).
+
+    Example
+    -------
+    >>> vizgrad.zeros(2, 3, 4).permute(2, 0, 1).shape
+    (4, 2, 3)
+    """
     return Permute.apply(input, _shape_arg(dims))
 
 
 def squeeze(input: Tensor, dim: int | tuple[int, ...] | None = None) -> Tensor:
+    """Drop size-1 dims: all of them, or those in ``dim`` (``torch.squeeze``)."""
     # PyTorch's three overloads have three node names (SqueezeBackward0/1/2)
     if dim is None:
         return Squeeze.apply(input, dim)
@@ -331,10 +343,12 @@ def squeeze(input: Tensor, dim: int | tuple[int, ...] | None = None) -> Tensor:
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """Insert a size-1 dim at ``dim`` (``torch.unsqueeze``)."""
     return Unsqueeze.apply(input, dim)
 
 
 def t(input: Tensor) -> Tensor:
+    """Transpose a matrix; a 0-d or 1-d tensor comes back as is (``torch.t``)."""
     if input.ndim > 2:
         raise ValueError(f"t() expects a tensor with <= 2 dims, got {input.ndim}")
     return T.apply(input)
