@@ -338,19 +338,25 @@ class NllLoss(Function):
         ctx.save_for_backward(self)  # torch keeps it too (``_saved_self``)
         # Private working values (a leading underscore keeps them out of _saved_* scans).
         ctx._self_shape, ctx._safe, ctx._weights = self.shape, safe, weights
-        ctx._total = total
+        ctx._total, ctx._kept = total, labels != ignore_index
         if reduction == "none":
             return losses.reshape(target.shape)
         if reduction == "sum":
             return xp.asarray(losses.sum(), dtype=self.dtype)
-        return xp.asarray(losses.sum() / total, dtype=self.dtype)
+        with np.errstate(invalid="ignore", divide="ignore"):  # all ignored: 0/0 is NaN, silently
+            return xp.asarray(losses.sum() / total, dtype=self.dtype)
 
     @staticmethod
     def backward(ctx, grad):
         xp = array_module(ctx._safe)
         coefficient = -ctx._weights
         if ctx.reduction == REDUCTION_CODES["mean"]:
-            coefficient = coefficient / ctx._total
+            # PyTorch writes -weight / total only into the rows that were not ignored:
+            # a batch of nothing but ignore_index (total 0) gives a zero gradient, not
+            # 0/0 = NaN in every row (one all-padding batch would poison every weight).
+            # A kept row of weight 0 still gets 0 * inf = NaN there, as in PyTorch.
+            with np.errstate(invalid="ignore", divide="ignore"):
+                coefficient = xp.where(ctx._kept, coefficient / ctx._total, 0.0)
         count = ctx._safe.shape[0]
         if not grad_enabled():  # a plain backward: on the arrays, nothing to record
             g = grad.array
