@@ -89,3 +89,54 @@ def test_an_all_padding_batch_gives_a_zero_gradient_for_1d_scores_and_smoothing(
                 SCORES[0]))
     _same(_both(lambda lib, s: (F if lib is vizgrad else TF).cross_entropy(
         s, lib.tensor([-100] * 3), label_smoothing=0.1), SCORES))
+
+
+# -- 3. gradient corners: pow at 0, max/min over NaN, relu family at NaN ---------------
+
+NAN = float("nan")
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's 0 ** -1 and log(0)
+@pytest.mark.parametrize(("base", "exponent"), [
+    ([0.0, 0.0, 0.0, 2.0, -2.0, 0.5], [0.0, 1.0, -1.0, 0.0, 2.0, -0.5]),
+])
+def test_pow_gradients_at_a_zero_base_and_exponent(base, exponent):
+    base, exponent = np.array(base), np.array(exponent)
+    _same(_both(lambda lib, a, b: a ** b, base, exponent))
+    for scalar in (0.0, 0.5, 1.0, 2.0, -1.0):  # tensor ** number
+        _same(_both(lambda lib, a, s=scalar: a ** s, base))
+    for scalar in (0.0, 2.0, -2.0):  # number ** tensor: d/db of 0 ** b, (-2) ** b
+        _same(_both(lambda lib, b, s=scalar: s ** b, exponent))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # amax over NaN: 0/0, as torch
+@pytest.mark.parametrize("reduce", ["max", "min", "amax", "amin"])
+def test_max_over_nan_sends_the_gradient_to_the_nan_elements(reduce):
+    _same(_both(lambda lib, x: getattr(x, reduce)(), np.array([1.0, NAN, 3.0, NAN])))
+    _same(_both(lambda lib, x: getattr(x, reduce)(), np.array([1.0, 3.0, 3.0, -1.0])))
+
+
+@pytest.mark.parametrize("name", ["relu", "elu", "leaky_relu"])
+def test_activations_pass_the_gradient_at_nan(name):
+    def make(lib, x):
+        return getattr(F if lib is vizgrad else TF, name)(x)
+
+    _same(_both(make, np.array([NAN, 1.0, -1.0, 0.0])))
+
+
+def test_inplace_elu_passes_the_gradient_at_nan():
+    _same(_both(lambda lib, x: (F if lib is vizgrad else TF).elu(x.clone(), inplace=True),
+                np.array([NAN, 1.0, -1.0, 0.0])))
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_maximum_minimum_at_nan_give_both_sides_the_gradient(name):
+    a = np.array([NAN, 1.0, 2.0, NAN, 3.0])
+    b = np.array([0.0, NAN, 2.0, NAN, -3.0])
+    _same(_both(lambda lib, x, y: getattr(lib, name)(x, y), a, b))
+
+
+def test_clamp_at_nan_keeps_pytorchs_zero_gradient():
+    x = np.array([NAN, 1.0, -1.0, 0.2])
+    _same(_both(lambda lib, t: t.clamp(-0.5, 0.5), x))
+    _same(_both(lambda lib, t, lo: t.clamp(min=lo), x, np.array([-0.5, NAN, -0.5, 0.0])))

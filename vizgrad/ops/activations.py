@@ -138,7 +138,8 @@ _tanh_backward = binary_operator(TanhBackward)
 _sigmoid_backward = binary_operator(SigmoidBackward)
 
 class Relu(Function):
-    """max(x, 0); backward: grad where y > 0, else 0."""
+    """max(x, 0); backward: grad except where y <= 0 (PyTorch's threshold_backward: a NaN
+    input passes its gradient)."""
     infer_shape = staticmethod(same)
 
     @staticmethod
@@ -150,13 +151,14 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_values
+        passes = ~(result.array <= 0)  # not ``> 0``: NaN passes, as in PyTorch
         if not grad_enabled() and result.ndim:  # a plain backward: on the arrays
-            return Tensor._make(grad.array * (result.array > 0))  # (0-d: a NumPy scalar)
-        return grad * (result.array > 0)
+            return Tensor._make(grad.array * passes)  # (0-d: a NumPy scalar)
+        return grad * passes
 
     @staticmethod
     def jvp(args, tangents, result):
-        return tangents[0] * (result > 0)
+        return tangents[0] * ~(result.array <= 0)
 
 
 def tanh(input: Tensor) -> Tensor:
@@ -209,12 +211,13 @@ class Elu(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_values
-        # e^min(x, 0): no overflow on the branch where() drops, for any order of derivative
-        return where(x.array > 0, grad, grad * (x.clamp(max=0).exp() * ctx.alpha)), None
+        # e^min(x, 0): no overflow on the branch where() drops, for any order of derivative.
+        # ``not x <= 0`` picks the identity's slope: a NaN input passes grad, as in PyTorch.
+        return where(~(x.array <= 0), grad, grad * (x.clamp(max=0).exp() * ctx.alpha)), None
 
     @staticmethod
     def jvp(args, tangents, result):
-        return where(args[0].array > 0, tangents[0], tangents[0] * (result + args[1]))
+        return where(~(args[0].array <= 0), tangents[0], tangents[0] * (result + args[1]))
 
 
 class EluInplace(Elu):
@@ -235,7 +238,7 @@ class EluInplace(Elu):
     def backward(ctx, grad):
         (result,) = ctx.saved_values
         # For x <= 0, d/dx alpha*(e^x - 1) = result + alpha (finite on both branches).
-        return where(result.array > 0, grad, grad * (result + ctx.alpha)), None
+        return where(~(result.array <= 0), grad, grad * (result + ctx.alpha)), None
 
 
 class Gelu(Function):

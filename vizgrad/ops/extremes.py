@@ -86,7 +86,8 @@ class Max(Function):
     @staticmethod
     def forward(ctx, input):
         result = array_module(input).max(input)
-        ctx.save_named("weights", tie_weights(input, result, tuple(range(input.ndim))))
+        ctx.save_named("weights", tie_weights(input, result, tuple(range(input.ndim)),
+                                              nan_ties=True))
         return result
 
     @staticmethod

@@ -320,9 +320,17 @@ class ProdDim(Function):
         return (tangents[0] * _others_product(input, dim)).sum(dim, keepdim=keepdim)
 
 
-def tie_weights(x, extreme, dims):
-    """1/count on the entries equal to their slice's extreme, 0 elsewhere (PyTorch's split)."""
+def tie_weights(x, extreme, dims, nan_ties=False):
+    """1/count on the entries equal to their slice's extreme, 0 elsewhere (PyTorch's split).
+
+    ``nan_ties``: a NaN extreme counts the NaN entries as its ties (PyTorch's
+    ``evenly_distribute_backward``, used by ``max()``/``min()`` of everything); without
+    it a NaN extreme matches nothing and its gradient is NaN (``amax``, as in PyTorch).
+    """
     mask = x == extreme
+    if nan_ties and x.dtype.kind in "fc":
+        xp = array_module(x)
+        mask = mask | (xp.isnan(x) & xp.isnan(extreme))
     return (mask / mask.sum(axis=axis_of(dims, x.ndim), keepdims=True)).astype(x.dtype)
 
 
