@@ -140,3 +140,54 @@ def test_clamp_at_nan_keeps_pytorchs_zero_gradient():
     x = np.array([NAN, 1.0, -1.0, 0.2])
     _same(_both(lambda lib, t: t.clamp(-0.5, 0.5), x))
     _same(_both(lambda lib, t, lo: t.clamp(min=lo), x, np.array([-0.5, NAN, -0.5, 0.0])))
+
+
+# -- 2. indices outside [0, size): PyTorch raises where NumPy wraps --------------------
+
+TABLE = np.random.default_rng(1).standard_normal((5, 3))
+
+
+def _index_calls():
+    def fn(lib):
+        return F if lib is vizgrad else TF
+
+    return {
+        "embedding": lambda lib, i: fn(lib).embedding(lib.tensor([i]), lib.tensor(TABLE)),
+        "nn.Embedding": lambda lib, i: lib.nn.Embedding(5, 3)(lib.tensor([[0, i]])),
+        "gather": lambda lib, i: lib.tensor(TABLE).gather(1, lib.tensor([[i, 0, 0]])),
+        "gather -1": lambda lib, i: lib.tensor(TABLE).gather(-1, lib.tensor([[0, i]])),
+        # Flattened (no dim): with a dim, torch 2.13's broadcast path wraps bad indices
+        # without a check (undocumented); vizgrad raises there as gather does.
+        "take_along_dim": lambda lib, i: lib.take_along_dim(lib.tensor(TABLE),
+                                                            lib.tensor([i * 3])),
+        "index_select 0": lambda lib, i: lib.tensor(TABLE).index_select(0, lib.tensor([0, i])),
+        "index_select 1": lambda lib, i: lib.tensor(TABLE).index_select(1, lib.tensor([i])),
+        "index_select 1-D": lambda lib, i: lib.tensor(TABLE[0]).index_select(0, lib.tensor([i])),
+        "scatter": lambda lib, i: lib.tensor(TABLE).scatter(1, lib.tensor([[i]]),
+                                                            lib.tensor(TABLE)),
+        "scatter value": lambda lib, i: lib.tensor(TABLE).scatter(0, lib.tensor([[i]]), 1.0),
+        "scatter_": lambda lib, i: lib.tensor(TABLE).scatter_(0, lib.tensor([[i]]), 1.0),
+        "scatter_add": lambda lib, i: lib.tensor(TABLE).scatter_add(0, lib.tensor([[0, i]]),
+                                                                    lib.tensor(TABLE)),
+        "index_add": lambda lib, i: lib.tensor(TABLE).index_add(0, lib.tensor([i]),
+                                                                lib.tensor(TABLE[:1])),
+        "index_add 1": lambda lib, i: lib.tensor(TABLE).index_add(1, lib.tensor([i]),
+                                                                  lib.tensor(TABLE[:, :1])),
+        "gather 0-d": lambda lib, i: lib.tensor(2.0).gather(0, lib.tensor(i)),
+    }
+
+
+@pytest.mark.parametrize("index", [-1, -6, 5, 7])
+@pytest.mark.parametrize("call", sorted(_index_calls()))
+def test_an_index_out_of_range_raises_pytorchs_error(call, index):
+    make = _index_calls()[call]
+    _raises_like(lambda lib: make(lib, index))
+
+
+@pytest.mark.parametrize("call", sorted(_index_calls()))
+def test_indices_in_range_still_work(call):
+    make = _index_calls()[call]
+    ours, theirs = make(vizgrad, 0), make(torch, 0)
+    if call != "nn.Embedding":  # its weights are random on each side
+        np.testing.assert_array_equal(np.asarray(ours.tolist()), theirs.detach().numpy())
+    assert tuple(ours.shape) == tuple(theirs.shape)
