@@ -191,3 +191,121 @@ def test_indices_in_range_still_work(call):
     if call != "nn.Embedding":  # its weights are random on each side
         np.testing.assert_array_equal(np.asarray(ours.tolist()), theirs.detach().numpy())
     assert tuple(ours.shape) == tuple(theirs.shape)
+
+
+# -- 5. dims out of range, 0-d tensors: one helper with PyTorch's IndexError -----------
+
+def _dim_calls():
+    """Each op taking a dim: ``call(lib, tensor, dim)``."""
+    return {
+        "sum": lambda lib, x, d: x.sum(d), "mean": lambda lib, x, d: x.mean(d),
+        "var": lambda lib, x, d: x.var(d), "std": lambda lib, x, d: x.std(d),
+        "prod": lambda lib, x, d: x.prod(d), "logsumexp": lambda lib, x, d: x.logsumexp(d),
+        "amax": lambda lib, x, d: x.amax(d), "amin": lambda lib, x, d: x.amin(d),
+        "max": lambda lib, x, d: x.max(d)[0], "min": lambda lib, x, d: x.min(d)[0],
+        "max indices": lambda lib, x, d: x.max(d)[1], "min indices": lambda lib, x, d: x.min(d)[1],
+        "argmax": lambda lib, x, d: x.argmax(d), "argmin": lambda lib, x, d: x.argmin(d),
+        "cumsum": lambda lib, x, d: x.cumsum(d), "cumprod": lambda lib, x, d: x.cumprod(d),
+        "softmax": lambda lib, x, d: x.softmax(d),
+        "log_softmax": lambda lib, x, d: x.log_softmax(d),
+        "any": lambda lib, x, d: (x > 0).any(d), "all": lambda lib, x, d: (x > 0).all(d),
+        "sort": lambda lib, x, d: x.sort(d)[0], "argsort": lambda lib, x, d: x.argsort(d),
+        "topk": lambda lib, x, d: x.topk(1, d)[0], "flip": lambda lib, x, d: x.flip(d),
+        "roll": lambda lib, x, d: x.roll(1, d), "squeeze": lambda lib, x, d: x.squeeze(d),
+        "unsqueeze": lambda lib, x, d: x.unsqueeze(d),
+        "transpose": lambda lib, x, d: x.transpose(d, 0),
+        "transpose second": lambda lib, x, d: x.transpose(0, d),
+        "flatten": lambda lib, x, d: x.flatten(d), "flatten end": lambda lib, x, d: x.flatten(0, d),
+        "select": lambda lib, x, d: x.select(d, 0), "narrow": lambda lib, x, d: x.narrow(d, 0, 1),
+        "unbind": lambda lib, x, d: lib.stack(x.unbind(d)),
+        "chunk": lambda lib, x, d: lib.cat(x.chunk(1, d)),
+        "split": lambda lib, x, d: lib.cat(x.split(1, d)),
+        "gather": lambda lib, x, d: x.gather(d, lib.zeros(x.shape, dtype=lib.int64)),
+        "index_select": lambda lib, x, d: x.index_select(d, lib.tensor([0])),
+        "index_select 0-d index": lambda lib, x, d: x.index_select(d, lib.tensor(0)),
+    }
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # var/std of one element
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("shape", [(), (2, 3)])
+@pytest.mark.parametrize("call", sorted(_dim_calls()))
+def test_a_dim_is_checked_and_0d_tensors_take_0_and_minus_1(call, shape):
+    make = _dim_calls()[call]
+    values = np.arange(1.0, 1.0 + np.prod(shape, dtype=int)).reshape(shape)
+    span = max(len(shape), 1)
+    for dim in range(-span - 1, span + 1):
+        try:
+            theirs = make(torch, torch.tensor(values), dim)
+        except Exception:  # noqa: BLE001 - the error is compared below
+            _raises_like(lambda lib, d=dim: make(lib, lib.tensor(values), d))
+            continue
+        ours = make(vizgrad, vizgrad.tensor(values), dim)
+        assert tuple(ours.shape) == tuple(theirs.shape), (call, dim)
+        assert str(ours.dtype) == str(theirs.dtype).replace("torch.", ""), (call, dim)
+        _close(np.asarray(ours.tolist(), dtype=float), theirs.double().numpy(), steps=8)
+
+
+@pytest.mark.parametrize("call", ["max", "min"])
+def test_max_along_a_dim_of_a_0d_tensor_and_its_gradient(call):
+    _same(_both(lambda lib, x: getattr(x, call)(0)[0], np.array(2.0)))
+    _same(_both(lambda lib, x: getattr(x, call)(-1, keepdim=True)[0], np.array(2.0)))
+    _same(_both(lambda lib, x: x.index_select(0, lib.tensor([0])), np.array(2.0)))
+    _same(_both(lambda lib, x: x.cumsum(0) * x.cumprod(-1), np.array(2.0)))
+
+
+@pytest.mark.parametrize(("call", "shape"), [
+    (lambda lib, x: x.chunk(0), (2, 3)),
+    (lambda lib, x: x.chunk(-1), (2, 3)),
+    (lambda lib, x: x.chunk(2), ()),
+    (lambda lib, x: x.split(1), ()),
+    (lambda lib, x: list(x), ()),
+    (lambda lib, x: len(x), ()),
+    (lambda lib, x: x.index_select(0, lib.tensor([0, 0])), ()),
+])
+def test_pytorchs_errors_for_chunks_and_iteration(call, shape):
+    _raises_like(lambda lib: call(lib, lib.zeros(shape)))
+
+
+def test_iterating_still_gives_the_rows():
+    assert [row.tolist() for row in vizgrad.tensor([[1.0, 2.0], [3.0, 4.0]])] == \
+        [[1.0, 2.0], [3.0, 4.0]]
+
+
+# -- 4. small ones ---------------------------------------------------------------------
+
+def test_float16_cumsum_accumulates_in_float32_as_pytorch():
+    values = np.random.default_rng(2).uniform(0.0, 1.0, 5000).astype(np.float16)
+    ours = vizgrad.tensor(values).cumsum(0)
+    theirs = torch.tensor(values).cumsum(0)
+    assert ours.dtype == np.float16
+    # The same float32 running sum, rounded once to half: equal up to the last rounding.
+    exact = np.cumsum(values.astype(np.float64))
+    ulp = np.spacing(np.abs(theirs.numpy())).astype(np.float64)
+    assert (np.abs(ours.numpy().astype(np.float64) - theirs.numpy()) <= ulp).all()
+    assert np.abs(ours.numpy() - exact).max() <= 2 * ulp.max()
+    product = vizgrad.tensor(values[:8] + np.float16(0.5)).cumprod(0)
+    assert product.dtype == np.float16
+    np.testing.assert_allclose(product.numpy(), torch.tensor(values[:8] + np.float16(0.5))
+                               .cumprod(0).numpy(), rtol=float(np.finfo(np.float16).eps))
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("reduce", ["sum", "mean", "var", "std", "amax", "nansum_free"])
+def test_an_empty_dim_tuple_reduces_everything(reduce, keepdim):
+    values = np.arange(6.0).reshape(2, 3)
+    if reduce == "nansum_free":  # sum over () with an int tensor: int64, as torch
+        _same(_both(lambda lib, x: x.sum(dim=(), keepdim=keepdim),
+                    np.arange(6).reshape(2, 3)))
+        return
+    for empty in ((), []):
+        ours, theirs = _both(lambda lib, x, e=empty: getattr(x, reduce)(dim=e, keepdim=keepdim),
+                             values)
+        if reduce in ("var", "std"):
+            # torch 2.13's var/std backward counts the elements of dim=() as 1 and gives
+            # +-inf gradients for a forward over everything; vizgrad's gradient is that
+            # of the full reduction, which the forward is.
+            full = _both(lambda lib, x: getattr(x, reduce)().reshape(
+                (1, 1) if keepdim else ()), values)[1]
+            theirs = (theirs[0], theirs[1], full[2])
+        _same((ours, theirs))

@@ -109,6 +109,8 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     >>> vizgrad.arange(6.0).reshape(2, 3).select(1, 2).tolist()
     [2.0, 5.0]
     """
+    if not input.ndim:  # (``x[0]`` of a 0-d tensor has its own message, in Select)
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
     return Select.apply(input, dim, index)
 
 
@@ -198,10 +200,7 @@ def setitem(input: Tensor, key: Any, value: Tensor | float) -> None:
 
 
 # -- Along one dim: gather, scatter, index_select, index_add, masked_fill.
-def _dim(dim, ndim):
-    if not -max(ndim, 1) <= dim < max(ndim, 1):
-        raise IndexError(f"dimension {dim} is out of range for a tensor with {ndim} dims")
-    return dim % max(ndim, 1)
+_dim = _checked_dim
 
 
 def index_error(index, size, dim, kind="bounds"):
@@ -404,10 +403,11 @@ class IndexSelect(Function):
     """Select entries along dim at index; backward: index_add grad into zeros at index."""
     @staticmethod
     def infer_shape(input, dim, index):
-        if not input.ndim:
-            return MetaArray(shape_of(index), input.dtype)
         axis = _checked_dim(dim, input.ndim)
-        return MetaArray(input.shape[:axis] + shape_of(index) + input.shape[axis + 1:],
+        if not input.ndim:  # one index into a 0-d tensor: the tensor itself (PyTorch)
+            return MetaArray((), input.dtype)
+        # a 0-d index selects one entry and keeps the dim, as a 1-entry vector (PyTorch)
+        return MetaArray(input.shape[:axis] + (shape_of(index) or (1,)) + input.shape[axis + 1:],
                          input.dtype)
 
     @staticmethod
@@ -417,12 +417,20 @@ class IndexSelect(Function):
         _check_along(input, index, dim, "dim1" if dim == 1 and input.ndim > 1 else "self")
         ctx.input_shape = input.shape
         ctx.save_named("index", index)
-        return array_module(input).take(input, index, axis=dim)
+        if not input.ndim:
+            if index.size != 1:
+                raise RuntimeError("index_select(): Index to scalar can have only 1 value, "
+                                   f"got {index.size} value(s)")
+            return input.copy()
+        return array_module(input).take(input, index.reshape(-1), axis=dim)
 
     @staticmethod
     def backward(ctx, grad):
         index = ctx._saved_index.array
-        return IndexAdd.apply(_zeros(grad, ctx.input_shape), ctx.dim, index, grad, 1), None, None
+        if not ctx.input_shape:  # the 0-d input was selected whole
+            return grad, None, None
+        return (IndexAdd.apply(_zeros(grad, ctx.input_shape), ctx.dim, index.reshape(-1), grad, 1),
+                None, None)
 
     jvp = LINEAR
 

@@ -10,6 +10,7 @@ from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.meta import MetaArray
 from .operands import promote, result_type
+from .shape_rules import dim as _checked_dim
 from .shape_rules import shape_of
 
 if TYPE_CHECKING:
@@ -17,9 +18,12 @@ if TYPE_CHECKING:
 
 
 def _dim(dim, ndim):
-    if not -ndim <= dim < ndim:
-        raise IndexError(f"dimension {dim} is out of range for a tensor with {ndim} dims")
-    return dim % ndim
+    """``dim`` of a tensor with ``ndim`` dims; these ops have no 0-d form (PyTorch's
+    IndexError either way)."""
+    axis = _checked_dim(dim, ndim)
+    if not ndim:
+        raise IndexError(f"Dimension specified as {axis} but tensor has no dimensions")
+    return axis
 
 
 class Cat(Function):
@@ -215,13 +219,19 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0
           ) -> tuple[Tensor, ...]:
+    if not tensor.ndim:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     if isinstance(split_size_or_sections, int):
         return tuple(Split.apply(tensor, split_size_or_sections, dim))
     return tuple(SplitSizes.apply(tensor, list(split_size_or_sections), dim))
 
 
 def chunk(tensor: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-    extent = tensor.shape[dim]
+    if not tensor.ndim:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    extent = tensor.shape[_dim(dim, tensor.ndim)]
     size = -(-extent // chunks)
     return tuple(Split.apply(tensor, max(size, 1), dim))
 

@@ -85,6 +85,13 @@ def _rtruediv(self, other):
     return ar.Rdiv.apply(self, other)
 
 
+def _iterate(self):
+    """``for row in x``: the slices along dim 0; a 0-d tensor has none (PyTorch's TypeError)."""
+    if not self.ndim:
+        raise TypeError("iteration over a 0-d tensor")
+    return iter(join.unbind(self, 0))
+
+
 def _rpow(self, other):
     return ar.PowTensor.apply(other, self)
 
@@ -245,7 +252,7 @@ METHODS = {
     "narrow": shaping.narrow,
     # -- join.py: split and join
     "split": join.split, "chunk": join.chunk, "unbind": join.unbind,
-    "unsafe_chunk": join.unsafe_chunk, "__iter__": lambda self: iter(join.unbind(self, 0)),
+    "unsafe_chunk": join.unsafe_chunk, "__iter__": _iterate,
     # -- indexing.py: [] and indexing along a dim
     "__getitem__": basic_index.getitem, "__setitem__": indexing.setitem,
     "gather": indexing.gather, "take_along_dim": indexing.take_along_dim,

@@ -41,16 +41,9 @@ from .shape_rules import dim as _checked_dim
 
 
 def normalize_dims(dim, ndim):
-    """``dim`` (int, tuple or None) as a sorted tuple of non-negative axes."""
-    if dim is None:
-        return tuple(range(ndim))
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    out = []
-    for d in dims:
-        if not -builtins.max(ndim, 1) <= d < builtins.max(ndim, 1):
-            raise IndexError(f"dimension {d} is out of range for a tensor with {ndim} dims")
-        out.append(d % builtins.max(ndim, 1))
-    return tuple(sorted(set(out)))
+    """``dim`` (int, tuple or None) as a sorted tuple of non-negative axes; ``None`` and
+    ``()`` are every dim, as in PyTorch (``shape_rules.dims``)."""
+    return dims(dim, ndim)
 
 
 def saved_dims(dim):

@@ -60,17 +60,30 @@ def broadcast(*operands: Any) -> tuple:
 
 
 def dim(dim: int, ndim: int) -> int:
-    """``dim`` as a non-negative axis (a 0-d tensor takes dims 0 and -1)."""
-    if not -max(ndim, 1) <= dim < max(ndim, 1):
-        raise IndexError(f"dimension {dim} is out of range for a tensor with {ndim} dims")
-    return dim % max(ndim, 1)
+    """``dim`` as a non-negative axis, or PyTorch's IndexError when it is out of range.
+
+    The one place every op checks a ``dim`` argument (ATen's ``maybe_wrap_dim``): a
+    d-dim tensor takes dims ``-d .. d-1``, a 0-d tensor ``-1`` and ``0``.  Ops that add
+    a dim (``unsqueeze``) pass ``ndim + 1``.
+    """
+    span = max(ndim, 1)
+    if not -span <= dim < span:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-span}, "
+                         f"{span - 1}], but got {dim})")
+    return dim % span
 
 
 def dims(value: Any, ndim: int) -> tuple:
-    """``None`` (all), an int or a sequence of dims as sorted non-negative axes."""
+    """``None`` (all), an int or a sequence of dims as sorted non-negative axes.
+
+    An empty sequence means every dim, as in PyTorch's reductions (``sum(dim=())`` is the
+    sum of everything, not the input).
+    """
     if value is None:
         return tuple(range(ndim))
     values = (value,) if isinstance(value, int) else tuple(value)
+    if not values:
+        return tuple(range(ndim))
     return tuple(sorted({dim(d, ndim) for d in values}))
 
 

@@ -12,16 +12,14 @@ from ..core.backend import array_module
 from ..core.function import Function
 from ..core.tensor import Tensor
 from .shape_rules import as_results
+from .shape_rules import dim as _checked_dim
 
 #: PyTorch's ``torch.return_types``: a tuple with ``values`` and ``indices``.
 topk_result = namedtuple("topk", ["values", "indices"])
 sort_result = namedtuple("sort", ["values", "indices"])
 
 
-def _dim(dim: int, ndim: int) -> int:
-    if not -max(ndim, 1) <= dim < max(ndim, 1):
-        raise IndexError(f"dimension {dim} out of range for a {ndim}-D tensor")
-    return dim % ndim if ndim else 0
+_dim = _checked_dim  # PyTorch's IndexError; a 0-d tensor takes dims 0 and -1
 
 
 def _order(xp, array, dim, descending, stable):
