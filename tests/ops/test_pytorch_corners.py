@@ -309,3 +309,38 @@ def test_an_empty_dim_tuple_reduces_everything(reduce, keepdim):
                 (1, 1) if keepdim else ()), values)[1]
             theirs = (theirs[0], theirs[1], full[2])
         _same((ours, theirs))
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize(("shape", "dim"), [((2, 3), 1), ((2, 3), 0), ((3,), -1), ((), 0)])
+def test_softmax_of_an_integer_tensor_is_refused_as_pytorch(name, dtype, shape, dim):
+    values = np.ones(shape, dtype=dtype)
+    _raises_like(lambda lib: getattr(F if lib is vizgrad else TF, name)(lib.tensor(values),
+                                                                       dim))
+    _raises_like(lambda lib: getattr(lib.tensor(values), name)(dim))
+    # dtype= converts first, as in PyTorch
+    _same(_both(lambda lib, x: getattr(F if lib is vizgrad else TF, name)(
+        x, dim, dtype=lib.float64), values, requires_grad=False))
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize(("shape", "dim"), [((2, 0), 1), ((2, 0), 0), ((0, 3), 1)])
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+def test_softmax_over_an_empty_tensor_is_empty(name, shape, dim, dtype):
+    _same(_both(lambda lib, x: getattr(F if lib is vizgrad else TF, name)(x, dim),
+                np.ones(shape, dtype=dtype)))
+
+
+@pytest.mark.parametrize(("input", "target"), [
+    ([0.5], [2.0]), ([0.5], [-0.1]), ([0.5], [NAN]),  # target outside [0, 1]
+    ([2.0], [2.0]), ([NAN], [0.5]), ([-1e-9], [0.5]),  # input outside (checked first)
+])
+def test_binary_cross_entropy_refuses_values_outside_0_1(input, target):
+    _raises_like(lambda lib: (F if lib is vizgrad else TF).binary_cross_entropy(
+        lib.tensor(input), lib.tensor(target)))
+
+
+def test_binary_cross_entropy_at_the_edges_still_works():
+    _same(_both(lambda lib, x, t: (F if lib is vizgrad else TF).binary_cross_entropy(
+        x, t.detach()), np.array([0.0, 1.0, 0.3]), np.array([0.0, 1.0, 1.0])))

@@ -368,18 +368,52 @@ def _implicit_dim(ndim: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
+#: PyTorch's names of integer and bool dtypes, as its "not implemented for" errors say them.
+_TORCH_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+                "int32": "Int", "int64": "Long", "uint16": "UInt16", "uint32": "UInt32",
+                "uint64": "UInt64"}
+
+
+def _softmax_result(name, input, dim):
+    """softmax/log_softmax's result (shape and dtype) for ``input`` along ``dim``.
+
+    PyTorch has no integer kernel: a non-empty integer or bool tensor is refused with its
+    NotImplementedError (``softmax(x, dim, dtype=torch.float32)`` converts first); an
+    empty one comes back empty in its own dtype.
+    """
+    axis = _checked_dim(dim, input.ndim)
+    if input.dtype.kind not in "biu":
+        return float_unary(input)
+    if 0 in input.shape:
+        return same(input)
+    kernel = f"{name}_lastdim_kernel_impl" if axis == max(input.ndim - 1, 0) \
+        else f"{name}_kernel_impl"
+    dtype = str(input.dtype)
+    raise NotImplementedError(f'"{kernel}" not implemented for '
+                              f"'{_TORCH_NAMES.get(dtype, dtype)}'")
+
+
+def _empty_result(ctx, xp, input, dtype):
+    """softmax over an empty tensor: an empty result (NumPy's max has no identity)."""
+    result = xp.empty(input.shape, dtype=dtype)
+    ctx.save_for_backward(result)
+    return result
+
+
 class Softmax(Function):
     """``exp(x - max) / sum``; backward ``y * (g - sum(g * y))``."""
 
     @staticmethod
     def infer_shape(input, dim):
-        _checked_dim(dim, input.ndim)
-        return float_unary(input)
+        return _softmax_result("softmax", input, dim)
 
     @staticmethod
     def forward(ctx, input, dim):
         xp = array_module(input)
         ctx.dim = dim
+        meta = _softmax_result("softmax", input, dim)
+        if not input.size:
+            return _empty_result(ctx, xp, input, meta.dtype)
         shifted = xp.exp(input - input.max(axis=dim, keepdims=True))
         result = shifted / shifted.sum(axis=dim, keepdims=True)
         ctx.save_for_backward(result)
@@ -402,13 +436,15 @@ class LogSoftmax(Function):
 
     @staticmethod
     def infer_shape(input, dim):
-        _checked_dim(dim, input.ndim)
-        return float_unary(input)
+        return _softmax_result("log_softmax", input, dim)
 
     @staticmethod
     def forward(ctx, input, dim):
         xp = array_module(input)
         ctx.dim = dim
+        meta = _softmax_result("log_softmax", input, dim)
+        if not input.size:
+            return _empty_result(ctx, xp, input, meta.dtype)
         shifted = input - input.max(axis=dim, keepdims=True)
         norm = xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
         if norm.dtype == shifted.dtype:  # ``shifted`` is new: subtract in place

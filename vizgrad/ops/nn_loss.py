@@ -201,11 +201,13 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if tuple(input.shape) != tuple(target.shape):
         raise ValueError(f"binary_cross_entropy: target size {tuple(target.shape)} must be "
                          f"the same as the input size {tuple(input.shape)}")
-    data = input.array
     # On a device the check would wait for the device every call (PyTorch's CUDA kernel
-    # asserts there); a value outside [0, 1] then gives NaN, as log does.
-    if array_module(data) is np and bool(((data < 0) | (data > 1)).any()):
-        raise ValueError("binary_cross_entropy: all input values must be between 0 and 1")
+    # asserts there); a value outside [0, 1] then gives NaN, as log does.  On the host,
+    # PyTorch's RuntimeError, input first; NaN is outside too (``not 0 <= x <= 1``).
+    for name, value in (("input", input), ("target", target)):
+        data = value.array if isinstance(value, Tensor) else np.asarray(value)
+        if array_module(data) is np and not bool(((data >= 0) & (data <= 1)).all()):
+            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
     if isinstance(target, Tensor) and (weight is None or not _varies(weight)):
         return BinaryCrossEntropy.apply(input, target, None if weight is None else
                                         weight.array, reduction)
