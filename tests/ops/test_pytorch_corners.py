@@ -344,3 +344,44 @@ def test_binary_cross_entropy_refuses_values_outside_0_1(input, target):
 def test_binary_cross_entropy_at_the_edges_still_works():
     _same(_both(lambda lib, x, t: (F if lib is vizgrad else TF).binary_cross_entropy(
         x, t.detach()), np.array([0.0, 1.0, 0.3]), np.array([0.0, 1.0, 1.0])))
+
+
+# -- 5. no ZeroDivisionError in backward: NaN, with PyTorch's warning -------------------
+
+def _warnings_of(call):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [(w.category, str(w.message).split(" (Triggered")[0]) for w in caught]
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize(("values", "kwargs"), [
+    ([1.5], {}), ([[1.5], [2.0]], {"dim": 1}), ([1.0, 2.0], {"correction": 2}),
+    ([1.0, 2.0], {"correction": 3}), (1.5, {}),
+])
+def test_var_std_without_degrees_of_freedom_are_nan_with_pytorchs_warning(name, values,
+                                                                           kwargs):
+    values = np.array(values)
+    results = []
+    caught = _warnings_of(lambda: results.append(
+        _both(lambda lib, x: getattr(x, name)(**kwargs), values)))
+    _same(results[0])
+    # vizgrad, then torch: each warned once, with the same words
+    assert len(caught) == 2 and caught[0] == caught[1], caught
+    assert caught[0][0] is UserWarning
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+                                  "binary_cross_entropy", "binary_cross_entropy_with_logits"])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_losses_of_empty_inputs_are_nan_without_a_warning(name, reduction):
+    empty = np.zeros((0,))
+
+    def make(lib, x):
+        return getattr(F if lib is vizgrad else TF, name)(x, x.detach(), reduction=reduction)
+
+    caught = _warnings_of(lambda: _same(_both(make, empty)))
+    assert caught == []

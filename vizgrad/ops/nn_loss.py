@@ -388,16 +388,29 @@ def _varies(weight: Tensor) -> bool:
 
 
 def _reduced(loss, reduction: str):
+    """A fused loss's elements reduced; the mean of none is NaN, silently, as in PyTorch."""
     if reduction == "none":
         return loss
     xp = array_module(loss)
-    return xp.asarray(loss.sum() if reduction == "sum" else loss.mean(), dtype=loss.dtype)
+    if reduction == "sum":
+        return xp.asarray(loss.sum(), dtype=loss.dtype)
+    return xp.asarray(loss.mean() if loss.size else xp.nan, dtype=loss.dtype)
+
+
+def per_element(count: int, total: float = 1.0) -> float:
+    """``total / count``, the factor a mean spreads over each of ``count`` elements.
+
+    With no elements the gradient is empty and the factor never used: NaN, where a
+    Python division would raise ZeroDivisionError in backward (PyTorch gives the empty
+    gradient).
+    """
+    return total / count if count else math.nan
 
 
 def _upstream(ctx, grad):
     """The incoming gradient spread over the elements (``mean`` divides by their count)."""
     if ctx.reduction == REDUCTION_CODES["mean"]:
-        return grad * (1.0 / ctx._count)
+        return grad * per_element(ctx._count)
     return grad
 
 
