@@ -385,3 +385,40 @@ def test_losses_of_empty_inputs_are_nan_without_a_warning(name, reduction):
 
     caught = _warnings_of(lambda: _same(_both(make, empty)))
     assert caught == []
+
+
+# -- the same family: refusals NumPy does not make ---------------------------------------
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.ones(2, 3).sum((0, -2)),  # a dim named twice
+    lambda lib: lib.ones(2, 3).mean((1, 1)),
+    lambda lib: lib.ones(2, 3).var((1, 1)),
+    lambda lib: lib.ones(2, 3).amax((1, 1)),
+    lambda lib: lib.ones(2, 3).logsumexp((1, 1)),
+    lambda lib: lib.ones(2, 3).flip((1, 1)),
+    lambda lib: lib.ones(3).tril(),  # NumPy makes a vector a square matrix
+    lambda lib: lib.tensor(1.0).triu(),
+    lambda lib: lib.ones(2, 3).narrow(1, -4, 1),  # NumPy-style wrap of start
+    lambda lib: lib.ones(2, 3).narrow(1, 5, 1),
+    lambda lib: lib.ones(2, 3).gather(1, lib.zeros(3, 3, dtype=lib.int64)),
+    lambda lib: lib.ones(2, 3).gather(1, lib.zeros(2, dtype=lib.int64)),
+    lambda lib: lib.ones(2, 3).scatter(1, lib.zeros(3, 3, dtype=lib.int64), lib.ones(2, 3)),
+    lambda lib: lib.ones(2, 3).scatter(1, lib.zeros(2, 3, dtype=lib.int64), lib.ones(2, 2)),
+    lambda lib: lib.ones(2, 3).scatter(1, lib.zeros(3, 3, dtype=lib.int64), 1.0),
+    lambda lib: lib.ones(2, 3).scatter_add(1, lib.zeros(3, 3, dtype=lib.int64),
+                                           lib.ones(3, 3)),
+    lambda lib: (F if lib is vizgrad else TF).nll_loss(lib.zeros(3, 4), lib.tensor([1, 7, 2])),
+    lambda lib: (F if lib is vizgrad else TF).nll_loss(lib.zeros(3, 4), lib.tensor([1, -2, 2])),
+])
+def test_pytorchs_refusals(call):
+    _raises_like(call)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: x.narrow(1, -3, 2), lambda lib, x: x.narrow(1, 3, 0),
+    lambda lib, x: x.gather(1, lib.zeros(2, 5, dtype=lib.int64)),  # larger along dim: fine
+    lambda lib, x: x.scatter(1, lib.zeros(1, 2, dtype=lib.int64), 5.0),
+    lambda lib, x: x.tril(-1), lambda lib, x: x.flip((0, 1)),
+])
+def test_what_pytorch_allows_still_works(call):
+    _same(_both(call, np.arange(6.0).reshape(2, 3)))

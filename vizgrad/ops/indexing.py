@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.tensor import Tensor
 from .copying import where, where_tangent
+from .index_checks import check_along as _check_along
+from .index_checks import check_extents as _check_extents
 from .operands import array_of as _array
 from .shape_rules import broadcast, index_shape, same, shape_of
 from .shape_rules import dim as _checked_dim
@@ -203,37 +203,6 @@ def setitem(input: Tensor, key: Any, value: Tensor | float) -> None:
 _dim = _checked_dim
 
 
-def index_error(index, size, dim, kind="bounds"):
-    """PyTorch's error for an index outside ``[0, size)`` along ``dim``, or None.
-
-    Negative indices do not wrap in these ops (PyTorch refuses them), and NumPy would
-    wrap them silently.  One min and one max over the index; the first bad value (in
-    order, as PyTorch reports it) is looked up only when there is one.  On a device the
-    check is skipped: reading the min and max would wait for the device at every call
-    (PyTorch's CUDA kernels assert on the device instead).  ``kind`` picks PyTorch's
-    wording: ``"bounds"`` (gather, scatter, index_add), ``"self"`` (embedding,
-    index_select).
-    """
-    if array_module(index) is not np or not index.size:
-        return None
-    if int(index.min()) >= 0 and int(index.max()) < size:
-        return None
-    flat = index.reshape(-1)
-    bad = int(flat[((flat < 0) | (flat >= size)).argmax()])
-    if kind == "self":
-        return IndexError("index out of range in self")
-    if kind == "dim1":  # ATen's index_select along dim 1 takes a kernel with its own check
-        return RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
-    return RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
-
-
-def _check_along(input, index, dim, kind="bounds"):
-    """Raise PyTorch's error when ``index`` leaves dim ``dim`` (a normalized axis) of ``input``."""
-    error = index_error(index, input.shape[dim] if input.ndim else 1, dim, kind)
-    if error is not None:
-        raise error
-
-
 def _along(xp, index, dim):
     """An advanced-indexing key: ``index`` along ``dim``, every position elsewhere."""
     key = []
@@ -264,6 +233,7 @@ class Gather(Function):
     def forward(ctx, input, dim, index):
         ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
+        _check_extents(input, index, dim)
         _check_along(input, index, dim)
         ctx.input_shape = input.shape
         ctx.save_named("index", index)
@@ -292,6 +262,7 @@ class ScatterAdd(Function):
     def forward(ctx, input, dim, index, src):
         ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
+        _check_extents(input, index, dim, src)
         _check_along(input, index, dim)
         xp = array_module(input)
         ctx.src_shape = src.shape
@@ -325,6 +296,7 @@ class Scatter(Function):
     def forward(ctx, input, dim, index, src):
         ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
+        _check_extents(input, index, dim, src)
         _check_along(input, index, dim)
         xp = array_module(input)
         ctx.src_shape = src.shape
@@ -364,6 +336,7 @@ class ScatterValue(Function):
     def forward(ctx, input, dim, index, value):
         ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
+        _check_extents(input, index, dim, value)
         _check_along(input, index, dim)
         ctx.value = value
         ctx.save_named("index", index)

@@ -15,7 +15,8 @@ from ..core.dual import LINEAR, plus, scaled
 from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.tensor import Tensor
-from .indexing import IndexBackward, index_error
+from .index_checks import index_error
+from .indexing import IndexBackward
 from .linalg import matmul, mm_grads, note_layouts, scale_terms
 from .operands import c_contiguous, same_dtype, save_crossed, saved_crossed
 from .shape_rules import broadcast

@@ -300,8 +300,9 @@ def target_rows(xp: Any, labels: Any, ignore_index: int, classes: int, dtype: An
     safe = xp.where(keep, labels, 0)
     if xp is np:
         if safe.size and (int(safe.min()) < 0 or int(safe.max()) >= classes):
-            raise IndexError(f"nll_loss: target values must be in [0, {classes}) or "
-                             "ignore_index")
+            bad = int(safe[((safe < 0) | (safe >= classes)).argmax()])
+            raise IndexError(f"Target {bad} is out of bounds. (nll_loss: target values must "
+                             f"be in [0, {classes}) or ignore_index)")
         return safe, keep.astype(dtype)
     bad = (safe < 0) | (safe >= classes)
     return xp.where(bad, 0, safe), xp.where(bad, xp.nan, keep.astype(dtype)).astype(dtype)

@@ -84,7 +84,18 @@ def dims(value: Any, ndim: int) -> tuple:
     values = (value,) if isinstance(value, int) else tuple(value)
     if not values:
         return tuple(range(ndim))
-    return tuple(sorted({dim(d, ndim) for d in values}))
+    return tuple(sorted(distinct(dim(d, ndim) for d in values)))
+
+
+def distinct(axes: Any) -> set:
+    """Normalized dims as a set; a dim named twice is PyTorch's RuntimeError (``sum((0,
+    -2))`` of a 2-D tensor), not a silent reduction over it once."""
+    seen: set = set()
+    for axis in axes:
+        if axis in seen:
+            raise RuntimeError(f"dim {axis} appears multiple times in the list of dims")
+        seen.add(axis)
+    return seen
 
 
 def reduced(shape: tuple, axes: tuple, keepdim: bool) -> tuple:

@@ -20,14 +20,16 @@ from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.tensor import Tensor
 from .shape_rules import dim as _checked_dim
-from .shape_rules import same
+from .shape_rules import distinct, same
 from .views import reshape
 
 
 def _dims(dims, ndim):
     """Dims as non-negative axes, each checked (PyTorch's IndexError when out of range)."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return tuple(_checked_dim(d, ndim) for d in dims)
+    axes = tuple(_checked_dim(d, ndim) for d in dims)
+    distinct(axes)
+    return axes
 
 
 class Repeat(Function):
@@ -345,7 +347,11 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     if not input.ndim:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     axis = _checked_dim(dim, input.ndim)
-    start = int(start) % input.shape[axis] if start < 0 else int(start)
+    size = input.shape[axis]
+    if not -size <= int(start) <= size:  # PyTorch's range for start (size itself: empty)
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
+    start = int(start) + size if start < 0 else int(start)
     if start + length > input.shape[axis]:
         raise IndexError(f"narrow: start {start} + length {length} exceeds dimension {axis} "
                          f"of size {input.shape[axis]}")
