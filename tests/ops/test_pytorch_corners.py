@@ -407,6 +407,9 @@ def test_losses_of_empty_inputs_are_nan_without_a_warning(name, reduction):
     lambda lib: lib.ones(2, 3).scatter(1, lib.zeros(3, 3, dtype=lib.int64), 1.0),
     lambda lib: lib.ones(2, 3).scatter_add(1, lib.zeros(3, 3, dtype=lib.int64),
                                            lib.ones(3, 3)),
+    lambda lib: lib.cat([lib.ones(2), lib.tensor(1.0)]),
+    lambda lib: lib.ones(3).topk(4), lambda lib: lib.ones(3).topk(-1),
+    lambda lib: lib.tensor(1.0).topk(2),
     lambda lib: (F if lib is vizgrad else TF).nll_loss(lib.zeros(3, 4), lib.tensor([1, 7, 2])),
     lambda lib: (F if lib is vizgrad else TF).nll_loss(lib.zeros(3, 4), lib.tensor([1, -2, 2])),
 ])

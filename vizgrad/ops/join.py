@@ -26,11 +26,20 @@ def _dim(dim, ndim):
     return axis
 
 
+def _no_scalars(tensors):
+    """cat has nothing to join a 0-d tensor along: PyTorch's RuntimeError."""
+    for position, tensor in enumerate(tensors):
+        if not tensor.ndim:
+            raise RuntimeError(f"zero-dimensional tensor (at position {position}) cannot be "
+                               "concatenated")
+
+
 class Cat(Function):
     """``cat(tensors, dim)``: the tensors are one input slot, one rank each."""
 
     @staticmethod
     def infer_shape(tensors, dim):
+        _no_scalars(tensors)
         axis = _dim(dim, tensors[0].ndim)
         first = tuple(tensors[0].shape)
         for tensor in tensors[1:]:
@@ -44,6 +53,7 @@ class Cat(Function):
 
     @staticmethod
     def forward(ctx, tensors, dim):
+        _no_scalars(tensors)
         axis = _dim(dim, tensors[0].ndim)
         ctx.dim = dim  # as given: PyTorch saves -1, not the axis it names
         ctx._sizes = [t.shape[axis] for t in tensors]  # PyTorch shows only _saved_dim
