@@ -425,3 +425,10 @@ def test_pytorchs_refusals(call):
 ])
 def test_what_pytorch_allows_still_works(call):
     _same(_both(call, np.arange(6.0).reshape(2, 3)))
+
+
+def test_binary_cross_entropy_target_gradient_is_minus_logit_unclamped():
+    # PyTorch clamps the loss's logs at -100, not the target's gradient -logit(p):
+    # +-inf at p = 0 and 1, and past 100 for p = 1e-50.
+    _same(_both(lambda lib, x, t: (F if lib is vizgrad else TF).binary_cross_entropy(
+        x.detach(), t), np.array([0.0, 1.0, 0.3, 1e-50]), np.array([0.0, 1.0, 1.0, 0.5])))

@@ -526,9 +526,9 @@ class BinaryCrossEntropy(Function):
         grad_p = grad_target = None
         if ctx.needs_input_grad[0]:  # torch: (p - t) / max((1 - p) p, 1e-12)
             grad_p = (p - target) / clamp((1.0 - p) * p, min=1e-12) * g
-        if ctx.needs_input_grad[1]:
-            grad_target = (clamp((1.0 - p).log(), min=-100.0)
-                           - clamp(p.log(), min=-100.0)) * g
+        if ctx.needs_input_grad[1]:  # torch: -logit(p), not clamped (+-inf at p = 0, 1)
+            with np.errstate(divide="ignore"):
+                grad_target = ((1.0 - p).log() - p.log()) * g
         return grad_p, grad_target, None, None
 
     @staticmethod
@@ -540,7 +540,8 @@ class BinaryCrossEntropy(Function):
         if tangents[0] is not None:
             p_slope = (p - target) / clamp((1.0 - p) * p, min=1e-12)
         if tangents[1] is not None:
-            target_slope = clamp((1.0 - p).log(), min=-100.0) - clamp(p.log(), min=-100.0)
+            with np.errstate(divide="ignore"):
+                target_slope = (1.0 - p).log() - p.log()
         return _weighted_jvp((p_slope, target_slope), tangents, weight, reduction)
 
 
