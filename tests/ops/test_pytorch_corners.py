@@ -407,6 +407,10 @@ def test_losses_of_empty_inputs_are_nan_without_a_warning(name, reduction):
     lambda lib: lib.ones(2, 3).scatter(1, lib.zeros(3, 3, dtype=lib.int64), 1.0),
     lambda lib: lib.ones(2, 3).scatter_add(1, lib.zeros(3, 3, dtype=lib.int64),
                                            lib.ones(3, 3)),
+    lambda lib: lib.ones(2, 3).index_add(0, lib.tensor([0, 1]), lib.ones(1, 3)),  # broadcast
+    lambda lib: lib.ones(2, 3).index_add(0, lib.tensor([0]), lib.ones(1, 2)),
+    lambda lib: lib.ones(2, 3).index_add(0, lib.tensor([[0]]), lib.ones(1, 3)),
+    lambda lib: lib.tensor(2.0).index_add(0, lib.tensor([0, 0]), lib.tensor(1.0)),
     lambda lib: lib.cat([lib.ones(2), lib.tensor(1.0)]),
     lambda lib: lib.ones(3).topk(4), lambda lib: lib.ones(3).topk(-1),
     lambda lib: lib.tensor(1.0).topk(2),
@@ -422,6 +426,9 @@ def test_pytorchs_refusals(call):
     lambda lib, x: x.gather(1, lib.zeros(2, 5, dtype=lib.int64)),  # larger along dim: fine
     lambda lib, x: x.scatter(1, lib.zeros(1, 2, dtype=lib.int64), 5.0),
     lambda lib, x: x.tril(-1), lambda lib, x: x.flip((0, 1)),
+    lambda lib, x: x.index_add(1, lib.tensor([2, 0, 2]), x * 3),
+    lambda lib, x: x.sum().index_add(0, lib.tensor([0]), x[0, 1]),  # 0-d
+    lambda lib, x: x.sum().index_add(0, lib.tensor(0), x[1, 1], alpha=2.0),
 ])
 def test_what_pytorch_allows_still_works(call):
     _same(_both(call, np.arange(6.0).reshape(2, 3)))

@@ -26,7 +26,7 @@ from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from .copying import where
 from .elementwise import erf, erf_array, exp, floating_input
-from .shape_rules import binary_op, float_unary, same
+from .shape_rules import binary_op, float_unary, same, torch_type_name
 from .shape_rules import dim as _checked_dim
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -368,12 +368,6 @@ def _implicit_dim(ndim: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-#: PyTorch's names of integer and bool dtypes, as its "not implemented for" errors say them.
-_TORCH_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
-                "int32": "Int", "int64": "Long", "uint16": "UInt16", "uint32": "UInt32",
-                "uint64": "UInt64"}
-
-
 def _softmax_result(name, input, dim):
     """softmax/log_softmax's result (shape and dtype) for ``input`` along ``dim``.
 
@@ -388,9 +382,8 @@ def _softmax_result(name, input, dim):
         return same(input)
     kernel = f"{name}_lastdim_kernel_impl" if axis == max(input.ndim - 1, 0) \
         else f"{name}_kernel_impl"
-    dtype = str(input.dtype)
     raise NotImplementedError(f'"{kernel}" not implemented for '
-                              f"'{_TORCH_NAMES.get(dtype, dtype)}'")
+                              f"'{torch_type_name(input.dtype)}'")
 
 
 def _empty_result(ctx, xp, input, dtype):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.backend import array_module
+from .shape_rules import torch_type_name
 
 
 def index_error(index, size, dim, kind="bounds"):
@@ -76,3 +77,26 @@ def check_along(input, index, dim, kind="bounds"):
     error = index_error(index, input.shape[dim] if input.ndim else 1, dim, kind)
     if error is not None:
         raise error
+
+
+def check_index_add(input, index, source, dim):
+    """PyTorch's shape rule of ``index_add``: a vector (or 0-d) index with one entry per
+    slice of ``source`` along ``dim``, and ``source`` shaped as ``input`` elsewhere.
+    NumPy would broadcast a source of one slice over every index, silently."""
+    if index.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: "
+                         f"{index.ndim} with type: {torch_type_name(index.dtype)} and size: "
+                         f"{list(index.shape)}")
+    if not input.ndim:
+        if index.size != 1 or getattr(source, "size", 1) != 1:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        return
+    shape = getattr(source, "shape", ())
+    if len(shape) != input.ndim or any(n != m for d, (n, m) in
+                                       enumerate(zip(shape, input.shape)) if d != dim):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(input.shape)} "
+                           f"source.shape = {list(shape)}")
+    if index.size != shape[dim]:
+        raise RuntimeError(f"index_add_(): Number of indices ({index.size}) should be equal "
+                           f"to source.size(dim): ({shape[dim]}), for dim: {dim}")

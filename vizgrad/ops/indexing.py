@@ -24,6 +24,7 @@ from ..core.tensor import Tensor
 from .copying import where, where_tangent
 from .index_checks import check_along as _check_along
 from .index_checks import check_extents as _check_extents
+from .index_checks import check_index_add
 from .operands import array_of as _array
 from .shape_rules import broadcast, index_shape, same, shape_of
 from .shape_rules import dim as _checked_dim
@@ -420,11 +421,14 @@ class IndexAdd(Function):
     def forward(ctx, input, dim, index, source, alpha):
         ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
+        check_index_add(input, index, source, dim)
         _check_along(input, index, dim)
         ctx.alpha = alpha
         ctx.save_named("index", index)
-        out = input.copy()
         values = source if alpha == 1 else source * alpha
+        if not input.ndim:  # one index into a 0-d tensor: add the (0-d) source to it
+            return input + values.reshape(())
+        out = input.copy()
         _scatter(array_module(input), out, (slice(None),) * dim + (index,), values, True)
         return out
 

@@ -49,6 +49,20 @@ def accumulated(dtype: Any) -> np.dtype:
     return _INT64 if dtype.kind in "biu" else dtype
 
 
+#: PyTorch's names of dtypes as its error messages say them (``'Long'``, ``'Float'``).
+TORCH_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+                    "int32": "Int", "int64": "Long", "uint16": "UInt16", "uint32": "UInt32",
+                    "uint64": "UInt64", "float16": "Half", "float32": "Float",
+                    "float64": "Double", "complex64": "ComplexFloat",
+                    "complex128": "ComplexDouble"}
+
+
+def torch_type_name(dtype: Any) -> str:
+    """``dtype`` as PyTorch's messages name it (int64: ``Long``)."""
+    name = str(np.dtype(dtype))
+    return TORCH_TYPE_NAMES.get(name, name)
+
+
 def broadcast(*operands: Any) -> tuple:
     """The broadcast shape of the operands (numbers count as 0-d)."""
     shapes = [shape_of(o) for o in operands if o is not None]
