@@ -411,6 +411,7 @@ def test_losses_of_empty_inputs_are_nan_without_a_warning(name, reduction):
     lambda lib: lib.ones(2, 3).index_add(0, lib.tensor([0]), lib.ones(1, 2)),
     lambda lib: lib.ones(2, 3).index_add(0, lib.tensor([[0]]), lib.ones(1, 3)),
     lambda lib: lib.tensor(2.0).index_add(0, lib.tensor([0, 0]), lib.tensor(1.0)),
+    lambda lib: lib.ones(2, 3).index_select(0, lib.tensor([[0]])),
     lambda lib: lib.cat([lib.ones(2), lib.tensor(1.0)]),
     lambda lib: lib.ones(3).topk(4), lambda lib: lib.ones(3).topk(-1),
     lambda lib: lib.tensor(1.0).topk(2),

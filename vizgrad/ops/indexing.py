@@ -388,6 +388,8 @@ class IndexSelect(Function):
     def forward(ctx, input, dim, index):
         ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
+        if index.ndim > 1:  # NumPy's take would add the index's dims
+            raise IndexError("index_select(): Index is supposed to be a vector")
         _check_along(input, index, dim, "dim1" if dim == 1 and input.ndim > 1 else "self")
         ctx.input_shape = input.shape
         ctx.save_named("index", index)
