@@ -440,3 +440,29 @@ def test_binary_cross_entropy_target_gradient_is_minus_logit_unclamped():
     # +-inf at p = 0 and 1, and past 100 for p = 1e-50.
     _same(_both(lambda lib, x, t: (F if lib is vizgrad else TF).binary_cross_entropy(
         x.detach(), t), np.array([0.0, 1.0, 0.3, 1e-50]), np.array([0.0, 1.0, 1.0, 0.5])))
+
+
+# -- forward mode: the same corners through each op's jvp ------------------------------
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize(("call", "arrays"), [
+    (lambda lib, a, b: a ** b, ([0.0, 0.0, 0.0, 2.0], [0.0, 1.0, -1.0, 0.0])),
+    (lambda lib, a: 0.0 ** a, ([0.0, 1.0, -1.0],)),
+    (lambda lib, a: a.relu(), ([NAN, 1.0, -1.0],)),
+    (lambda lib, a: a.max(0)[0], (2.0,)),
+    (lambda lib, a: a.min(-1, keepdim=True)[0], (2.0,)),
+    (lambda lib, a, b: lib.maximum(a, b), ([NAN, 1.0, 2.0], [0.0, NAN, 2.0])),
+])
+def test_forward_mode_agrees_with_pytorch_at_the_corners(call, arrays):
+    from torch.autograd import forward_ad as torch_fw
+
+    from vizgrad.autograd import forward_ad as fw
+
+    tangents = []
+    for lib, mode in ((vizgrad, fw), (torch, torch_fw)):
+        with mode.dual_level():
+            duals = [mode.make_dual(lib.tensor(np.array(a)), lib.ones(np.shape(a),
+                                                                     dtype=lib.float64))
+                     for a in arrays]
+            tangents.append(np.asarray(mode.unpack_dual(call(lib, *duals)).tangent.tolist()))
+    _close(tangents[0], tangents[1], steps=4)

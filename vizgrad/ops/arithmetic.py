@@ -287,7 +287,10 @@ class PowTensor(Function):
         from .elementwise import log
 
         input, exponent = args
-        tangent = scaled(tangents[0], exponent * input ** (exponent - 1))
+        tangent = None
+        if tangents[0] is not None:  # d/da a**e, 0 where e = 0 (as backward)
+            tangent = tangents[0] * where(exponent.array == 0, 0.0,
+                                          exponent * input ** (exponent - 1))
         if tangents[1] is not None:  # d/de a**e = a**e log a (0 at a = 0, e >= 0)
             at_zero = (exponent.array >= 0) & _is_zero(input)
             factor = where(at_zero, 0.0, result * _log_base(input, log))

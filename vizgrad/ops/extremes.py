@@ -257,6 +257,8 @@ def _index_jvp(args: tuple, tangents: list, result: tuple) -> Tensor:
     from .indexing import gather
 
     input, dim, keepdim = args
+    if not input.ndim:  # a 0-d input is its own max
+        return tangents[0]
     (dim,) = normalize_dims(dim, input.ndim)
     index = result[1] if keepdim else result[1].unsqueeze(dim)
     picked = gather(tangents[0], dim, index)
