@@ -281,7 +281,8 @@ class TensorMethods:
     def unsafe_chunk(self, chunks: _int, dim: _int = 0) -> Tensor:
         """``chunk`` without view tracking (the pieces may be written in place freely)."""
     def __iter__(self) -> Iterator[Tensor]:
-        """Iterate over dim 0: the tensors ``self.unbind(0)`` gives (``torch.Tensor.__iter__``)."""
+        """``for row in x``: the slices along dim 0, as ``self.unbind(0)`` gives them
+        (``torch.Tensor.__iter__``); a 0-d tensor has none (PyTorch's TypeError)."""
     def __getitem__(self, key: Any) -> Tensor:
         """``input[key]``: basic parts as PyTorch's chain of views, advanced ones by ``Index``."""
     def __setitem__(self, key: Any, value: Tensor | _float) -> None:

@@ -26,7 +26,7 @@ from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from .copying import where
 from .elementwise import erf, erf_array, exp, floating_input
-from .shape_rules import binary_op, float_unary, same
+from .shape_rules import binary_op, float_unary, same, torch_type_name
 from .shape_rules import dim as _checked_dim
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -138,7 +138,8 @@ _tanh_backward = binary_operator(TanhBackward)
 _sigmoid_backward = binary_operator(SigmoidBackward)
 
 class Relu(Function):
-    """max(x, 0); backward: grad where y > 0, else 0."""
+    """max(x, 0); backward: grad except where y <= 0 (PyTorch's threshold_backward: a NaN
+    input passes its gradient)."""
     infer_shape = staticmethod(same)
 
     @staticmethod
@@ -150,13 +151,14 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_values
+        passes = ~(result.array <= 0)  # not ``> 0``: NaN passes, as in PyTorch
         if not grad_enabled() and result.ndim:  # a plain backward: on the arrays
-            return Tensor._make(grad.array * (result.array > 0))  # (0-d: a NumPy scalar)
-        return grad * (result.array > 0)
+            return Tensor._make(grad.array * passes)  # (0-d: a NumPy scalar)
+        return grad * passes
 
     @staticmethod
     def jvp(args, tangents, result):
-        return tangents[0] * (result > 0)
+        return tangents[0] * ~(result.array <= 0)
 
 
 def tanh(input: Tensor) -> Tensor:
@@ -218,12 +220,13 @@ class Elu(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_values
-        # e^min(x, 0): no overflow on the branch where() drops, for any order of derivative
-        return where(x.array > 0, grad, grad * (x.clamp(max=0).exp() * ctx.alpha)), None
+        # e^min(x, 0): no overflow on the branch where() drops, for any order of derivative.
+        # ``not x <= 0`` picks the identity's slope: a NaN input passes grad, as in PyTorch.
+        return where(~(x.array <= 0), grad, grad * (x.clamp(max=0).exp() * ctx.alpha)), None
 
     @staticmethod
     def jvp(args, tangents, result):
-        return where(args[0].array > 0, tangents[0], tangents[0] * (result + args[1]))
+        return where(~(args[0].array <= 0), tangents[0], tangents[0] * (result + args[1]))
 
 
 class EluInplace(Elu):
@@ -244,7 +247,7 @@ class EluInplace(Elu):
     def backward(ctx, grad):
         (result,) = ctx.saved_values
         # For x <= 0, d/dx alpha*(e^x - 1) = result + alpha (finite on both branches).
-        return where(result.array > 0, grad, grad * (result + ctx.alpha)), None
+        return where(~(result.array <= 0), grad, grad * (result + ctx.alpha)), None
 
 
 class Gelu(Function):
@@ -374,18 +377,45 @@ def _implicit_dim(ndim: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
+def _softmax_result(name, input, dim):
+    """softmax/log_softmax's result (shape and dtype) for ``input`` along ``dim``.
+
+    PyTorch has no integer kernel: a non-empty integer or bool tensor is refused with its
+    NotImplementedError (``softmax(x, dim, dtype=torch.float32)`` converts first); an
+    empty one comes back empty in its own dtype.
+    """
+    axis = _checked_dim(dim, input.ndim)
+    if input.dtype.kind not in "biu":
+        return float_unary(input)
+    if 0 in input.shape:
+        return same(input)
+    kernel = f"{name}_lastdim_kernel_impl" if axis == max(input.ndim - 1, 0) \
+        else f"{name}_kernel_impl"
+    raise NotImplementedError(f'"{kernel}" not implemented for '
+                              f"'{torch_type_name(input.dtype)}'")
+
+
+def _empty_result(ctx, xp, input, dtype):
+    """softmax over an empty tensor: an empty result (NumPy's max has no identity)."""
+    result = xp.empty(input.shape, dtype=dtype)
+    ctx.save_for_backward(result)
+    return result
+
+
 class Softmax(Function):
     """``exp(x - max) / sum``; backward ``y * (g - sum(g * y))``."""
 
     @staticmethod
     def infer_shape(input, dim):
-        _checked_dim(dim, input.ndim)
-        return float_unary(input)
+        return _softmax_result("softmax", input, dim)
 
     @staticmethod
     def forward(ctx, input, dim):
         xp = array_module(input)
         ctx.dim = dim
+        meta = _softmax_result("softmax", input, dim)
+        if not input.size:
+            return _empty_result(ctx, xp, input, meta.dtype)
         shifted = xp.exp(input - input.max(axis=dim, keepdims=True))
         result = shifted / shifted.sum(axis=dim, keepdims=True)
         ctx.save_for_backward(result)
@@ -408,13 +438,15 @@ class LogSoftmax(Function):
 
     @staticmethod
     def infer_shape(input, dim):
-        _checked_dim(dim, input.ndim)
-        return float_unary(input)
+        return _softmax_result("log_softmax", input, dim)
 
     @staticmethod
     def forward(ctx, input, dim):
         xp = array_module(input)
         ctx.dim = dim
+        meta = _softmax_result("log_softmax", input, dim)
+        if not input.size:
+            return _empty_result(ctx, xp, input, meta.dtype)
         shifted = input - input.max(axis=dim, keepdims=True)
         norm = xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
         if norm.dtype == shifted.dtype:  # ``shifted`` is new: subtract in place

@@ -270,27 +270,45 @@ class PowTensor(Function):
         from .elementwise import log
 
         input, exponent, result = ctx.saved_values
-        grad_exponent = None
+        # PyTorch's pow_backward_self / pow_backward_exponent: d/da is 0 wherever the
+        # exponent is 0 (0 * 0 ** -1 would be NaN at a = 0); d/db is 0 where a = 0 and
+        # b >= 0 (the limit from a > 0), else a**b log a: -inf at a = 0 with b < 0, NaN for
+        # a negative base.
+        grad_input = None
         if not isinstance(input, (int, float)):
-            grad_input = grad * exponent * input ** (exponent - 1)
-            # d/d(exponent) of 0 ** e is taken as 0 where the base is 0 (PyTorch does too).
-            safe = where(input.array != 0, input, 1.0)
-            grad_exponent = where(input.array != 0, grad * result * log(safe), 0.0)
-        else:
-            grad_input = None
-            grad_exponent = grad * result * math.log(input) if input > 0 else grad * 0.0
-        return grad_input, grad_exponent
+            grad_input = where(exponent.array == 0, 0.0, grad * exponent * input ** (exponent - 1))
+        log_input = _log_base(input, log)
+        at_zero = (exponent.array >= 0) & _is_zero(input)
+        return grad_input, grad * where(at_zero, 0.0, result * log_input)
 
     @staticmethod
     def jvp(args, tangents, result):
+        from .copying import where
         from .elementwise import log
 
         input, exponent = args
-        tangent = scaled(tangents[0], exponent * input ** (exponent - 1))
-        if tangents[1] is not None:  # d/de a**e = a**e log a
-            log_input = math.log(input) if isinstance(input, (int, float)) else log(input)
-            tangent = plus(tangent, tangents[1] * result * log_input)
+        tangent = None
+        if tangents[0] is not None:  # d/da a**e, 0 where e = 0 (as backward)
+            tangent = tangents[0] * where(exponent.array == 0, 0.0,
+                                          exponent * input ** (exponent - 1))
+        if tangents[1] is not None:  # d/de a**e = a**e log a (0 at a = 0, e >= 0)
+            at_zero = (exponent.array >= 0) & _is_zero(input)
+            factor = where(at_zero, 0.0, result * _log_base(input, log))
+            tangent = plus(tangent, tangents[1] * factor)
         return tangent
+
+
+def _is_zero(base):
+    """Where the base of a power is 0 (a Python number: one bool)."""
+    return base == 0 if isinstance(base, (int, float)) else base.array == 0
+
+
+def _log_base(base, log):
+    """log of a power's base: a Tensor, or a number (log 0 = -inf, log of a negative NaN,
+    as PyTorch's Scalar log; ``math.log`` would raise)."""
+    if not isinstance(base, (int, float)):
+        return log(base)
+    return math.log(base) if base > 0 else (-math.inf if base == 0 else math.nan)
 
 
 class Rsub(Function):

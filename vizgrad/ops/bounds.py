@@ -115,8 +115,8 @@ class Maximum(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        share = _tie_share(ctx, grad, lambda a, b: a > b)
-        return grad * share, grad * (1.0 - share)
+        first, second = _tie_shares(ctx, grad, lambda a, b: a < b)
+        return grad * first, grad * second
 
     @staticmethod
     def jvp(args, tangents, result):  # the larger side's tangent, the mean at ties
@@ -134,20 +134,27 @@ class Minimum(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        share = _tie_share(ctx, grad, lambda a, b: a < b)
-        return grad * share, grad * (1.0 - share)
+        first, second = _tie_shares(ctx, grad, lambda a, b: a > b)
+        return grad * first, grad * second
 
     @staticmethod
     def jvp(args, tangents, result):
         return _pick(args, tangents, args[0].array < args[1].array)
 
 
-def _tie_share(ctx, grad, wins):
-    """The first operand's share of the gradient: 1 where it wins, 1/2 at ties."""
+def _tie_shares(ctx, grad, loses):
+    """Each operand's share of the gradient: 0 where it loses, 1/2 at ties, else 1.
+
+    PyTorch's rule: an operand gets the gradient unless it strictly loses, so where
+    either side is NaN (no comparison holds) both get all of it.
+    """
     a, b = (_data(t) for t in ctx.saved_values)
     xp = array_module(a)
-    share = xp.where(a == b, 0.5, wins(a, b))
-    return share.astype(grad.array.dtype, copy=False)
+    dtype = grad.array.dtype
+    tie = a == b
+    first = xp.where(tie, 0.5, ~loses(a, b)).astype(dtype, copy=False)
+    second = xp.where(tie, 0.5, ~loses(b, a)).astype(dtype, copy=False)
+    return first, second
 
 
 def clamp(input: Tensor, min: Tensor | float | None = None,

@@ -8,6 +8,7 @@ from ..core.backend import array_module
 from ..core.tensor import Tensor
 from .operands import array_of as _data
 from .operands import binary
+from .shape_rules import dims
 
 
 def _compare(name: str, doc: str) -> Callable[[Tensor, Tensor | float], Tensor]:
@@ -38,11 +39,20 @@ def logical_not(input: Tensor) -> Tensor:
     return Tensor.from_array(xp.asarray(xp.logical_not(input.array)))
 
 
+def _truth(input, dim, keepdim, method):
+    """any/all over ``dim`` (checked as PyTorch checks it; a 0-d tensor takes 0 and -1)."""
+    data = input.array
+    axes = None if dim is None or not data.ndim else dims(dim, data.ndim)
+    if dim is not None and not data.ndim:
+        dims(dim, 0)
+    out = getattr(data, method)(axis=axes, keepdims=keepdim)
+    return Tensor.from_array(array_module(data).asarray(out))
+
+
 def any(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False
         ) -> Tensor:  # noqa: A001 - PyTorch's name
     """Whether any element (along ``dim`` when given) is true (``torch.any``)."""
-    return Tensor.from_array(array_module(input.array).asarray(input.array.any(axis=dim,
-                                                                           keepdims=keepdim)))
+    return _truth(input, dim, keepdim, "any")
 
 
 def all(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False
@@ -54,8 +64,7 @@ def all(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
     >>> vizgrad.all(vizgrad.tensor([1.0, 2.0]) > 0).item()
     True
     """
-    return Tensor.from_array(array_module(input.array).asarray(input.array.all(axis=dim,
-                                                                           keepdims=keepdim)))
+    return _truth(input, dim, keepdim, "all")
 
 
 def allclose(input: Tensor, other: Tensor | float, rtol: float = 1e-5, atol: float = 1e-8

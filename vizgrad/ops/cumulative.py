@@ -26,6 +26,18 @@ from .shape_rules import accumulated
 from .shape_rules import dim as _checked_dim
 
 
+def _running(scan, input, dim):
+    """``scan`` (cumsum or cumprod) along ``dim``, as PyTorch runs it: float16 accumulates
+    in float32 and is rounded once at the end (summing 5,000 halves in half drifts by
+    units, not by its eps), and a 0-d tensor stays 0-d (NumPy gives shape (1,))."""
+    (axis,) = normalize_dims(dim, input.ndim)
+    if input.dtype.kind == "f" and input.dtype.itemsize < 4:
+        out = scan(input, axis=axis, dtype="float32").astype(input.dtype)
+    else:
+        out = scan(input, axis=axis)
+    return out.reshape(()) if not input.ndim else out
+
+
 def _reverse_cumsum(tensor, dim):
     from .shaping import flip
 
@@ -42,8 +54,7 @@ class Cumsum(Function):
     @staticmethod
     def forward(ctx, input, dim):
         ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
-        (dim,) = normalize_dims(dim, input.ndim)
-        return array_module(input).cumsum(input, axis=dim)
+        return _running(array_module(input).cumsum, input, dim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -64,8 +75,7 @@ class Cumprod(Function):
     @staticmethod
     def forward(ctx, input, dim):
         ctx.dim = dim  # as given, as PyTorch saves it
-        (dim,) = normalize_dims(dim, input.ndim)
-        result = array_module(input).cumprod(input, axis=dim)
+        result = _running(array_module(input).cumprod, input, dim)
         ctx.save_for_backward(input, result)
         return result
 

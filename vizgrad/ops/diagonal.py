@@ -9,12 +9,24 @@ from ..core.tensor import Tensor
 from .shape_rules import same
 
 
+def _triangle(name, input):
+    """tril/triu's result: the input's; fewer than 2 dims is PyTorch's RuntimeError
+    (NumPy's tril of a vector silently broadcasts it to a square matrix)."""
+    if input.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    return same(input)
+
+
 class Tril(Function):
     """Lower triangle (below diagonal k); backward: tril(grad, k)."""
-    infer_shape = staticmethod(same)
+
+    @staticmethod
+    def infer_shape(input, diagonal):
+        return _triangle("tril", input)
 
     @staticmethod
     def forward(ctx, input, diagonal):
+        _triangle("tril", input)
         ctx.diagonal = diagonal
         return array_module(input).tril(input, diagonal)
 
@@ -27,10 +39,14 @@ class Tril(Function):
 
 class Triu(Function):
     """Upper triangle (above diagonal k); backward: triu(grad, k)."""
-    infer_shape = staticmethod(same)
+
+    @staticmethod
+    def infer_shape(input, diagonal):
+        return _triangle("triu", input)
 
     @staticmethod
     def forward(ctx, input, diagonal):
+        _triangle("triu", input)
         ctx.diagonal = diagonal
         return array_module(input).triu(input, diagonal)
 

@@ -86,7 +86,8 @@ class Max(Function):
     @staticmethod
     def forward(ctx, input):
         result = array_module(input).max(input)
-        ctx.save_named("weights", tie_weights(input, result, tuple(range(input.ndim))))
+        ctx.save_named("weights", tie_weights(input, result, tuple(range(input.ndim)),
+                                              nan_ties=True))
         return result
 
     @staticmethod
@@ -126,6 +127,8 @@ class MaxDim(Function):
         ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         (dim,) = normalize_dims(dim, input.ndim)
         xp = array_module(input)
+        if not input.ndim:
+            return _zero_dim(ctx, xp, input, keepdim)
         kept = xp.expand_dims(xp.argmax(input, axis=dim), dim)
         return _select_along(ctx, xp, input, kept, dim, keepdim)
 
@@ -133,6 +136,8 @@ class MaxDim(Function):
     def backward(ctx, grad, grad_indices=None):
         from .indexing import scatter
 
+        if not ctx.input_shape:  # a 0-d input is its own max
+            return grad, None, None
         index = ctx._saved_index
         (dim,) = normalize_dims(ctx.dim, index.ndim)
         grad = expand_reduced(grad, index.shape, (dim,), ctx.keepdim)
@@ -154,6 +159,8 @@ class MinDim(MaxDim):
         ctx.dim = dim  # as given, as PyTorch saves it
         (dim,) = normalize_dims(dim, input.ndim)
         xp = array_module(input)
+        if not input.ndim:
+            return _zero_dim(ctx, xp, input, keepdim)
         kept = xp.expand_dims(xp.argmin(input, axis=dim), dim)
         return _select_along(ctx, xp, input, kept, dim, keepdim)
 
@@ -164,6 +171,15 @@ class MinDim(MaxDim):
 
 def _arg(xp, input, dim, smallest):
     return xp.argmin(input, axis=dim) if smallest else xp.argmax(input, axis=dim)
+
+
+def _zero_dim(ctx, xp, input, keepdim):
+    """max/min along dim 0 or -1 of a 0-d tensor: the value itself at index 0 (PyTorch)."""
+    kept = xp.zeros((), dtype=xp.int64)
+    ctx.keepdim, ctx.input_shape = keepdim, input.shape
+    ctx.save_named("index", kept)
+    ctx.mark_non_differentiable(kept)
+    return input.copy(), kept
 
 
 def _select_along(ctx, xp, input, kept, dim, keepdim):
@@ -241,6 +257,8 @@ def _index_jvp(args: tuple, tangents: list, result: tuple) -> Tensor:
     from .indexing import gather
 
     input, dim, keepdim = args
+    if not input.ndim:  # a 0-d input is its own max
+        return tangents[0]
     (dim,) = normalize_dims(dim, input.ndim)
     index = result[1] if keepdim else result[1].unsqueeze(dim)
     picked = gather(tangents[0], dim, index)

@@ -22,6 +22,9 @@ from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.tensor import Tensor
 from .copying import where, where_tangent
+from .index_checks import check_along as _check_along
+from .index_checks import check_extents as _check_extents
+from .index_checks import check_index_add
 from .operands import array_of as _array
 from .shape_rules import broadcast, index_shape, same, shape_of
 from .shape_rules import dim as _checked_dim
@@ -107,6 +110,8 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     >>> vizgrad.arange(6.0).reshape(2, 3).select(1, 2).tolist()
     [2.0, 5.0]
     """
+    if not input.ndim:  # (``x[0]`` of a 0-d tensor has its own message, in Select)
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
     return Select.apply(input, dim, index)
 
 
@@ -197,10 +202,7 @@ def setitem(input: Tensor, key: Any, value: Tensor | float) -> None:
 
 
 # -- Along one dim: gather, scatter, index_select, index_add, masked_fill.
-def _dim(dim, ndim):
-    if not -max(ndim, 1) <= dim < max(ndim, 1):
-        raise IndexError(f"dimension {dim} is out of range for a tensor with {ndim} dims")
-    return dim % max(ndim, 1)
+_dim = _checked_dim
 
 
 def _along(xp, index, dim):
@@ -233,6 +235,8 @@ class Gather(Function):
     def forward(ctx, input, dim, index):
         ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
+        _check_extents(input, index, dim)
+        _check_along(input, index, dim)
         ctx.input_shape = input.shape
         ctx.save_named("index", index)
         return input[_along(array_module(input), index, dim)]
@@ -260,6 +264,8 @@ class ScatterAdd(Function):
     def forward(ctx, input, dim, index, src):
         ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
+        _check_extents(input, index, dim, src)
+        _check_along(input, index, dim)
         xp = array_module(input)
         ctx.src_shape = src.shape
         ctx.save_named("index", index)
@@ -292,6 +298,8 @@ class Scatter(Function):
     def forward(ctx, input, dim, index, src):
         ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
+        _check_extents(input, index, dim, src)
+        _check_along(input, index, dim)
         xp = array_module(input)
         ctx.src_shape = src.shape
         ctx.save_named("index", index)
@@ -330,6 +338,8 @@ class ScatterValue(Function):
     def forward(ctx, input, dim, index, value):
         ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
+        _check_extents(input, index, dim, value)
+        _check_along(input, index, dim)
         ctx.value = value
         ctx.save_named("index", index)
         out = input.copy()
@@ -368,24 +378,36 @@ class IndexSelect(Function):
     """Select entries along dim at index; backward: index_add grad into zeros at index."""
     @staticmethod
     def infer_shape(input, dim, index):
-        if not input.ndim:
-            return MetaArray(shape_of(index), input.dtype)
         axis = _checked_dim(dim, input.ndim)
-        return MetaArray(input.shape[:axis] + shape_of(index) + input.shape[axis + 1:],
+        if not input.ndim:  # one index into a 0-d tensor: the tensor itself (PyTorch)
+            return MetaArray((), input.dtype)
+        # a 0-d index selects one entry and keeps the dim, as a 1-entry vector (PyTorch)
+        return MetaArray(input.shape[:axis] + (shape_of(index) or (1,)) + input.shape[axis + 1:],
                          input.dtype)
 
     @staticmethod
     def forward(ctx, input, dim, index):
         ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
+        if index.ndim > 1:  # NumPy's take would add the index's dims
+            raise IndexError("index_select(): Index is supposed to be a vector")
+        _check_along(input, index, dim, "dim1" if dim == 1 and input.ndim > 1 else "self")
         ctx.input_shape = input.shape
         ctx.save_named("index", index)
-        return array_module(input).take(input, index, axis=dim)
+        if not input.ndim:
+            if index.size != 1:
+                raise RuntimeError("index_select(): Index to scalar can have only 1 value, "
+                                   f"got {index.size} value(s)")
+            return input.copy()
+        return array_module(input).take(input, index.reshape(-1), axis=dim)
 
     @staticmethod
     def backward(ctx, grad):
         index = ctx._saved_index.array
-        return IndexAdd.apply(_zeros(grad, ctx.input_shape), ctx.dim, index, grad, 1), None, None
+        if not ctx.input_shape:  # the 0-d input was selected whole
+            return grad, None, None
+        return (IndexAdd.apply(_zeros(grad, ctx.input_shape), ctx.dim, index.reshape(-1), grad, 1),
+                None, None)
 
     jvp = LINEAR
 
@@ -402,10 +424,14 @@ class IndexAdd(Function):
     def forward(ctx, input, dim, index, source, alpha):
         ctx.dim = dim  # as given (-1 stays -1), as PyTorch saves it
         dim = _dim(dim, input.ndim)
+        check_index_add(input, index, source, dim)
+        _check_along(input, index, dim)
         ctx.alpha = alpha
         ctx.save_named("index", index)
-        out = input.copy()
         values = source if alpha == 1 else source * alpha
+        if not input.ndim:  # one index into a 0-d tensor: add the (0-d) source to it
+            return input + values.reshape(())
+        out = input.copy()
         _scatter(array_module(input), out, (slice(None),) * dim + (index,), values, True)
         return out
 

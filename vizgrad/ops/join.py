@@ -10,6 +10,7 @@ from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.meta import MetaArray
 from .operands import promote, result_type
+from .shape_rules import dim as _checked_dim
 from .shape_rules import shape_of
 
 if TYPE_CHECKING:
@@ -17,9 +18,20 @@ if TYPE_CHECKING:
 
 
 def _dim(dim, ndim):
-    if not -ndim <= dim < ndim:
-        raise IndexError(f"dimension {dim} is out of range for a tensor with {ndim} dims")
-    return dim % ndim
+    """``dim`` of a tensor with ``ndim`` dims; these ops have no 0-d form (PyTorch's
+    IndexError either way)."""
+    axis = _checked_dim(dim, ndim)
+    if not ndim:
+        raise IndexError(f"Dimension specified as {axis} but tensor has no dimensions")
+    return axis
+
+
+def _no_scalars(tensors):
+    """cat has nothing to join a 0-d tensor along: PyTorch's RuntimeError."""
+    for position, tensor in enumerate(tensors):
+        if not tensor.ndim:
+            raise RuntimeError(f"zero-dimensional tensor (at position {position}) cannot be "
+                               "concatenated")
 
 
 class Cat(Function):
@@ -27,6 +39,7 @@ class Cat(Function):
 
     @staticmethod
     def infer_shape(tensors, dim):
+        _no_scalars(tensors)
         axis = _dim(dim, tensors[0].ndim)
         first = tuple(tensors[0].shape)
         for tensor in tensors[1:]:
@@ -40,6 +53,7 @@ class Cat(Function):
 
     @staticmethod
     def forward(ctx, tensors, dim):
+        _no_scalars(tensors)
         axis = _dim(dim, tensors[0].ndim)
         ctx.dim = dim  # as given: PyTorch saves -1, not the axis it names
         ctx._sizes = [t.shape[axis] for t in tensors]  # PyTorch shows only _saved_dim
@@ -240,6 +254,8 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int 
     >>> [p.tolist() for p in vizgrad.arange(5).split(2)]
     [[0, 1], [2, 3], [4]]
     """
+    if not tensor.ndim:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     if isinstance(split_size_or_sections, int):
         return tuple(Split.apply(tensor, split_size_or_sections, dim))
     return tuple(SplitSizes.apply(tensor, list(split_size_or_sections), dim))
@@ -249,7 +265,11 @@ def chunk(tensor: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """``chunks`` near-equal pieces of ``tensor`` along ``dim`` (fewer when the extent is
     small), as ``torch.chunk``.
     """
-    extent = tensor.shape[dim]
+    if not tensor.ndim:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    extent = tensor.shape[_dim(dim, tensor.ndim)]
     size = -(-extent // chunks)
     return tuple(Split.apply(tensor, max(size, 1), dim))
 

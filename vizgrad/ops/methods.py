@@ -105,6 +105,14 @@ def _rtruediv(self: Tensor, other: Tensor | float) -> Tensor:
     return ar.Rdiv.apply(self, other)
 
 
+def _iterate(self: Tensor) -> Iterator[Tensor]:
+    """``for row in x``: the slices along dim 0, as ``self.unbind(0)`` gives them
+    (``torch.Tensor.__iter__``); a 0-d tensor has none (PyTorch's TypeError)."""
+    if not self.ndim:
+        raise TypeError("iteration over a 0-d tensor")
+    return iter(join.unbind(self, 0))
+
+
 def _rpow(self: Tensor, other: Tensor | float) -> Tensor:
     """``other ** self`` for a number on the left (``torch.Tensor.__rpow__``)."""
     return ar.PowTensor.apply(other, self)
@@ -286,11 +294,6 @@ def _reshape_as(self: Tensor, other: Tensor) -> Tensor:
     return views.reshape(self, other.shape)
 
 
-def _iter(self: Tensor) -> Iterator[Tensor]:
-    """Iterate over dim 0: the tensors ``self.unbind(0)`` gives (``torch.Tensor.__iter__``)."""
-    return iter(join.unbind(self, 0))
-
-
 def _scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """In-place ``scatter_add`` (``torch.Tensor.scatter_add_``)."""
     return indexing.ScatterAdd.apply_(self, dim, indexing._index(index), src)
@@ -438,7 +441,7 @@ METHODS = {
     "narrow": shaping.narrow,
     # -- join.py: split and join
     "split": join.split, "chunk": join.chunk, "unbind": join.unbind,
-    "unsafe_chunk": join.unsafe_chunk, "__iter__": _iter,
+    "unsafe_chunk": join.unsafe_chunk, "__iter__": _iterate,
     # -- indexing.py: [] and indexing along a dim
     "__getitem__": basic_index.getitem, "__setitem__": indexing.setitem,
     "gather": indexing.gather, "take_along_dim": indexing.take_along_dim,

@@ -17,6 +17,7 @@ from ..core.dual import LINEAR, plus, scaled
 from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.tensor import Tensor
+from .index_checks import index_error
 from .indexing import IndexBackward
 from .linalg import matmul, mm_grads, note_layouts, scale_terms
 from .operands import c_contiguous, same_dtype, save_crossed, saved_crossed
@@ -97,6 +98,9 @@ class Embedding(Function):
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx):
+        error = index_error(indices, weight.shape[0], 0, "self")
+        if error is not None:  # NumPy would wrap a negative index silently
+            raise error
         ctx._weight_shape = weight.shape
         if padding_idx is not None:
             ctx.padding_idx = padding_idx

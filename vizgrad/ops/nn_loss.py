@@ -209,11 +209,13 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if tuple(input.shape) != tuple(target.shape):
         raise ValueError(f"binary_cross_entropy: target size {tuple(target.shape)} must be "
                          f"the same as the input size {tuple(input.shape)}")
-    data = input.array
     # On a device the check would wait for the device every call (PyTorch's CUDA kernel
-    # asserts there); a value outside [0, 1] then gives NaN, as log does.
-    if array_module(data) is np and bool(((data < 0) | (data > 1)).any()):
-        raise ValueError("binary_cross_entropy: all input values must be between 0 and 1")
+    # asserts there); a value outside [0, 1] then gives NaN, as log does.  On the host,
+    # PyTorch's RuntimeError, input first; NaN is outside too (``not 0 <= x <= 1``).
+    for name, value in (("input", input), ("target", target)):
+        data = value.array if isinstance(value, Tensor) else np.asarray(value)
+        if array_module(data) is np and not bool(((data >= 0) & (data <= 1)).all()):
+            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
     if isinstance(target, Tensor) and (weight is None or not _varies(weight)):
         return BinaryCrossEntropy.apply(input, target, None if weight is None else
                                         weight.array, reduction)
@@ -310,8 +312,9 @@ def target_rows(xp: Any, labels: Any, ignore_index: int, classes: int, dtype: An
     safe = xp.where(keep, labels, 0)
     if xp is np:
         if safe.size and (int(safe.min()) < 0 or int(safe.max()) >= classes):
-            raise IndexError(f"nll_loss: target values must be in [0, {classes}) or "
-                             "ignore_index")
+            bad = int(safe[((safe < 0) | (safe >= classes)).argmax()])
+            raise IndexError(f"Target {bad} is out of bounds. (nll_loss: target values must "
+                             f"be in [0, {classes}) or ignore_index)")
         return safe, keep.astype(dtype)
     bad = (safe < 0) | (safe >= classes)
     return xp.where(bad, 0, safe), xp.where(bad, xp.nan, keep.astype(dtype)).astype(dtype)
@@ -350,19 +353,25 @@ class NllLoss(Function):
         ctx.save_for_backward(self)  # torch keeps it too (``_saved_self``)
         # Private working values (a leading underscore keeps them out of _saved_* scans).
         ctx._self_shape, ctx._safe, ctx._weights = self.shape, safe, weights
-        ctx._total = total
+        ctx._total, ctx._kept = total, labels != ignore_index
         if reduction == "none":
             return losses.reshape(target.shape)
         if reduction == "sum":
             return xp.asarray(losses.sum(), dtype=self.dtype)
-        return xp.asarray(losses.sum() / total, dtype=self.dtype)
+        with np.errstate(invalid="ignore", divide="ignore"):  # all ignored: 0/0 is NaN, silently
+            return xp.asarray(losses.sum() / total, dtype=self.dtype)
 
     @staticmethod
     def backward(ctx, grad):
         xp = array_module(ctx._safe)
         coefficient = -ctx._weights
         if ctx.reduction == REDUCTION_CODES["mean"]:
-            coefficient = coefficient / ctx._total
+            # PyTorch writes -weight / total only into the rows that were not ignored:
+            # a batch of nothing but ignore_index (total 0) gives a zero gradient, not
+            # 0/0 = NaN in every row (one all-padding batch would poison every weight).
+            # A kept row of weight 0 still gets 0 * inf = NaN there, as in PyTorch.
+            with np.errstate(invalid="ignore", divide="ignore"):
+                coefficient = xp.where(ctx._kept, coefficient / ctx._total, 0.0)
         count = ctx._safe.shape[0]
         if not grad_enabled():  # a plain backward: on the arrays, nothing to record
             g = grad.array
@@ -392,16 +401,29 @@ def _varies(weight: Tensor) -> bool:
 
 
 def _reduced(loss, reduction: str):
+    """A fused loss's elements reduced; the mean of none is NaN, silently, as in PyTorch."""
     if reduction == "none":
         return loss
     xp = array_module(loss)
-    return xp.asarray(loss.sum() if reduction == "sum" else loss.mean(), dtype=loss.dtype)
+    if reduction == "sum":
+        return xp.asarray(loss.sum(), dtype=loss.dtype)
+    return xp.asarray(loss.mean() if loss.size else xp.nan, dtype=loss.dtype)
+
+
+def per_element(count: int, total: float = 1.0) -> float:
+    """``total / count``, the factor a mean spreads over each of ``count`` elements.
+
+    With no elements the gradient is empty and the factor never used: NaN, where a
+    Python division would raise ZeroDivisionError in backward (PyTorch gives the empty
+    gradient).
+    """
+    return total / count if count else math.nan
 
 
 def _upstream(ctx, grad):
     """The incoming gradient spread over the elements (``mean`` divides by their count)."""
     if ctx.reduction == REDUCTION_CODES["mean"]:
-        return grad * (1.0 / ctx._count)
+        return grad * per_element(ctx._count)
     return grad
 
 
@@ -516,9 +538,9 @@ class BinaryCrossEntropy(Function):
         grad_p = grad_target = None
         if ctx.needs_input_grad[0]:  # torch: (p - t) / max((1 - p) p, 1e-12)
             grad_p = (p - target) / clamp((1.0 - p) * p, min=1e-12) * g
-        if ctx.needs_input_grad[1]:
-            grad_target = (clamp((1.0 - p).log(), min=-100.0)
-                           - clamp(p.log(), min=-100.0)) * g
+        if ctx.needs_input_grad[1]:  # torch: -logit(p), not clamped (+-inf at p = 0, 1)
+            with np.errstate(divide="ignore"):
+                grad_target = ((1.0 - p).log() - p.log()) * g
         return grad_p, grad_target, None, None
 
     @staticmethod
@@ -530,7 +552,8 @@ class BinaryCrossEntropy(Function):
         if tangents[0] is not None:
             p_slope = (p - target) / clamp((1.0 - p) * p, min=1e-12)
         if tangents[1] is not None:
-            target_slope = clamp((1.0 - p).log(), min=-100.0) - clamp(p.log(), min=-100.0)
+            with np.errstate(divide="ignore"):
+                target_slope = (1.0 - p).log() - p.log()
         return _weighted_jvp((p_slope, target_slope), tangents, weight, reduction)
 
 

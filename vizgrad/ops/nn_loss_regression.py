@@ -23,7 +23,7 @@ from ..core.meta import MetaArray
 from ..core.state import is_grad_enabled
 from ..core.tensor import Tensor
 from .elementwise import abs as _abs
-from .nn_loss import REDUCTION_CODES, _reduce, _reduced, _reduction, broadcast_pair
+from .nn_loss import REDUCTION_CODES, _reduce, _reduced, _reduction, broadcast_pair, per_element
 from .shape_rules import broadcast
 
 
@@ -51,12 +51,12 @@ def _clamped_slope_backward(ctx, grad, k, m):
     mean = ctx.reduction == REDUCTION_CODES["mean"]
     if not is_grad_enabled():  # a plain backward: one pass over arrays
         difference = self.array - target.array
-        upstream = grad.array * (1.0 / difference.size) if mean else grad.array
+        upstream = grad.array * per_element(difference.size) if mean else grad.array
         slope = array_module(difference).clip(difference * k, -m, m) * upstream
         slope = Tensor.from_array(slope.astype(difference.dtype, copy=False))
     else:  # recorded (double backward): the same formula in differentiable ops
         difference = self - target
-        slope = (difference * k).clamp(-m, m) * (grad * (1.0 / difference.numel()) if mean
+        slope = (difference * k).clamp(-m, m) * (grad * per_element(difference.numel()) if mean
                                                  else grad)
     return slope, -slope if ctx.needs_input_grad[1] else None, None, None
 
@@ -215,16 +215,14 @@ class MseLoss(Function):
         ctx.reduction = REDUCTION_CODES[reduction]
         difference = self - target
         loss = difference * difference
-        if reduction == "none":
-            return loss
-        xp = array_module(loss)
-        return xp.asarray(loss.sum() if reduction == "sum" else loss.mean(), dtype=loss.dtype)
+        return _reduced(loss, reduction)
 
     @staticmethod
     def backward(ctx, grad):
         self, target = ctx.saved_values
         difference = self - target
-        scale = 2.0 / difference.numel() if ctx.reduction == REDUCTION_CODES["mean"] else 2.0
+        scale = per_element(difference.numel(), 2.0) if ctx.reduction == REDUCTION_CODES["mean"] \
+            else 2.0
         grad_self = difference * (grad * scale)
         return grad_self, -grad_self if ctx.needs_input_grad[1] else None, None
 

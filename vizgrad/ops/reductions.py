@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import builtins  # this module defines max, min and sum (PyTorch's names)
 import math
+import warnings
 from typing import Any
+
+import numpy as np
 
 from ..core.backend import array_module
 from ..core.dual import LINEAR
@@ -41,16 +44,9 @@ from .shape_rules import dim as _checked_dim
 
 
 def normalize_dims(dim, ndim):
-    """``dim`` (int, tuple or None) as a sorted tuple of non-negative axes."""
-    if dim is None:
-        return tuple(range(ndim))
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    out = []
-    for d in dims:
-        if not -builtins.max(ndim, 1) <= d < builtins.max(ndim, 1):
-            raise IndexError(f"dimension {d} is out of range for a tensor with {ndim} dims")
-        out.append(d % builtins.max(ndim, 1))
-    return tuple(sorted(set(out)))
+    """``dim`` (int, tuple or None) as a sorted tuple of non-negative axes; ``None`` and
+    ``()`` are every dim, as in PyTorch (``shape_rules.dims``)."""
+    return dims(dim, ndim)
 
 
 def saved_dims(dim):
@@ -109,6 +105,17 @@ class SumDim(Function):
     jvp = LINEAR
 
 
+def _mean(input, axis, keepdims=False):
+    """NumPy's mean; over no elements NaN, silently as in PyTorch (NumPy warns)."""
+    if input.size and all(input.shape[a] for a in (range(input.ndim) if axis is None
+                                                    else axis)):
+        return input.mean(axis=axis, keepdims=keepdims)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = input.sum(axis=axis, keepdims=keepdims)
+        count = _count(input.shape, range(input.ndim) if axis is None else axis)
+        return (total / count).astype(total.dtype if total.dtype.kind in "fc" else "float64")
+
+
 class Mean(Function):
     """Mean of all elements; backward: grad / n broadcast to the input's shape."""
     infer_shape = staticmethod(whole)
@@ -116,7 +123,7 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, input):
         ctx.input_shape = input.shape
-        return input.mean()
+        return _mean(input, None)
 
     @staticmethod
     def backward(ctx, grad):
@@ -137,7 +144,7 @@ class MeanDim(Function):
     def forward(ctx, input, dim, keepdim):
         dims = normalize_dims(dim, input.ndim)
         ctx.input_shape, ctx.dim, ctx.keepdim = input.shape, saved_dims(dim), keepdim
-        return input.mean(axis=dims if input.ndim else None, keepdims=keepdim)
+        return _mean(input, dims if input.ndim else None, keepdim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -150,9 +157,11 @@ class MeanDim(Function):
 
 
 def _count(shape, dims):
+    """How many elements a reduction over ``dims`` of ``shape`` takes (a 0-d tensor's dim
+    0 holds its one element)."""
     count = 1
     for d in dims:
-        count *= shape[d]
+        count *= shape[d] if shape else 1
     return count
 
 
@@ -200,6 +209,52 @@ def _const(array, like):
     return Tensor.from_array(array.astype(like.dtype, copy=False))
 
 
+def _spread(name, input, dims, correction, keepdim):
+    """var or std of ``input`` over ``dims`` (NumPy's ``name``), as PyTorch computes it.
+
+    With no degrees of freedom left (one element, or ``correction`` >= the count) the
+    result is NaN or inf with PyTorch's UserWarning, not NumPy's RuntimeWarnings.
+    """
+    xp = array_module(input)
+    axis, ddof = axis_of(dims, input.ndim), _ddof(correction)
+    spread = getattr(xp, name)
+    if _count(input.shape, dims) - ddof > 0:
+        return xp.asarray(spread(input, axis=axis, ddof=ddof, keepdims=keepdim))
+    warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+                  "than the reduction factor (input numel divided by output numel).",
+                  UserWarning, stacklevel=2)
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's own "<= 0 for slice"
+        return xp.asarray(spread(input, axis=axis, ddof=ddof, keepdims=keepdim))
+
+
+def _spread_scale(numerator, shape, dims, correction):
+    """``numerator / (N - correction)``, the backward's factor: +-inf (NaN for 0 / 0) when
+    no degrees of freedom are left, as PyTorch's floating division, not ZeroDivisionError."""
+    denominator = _count(shape, dims) - _ddof(correction)
+    if denominator:
+        return numerator / denominator
+    return math.copysign(math.inf, numerator) if numerator else math.nan
+
+
+def _var_grad(grad, x, dims, correction, dim):
+    """PyTorch's ``var_backward``: ``2 grad (x - mean) / (N - correction)``.
+
+    Over every element (``dim`` not given, or a 0-d input) with no degrees of freedom
+    left, PyTorch gives ``grad`` times NaN where x is the mean and +inf elsewhere (the
+    limit of 2 / (N - correction) -> inf), whatever the sign of N - correction; along
+    given dims the formula as is (+-inf, NaN at 0 / 0).
+    """
+    centered = x - x.mean(dim=dims, keepdim=True)
+    with np.errstate(invalid="ignore"):  # inf times 0 is NaN here, silently, as in PyTorch
+        if (dim is None or not x.ndim or dim == ()) \
+                and _count(x.shape, dims) - _ddof(correction) <= 0:
+            xp = array_module(x.array)
+            blowup = xp.where(centered.array == 0, xp.nan, xp.inf).astype(x.array.dtype)
+            return grad * Tensor.from_array(blowup)
+        return grad * centered * _spread_scale(2.0, x.shape, dims, correction)
+
+
 class Var(Function):
     """Variance over dims; backward: grad * 2(x - mean) / (n - correction)."""
     infer_shape = staticmethod(spread_along)
@@ -210,24 +265,23 @@ class Var(Function):
         # correction None (not given): 1, saved as None as PyTorch does
         ctx.dim, ctx.correction, ctx.keepdim = saved_dims(dim), correction, keepdim
         ctx.save_for_backward(input)
-        return array_module(input).var(input, axis=axis_of(dims, input.ndim),
-                                       ddof=_ddof(correction), keepdims=keepdim)
+        return _spread("var", input, dims, correction, keepdim)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_values
         dims = normalize_dims(ctx.dim, x.ndim)
-        scale = 2.0 / (_count(x.shape, dims) - _ddof(ctx.correction))
-        centered = x - x.mean(dim=dims, keepdim=True)
-        return expand_reduced(grad, x.shape, dims, ctx.keepdim) * centered * scale, None, None, None
+        grad = expand_reduced(grad, x.shape, dims, ctx.keepdim)
+        return _var_grad(grad, x, dims, ctx.correction, ctx.dim), None, None, None
 
     @staticmethod
     def jvp(args, tangents, result):  # 2 sum((x - mean) t) / (N - correction)
         x, dim, correction, keepdim = args
         dims = normalize_dims(dim, x.ndim)
         centered = x - x.mean(dim=dims, keepdim=True)
-        scale = 2.0 / (_count(x.shape, dims) - _ddof(correction))
-        return (centered * tangents[0]).sum(dims, keepdim=keepdim) * scale
+        scale = _spread_scale(2.0, x.shape, dims, correction)
+        with np.errstate(invalid="ignore"):
+            return (centered * tangents[0]).sum(dims, keepdim=keepdim) * scale
 
 
 class Std(Function):
@@ -239,10 +293,8 @@ class Std(Function):
     def forward(ctx, input, dim, correction, keepdim):
         dims = normalize_dims(dim, input.ndim)
         ctx.dim, ctx.correction, ctx.keepdim = saved_dims(dim), correction, keepdim
-        xp = array_module(input)
         # Full reductions give NumPy scalars; saved values must be arrays to be recognised.
-        result = xp.asarray(xp.std(input, axis=axis_of(dims, input.ndim),
-                                   ddof=_ddof(correction), keepdims=keepdim))
+        result = _spread("std", input, dims, correction, keepdim)
         ctx.save_for_backward(input, result)
         return result
 
@@ -252,11 +304,10 @@ class Std(Function):
         dims = normalize_dims(ctx.dim, x.ndim)
         zero = result.array == 0
         # A constant slice has std 0: PyTorch gives it a zero gradient, not nan.
-        scale = where(zero, 0.0, grad / where(zero, 1.0, result))
+        # PyTorch's std_backward: var's backward of grad / (2 std).
+        scale = where(zero, 0.0, grad / where(zero, 1.0, result * 2.0))
         scale = expand_reduced(scale, x.shape, dims, ctx.keepdim)
-        centered = x - x.mean(dim=dims, keepdim=True)
-        return scale * centered / (_count(x.shape, dims) - _ddof(ctx.correction)), None, None, \
-            None
+        return _var_grad(scale, x, dims, ctx.correction, ctx.dim), None, None, None
 
     @staticmethod
     def jvp(args, tangents, result):  # var's tangent / (2 std)
@@ -331,9 +382,17 @@ class ProdDim(Function):
         return (tangents[0] * _others_product(input, dim)).sum(dim, keepdim=keepdim)
 
 
-def tie_weights(x, extreme, dims):
-    """1/count on the entries equal to their slice's extreme, 0 elsewhere (PyTorch's split)."""
+def tie_weights(x, extreme, dims, nan_ties=False):
+    """1/count on the entries equal to their slice's extreme, 0 elsewhere (PyTorch's split).
+
+    ``nan_ties``: a NaN extreme counts the NaN entries as its ties (PyTorch's
+    ``evenly_distribute_backward``, used by ``max()``/``min()`` of everything); without
+    it a NaN extreme matches nothing and its gradient is NaN (``amax``, as in PyTorch).
+    """
     mask = x == extreme
+    if nan_ties and x.dtype.kind in "fc":
+        xp = array_module(x)
+        mask = mask | (xp.isnan(x) & xp.isnan(extreme))
     return (mask / mask.sum(axis=axis_of(dims, x.ndim), keepdims=True)).astype(x.dtype)
 
 

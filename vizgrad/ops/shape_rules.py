@@ -50,6 +50,20 @@ def accumulated(dtype: Any) -> np.dtype:
     return _INT64 if dtype.kind in "biu" else dtype
 
 
+#: PyTorch's names of dtypes as its error messages say them (``'Long'``, ``'Float'``).
+TORCH_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+                    "int32": "Int", "int64": "Long", "uint16": "UInt16", "uint32": "UInt32",
+                    "uint64": "UInt64", "float16": "Half", "float32": "Float",
+                    "float64": "Double", "complex64": "ComplexFloat",
+                    "complex128": "ComplexDouble"}
+
+
+def torch_type_name(dtype: Any) -> str:
+    """``dtype`` as PyTorch's messages name it (int64: ``Long``)."""
+    name = str(np.dtype(dtype))
+    return TORCH_TYPE_NAMES.get(name, name)
+
+
 def broadcast(*operands: Any) -> tuple:
     """The broadcast shape of the operands (numbers count as 0-d)."""
     shapes = [shape_of(o) for o in operands if o is not None]
@@ -61,18 +75,42 @@ def broadcast(*operands: Any) -> tuple:
 
 
 def dim(dim: int, ndim: int) -> int:
-    """``dim`` as a non-negative axis (a 0-d tensor takes dims 0 and -1)."""
-    if not -max(ndim, 1) <= dim < max(ndim, 1):
-        raise IndexError(f"dimension {dim} is out of range for a tensor with {ndim} dims")
-    return dim % max(ndim, 1)
+    """``dim`` as a non-negative axis, or PyTorch's IndexError when it is out of range.
+
+    The one place every op checks a ``dim`` argument (ATen's ``maybe_wrap_dim``): a
+    d-dim tensor takes dims ``-d .. d-1``, a 0-d tensor ``-1`` and ``0``.  Ops that add
+    a dim (``unsqueeze``) pass ``ndim + 1``.
+    """
+    span = max(ndim, 1)
+    if not -span <= dim < span:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-span}, "
+                         f"{span - 1}], but got {dim})")
+    return dim % span
 
 
 def dims(value: Any, ndim: int) -> tuple:
-    """``None`` (all), an int or a sequence of dims as sorted non-negative axes."""
+    """``None`` (all), an int or a sequence of dims as sorted non-negative axes.
+
+    An empty sequence means every dim, as in PyTorch's reductions (``sum(dim=())`` is the
+    sum of everything, not the input).
+    """
     if value is None:
         return tuple(range(ndim))
     values = (value,) if isinstance(value, int) else tuple(value)
-    return tuple(sorted({dim(d, ndim) for d in values}))
+    if not values:
+        return tuple(range(ndim))
+    return tuple(sorted(distinct(dim(d, ndim) for d in values)))
+
+
+def distinct(axes: Any) -> set:
+    """Normalized dims as a set; a dim named twice is PyTorch's RuntimeError (``sum((0,
+    -2))`` of a 2-D tensor), not a silent reduction over it once."""
+    seen: set = set()
+    for axis in axes:
+        if axis in seen:
+            raise RuntimeError(f"dim {axis} appears multiple times in the list of dims")
+        seen.add(axis)
+    return seen
 
 
 def reduced(shape: tuple, axes: tuple, keepdim: bool) -> tuple:

@@ -19,13 +19,17 @@ from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.tensor import Tensor
-from .shape_rules import same
+from .shape_rules import dim as _checked_dim
+from .shape_rules import distinct, same
 from .views import reshape
 
 
 def _dims(dims, ndim):
+    """Dims as non-negative axes, each checked (PyTorch's IndexError when out of range)."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return tuple(d % ndim for d in dims)
+    axes = tuple(_checked_dim(d, ndim) for d in dims)
+    distinct(axes)
+    return axes
 
 
 class Repeat(Function):
@@ -69,7 +73,10 @@ class Flip(Function):
     def forward(ctx, input, dims):
         ctx.dims = (dims,) if isinstance(dims, int) else tuple(dims)  # as given, as PyTorch
         # A copy, as in PyTorch (NumPy's flip would be a view sharing memory).
-        return array_module(input).flip(input, axis=_dims(dims, input.ndim)).copy()
+        axes = _dims(dims, input.ndim)
+        if not input.ndim:  # dims 0 and -1 of a 0-d tensor: nothing to reverse
+            return input.copy()
+        return array_module(input).flip(input, axis=axes).copy()
 
     @staticmethod
     def backward(ctx, grad):
@@ -87,6 +94,11 @@ class Roll(Function):
         # saved as PyTorch saves them: tuples, no dims (the flattened tensor) as ()
         ctx.shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
         ctx.dims = () if dims is None else (dims,) if isinstance(dims, int) else tuple(dims)
+        if dims is not None:
+            if not input.ndim and ctx.dims:
+                raise IndexError(f"Dimension specified as {ctx.dims[0]} but tensor has no "
+                                 "dimensions")
+            dims = _dims(dims, input.ndim)
         return array_module(input).roll(input, shifts, axis=dims)
 
     @staticmethod
@@ -273,9 +285,9 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims ``start_dim..end_dim`` into one (a view where possible)."""
     shape = input.shape
+    start, end = _checked_dim(start_dim, len(shape)), _checked_dim(end_dim, len(shape))
     if not shape:
         return reshape(input, (1,))
-    start, end = start_dim % len(shape), end_dim % len(shape)
     if start > end:
         raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
     if start == end:
@@ -291,7 +303,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     from .views import view
 
     shape = input.shape
-    dim %= len(shape)
+    dim = _checked_dim(dim, len(shape))
     return view(input, shape[:dim] + tuple(sizes) + shape[dim + 1:])
 
 
@@ -332,8 +344,14 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``length`` entries of dim ``dim`` from ``start`` (a view, ``SliceBackward0``)."""
     from .basic_index import Slice
 
-    axis = dim % input.ndim
-    start = int(start) % input.shape[axis] if start < 0 else int(start)
+    if not input.ndim:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    axis = _checked_dim(dim, input.ndim)
+    size = input.shape[axis]
+    if not -size <= int(start) <= size:  # PyTorch's range for start (size itself: empty)
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
+    start = int(start) + size if start < 0 else int(start)
     if start + length > input.shape[axis]:
         raise IndexError(f"narrow: start {start} + length {length} exceeds dimension {axis} "
                          f"of size {input.shape[axis]}")

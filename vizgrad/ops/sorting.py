@@ -12,16 +12,14 @@ from ..core.backend import array_module
 from ..core.function import Function
 from ..core.tensor import Tensor
 from .shape_rules import as_results
+from .shape_rules import dim as _checked_dim
 
 #: PyTorch's ``torch.return_types``: a tuple with ``values`` and ``indices``.
 topk_result = namedtuple("topk", ["values", "indices"])
 sort_result = namedtuple("sort", ["values", "indices"])
 
 
-def _dim(dim: int, ndim: int) -> int:
-    if not -max(ndim, 1) <= dim < max(ndim, 1):
-        raise IndexError(f"dimension {dim} out of range for a {ndim}-D tensor")
-    return dim % ndim if ndim else 0
+_dim = _checked_dim  # PyTorch's IndexError; a 0-d tensor takes dims 0 and -1
 
 
 def _order(xp, array, dim, descending, stable):
@@ -82,9 +80,9 @@ class Topk(Function):
     def infer_shape(self, k, dim, largest, sorted):  # noqa: A002 - PyTorch's name
         axis = _dim(dim, self.ndim)
         size = self.shape[axis] if self.ndim else 1
-        if not 0 <= k <= size:
-            raise IndexError(f"topk: k={k} is out of range for dimension {axis} of "
-                             f"size {size}")
+        if not 0 <= k <= size:  # PyTorch's RuntimeError and words
+            raise RuntimeError(f"selected index k out of range (topk: k={k}, dimension "
+                               f"{axis} of size {size})")
         shape = self.shape[:axis] + (k,) + self.shape[axis + 1:] if self.ndim else ()
         return as_results((shape, self.dtype), (shape, "int64"))
 
@@ -95,7 +93,8 @@ class Topk(Function):
         dim = _dim(dim, self.ndim)
         size = self.shape[dim] if self.ndim else 1
         if not 0 <= k <= size:
-            raise IndexError(f"topk: k={k} is out of range for dimension {dim} of size {size}")
+            raise RuntimeError(f"selected index k out of range (topk: k={k}, dimension {dim} "
+                               f"of size {size})")
         order = _order(xp, self, dim, largest, True)
         indices = order if self.ndim == 0 else xp.take(order, xp.arange(k), axis=dim)
         values = xp.take_along_axis(self, indices, axis=dim) if self.ndim else self.copy()

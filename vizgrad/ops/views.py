@@ -98,7 +98,10 @@ class Transpose(Function):
     @staticmethod
     def forward(ctx, input, dim0, dim1):
         ctx.dim0, ctx.dim1 = dim0, dim1
-        return array_module(input).swapaxes(input, dim0, dim1)
+        first, second = _checked_dim(dim0, input.ndim), _checked_dim(dim1, input.ndim)
+        if not input.ndim:  # a 0-d tensor takes dims 0 and -1: itself, as a view
+            return input.reshape(())
+        return array_module(input).swapaxes(input, first, second)
 
     @staticmethod
     def backward(ctx, grad):
@@ -167,7 +170,7 @@ class Permute(Function):
 
     @staticmethod
     def infer_shape(input, dims):
-        order = tuple(d % max(input.ndim, 1) for d in dims)
+        order = tuple(_checked_dim(d, input.ndim) for d in dims)
         if sorted(order) != list(range(input.ndim)):
             raise ValueError(f"permute: {tuple(dims)} is not a permutation of the dims of "
                              f"a tensor of shape {input.shape}")
@@ -177,7 +180,7 @@ class Permute(Function):
     @staticmethod
     def forward(ctx, input, dims):
         ctx.dims = tuple(dims)  # as given (-1 stays -1), as PyTorch saves them
-        dims = tuple(d % input.ndim for d in dims)
+        dims = tuple(_checked_dim(d, input.ndim) for d in dims)
         if sorted(dims) != list(range(input.ndim)):
             raise ValueError(f"permute: {dims} is not a permutation of {input.ndim} dims")
         return array_module(input).transpose(input, dims)
@@ -212,7 +215,7 @@ class Squeeze(Function):
         if dim is None:
             return input.reshape(tuple(s for s in input.shape if s != 1))
         dims = (dim,) if isinstance(dim, int) else tuple(dim)
-        dims = tuple(d % max(input.ndim, 1) for d in dims)
+        dims = tuple(_checked_dim(d, input.ndim) for d in dims)
         keep = tuple(s for i, s in enumerate(input.shape) if not (i in dims and s == 1))
         return input.reshape(keep)
 
@@ -265,7 +268,7 @@ class Unsqueeze(Function):
     @staticmethod
     def forward(ctx, input, dim):
         ctx.dim = dim
-        return array_module(input).expand_dims(input, dim)
+        return array_module(input).expand_dims(input, _checked_dim(dim, input.ndim + 1))
 
     @staticmethod
     def backward(ctx, grad):
