@@ -9,7 +9,7 @@ Example
 -------
 >>> vizgrad.tensor([[1.0, 2.0]]).gather(1, vizgrad.tensor([[-1]]))
 Traceback (most recent call last):
-RuntimeError: gather failed on ...: index -1 is out of bounds for dimension 1 with size 2
+RuntimeError: index -1 is out of bounds for dimension 1 with size 2
 """
 
 from __future__ import annotations
