@@ -270,8 +270,8 @@ def _backward_anomaly(node: graph.GraphNode, flat: int, grad: Any,
     kind = _bad_kind(grad.array)
     slot, rank = node.flat_slots[flat]
     names = node.input_names
-    metas = [meta for row in node.output_meta for meta in row]
-    shape = tuple(metas[flat].shape) if flat < len(metas) else tuple(grad.shape)
+    meta = node.flat_output_meta[flat]
+    shape = tuple(grad.shape) if meta is None else tuple(meta.shape)
     lines = [f"Function '{node.name()}' returned {kind} values in its {_ordinal(flat)} "
              "output.",
              f"  gradient {slot}.{rank} (for input '{names[flat]}' of shape {shape}), going "

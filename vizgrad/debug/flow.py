@@ -82,11 +82,13 @@ class GradStats:
     nodes: list[NodeGrad]
     vanishing: float
     exploding: float
+    #: nodes whose gradient was not recorded (their hook stepped aside), one line each
+    unrecorded: list[str] = field(default_factory=list)
 
     @property
     def problems(self) -> list[str]:
-        """One sentence per flagged parameter or node."""
-        out = []
+        """One sentence per flagged parameter or node (and per node not seen)."""
+        out = list(self.unrecorded)
         for item in self.params:
             for flag in item.flags:
                 out.append(f"{item.name}: {_FLAG_TEXT[flag](item, self)}")
@@ -263,16 +265,22 @@ def _param_grad(name: str, tensor: Any, depth: int, vanishing: float,
     return item
 
 
-def _recorded_nodes(roots: Any) -> list[NodeGrad]:
-    out = []
+def _recorded_nodes(roots: Any) -> tuple[list[NodeGrad], list[str]]:
+    """The nodes' recorded statistics, and one line per node whose recording stepped
+    aside (its hook failed: what it did not see is said, not read as no gradient)."""
+    out, unrecorded = [], []
     walk = roots if isinstance(roots, graph.GraphWalk) else graph.walk(roots)
     for node in walk.nodes:
         entry = node.get_metadata(METADATA_KEY)
         if entry is None or node.is_accumulate:
             continue
+        if "skipped" in entry:
+            unrecorded.append(f"{node.name()} (seq {node.seq}): gradient not recorded, "
+                              f"the recording stepped aside ({entry['skipped']})")
+            continue
         out.append(NodeGrad(node.seq, node.name(), node.scope, entry["norm"], entry["finite"],
                             entry["zero"], entry.get("dead_units", 0), entry.get("units", 0)))
-    return out
+    return out, unrecorded
 
 
 def grad_stats(target: Any, loss: Any = None, *, vanishing: float = VANISHING,
@@ -301,5 +309,5 @@ def grad_stats(target: Any, loss: Any = None, *, vanishing: float = VANISHING,
     roots = loss if loss is not None else (
         None if hasattr(target, "named_parameters") or isinstance(target, (dict, list, tuple))
         else target)
-    nodes = _recorded_nodes(roots) if roots is not None else []
-    return GradStats(params, nodes, vanishing, exploding)
+    nodes, unrecorded = _recorded_nodes(roots) if roots is not None else ([], [])
+    return GradStats(params, nodes, vanishing, exploding, unrecorded)

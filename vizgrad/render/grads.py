@@ -37,7 +37,7 @@ def collect(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
                 leaf = by_id.get(builder.node_id(node, "leaf"))
                 if leaf is not None:
                     leaf.details["grad"] = entry
-        elif recorded is not None:
+        elif recorded is not None and "skipped" not in recorded:  # (skipped: not seen)
             entry = {k: recorded[k] for k in ("norm", "finite", "zero")}
             for nr, stats in enumerate(recorded.get("edges", ())):
                 if stats is not None:
@@ -54,10 +54,19 @@ def collect(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
                 tensor_id = box_id(kind, index)
                 if tensor_id in by_id:
                     by_id[tensor_id].details["grad"] = grad_stats(info.grad)
+    slots: dict = {}  # node -> its flat inputs' (slot, rank), read once
     for edge in view.edges:
-        nr = getattr(edge.ref, "input_nr", None)
-        if nr is not None and (edge.target, nr) in edge_stats:
-            edge.details["grad"] = edge_stats[(edge.target, nr)]
+        ref = edge.ref
+        if not isinstance(ref, graph.GraphEdge):
+            continue
+        # the recorded edges follow the consumer's flat inputs; ``input_nr`` is the
+        # producer's output number, the same for every edge from a one-output node
+        flat_slots = slots.get(ref.node)
+        if flat_slots is None:
+            flat_slots = slots[ref.node] = ref.node.flat_slots
+        key = (ref.slot, ref.rank)
+        if key in flat_slots and (edge.target, flat_slots.index(key)) in edge_stats:
+            edge.details["grad"] = edge_stats[(edge.target, flat_slots.index(key))]
 
 
 def _format(value: float) -> str:

@@ -165,7 +165,7 @@ class _Facts:
             if attributes:
                 facts["attrs"] = [[str(k), str(v)] for k, v in attributes.items()]
             recorded = ref.get_metadata(METADATA_KEY)
-            if recorded is not None:
+            if recorded is not None and "skipped" not in recorded:  # (skipped: not seen)
                 facts["grad"] = {k: recorded[k] for k in ("norm", "finite", "zero")}
         elif hasattr(ref, "grad"):  # a graph.TensorInfo
             facts["bytes"] = _nbytes(ref.shape, ref.dtype)

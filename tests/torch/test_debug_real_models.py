@@ -1,0 +1,170 @@
+"""The debugging tools on real PyTorch models (tests/torch/real_models.py): they never
+break the user's step, never change a gradient, and their figures are right."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+import vizgrad  # noqa: E402
+from tests.torch.real_models import NAMES, build, run_plain  # noqa: E402
+from vizgrad import graph  # noqa: E402
+from vizgrad.debug import gradstats  # noqa: E402
+from vizgrad.debug.summary import graph_summary  # noqa: E402
+
+
+def _same_grads(expected: dict, got: dict) -> None:
+    assert expected.keys() == got.keys()
+    for name, grad in expected.items():
+        assert (grad is None) == (got[name] is None), name
+        if grad is not None:
+            assert torch.equal(grad, got[name]), name
+
+
+def _saved_by_hooks(case) -> tuple:
+    """The case's loss, computed under ``saved_tensors_hooks`` that keep every tensor
+    PyTorch saves, and ``(bytes, leaf bytes)`` of their storages (each once)."""
+    kept: list = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: (kept.append(t), t)[1],
+                                                  lambda t: t):
+        loss = case.loss()
+    storages: dict = {}
+    for tensor in kept:  # classified after forward, when outputs have their grad_fn
+        storage = tensor.untyped_storage()
+        base = tensor._base
+        leaf = tensor.grad_fn is None or (base is not None and base.grad_fn is None)
+        if storage.nbytes():
+            storages[storage.data_ptr()] = (storage.nbytes(), leaf)
+    return loss, (sum(size for size, _ in storages.values()),
+                  sum(size for size, leaf in storages.values() if leaf))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_record_grads_records_every_node_right_and_changes_nothing(name) -> None:
+    expected = run_plain(name)
+    case = build(name)
+    loss = case.loss()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no hook stepped aside
+        with vizgrad.debug.record_grads(loss) as record:
+            loss.backward()
+    _same_grads(expected, case.grads())
+    walk = record.walk
+    ops = [node for node in walk.nodes if not node.is_accumulate]
+    assert not record.skipped and all(node.seq in record.stats for node in ops)
+    # the gradient recorded on an edge into a parameter used once is its .grad: every
+    # input lines up with its own gradient (a KV cache's empty first input, a conv's
+    # input that needs no gradient, an LSTM's missing state shift nothing)
+    feeding: dict = {}
+    for edge in walk.edges:
+        if edge.next_node.is_accumulate:
+            feeding.setdefault(edge.next_node, []).append(edge)
+    checked = 0
+    for leaf, edges in feeding.items():
+        if len(edges) != 1 or leaf.variable.grad is None:
+            continue
+        edge = edges[0]
+        flat = edge.node.flat_slots.index((edge.slot, edge.rank))
+        recorded = record.stats[edge.node.seq]["edges"][flat]
+        norm = float(torch.linalg.vector_norm(leaf.variable.tensor.grad.double()))
+        assert recorded["norm"] == pytest.approx(norm, rel=1e-5, abs=1e-12), edge
+        checked += 1
+    assert checked >= 4
+
+
+def test_a_failing_hook_warns_once_steps_aside_and_changes_nothing(monkeypatch) -> None:
+    expected = run_plain("resnet_block")
+    case = build("resnet_block")
+    loss = case.loss()
+    real = gradstats.node_entry
+    calls = []
+
+    def broken(grad_outputs, grad_inputs, metas, stats=None):
+        calls.append(len(grad_inputs))
+        if len(grad_inputs) == 3 and metas[1] is not None and len(metas[1].shape) == 4:
+            raise ValueError("broken on purpose")  # every convolution (4-d weight)
+        return real(grad_outputs, grad_inputs, metas, stats)
+
+    monkeypatch.setattr(gradstats, "node_entry", broken)
+    with pytest.warns(RuntimeWarning, match="ConvolutionBackward0") as caught:
+        with vizgrad.debug.record_grads(loss) as record:
+            loss.backward()
+    _same_grads(expected, case.grads())
+    convolutions = [n for n in record.walk.nodes if n.name() == "ConvolutionBackward0"]
+    assert len(convolutions) == 3 and set(record.skipped) == {n.seq for n in convolutions}
+    assert len([w for w in caught if issubclass(w.category, RuntimeWarning)]) == 3
+    assert all(n.seq not in record.stats for n in convolutions)
+    # the tools say what they did not see, and draw the rest
+    stats = vizgrad.debug.grad_stats(case.model, record.walk)
+    unseen = [line for line in stats.problems if "not recorded" in line]
+    assert len(unseen) == 3 and all("ConvolutionBackward0" in line for line in unseen)
+    vizgrad.make_dot(loss, show_grad=True)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_memory_report_agrees_with_saved_tensors_hooks(name) -> None:
+    case = build(name)
+    loss, (saved, leaves) = _saved_by_hooks(case)
+    report = vizgrad.debug.memory_report(loss)
+    assert saved > 0 and leaves > 0
+    assert (report.total_bytes, report.leaf_bytes) == (saved, leaves)
+    assert report.activation_bytes == saved - leaves
+    assert sum(item.bytes for item in report.nodes) == saved
+    dot = vizgrad.make_dot(loss, show_memory=True).source
+    assert "saved " in dot
+    summary = graph_summary(loss)["saved"]
+    assert (summary["held_leaf_bytes"], summary["held_activation_bytes"]) == (
+        leaves, saved - leaves)
+    loss.backward()
+    after = vizgrad.debug.memory_report(loss)
+    assert after.total_bytes == 0 and after.freed > 0
+    assert "freed by backward" in str(after)
+
+
+def test_inspect_reports_freed_pytorch_saves_as_freed_not_as_bytes() -> None:
+    case = build("resnet_block")
+    loss = case.loss()
+    loss.backward()
+    saved = graph_summary(loss)["saved"]
+    freed = sum(1 for node in graph.walk(loss).nodes for item in node.saved
+                if item.freed and item.kind != "scalar")
+    assert freed > 0 and saved["freed"] == saved["unknown"] == freed
+    assert saved["total_bytes"] == saved["held_bytes"] == 0
+    assert all(item["freed"] and item["bytes"] == 0 for item in saved["by_node"])
+
+
+def test_show_grad_gives_each_edge_its_own_gradient() -> None:
+    # Addmm's inputs are (bias, x, weight.t()): each edge into it carries the gradient
+    # sent to that input, not the one of the input numbered like the producer's output
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 2)
+    loss = model(torch.randn(4, 3)).pow(2).sum()
+    with vizgrad.debug.record_grads(loss):
+        loss.backward()
+    view = vizgrad.render.build_view(loss, params=dict(model.named_parameters()),
+                                     show_grad=True)
+    into = {edge.ref.next_node.name(): edge.details["grad"]["norm"] for edge in view.edges
+            if isinstance(edge.ref, graph.GraphEdge) and edge.ref.node.name() == "AddmmBackward0"}
+    assert into["TBackward0"] == pytest.approx(float(model.weight.grad.norm()), rel=1e-6)
+    assert into["AccumulateGrad"] == pytest.approx(float(model.bias.grad.norm()), rel=1e-6)
+
+
+def test_keep_grad_stats_steps_aside_on_a_failure(monkeypatch) -> None:
+    from vizgrad.debug import keepstats
+
+    def broken(*args, **kwargs):
+        raise ValueError("broken on purpose")
+
+    x = vizgrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    loss = (x * x).sum()
+    monkeypatch.setattr(keepstats, "node_entry", broken)
+    with pytest.warns(RuntimeWarning, match="MulBackward0"):
+        with vizgrad.debug.keep_grad_stats():
+            loss.backward()
+    assert x.grad.numpy().tolist() == [2.0, 4.0, 6.0]
+    stats = vizgrad.debug.grad_stats({"x": x}, loss)
+    assert any("MulBackward0" in line and "not recorded" in line for line in stats.problems)
