@@ -168,3 +168,64 @@ def test_keep_grad_stats_steps_aside_on_a_failure(monkeypatch) -> None:
     assert x.grad.numpy().tolist() == [2.0, 4.0, 6.0]
     stats = vizgrad.debug.grad_stats({"x": x}, loss)
     assert any("MulBackward0" in line and "not recorded" in line for line in stats.problems)
+
+
+def _lstm_steps(detach: bool, steps: int = 3) -> tuple:
+    """An LSTM whose state is carried across steps (detached or not), under capture."""
+    torch.manual_seed(0)
+    lstm, head = torch.nn.LSTM(4, 6, batch_first=True), torch.nn.Linear(6, 1)
+    monitor = vizgrad.debug.GraphMonitor()
+    state = (torch.zeros(1, 2, 6), torch.zeros(1, 2, 6))
+    found = []
+    with vizgrad.torch.capture(lstm):
+        for _ in range(steps):
+            if detach:
+                state = tuple(s.detach() for s in state)
+            out, state = lstm(torch.randn(2, 3, 4), state)  # the state never detached
+            loss = head(out).pow(2).mean()
+            found.append(monitor.step(loss))
+            size = vizgrad.debug.memory_report(loss).total_bytes
+            assert monitor.history[-1].saved_bytes == size > 0
+            loss.backward(retain_graph=True)
+    return monitor, found
+
+
+def test_graph_monitor_sees_a_pytorch_state_never_detached() -> None:
+    monitor, found = _lstm_steps(detach=False)
+    assert all(record.newest_seq is not None for record in monitor.history)
+    first, second = monitor.history[:2]
+    assert first.newest_seq < second.newest_seq and second.nodes > first.nodes
+    assert not found[0] and found[1] and found[2]
+    assert found[1].old_nodes > 0 and found[1].attachments
+    assert all(a.old_seq <= first.newest_seq < a.new_seq for a in found[1].attachments)
+    assert any("out, state = lstm(" in line for line in found[1].lines)
+    assert "made in an earlier step" in str(found[1])
+
+
+def test_graph_monitor_is_quiet_for_a_detached_pytorch_state() -> None:
+    monitor, found = _lstm_steps(detach=True, steps=4)
+    assert not any(found) and all(item.checked for item in found)
+    assert str(found[1]) == "step 2: the graph does not grow"
+
+
+def test_graph_monitor_sees_a_running_pytorch_loss() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Linear(6, 1)
+    monitor = vizgrad.debug.GraphMonitor()
+    total_loss = 0
+    found = []
+    for _ in range(3):
+        loss = model(torch.randn(2, 6)).pow(2).mean()
+        total_loss += loss  # a running loss kept with its graph
+        found.append(monitor.step(total_loss))
+    assert not found[0] and found[1].old_nodes > 0 and found[2].old_nodes > found[1].old_nodes
+    # no capture: the lines were not recorded, and the warning says so
+    assert "the line was not recorded" in str(found[1])
+    with vizgrad.torch.capture(model):
+        total_loss = 0
+        monitor = vizgrad.debug.GraphMonitor()
+        for _ in range(2):
+            loss = model(torch.randn(2, 6)).pow(2).mean()
+            total_loss += loss
+            warning = monitor.step(total_loss)
+    assert any("total_loss += loss" in line for line in warning.lines)

@@ -63,12 +63,19 @@ class GrowthWarning:
     old_nodes: int = 0
     attachments: list[Attachment] = field(default_factory=list)
     growing: bool = False
+    #: False when old nodes could not be looked for (the graph's nodes have no ``seq``)
+    checked: bool = True
 
     def __bool__(self) -> bool:
         return bool(self.old_nodes or self.growing)
 
     def __str__(self) -> str:
-        return self.message or f"step {self.step}: the graph does not grow"
+        if self.message:
+            return self.message
+        if not self.checked:  # what was not looked at is not reported as fine
+            return (f"step {self.step}: not checked for nodes of earlier steps (this graph's "
+                    "nodes have no sequence numbers); the node count does not grow")
+        return f"step {self.step}: the graph does not grow"
 
     @property
     def lines(self) -> list[str]:
@@ -106,8 +113,9 @@ class GraphMonitor:
         warning = GrowthWarning(number)
         if previous is None:
             return warning
-        if previous.newest_seq is not None and (size.oldest_op_seq is None
-                                                or size.oldest_op_seq <= previous.newest_seq):
+        if previous.newest_seq is None or size.newest_seq is None:
+            warning.checked = False  # nothing to compare creation order by
+        elif size.oldest_op_seq is None or size.oldest_op_seq <= previous.newest_seq:
             self._find_old(graph.topology(loss), previous, warning)
         counts = [r.nodes for r in self.history[-(self.growth_steps + 1):]]
         warning.growing = len(counts) == self.growth_steps + 1 and all(
@@ -146,10 +154,14 @@ class GraphMonitor:
             lines.append(f"  {warning.old_nodes} nodes of this graph were made in an earlier "
                          "step: a tensor from a previous step was used without .detach() "
                          "(a hidden state, a running loss)")
-            for item in warning.attachments[:5]:
+            shown = warning.attachments[:5]
+            for item in shown:
                 lines.append(f"  old {item.old} (seq {item.old_seq}) created at "
                              f"{item.old_line or '?'}")
                 lines.append(f"    used by {item.new} at {item.new_line or '?'}")
+            if any(not (item.old_line and item.new_line) for item in shown):
+                lines.append("  (?: the line was not recorded; a PyTorch forward records "
+                             "its lines under vizgrad.torch.capture)")
             lines.append("  Detach it where the step begins (h = h.detach()), or accumulate "
                          "running values with .item().")
         elif warning.growing:
