@@ -229,3 +229,50 @@ def test_graph_monitor_sees_a_running_pytorch_loss() -> None:
             total_loss += loss
             warning = monitor.step(total_loss)
     assert any("total_loss += loss" in line for line in warning.lines)
+
+
+def _looped_loss(model, times: int):
+    out = model(torch.ones(2, 4))
+    for _ in range(times):
+        out = out.exp() * 0.5
+    return out.sum()
+
+
+@pytest.mark.parametrize("wrong", [(3, "x"), ("x", None), (None, None), ([1, 2], "a.txt")])
+def test_graph_diff_refuses_what_is_not_a_graph(wrong) -> None:
+    torch.manual_seed(0)
+    loss = _looped_loss(torch.nn.Linear(4, 3), 1)
+    a, b = wrong
+    with pytest.raises(TypeError, match="graph_diff"):
+        vizgrad.debug.graph_diff(a, b if b is not None else loss)
+    with pytest.raises(TypeError, match="graph_diff"):
+        vizgrad.debug.graph_diff(loss, a)
+
+
+def test_graph_diff_compares_saved_graphs(tmp_path) -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 3)
+    params = dict(model.named_parameters())
+    one, two = _looped_loss(model, 1), _looped_loss(model, 3)
+    vizgrad.render.save(one, tmp_path / "one.json", params=params)
+    vizgrad.render.save(two, tmp_path / "two.json", params=params)
+    saved = vizgrad.debug.graph_diff(tmp_path / "one.json", str(tmp_path / "two.json"))
+    assert [(i["name"], i["count"]) for i in saved.added] == [
+        ("ExpBackward0", 2), ("MulBackward0", 2)]
+    assert not saved.removed and "no user lines" in saved.compared_by
+    back = vizgrad.debug.graph_diff(tmp_path / "two.json", tmp_path / "one.json")
+    assert back.removed == saved.added and not back.added
+    # a live graph against a saved one, both ways
+    live = vizgrad.debug.graph_diff(two, tmp_path / "one.json")
+    assert live.removed == saved.added and not live.added
+    same = vizgrad.debug.graph_diff(one, tmp_path / "one.json")
+    assert not same and str(same).startswith("the graphs have the same nodes (compared by")
+    loaded = vizgrad.render.load_view(tmp_path / "two.json")
+    assert vizgrad.debug.graph_diff(loaded, one).removed == saved.added
+    # a saved picture folded past max_nodes: what it hides is said, not counted as absent
+    long = _looped_loss(model, 20)
+    with pytest.warns(UserWarning, match="folded"):
+        vizgrad.render.save(long, tmp_path / "folded.json", max_nodes=10)
+    folded = vizgrad.debug.graph_diff(tmp_path / "folded.json", long)
+    assert any("not compared" in note for note in folded.notes)
+    assert "not compared" in str(folded)
