@@ -276,3 +276,52 @@ def test_graph_diff_compares_saved_graphs(tmp_path) -> None:
     folded = vizgrad.debug.graph_diff(tmp_path / "folded.json", long)
     assert any("not compared" in note for note in folded.notes)
     assert "not compared" in str(folded)
+
+
+@pytest.mark.parametrize("name", ["bert", "lstm_tagger"])
+def test_grad_stats_judges_embeddings_by_the_rows_the_batch_used(name) -> None:
+    case = build(name)
+    loss = case.loss()
+    with vizgrad.debug.record_grads(loss) as record:
+        loss.backward()
+    stats = vizgrad.debug.grad_stats(case.model, record.walk)
+    ids = case.batch["input_ids"]
+    # BERT's word embeddings are tied to its output layer (every row gets a gradient
+    # there): judged as a whole; positions 0..SEQ-1 and token type 0 are the rows used
+    expected = ({"embed.weight": len(torch.unique(ids))} if name == "lstm_tagger" else
+                {"bert.embeddings.position_embeddings.weight": ids.shape[1],
+                 "bert.embeddings.token_type_embeddings.weight": 1})
+    embeddings = {item.name: item.rows_used for item in stats.params if item.per_row}
+    assert embeddings == expected
+    assert not [line for line in stats.problems if "dead" in line]
+    # after backward, without a record, the rows used cannot be seen: said, not judged
+    plain = vizgrad.debug.grad_stats(case.model)
+    assert not [line for line in plain.problems if "dead" in line]
+    assert all(any(key in note and "not judged" in note for note in plain.notes)
+               for key in expected)
+    assert "not judged" in str(plain)
+
+
+@pytest.mark.parametrize("kind", ["torch", "torch_bag", "vizgrad"])
+def test_a_used_embedding_row_without_gradient_is_dead(kind) -> None:
+    ids = [[1, 3, 3, 4], [4, 1, 3, 6]]
+    if kind == "vizgrad":
+        import vizgrad.nn as vnn
+
+        model = vnn.Embedding(10, 3, padding_idx=6)
+        picked = model(vizgrad.tensor(ids))
+        mask = vizgrad.tensor([[1.0, 0.0, 0.0, 1.0], [1.0, 1.0, 0.0, 1.0]]).reshape(2, 4, 1)
+    else:
+        bag = kind == "torch_bag"
+        model = (torch.nn.EmbeddingBag(10, 3, mode="sum", padding_idx=6) if bag
+                 else torch.nn.Embedding(10, 3, padding_idx=6))
+        flat = torch.tensor(ids).reshape(-1, 1) if bag else torch.tensor(ids)
+        picked = model(flat).reshape(2, 4, 3) if bag else model(flat)
+        mask = torch.tensor([[1.0, 0.0, 0.0, 1.0], [1.0, 1.0, 0.0, 1.0]]).reshape(2, 4, 1)
+    loss = (picked * mask).sum()  # every use of row 3 is masked out: it gets nothing
+    with vizgrad.debug.record_grads(loss) as record:
+        loss.backward()
+    item = vizgrad.debug.grad_stats(model, record.walk)["weight"]
+    # rows 1, 3, 4 used (6 is padding: never given a gradient); row 3 got none
+    assert item.per_row and item.rows_used == 3
+    assert item.dead_units == 1 and item.flags == ["dead_units"]

@@ -472,6 +472,10 @@ class TorchNode:
             out.append((key if size else id(tensor), size, leaf_memory(tensor, key)))
         return tuple(out)
 
+    def saved_value(self, name: str) -> Any:
+        """The value saved as ``_saved_<name>`` (raises RuntimeError once freed)."""
+        return getattr(self.fn, _SAVED + name)
+
     @property
     def saved_attributes(self) -> dict[str, Any]:
         """The non-tensor ``_saved_*`` values (``dim``, ``alpha``, sizes), pytorchviz's attrs."""

@@ -112,6 +112,31 @@ RELU_NODES = frozenset({"ReluBackward0", "ThresholdBackward0", "HardtanhBackward
                         "Relu6Backward0"})
 
 
+#: Nodes that pick rows of their weight by index (embeddings): a row no sample picked
+#: gets no gradient, and is not dead for that; a parameter is judged by the rows used.
+ROW_NODES = frozenset({"EmbeddingBackward0", "EmbeddingBagBackward0"})
+#: Key of ``node.metadata`` where :class:`GradRecord` keeps a row node's rows used
+#: (read before backward frees its saved indices).
+ROWS_KEY = "vizgrad.rows"
+
+
+def rows_used(node: graph.GraphNode) -> np.ndarray | None:
+    """The rows of its weight an embedding node picked (its ``padding_idx`` row left
+    out: it never gets a gradient), or None where that cannot be seen any more (backward
+    freed the indices, and no :func:`record_grads` kept them)."""
+    found = node.get_metadata(ROWS_KEY)
+    if found is not None:
+        return found
+    indices = node.saved_value("indices")
+    if indices is None:
+        return None
+    rows = np.unique(indices.astype(np.int64, copy=False).ravel())
+    padding = node.saved_attributes.get("padding_idx")
+    if isinstance(padding, int) and not isinstance(padding, bool) and padding >= 0:
+        rows = rows[rows != padding]
+    return rows
+
+
 def dead_unit_counts(array: np.ndarray | None) -> dict[str, Any]:
     """``{"units", "dead_units", "dead"}``: units along axis 1 (axis 0 for 1-d) whose
     gradient is zero for every sample of the batch, and their indices."""
@@ -187,6 +212,10 @@ class GradRecord:
         for node in self.walk:
             if not node.is_accumulate:
                 self._handles.append(node.register_hook(self._hook_for(node)))
+            if node.name() in ROW_NODES:  # backward frees the indices: kept now
+                rows = rows_used(node)
+                if rows is not None:
+                    node.metadata[ROWS_KEY] = rows
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -206,6 +206,17 @@ class GraphNode:
     def saved_attributes(self) -> dict[str, Any]:
         return dict(getattr(self.raw, "saved_attributes", {}) or {})
 
+    def saved_value(self, name: str) -> np.ndarray | None:
+        """A host copy of the tensor the node saved as ``name`` (``indices``), or None
+        where it holds none by that name or backward freed it."""
+        own = getattr(self.raw, "saved_value", None)
+        try:
+            value = own(name) if own is not None else getattr(self.raw, f"_saved_{name}")
+        except (AttributeError, RuntimeError):  # not saved; freed by backward
+            return None
+        return None if value is None or isinstance(value, (bool, int, float)) \
+            else to_numpy(value)
+
     @property
     def freed(self) -> bool:
         return bool(getattr(self.raw, "freed", False))
