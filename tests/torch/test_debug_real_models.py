@@ -325,3 +325,64 @@ def test_a_used_embedding_row_without_gradient_is_dead(kind) -> None:
     # rows 1, 3, 4 used (6 is padding: never given a gradient); row 3 got none
     assert item.per_row and item.rows_used == 3
     assert item.dead_units == 1 and item.flags == ["dead_units"]
+
+
+SCRIPT = """
+from tests.torch.real_models import build
+case = build({name!r})
+loss = case.loss()
+loss.backward()
+"""
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_tool_on_a_real_model(name, tmp_path) -> None:
+    """Each tool on one training step of the model: nothing raised, nothing warned,
+    every gradient as without vizgrad, and the figures right."""
+    import json
+
+    from vizgrad.debug.capture import run_script
+
+    expected = run_plain(name)
+    case = build(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        monitor = vizgrad.debug.GraphMonitor()
+        loss = case.loss()
+        report = vizgrad.debug.memory_report(loss)
+        assert report.activation_bytes > 0 and report.leaf_bytes > 0
+        assert "saved " in vizgrad.make_dot(loss, show_memory=True).source
+        assert not monitor.step(loss)
+        assert monitor.history[0].saved_bytes == report.total_bytes
+        with vizgrad.debug.Recorder(every=1, out=tmp_path / "runs", model=case.model,
+                                    svg=False, background=False) as recorder:
+            path = recorder.backward(loss)
+        _same_grads(expected, case.grads())
+        grads = json.loads((tmp_path / "runs" / "step_000001.grads.json").read_text())
+        assert [p["name"] for p in grads["params"]] == list(expected)
+        assert all(p["has_grad"] == (expected[p["name"]] is not None) for p in grads["params"])
+        assert not [line for line in grads["problems"] if "not recorded" in line]
+        stats = vizgrad.debug.grad_stats(case.model, loss)
+        assert all(item.rows_used is not None for item in stats.params if item.per_row)
+        assert not [line for line in stats.problems if "dead rows" in line
+                    and "wpe" not in line]  # (GPT-2's last position feeds no loss term)
+        assert vizgrad.make_dot(loss, show_grad=True).source
+        assert not vizgrad.debug.graph_diff(loss, path)  # the saved graph is this one
+        after = vizgrad.debug.memory_report(loss)
+        assert after.total_bytes == 0 and after.freed > 0
+        # the next step, from the same model: no graph kept from this one
+        case.model.zero_grad()
+        step = monitor.step(case.loss())
+        assert not step and step.checked and monitor.history[1].nodes == report.node_count
+    # vizgrad render --show-grad runs the script with every node hooked
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT.format(name=name), encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        run = run_script(script, record_grads=True, stop_at_second=True)
+    assert run.error is None, run.error
+    _same_grads(expected, run.namespace["case"].grads())
+    walk = graph.walk(run.first_backward)
+    recorded = [node.get_metadata(gradstats.METADATA_KEY) for node in walk.nodes
+                if not node.is_accumulate]
+    assert all(entry is not None and "norm" in entry for entry in recorded)
