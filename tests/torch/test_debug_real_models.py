@@ -56,6 +56,7 @@ def test_record_grads_records_every_node_right_and_changes_nothing(name) -> None
     walk = record.walk
     ops = [node for node in walk.nodes if not node.is_accumulate]
     assert not record.skipped and all(node.seq in record.stats for node in ops)
+    assert None not in record.stats  # (PyTorch's leaves have no seq: not all under None)
     # the gradient recorded on an edge into a parameter used once is its .grad: every
     # input lines up with its own gradient (a KV cache's empty first input, a conv's
     # input that needs no gradient, an LSTM's missing state shift nothing)
@@ -102,7 +103,8 @@ def test_a_failing_hook_warns_once_steps_aside_and_changes_nothing(monkeypatch) 
     stats = vizgrad.debug.grad_stats(case.model, record.walk)
     unseen = [line for line in stats.problems if "not recorded" in line]
     assert len(unseen) == 3 and all("ConvolutionBackward0" in line for line in unseen)
-    vizgrad.make_dot(loss, show_grad=True)
+    view = vizgrad.render.build_view(loss, show_grad=True)
+    assert any("gradient of 3 nodes was not recorded" in note for note in view.notes)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -386,3 +388,20 @@ def test_every_tool_on_a_real_model(name, tmp_path) -> None:
     recorded = [node.get_metadata(gradstats.METADATA_KEY) for node in walk.nodes
                 if not node.is_accumulate]
     assert all(entry is not None and "norm" in entry for entry in recorded)
+
+
+def test_what_the_tools_did_not_see_is_said() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 2))
+    unused = torch.nn.Linear(2, 2)
+    model[0].requires_grad_(False)  # frozen: no gradient by design
+    loss = model(torch.randn(3, 4)).sum()
+    loss.backward()
+    stats = vizgrad.debug.grad_stats(dict(model.named_parameters())
+                                     | {"unused.weight": unused.weight})
+    assert [item.name for item in stats.params if "no_grad" in item.flags] == ["unused.weight"]
+    assert stats["0.weight"].frozen and not stats["0.weight"].flags
+    # a PyTorch backward run without record_grads: op nodes are not coloured, and the
+    # picture says their gradient was not recorded (not that they got none)
+    view = vizgrad.render.build_view(loss, show_grad=True)
+    assert any("no node's gradient was recorded" in note for note in view.notes)

@@ -63,6 +63,8 @@ class ParamGrad:
     #: used (``rows_used``; None where they could not be seen, and then not judged)
     per_row: bool = False
     rows_used: int | None = None
+    #: requires_grad=False: it gets no gradient by design (never flagged ``no_grad``)
+    frozen: bool = False
 
 
 @dataclass
@@ -135,7 +137,9 @@ class GradStats:
         for item in self.params:
             if not item.has_grad:
                 table.add_row(item.name, _shape(item.shape), "-", "-", "-", "-", "-",
-                              _num(item.weight_norm), "-", "no gradient", style="red")
+                              _num(item.weight_norm), "-",
+                              "frozen" if item.frozen else "no gradient",
+                              style=None if item.frozen else "red")
                 continue
             style = "red" if item.flags else None
             table.add_row(item.name, _shape(item.shape), _num(item.norm), _num(item.mean),
@@ -278,7 +282,10 @@ def _param_grad(name: str, tensor: Any, depth: int, vanishing: float,
     item = ParamGrad(name, tuple(tensor.shape), depth, tensor.grad is not None,
                      weight_norm=float(np.sqrt(np.dot(weight, weight))))
     if tensor.grad is None:
-        item.flags.append("no_grad")
+        # a frozen parameter (requires_grad=False) is meant to get none: not flagged
+        item.frozen = not getattr(tensor, "requires_grad", True)
+        if not item.frozen:
+            item.flags.append("no_grad")
         return item
     grad = graph.to_numpy(tensor.grad).astype(np.float64)
     flat = grad.ravel()

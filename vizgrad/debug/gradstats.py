@@ -205,7 +205,8 @@ class GradRecord:
                       "was not changed", RuntimeWarning, stacklevel=2)
 
     def _store(self, node: graph.GraphNode, entry: dict[str, Any]) -> None:
-        self.stats[node.seq] = entry
+        if node.seq is not None:  # (PyTorch's leaves have none: their node keeps it)
+            self.stats[node.seq] = entry
         node.metadata[METADATA_KEY] = entry
 
     def __enter__(self) -> GradRecord:

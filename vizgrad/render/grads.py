@@ -27,10 +27,14 @@ def collect(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
     """Attach ``details["grad"]`` (norm, finite, zero) to every node that has one."""
     by_id = {n.id: n for n in view.nodes}
     edge_stats: dict[tuple[str, int], dict] = {}
+    ops = seen = skipped = 0  # op nodes, those with a gradient, those not recorded
     for node in walk.nodes:
         node_id = builder.node_id(node)
         entry = None
         recorded = node.get_metadata(METADATA_KEY)
+        if not node.is_accumulate:
+            ops += 1
+            skipped += recorded is not None and "skipped" in recorded
         if node.is_accumulate and node.variable is not None:
             if node.variable.grad is not None:
                 entry = grad_stats(node.variable.grad)
@@ -48,6 +52,16 @@ def collect(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
                 entry = combine_stats([grad_stats(g) for g in retained.values()])
         if entry is not None and node_id in by_id:
             by_id[node_id].details["grad"] = entry
+        seen += entry is not None and not node.is_accumulate
+    # an op node without a colour is one whose gradient was not seen, never "no
+    # gradient": say why where it is so
+    if skipped:
+        view.notes.append(f"show_grad: the gradient of {skipped} nodes was not recorded "
+                          "(their recording stepped aside): they are not coloured")
+    if ops and not seen and not skipped:
+        view.notes.append("show_grad: no node's gradient was recorded, only leaves' are "
+                          "shown; record them with vizgrad.debug.record_grads(loss) "
+                          "(or keep_grad_stats() for vizgrad's backward)")
     for index, (_, _, info) in enumerate(builder.items):
         if info.grad is not None:
             for kind in ("output", "base"):
