@@ -405,3 +405,26 @@ def test_what_the_tools_did_not_see_is_said() -> None:
     # picture says their gradient was not recorded (not that they got none)
     view = vizgrad.render.build_view(loss, show_grad=True)
     assert any("no node's gradient was recorded" in note for note in view.notes)
+
+
+def test_freed_pytorch_saves_of_unknown_size_are_drawn_as_unknown() -> None:
+    case = build("resnet_block")
+    loss = case.loss()
+    loss.backward()
+    view = vizgrad.render.build_view(loss, show_saved=True, max_nodes=None)
+    saved = [node for node in view.nodes if node.kind == "saved"]
+    unknown = [node for node in saved if node.details["dtype"] == "?"]
+    assert unknown and all(node.details["freed"] for node in saved)
+    from vizgrad.render.build import shape_text
+
+    for node in unknown:  # never "() ?": that would read as a scalar
+        shape = node.details["shape"]
+        assert node.lines == ([f"{shape_text(shape)} ? (freed)"] if shape
+                              else ["size unknown (freed)"])
+    # the HTML viewer's details panel gives no byte count for them (it said 1 byte each)
+    from vizgrad.render.viewer import _Facts
+
+    panels = [_Facts().of(node) for node in graph.walk(loss).nodes]
+    items = [item for panel in panels for item in panel.get("saved", ())
+             if item.get("dtype") == "?"]
+    assert items and all(item["bytes"] is None for item in items)

@@ -115,6 +115,8 @@ def lay_out(levels: list[Level], timeout: float | None) -> None:
 
 
 def _nbytes(shape: Any, dtype: str) -> int | None:
+    if dtype == "?":  # a freed PyTorch save's unknown dtype (numpy would read it as bool)
+        return None
     try:
         return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
     except TypeError:  # a dtype numpy does not know
