@@ -57,9 +57,15 @@ def test_record_grads_records_every_node_right_and_changes_nothing(name) -> None
     ops = [node for node in walk.nodes if not node.is_accumulate]
     assert not record.skipped and all(node.seq in record.stats for node in ops)
     assert None not in record.stats  # (PyTorch's leaves have no seq: not all under None)
-    # the gradient recorded on an edge into a parameter used once is its .grad: every
-    # input lines up with its own gradient (a KV cache's empty first input, a conv's
-    # input that needs no gradient, an LSTM's missing state shift nothing)
+    # every input lines up with its own gradient (a KV cache's empty first input, a
+    # conv's input that needs no gradient shift nothing)
+    assert _edges_match_leaf_grads(record) >= 4
+
+
+def _edges_match_leaf_grads(record) -> int:
+    """Check that the gradient recorded on the edge into each parameter used once is
+    its ``.grad``; return how many were checked."""
+    walk = record.walk
     feeding: dict = {}
     for edge in walk.edges:
         if edge.next_node.is_accumulate:
@@ -74,7 +80,20 @@ def test_record_grads_records_every_node_right_and_changes_nothing(name) -> None
         norm = float(torch.linalg.vector_norm(leaf.variable.tensor.grad.double()))
         assert recorded["norm"] == pytest.approx(norm, rel=1e-5, abs=1e-12), edge
         checked += 1
-    assert checked >= 4
+    return checked
+
+
+def test_record_grads_on_an_lstm_over_raw_features() -> None:
+    # the LSTM's input needs no gradient: its (None, 0) input shifted every weight's
+    # gradient onto the next weight's shape (ValueError: cannot reshape)
+    torch.manual_seed(0)
+    lstm, head = torch.nn.LSTM(3, 8, num_layers=2, batch_first=True), torch.nn.Linear(8, 2)
+    loss = head(lstm(torch.randn(2, 5, 3))[0]).pow(2).mean()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with vizgrad.debug.record_grads(loss) as record:
+            loss.backward()
+    assert not record.skipped and _edges_match_leaf_grads(record) == 8 + 2
 
 
 def test_a_failing_hook_warns_once_steps_aside_and_changes_nothing(monkeypatch) -> None:
