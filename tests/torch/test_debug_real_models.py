@@ -447,3 +447,21 @@ def test_freed_pytorch_saves_of_unknown_size_are_drawn_as_unknown() -> None:
     items = [item for panel in panels for item in panel.get("saved", ())
              if item.get("dtype") == "?"]
     assert items and all(item["bytes"] is None for item in items)
+
+
+def test_rows_that_cannot_be_read_are_not_judged(monkeypatch) -> None:
+    case = build("lstm_tagger")
+    expected = run_plain("lstm_tagger")
+    loss = case.loss()
+
+    def broken(node):
+        raise RuntimeError("indices unreadable")
+
+    monkeypatch.setattr(gradstats, "rows_used", broken)
+    with vizgrad.debug.record_grads(loss) as record:
+        loss.backward()
+    _same_grads(expected, case.grads())
+    stats = vizgrad.debug.grad_stats(case.model, record.walk)
+    assert stats["embed.weight"].per_row and stats["embed.weight"].rows_used is None
+    assert not stats["embed.weight"].flags
+    assert any("embed.weight" in note for note in stats.notes)

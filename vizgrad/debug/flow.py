@@ -268,10 +268,18 @@ def _row_parameters(target: Any, walk: graph.GraphWalk | None) -> dict[int, Any]
         if not all(node.name() in gradstats.ROW_NODES for node in nodes):
             found.pop(key, None)  # some other use reaches every row
             continue
-        parts = [gradstats.rows_used(node) for node in nodes]
+        parts = [_rows_of(node) for node in nodes]
         found[key] = UNKNOWN_ROWS if any(p is None for p in parts) else \
             np.unique(np.concatenate(parts))
     return found
+
+
+def _rows_of(node: graph.GraphNode) -> Any:
+    """:func:`gradstats.rows_used`, None (not judged, and said) where it cannot be read."""
+    try:
+        return gradstats.rows_used(node)
+    except Exception:  # noqa: BLE001 - unreadable indices: the rows stay unknown
+        return None
 
 
 def _param_grad(name: str, tensor: Any, depth: int, vanishing: float,

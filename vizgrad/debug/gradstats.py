@@ -214,7 +214,10 @@ class GradRecord:
             if not node.is_accumulate:
                 self._handles.append(node.register_hook(self._hook_for(node)))
             if node.name() in ROW_NODES:  # backward frees the indices: kept now
-                rows = rows_used(node)
+                try:
+                    rows = rows_used(node)
+                except Exception:  # noqa: BLE001 - the step goes on; the rows stay unknown
+                    rows = None  # (grad_stats then says it could not judge them)
                 if rows is not None:
                     node.metadata[ROWS_KEY] = rows
         return self
