@@ -156,6 +156,8 @@ def test_inspect_reports_freed_pytorch_saves_as_freed_not_as_bytes() -> None:
     assert freed > 0 and saved["freed"] == saved["unknown"] == freed
     assert saved["total_bytes"] == saved["held_bytes"] == 0
     assert all(item["freed"] and item["bytes"] == 0 for item in saved["by_node"])
+    names = [leaf["name"] for leaf in graph_summary(loss)["leaves"]]
+    assert len(set(names)) == len(names) == len(list(case.model.parameters()))
 
 
 def test_show_grad_gives_each_edge_its_own_gradient() -> None:

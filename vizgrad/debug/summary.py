@@ -90,7 +90,9 @@ def graph_summary(roots: Any, names: dict[int, str] | None = None, top: int = 10
             continue
         size = int(np.prod(variable.shape, dtype=np.int64)) if variable.shape else 1
         leaves.append({
-            "name": names.get(id(variable.tensor)) or variable.name or f"leaf#{node.seq}",
+            # (a PyTorch leaf has no seq: numbered by its place among the leaves)
+            "name": names.get(id(variable.tensor)) or variable.name or (
+                f"leaf#{node.seq}" if node.seq is not None else f"leaf{len(leaves)}"),
             "shape": list(variable.shape), "dtype": variable.dtype, "size": size,
             "bytes": _nbytes(variable.shape, variable.dtype),
             "parameter": type(variable.tensor).__name__ == "Parameter",
