@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -39,10 +40,17 @@ def terminal_safe(value: Any) -> Any:
     return top[0]
 
 
+#: The width of reports written to a pipe or a file (rich's default is 80 columns, which
+#: folds most tables); COLUMNS, where set, still wins.
+PIPED_WIDTH = 160
+
+
 def consoles() -> tuple[Console, Console]:
     """(stdout, stderr) consoles, made per command so test runners' streams are used."""
-    return Console(highlight=False, soft_wrap=True), Console(stderr=True, highlight=False,
-                                                             soft_wrap=True)
+    stdout = Console(highlight=False, soft_wrap=True)
+    if not stdout.is_terminal and "COLUMNS" not in os.environ:
+        stdout.width = PIPED_WIDTH
+    return stdout, Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 class Steps:
@@ -133,11 +141,18 @@ def human_bytes(count: int) -> str:
     return f"{count} B"
 
 
+#: Columns that may wrap on a narrow terminal; names fold (broken, never cut), and the
+#: rest (numbers, short words) keep one line.  Nothing is cut with an ellipsis:
+#: "model.head…" read the same for weight and bias.
+WRAPPING_COLUMNS = ("name", "op", "node", "scope", "shape", "line")
+
+
 def _table(title: str, *columns: str) -> Table:
     table = Table(title=title, title_justify="left", title_style="bold")
     for column in columns:
         justify = "right" if column in ("count", "elements", "bytes", "nodes") else "left"
-        table.add_column(column, justify=justify)
+        table.add_column(column, justify=justify, no_wrap=column not in WRAPPING_COLUMNS,
+                         overflow="fold")
     return table
 
 

@@ -6,7 +6,7 @@ exactly as ``vizgrad render`` would with the flags of :meth:`Example.flags`
 
 Example
 -------
->>> report = build_gallery(find_gallery(), Path("gallery/out"))
+>>> report = build_gallery(find_gallery(), Path("gallery/out"), only=["concat_split"])
 >>> report.index
 PosixPath('gallery/out/index.html')
 """
@@ -72,7 +72,7 @@ class Example:
 
 
 EXAMPLES: list[Example] = [
-    Example("mlp_digits", "An MLP on the digits data (after a few SGD steps)"),
+    Example("mlp_digits", "An MLP on the digits data (step 5 of 5)", step=5),
     Example("cnn", "A small CNN, modules drawn as boxes", {"cluster": True}),
     Example("rnn", "An RNN unrolled over a sequence (shared weights)"),
     Example("lstm", "An LSTM over a sequence", {"cluster": True}),
@@ -104,6 +104,8 @@ EXAMPLES: list[Example] = [
             {"cluster": True}, twin="cnn"),
     Example("torch_lstm", "PyTorch: the same LSTM (one fused op in PyTorch)",
             {"cluster": True}, twin="lstm"),
+    Example("torch_debug_nan", "PyTorch: the same NaN from log(0), named by vizgrad's "
+            "anomaly mode (--anomaly)", {"anomaly": True}, twin="debug_nan"),
     # Static graphs (vizgrad.static): drawn before anything runs.
     Example("static_mlp", "Static graph: an MLP's traced forward (vizgrad.static.trace)",
             {"static_graph": "forward"}),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import difflib
 import json
 import re
 import signal
@@ -31,6 +32,7 @@ from vizgrad.debug.capture import (
     check_script,
     run_script,
 )
+from vizgrad.debug.ranks import rank_info, rank_path
 from vizgrad.debug.selection import NothingToRenderError, script_parameters, select_roots
 from vizgrad.debug.summary import graph_summary
 from vizgrad.debug.tracebacks import format_traceback
@@ -64,7 +66,7 @@ HARD_STOP_GRACE = 10.0
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_RULE)
 @click.version_option(package_name="vizgrad", prog_name="vizgrad")
 def main() -> None:
-    """See the backward graph of any vizgrad script.
+    """See the backward graph of a vizgrad or PyTorch script, unmodified.
 
     vizgrad's options may come before or after SCRIPT; the script's own arguments
     follow it, and any that share a name with a vizgrad option (-o, --step, ...) go
@@ -77,8 +79,23 @@ def _check_script(script: str, stderr) -> Path:
     try:
         return check_script(script)
     except ScriptNotFoundError as problem:
-        out.error(stderr, str(problem), USAGE)
+        message = str(problem)
+        if script.startswith("-"):  # a mistyped option before the script took its place
+            message = _no_such_option(script)
+        out.error(stderr, message, USAGE)
         sys.exit(2)
+
+
+def _no_such_option(given: str) -> str:
+    """``no such option: --stpe (did you mean --step?)``, from the running command's options."""
+    context = click.get_current_context(silent=True)
+    names = [] if context is None else [
+        name for param in context.command.params if isinstance(param, click.Option)
+        for name in (*param.opts, *param.secondary_opts)]
+    close = difflib.get_close_matches(given.split("=", 1)[0], names, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    command = "vizgrad" if context is None else f"vizgrad {context.info_name}"
+    return f"no such option: {given}{hint} (see {command} --help)"
 
 
 @contextlib.contextmanager
@@ -311,7 +328,10 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
     except (TypeError, ValueError) as problem:
         out.error(stderr, f"bad picture option: {problem}")
         sys.exit(2)
-    path = output if output is not None else script_path.with_suffix(".svg")
+    asked = output if output is not None else script_path.with_suffix(".svg")
+    # under several ranks (torchrun) every rank runs this: each writes its own file
+    ranks = rank_info()
+    path = rank_path(asked, ranks)
     try:
         check_output(path, script=script_path)
     except OutputError as problem:
@@ -328,12 +348,18 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
         run = _capture(script, script_args, 1 if recording else step, steps, stderr,
                        bool(flags["show_grad"]), timeout,
                        run_all=bool(target or at_error or anomaly))
+    started = rank_info() or run.ranks  # the script started a process group itself
+    if ranks is None and started is not None:
+        path = rank_path(asked, started)
+        destination = path.absolute()
     if run.failed and anomaly and getattr(run.error, "node", None) is not None:
         _report_failure(run, stderr, at_error=True)
         _draw_error(run, destination, path, quiet, stdout, stderr)
         sys.exit(1)
     if anomaly and not run.failed:
-        out.note(stderr, "anomaly mode found no NaN/Inf")
+        from vizgrad.debug.anomaly import coverage_text
+
+        out.note(stderr, f"anomaly mode found no NaN/Inf in what it checked ({coverage_text()})")
     if run.failed:
         _report_failure(run, stderr, at_error)
         if not at_error:

@@ -2,10 +2,13 @@
 
 Example
 -------
+>>> import vizgrad
+>>> x, w = vizgrad.randn(3, requires_grad=True), vizgrad.randn(3, requires_grad=True)
+>>> loss = (x * w).sum()
 >>> output = check_output(Path("model.svg"))
 >>> result = render_roots({"loss": loss}, output, {"show_attrs": True})
 >>> result.nodes, result.path
-(12, PosixPath('model.svg'))
+(7, PosixPath('model.svg'))
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ def check_output(path: Path, script: Path | None = None) -> Path:
     -------
     >>> check_output(Path("/no/such/dir/graph.svg"))
     Traceback (most recent call last):
-    OutputError: cannot write /no/such/dir/graph.svg: the folder /no/such/dir does not exist
+    vizgrad_cli.rendering.OutputError: cannot write /no/such/dir/graph.svg: the folder ...
     """
     if path.is_dir():
         raise OutputError(f"cannot write {path}: it is a folder")

@@ -1,6 +1,9 @@
-"""An MLP on scikit-learn's 8x8 digits: a few training steps, then the last step's graph.
+"""An MLP on scikit-learn's 8x8 digits: five training steps, and the fifth step's graph.
 
-    vizgrad render gallery/mlp_digits.py
+    vizgrad render --step 5 gallery/mlp_digits.py
+
+(Without --step, `vizgrad render` draws the first backward() and stops the script when
+the second one starts; --step last runs it to the end and draws the last one.)
 """
 
 from sklearn.datasets import load_digits
@@ -25,5 +28,5 @@ for step in range(5):
     optimizer.step()
     print(f"step {step}: loss {loss.item():.3f}")
 
-# The graph to draw: the loss of the last step (its gradients are in place).
+# Run as a plain script (or with --step last), the graph to draw: the last step's loss.
 vizgrad.watch(loss, name="loss")

@@ -3,7 +3,8 @@
 Example
 -------
 >>> import vizgrad
->>> x = vizgrad.randn(4, 3, requires_grad=True, name="x")
+>>> x = vizgrad.randn(4, 3, requires_grad=True)
+>>> x.name = "x"                      # the name drawn on the leaf
 >>> loss = (x.tanh() * 2).sum()
 >>> loss.backward()
 >>> loss.grad_fn.name()
@@ -22,6 +23,7 @@ from .core import (
                    capture_stack,
                    enable_grad,
                    is_grad_enabled,
+                   is_tensor,
                    no_grad,
                    scope,
                    set_grad_enabled,
@@ -93,7 +95,8 @@ __all__ = [
     "Edge", "Function", "Node", "SavedTensor", "SlotMeta", "Tensor",
     "arange", "as_dtype", "autograd", "bool_", "capture_stack", "empty", "empty_like",
     "enable_grad", "eye", "float16", "float32", "float64", "from_numpy", "full", "full_like",
-    "get_default_dtype", "int32", "int64", "is_grad_enabled", "linspace", "manual_seed",
+    "get_default_dtype", "int32", "int64", "is_grad_enabled", "is_tensor", "linspace",
+    "manual_seed",
     "no_grad", "ones", "ones_like", "ops", "rand", "rand_like", "randint", "randn",
     "randn_like", "scope", "set_default_dtype", "set_grad_enabled", "tensor", "zeros",
     "zeros_like", *_op_names,

@@ -26,6 +26,8 @@ import numpy as np
 _MALFORMED = (zipfile.BadZipFile, zlib.error, ValueError, EOFError, struct.error,
               OverflowError, NotImplementedError, RuntimeError)
 _CHUNK = 1 << 20  # read members 1 MiB at a time, straight into the array's buffer
+_METHODS = {zipfile.ZIP_DEFLATED: "deflate", zipfile.ZIP_BZIP2: "bzip2",
+            zipfile.ZIP_LZMA: "lzma"}
 
 
 @contextmanager
@@ -63,6 +65,10 @@ class MemberReader:
         self.archive, self.where, self.max_bytes, self.error = archive, where, max_bytes, error
         self.total = 0
         self.headers: dict[str, tuple] = {}
+        try:
+            self.file_size: int | None = os.fstat(archive.fp.fileno()).st_size  # type: ignore[union-attr]
+        except (AttributeError, OSError, ValueError):
+            self.file_size = None
 
     def _refuse(self, total: int, detail: str) -> Exception:
         return self.error(
@@ -88,8 +94,35 @@ class MemberReader:
                 raise self.error(f"{self.where}: entry {key!r} is truncated: its header "
                                  f"declares {nbytes} bytes of data, the file holds "
                                  f"{max(info.file_size - offset, 0)}")
+            if self.max_bytes is not None:
+                self._check_stored(key, info)
             self.headers[key] = header
         self.total = total
+
+    def _check_stored(self, key: str, info: zipfile.ZipInfo) -> None:
+        """Refuse a member that declares more bytes than the file stores for it.
+
+        ``vizgrad.save`` never compresses, so every member it writes holds its bytes
+        as they are: stored, its size in the zip directory equal to its size in the
+        file, and inside the file.  Anything else (a compressed member above all) can
+        make a small file declare gigabytes, which ``max_bytes`` alone would allow up to
+        its limit: refused before anything is allocated, unless ``max_bytes=None``
+        says the file is trusted."""
+        trust = ("If you trust this file, load it with max_bytes=None (no limit); "
+                 "vizgrad.save never compresses.")
+        if info.compress_type != zipfile.ZIP_STORED:
+            method = _METHODS.get(info.compress_type, f"method {info.compress_type}")
+            raise self.error(
+                f"{self.where}: entry {key!r} is compressed ({method}, {info.compress_size} "
+                f"bytes in the file for {info.file_size} declared), so this is not a file "
+                f"vizgrad.save wrote, and its declared size is not checked by the file's "
+                f"size. {trust}")
+        room = info.compress_size if self.file_size is None \
+            else min(info.compress_size, max(self.file_size - info.header_offset, 0))
+        if info.compress_size != info.file_size or room < info.compress_size:
+            raise self.error(
+                f"{self.where}: entry {key!r} declares {info.file_size} bytes but the file "
+                f"stores at most {room} for it (a damaged or forged archive). {trust}")
 
     def _header(self, key: str, info: zipfile.ZipInfo) -> tuple:
         try:

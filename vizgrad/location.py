@@ -12,40 +12,24 @@ cell, with the source line (from ``linecache``, where IPython keeps every cell).
 
 Example
 -------
->>> place(frame)                       # in a script
+>>> from types import SimpleNamespace          # a graph.StackFrame has the same fields
+>>> place(SimpleNamespace(filename="/home/me/train.py", lineno=7))     # in a script
 'train.py:7'
->>> place(frame)                       # in a notebook cell
+>>> # skipped: a notebook cell's frame exists only in a running IPython kernel
+>>> place(cell_frame)                   # doctest: +SKIP
 'In [3], line 7'
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
-_CELLS: dict[str, str | None] = {}
+from .core.stack import notebook_cell
+from .core.stack import traceback_entry as stack_entry
 
-
-def notebook_cell(filename: str) -> str | None:
-    """``"In [3]"`` when ``filename`` is a cell of the running IPython, else None."""
-    if filename in _CELLS:
-        return _CELLS[filename]
-    cell = None
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    format_name = getattr(getattr(shell, "compile", None), "format_code_name", None)
-    if format_name is not None:
-        try:
-            found = format_name(filename)
-        except Exception:  # noqa: BLE001 - an IPython we do not know: plain file names
-            found = None
-        if found and found[1]:
-            label = str(found[1])
-            cell = label.replace("In[", "In [") if label.startswith("In[") else label
-    if cell is not None or ipython is None:  # unknown files may become cells later
-        _CELLS[filename] = cell
-    return cell
+__all__ = ["innermost_line", "notebook_cell", "place", "stack_entry", "user_frames",
+           "user_line"]
 
 
 def place(frame: Any) -> str:
@@ -74,14 +58,6 @@ def innermost_line(frames: tuple, source: bool = False) -> str:
     """:func:`user_line` of the innermost frame of a node's ``stack`` (``""`` when the
     node has none)."""
     return user_line(frames[-1], source) if frames else ""
-
-
-def stack_entry(frame: Any) -> str:
-    """One frame of a stack, as Python's (and IPython's) tracebacks print it."""
-    cell = notebook_cell(frame.filename)
-    head = (f"{cell}, line {frame.lineno}, in {frame.function}" if cell is not None
-            else f'File "{frame.filename}", line {frame.lineno}, in {frame.function}')
-    return f"{head}\n  {frame.line}"
 
 
 def user_frames(frames: tuple) -> tuple:

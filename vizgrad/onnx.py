@@ -2,7 +2,10 @@
 
 Example
 -------
->>> vizgrad.onnx.export(model, x, "model.onnx")   # raises NotImplementedError, saying why
+>>> model, x = vizgrad.nn.Linear(3, 2), vizgrad.randn(1, 3)
+>>> vizgrad.onnx.export(model, x, "model.onnx")
+Traceback (most recent call last):
+NotImplementedError: vizgrad does not provide ONNX export: it records the backward graph ...
 """
 
 from __future__ import annotations

@@ -11,9 +11,13 @@ Safety rules for loading (a checkpoint from someone else is untrusted input):
   file can never execute code.
 * Only the members the manifest refers to are read. Before any member is read, its
   size as declared in the zip directory and in its ``.npy`` header is checked against
-  ``max_bytes`` (default ``DEFAULT_MAX_BYTES``, 4 GiB, for all arrays together), so a
-  small "zip bomb" cannot make ``load`` allocate gigabytes. Pass a larger
-  ``max_bytes=`` (or ``None`` for no limit) to load bigger files you trust.
+  ``max_bytes`` (default ``DEFAULT_MAX_BYTES``, 4 GiB, for all arrays together), and
+  against the file itself: ``save`` never compresses, so a member that is compressed,
+  or that declares more bytes than the file stores for it, is not one ``save`` wrote
+  and is refused before anything is allocated. So a small "zip bomb" cannot make
+  ``load`` allocate gigabytes: what it allocates is bounded by the file's size. Pass
+  a larger ``max_bytes=`` to load bigger files you trust, or ``None`` (no limit, and
+  compressed members allowed: ``numpy.savez_compressed`` files).
 * Nesting deeper than ``MAX_DEPTH`` levels is refused (saving too), and the manifest is
   walked without recursion.
 * Anything malformed (not a zip, a ``.npy``, a bad manifest, a missing member, a
@@ -26,10 +30,15 @@ those whose process is gone (and older ones, over an hour untouched, it cannot c
 
 Example
 -------
+>>> model = vizgrad.nn.Linear(3, 2)
+>>> opt = vizgrad.optim.Adam(model.parameters())
 >>> vizgrad.save({"model": model.state_dict(), "optim": opt.state_dict(), "epoch": 3},
 ...              "ckpt.npz")
 >>> checkpoint = vizgrad.load("ckpt.npz")
 >>> model.load_state_dict(checkpoint["model"])
+IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+>>> checkpoint["epoch"]
+3
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _atomic as atomic
 from . import _checkpoint_files as files
 from .core import backend
 from .core.tensor import Tensor
@@ -173,26 +183,30 @@ def save(obj: Any, path: str | os.PathLike) -> None:
 
     Example
     -------
+    >>> model = vizgrad.nn.Linear(3, 2)
     >>> vizgrad.save({"model": model.state_dict(), "epoch": 3}, "ckpt.npz")
     """
     arrays: dict[str, np.ndarray] = {}
     manifest = {"format": _FORMAT, "root": _encode(obj, arrays)}
     arrays[_MANIFEST] = np.array(json.dumps(manifest))
     path = os.fspath(path)
+    atomic.check_target(path)
     folder = os.path.dirname(os.path.abspath(path))
     files.remove_stale_temporaries(folder)
-    handle, temporary = files.create_temporary(folder)
+    try:
+        handle, temporary = files.create_temporary(folder)
+    except OSError as error:  # no such folder, no permission: say so about the target
+        raise atomic.target_error(path, error) from None
     try:
         with os.fdopen(handle, "wb") as file:
             np.savez(file, **arrays)  # type: ignore[arg-type]  # numpy stubs: allow_pickle
             file.flush()
             os.fsync(file.fileno())
         files.keep_mode(path, temporary)
-        os.replace(temporary, path)
     except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
+        atomic.discard(temporary)
         raise
+    atomic.replace(temporary, path)
 
 
 def load(path: str | os.PathLike, *, max_bytes: int | None = DEFAULT_MAX_BYTES) -> Any:
@@ -200,13 +214,21 @@ def load(path: str | os.PathLike, *, max_bytes: int | None = DEFAULT_MAX_BYTES) 
 
     A plain ``.npz`` without vizgrad's manifest loads as a dict of tensors. Raises
     ``CheckpointError`` (a ``ValueError``) for anything that is not a well-formed
-    checkpoint, and when its arrays would take more than ``max_bytes`` bytes of memory
-    (checked from the file's declared sizes before reading; ``None``: no limit).
+    checkpoint, when its arrays would take more than ``max_bytes`` bytes of memory
+    (checked from the file's declared sizes before reading), and when a member is
+    compressed or declares more than the file stores for it (``save`` never writes
+    such a file). ``max_bytes=None``: no limit, compressed members allowed.
 
     Example
     -------
+    >>> vizgrad.save({"w": vizgrad.ones(2, 3)}, "ckpt.npz")
     >>> state = vizgrad.load("ckpt.npz")                        # up to 4 GiB of arrays
-    >>> big = vizgrad.load("big.npz", max_bytes=64 * 2**30)     # a larger file you trust
+    >>> state["w"].shape
+    (2, 3)
+    >>> big = vizgrad.load("ckpt.npz", max_bytes=64 * 2**30)    # a larger file you trust
+    >>> vizgrad.load("ckpt.npz", max_bytes=16)                  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    vizgrad.serialization.CheckpointError: ...
     """
     where = os.fspath(path)
     with files.open_archive(where, CheckpointError) as archive:

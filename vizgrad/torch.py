@@ -77,9 +77,13 @@ class capture(TorchFunctionMode):
 
     Example
     -------
+    >>> import torch
+    >>> model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+    >>> x = torch.randn(16, 4)
     >>> with vizgrad.torch.capture(model):
     ...     loss = model(x).pow(2).mean()
     >>> vizgrad.make_dot(loss, cluster="scope", show_stack=True)
+    <graphviz.graphs.Digraph object at 0x...>
     """
 
     def __init__(self, model: torch.nn.Module | None = None, *, stack: bool = True,

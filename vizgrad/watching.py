@@ -6,13 +6,15 @@ root of a script's first (or N-th) ``backward()`` without changing the script.
 
 Example
 -------
+>>> x, w = vizgrad.randn(3, requires_grad=True), vizgrad.randn(3, requires_grad=True)
 >>> loss = (x * w).sum()
->>> vizgrad.watch(loss, name="loss")       # `vizgrad render script.py` draws this one
+>>> loss = vizgrad.watch(loss, name="loss")   # `vizgrad render script.py` draws this one
 >>> seen = []
 >>> with vizgrad.on_backward(seen.append):
 ...     loss.backward()
 >>> seen[0][0] is loss
 True
+>>> vizgrad.unwatch()                      # forget the watched tensors
 """
 
 from __future__ import annotations
@@ -62,10 +64,14 @@ def on_backward(fn: Callable[[Sequence[Tensor]], Any]) -> BackwardHandle:
 
     Example
     -------
+    >>> x, w = vizgrad.randn(3, requires_grad=True), vizgrad.randn(3, requires_grad=True)
+    >>> loss = (x * w).sum()
     >>> roots = []
     >>> handle = vizgrad.on_backward(lambda outputs: roots.append(list(outputs)))
     >>> loss.backward()
     >>> handle.remove()
+    >>> roots[0][0] is loss
+    True
     """
     if not callable(fn):  # checked here: a bad listener would break every later backward
         raise TypeError(f"on_backward() needs a callable, got {type(fn).__name__}")
@@ -82,6 +88,8 @@ def on_backward_done(fn: Callable[[Sequence[Tensor]], Any]) -> BackwardHandle:
 
     Example
     -------
+    >>> x, w = vizgrad.randn(3, requires_grad=True), vizgrad.randn(3, requires_grad=True)
+    >>> loss = (x * w).sum()
     >>> done = []
     >>> with vizgrad.watching.on_backward_done(lambda outputs: done.append(x.grad)):
     ...     loss.backward()
@@ -108,9 +116,13 @@ def on_node_backward(fn: Callable[[Node, tuple, tuple | None, BaseException | No
 
     Example
     -------
+    >>> x, w = vizgrad.randn(3, requires_grad=True), vizgrad.randn(3, requires_grad=True)
+    >>> loss = (x * w).sum()
     >>> names = []
     >>> with vizgrad.watching.on_node_backward(lambda n, go, gi, e: names.append(n.name())):
     ...     loss.backward()
+    >>> names
+    ['SumBackward0', 'MulBackward0']
     """
     engine.NODE_LISTENERS.append(fn)
     return BackwardHandle(fn, engine.NODE_LISTENERS)
@@ -124,6 +136,7 @@ def on_forward(fn: Callable[[Node, list, tuple], Any]) -> BackwardHandle:
 
     Example
     -------
+    >>> x = vizgrad.randn(3, requires_grad=True)
     >>> with vizgrad.watching.on_forward(lambda node, inputs, outs: print(node.name())):
     ...     y = x * 2
     MulBackward0
@@ -141,7 +154,12 @@ def watch(tensor: Tensor, name: str | None = None) -> Tensor:
 
     Example
     -------
+    >>> model, criterion = vizgrad.nn.Linear(3, 1), vizgrad.nn.MSELoss()
+    >>> x, y = vizgrad.randn(8, 3), vizgrad.randn(8, 1)
     >>> loss = vizgrad.watch(criterion(model(x), y), name="loss")
+    >>> loss.grad_fn.name()
+    'MseLossBackward0'
+    >>> vizgrad.unwatch()
     """
     if not isinstance(tensor, Tensor):
         raise TypeError(f"vizgrad.watch() needs a Tensor, got {type(tensor).__name__}")
@@ -155,9 +173,11 @@ def watched() -> dict[str, Tensor]:
 
     Example
     -------
-    >>> vizgrad.watch(loss, name="loss")
+    >>> loss = (vizgrad.randn(3, requires_grad=True) * 2).sum()
+    >>> loss = vizgrad.watch(loss, name="loss")
     >>> list(vizgrad.watched())
     ['loss']
+    >>> vizgrad.unwatch()
     """
     return dict(_WATCHED)
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import vizgrad as vg
+from tests.tolerance import assert_close
 from vizgrad.utils.checkpoint import checkpoint, checkpoint_sequential
 
 
@@ -116,3 +117,51 @@ def test_a_function_that_changes_between_runs_is_reported():
     y = checkpoint(flaky, x, use_reentrant=False).sum()
     with pytest.raises(RuntimeError, match="same ops each time"):
         y.backward()
+
+
+def _modified_input(lib, ckpt, kind):
+    """checkpoint(fn, input), then the input written in place before backward: the error
+    (or None and the gradient)."""
+    x = lib.tensor([0.5, 1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    const = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)
+    source = {"leaf": x, "non_leaf": x * 1.0, "constant": const}[kind]
+    out = ckpt(lambda a, b: (a * a * b).sin(), source, const if kind != "constant" else x,
+               use_reentrant=False)
+    with lib.no_grad():
+        source.mul_(3.0)  # under no_grad too: the version counter still counts the write
+    try:
+        out.sum().backward()
+    except RuntimeError as error:
+        return error
+    return None
+
+
+@pytest.mark.parametrize("kind", ["leaf", "non_leaf", "constant"])
+def test_an_input_modified_in_place_before_backward_is_refused(kind):
+    # PyTorch saves the checkpoint's inputs version-checked: recomputing from the new
+    # values would give a wrong gradient silently
+    expected = _modified_input(torch, torch.utils.checkpoint.checkpoint, kind)
+    got = _modified_input(vg, checkpoint, kind)
+    assert isinstance(expected, RuntimeError) and isinstance(got, RuntimeError)
+    assert "modified by an inplace operation" in str(expected)
+    assert "modified by an inplace operation" in str(got)
+    assert "expected version 0" in str(got) and "checkpoint" in str(got)
+
+
+def test_the_rerun_stops_at_the_last_saved_tensor():
+    # PyTorch stops the recomputation once it has every saved tensor (early_stop=True):
+    # a write into a saved tensor after it is not replayed, so the gradient is right
+    def fn(lib):
+        def inner(a):
+            b = a * 2.0
+            c = b.sin()  # saves b
+            b.add_(1.0)  # after the last save
+            return c
+        return inner
+
+    grads = []
+    for lib, ckpt in ((vg, checkpoint), (torch, torch.utils.checkpoint.checkpoint)):
+        x = lib.tensor([0.5, 1.0, -0.25], dtype=lib.float64, requires_grad=True)
+        ckpt(fn(lib), x, use_reentrant=False).sum().backward()
+        grads.append(x.grad.numpy())
+    assert_close(grads[0], grads[1], steps=2)  # 2 cos(2a): two roundings

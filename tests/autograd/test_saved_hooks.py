@@ -129,3 +129,17 @@ def test_memory_report_counts_what_pack_kept():
     with vg.autograd.graph.saved_tensors_hooks(lambda t: 0, lambda p: p):
         dropped = vg.debug.memory_report(x.exp()).total_bytes
     assert plain == 100 * 10 * 4 and dropped == 0
+
+
+def test_one_tensor_used_twice_is_saved_as_self_and_other_as_in_torch():
+    names = {}
+    for lib in (vg, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            y = x * x
+        node = y.grad_fn
+        names[lib.__name__] = sorted(n for n in dir(node) if n in ("_saved_self", "_saved_other")
+                                     and getattr(node, n) is not None)
+        y.sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+    assert names["vizgrad"] == names["torch"] == ["_saved_other", "_saved_self"]

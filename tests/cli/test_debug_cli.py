@@ -70,3 +70,21 @@ def test_bad_saved_graphs_exit_2(tmp_path) -> None:
         assert result.exit_code == 2 and "not a vizgrad-graph document" in result.stderr
         missing = cli(command, tmp_path / "missing.json")
         assert missing.exit_code == 2 and "not found" in missing.stderr
+
+
+def test_under_torchrun_each_rank_writes_its_own_file(script, tmp_path, monkeypatch) -> None:
+    """Every rank runs `vizgrad render`: they must not all write the same file."""
+    path = script("s.py", SIMPLE)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    for rank in ("0", "1"):
+        monkeypatch.setenv("RANK", rank)
+        result = cli("render", "-o", tmp_path / "graph.svg", path)
+        assert result.exit_code == 0, result.stderr
+        assert f"wrote {tmp_path / f'graph.rank{rank}.svg'}" in result.stdout
+        patterned = cli("render", "-o", tmp_path / "g.{rank}.svg", path)
+        assert patterned.exit_code == 0, patterned.stderr
+    names = sorted(p.name for p in tmp_path.glob("*.svg"))
+    assert names == ["g.0.svg", "g.1.svg", "graph.rank0.svg", "graph.rank1.svg"]
+    monkeypatch.setenv("WORLD_SIZE", "1")  # one process: the name as given
+    assert cli("render", "-o", tmp_path / "one.svg", path).exit_code == 0
+    assert (tmp_path / "one.svg").exists()

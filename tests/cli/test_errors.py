@@ -161,3 +161,19 @@ def test_real_process_exit_codes(tmp_path) -> None:
     done = vizgrad_process("inspect", "--at-error", raises)
     assert done.returncode == 1 and "the op that raised (Mm)" in done.stdout
     assert "ExpBackward0" in done.stdout  # the graph its input came from
+
+
+def test_a_mistyped_option_before_the_script_is_named_as_an_option(script) -> None:
+    path = script("fine.py", SIMPLE)
+    result = cli("render", "--stpe", "2", path)
+    assert result.exit_code == 2
+    assert "no such option: --stpe (did you mean --step?)" in result.stderr
+    assert "script not found" not in result.stderr
+    result = cli("inspect", "--zzz", path)
+    assert result.exit_code == 2 and "no such option: --zzz (see vizgrad inspect --help)" \
+        in result.stderr
+
+
+def test_help_says_pytorch_scripts_work_too() -> None:
+    result = cli("--help")
+    assert result.exit_code == 0 and "vizgrad or PyTorch script" in result.stdout

@@ -106,3 +106,25 @@ def test_exit_code_rule_is_one_sentence_in_help_and_docs() -> None:
     assert squeeze(EXIT_RULE) in squeeze(cli("--help").stdout)
     docs = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
     assert squeeze(EXIT_RULE) in squeeze(docs)
+
+
+def test_piped_report_keeps_whole_names(script, monkeypatch) -> None:
+    # Long parameter names must still tell weight from bias: piped (rich's 80 columns)
+    # they were cut to "model.encoder_projection_first.weig…".
+    long_names = MODEL.replace(
+        "model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))",
+        "model = nn.Sequential()\n"
+        "model.add_module('encoder_projection_first', nn.Linear(4, 8))\n"
+        "model.add_module('activation', nn.ReLU())\n"
+        "model.add_module('decoder_projection_second', nn.Linear(8, 1))")
+    path = script("model.py", long_names)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    result = cli("inspect", path)  # not a terminal: written wide
+    assert result.exit_code == 0, result.output
+    for name in ("model.encoder_projection_first.weight", "model.encoder_projection_first.bias",
+                 "model.decoder_projection_second.weight"):
+        assert name in result.stdout
+    assert "…" not in result.stdout
+    monkeypatch.setenv("COLUMNS", "70")  # a narrow terminal: names fold, never cut
+    narrow = cli("inspect", path).stdout
+    assert "model.dec" in narrow and "…" not in narrow

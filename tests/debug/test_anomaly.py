@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pytest
 import torch
@@ -143,6 +145,8 @@ def test_check_forward_finds_the_op_that_made_the_nan(tmp_path) -> None:
     assert error.phase == "forward" and error.picture == str(picture)
     svg = picture.read_text()
     assert "LogBackward0" in svg and "#e00000" in svg  # the failing node, highlighted
+    # and what went wrong there, on top of the picture
+    assert "AnomalyError: Forward of 'LogBackward0' produced -inf values" in html.unescape(svg)
 
 
 def test_save_to_draws_the_neighbourhood_highlighted(tmp_path) -> None:
@@ -181,6 +185,10 @@ def test_inplace_error_gets_the_same_picture(tmp_path) -> None:
     other = tmp_path / "later.svg"
     vg.debug.save_error_picture(again.value, other, roots=loss)
     assert "#e00000" in other.read_text()
+    # both pictures say what the error was, not only where
+    for drawn in (picture, other):
+        text = html.unescape(drawn.read_text())
+        assert f"{type(again.value).__name__}: A tensor needed for gradient" in text
     with pytest.raises(ValueError, match="does not name a graph node"):
         vg.debug.save_error_picture(ValueError("x"), other)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 
 import pytest
 
@@ -98,3 +99,47 @@ def test_without_pygraphviz_the_svg_is_the_one_render_save_draws(tmp_path,
     assert b"ExpBackward0" in svg and svg.lstrip().startswith(b"<?xml")
     view = vg.render.build_view(loss, show_grad=True, max_nodes=None)
     assert vg.render.save(view, tmp_path / "again.svg").read_bytes() == svg
+
+
+def test_a_second_run_into_the_same_folder_keeps_the_first(tmp_path) -> None:
+    """Issue 26: a second run overwrote the first run's step files and index.json."""
+    out = tmp_path / "runs"
+    model = nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 3))
+    with vg.debug.Recorder(every=2, out=out, model=model, svg=False,
+                           background=False) as first:
+        _train(first, 4)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    with pytest.warns(vg.debug.RecorderWarning, match="earlier run's records, kept"), \
+            vg.debug.Recorder(every=3, out=out, model=model, svg=False,
+                              background=False) as second:
+        _train(second, 3)
+    assert first.out == out and second.out == out / "run-2"
+    # the first run's files are as it left them, byte for byte; none added beside them
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert [e["step"] for e in json.loads((out / "index.json").read_text())["steps"]] \
+        == [2, 4]
+    second_index = json.loads((out / "run-2" / "index.json").read_text())
+    assert [e["step"] for e in second_index["steps"]] == [3] and second_index["every"] == 3
+    with pytest.warns(vg.debug.RecorderWarning), \
+            vg.debug.Recorder(every=1, out=out, model=model, svg=False,
+                              background=False) as third:
+        _train(third, 1)
+    assert third.out == out / "run-3"
+
+
+def test_under_several_ranks_each_rank_has_its_folder(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    model = nn.Sequential(nn.Linear(4, 3))
+    for rank in ("1", "0", "1"):
+        monkeypatch.setenv("RANK", rank)
+        with vg.debug.Recorder(every=1, out=tmp_path, model=model, svg=False,
+                               background=False) as recorder, \
+                pytest.warns(vg.debug.RecorderWarning) if recorder_taken(tmp_path, rank) \
+                else nullcontext():
+            _train(recorder, 1)
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("index.json")) == [
+        "rank0/index.json", "rank1/index.json", "run-2/rank1/index.json"]
+
+
+def recorder_taken(folder, rank: str) -> bool:
+    return (folder / f"rank{rank}" / "index.json").exists()

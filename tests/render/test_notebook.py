@@ -3,6 +3,7 @@ one cell holds in the next."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -17,6 +18,7 @@ pytest.importorskip("ipykernel")
 ROOT = Path(__file__).resolve().parents[2]
 
 CELL = """
+import re
 import sys
 sys.path.insert(0, {root!r})
 import vizgrad
@@ -91,3 +93,34 @@ def test_notebook_stacks_name_the_cell_and_print_graph_shows_once(tmp_path: Path
     assert "\x1b[" not in text and "rich.tree.Tree" not in text
     for other in shown.get("data", {}).values():
         assert "\x1b[" not in str(other)
+
+
+@pytest.mark.slow
+def test_notebook_errors_show_the_users_cell_not_vizgrads_frames(tmp_path: Path) -> None:
+    """A second backward in a notebook: the traceback shows the user's cell and the
+    message, none of vizgrad's frames; the forward call it names is the cell
+    (``In [2], line 2``), with no IPython or ipykernel frame above it."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in [
+        f"import sys\nsys.path.insert(0, {str(ROOT)!r})\nimport vizgrad",
+        "x = vizgrad.ones(3, requires_grad=True)\ny = x.exp().sum()\ny.backward()",
+        "y.backward()",
+        "print([str(f) for f in y.grad_fn.stack])",
+    ]]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    client = nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3",
+                                     allow_errors=True,
+                                     resources={"metadata": {"path": str(tmp_path)}})
+    executed = client.execute()
+    error = executed.cells[2].outputs[0]
+    assert error["output_type"] == "error" and error["ename"] == "GraphFreedError"
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error["traceback"]))
+    assert "Cell In[3]" in shown  # the user's cell, as IPython names it
+    # one frame of vizgrad's (the Tensor.backward the user called), not the engine's eight
+    assert "engine.py" not in shown and shown.count("vizgrad/core/") == 1, shown
+    assert "tensor.py" in shown
+    assert "In [2], line 2, in <module>" in error["evalue"]  # the forward call, by cell
+    assert "ipykernel" not in error["evalue"] and "IPython" not in error["evalue"]
+    stack = executed.cells[3].outputs[0]["text"]
+    assert stack.count("<module>") == 1 and "interactiveshell" not in stack, stack

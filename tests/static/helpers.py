@@ -28,7 +28,8 @@ def loss_of(model):
 
 def eager_train(model, data, name: str, **hyper) -> None:
     """``len(data)`` eager steps of ``vizgrad.optim`` (the oracle the replay must match)."""
-    cls = {"sgd": optim.SGD, "momentum": optim.SGD, "adam": optim.Adam}[name]
+    cls = {"sgd": optim.SGD, "momentum": optim.SGD, "adam": optim.Adam,
+           "adamw": optim.AdamW}[name]
     if name == "momentum":
         hyper = {"momentum": 0.9, **hyper}
     opt = cls(model.parameters(), **hyper)
@@ -41,3 +42,31 @@ def eager_train(model, data, name: str, **hyper) -> None:
 
 def params(model) -> dict[str, np.ndarray]:
     return {name: p.detach().numpy().copy() for name, p in model.named_parameters()}
+
+
+def torch_train(model, data, name: str, **hyper) -> dict[str, np.ndarray]:
+    """The same steps with ``torch.optim`` on a torch copy of ``model`` (an ``mlp``):
+    the parameters it ends with, by vizgrad's names."""
+    import torch
+
+    cls = {"sgd": torch.optim.SGD, "momentum": torch.optim.SGD, "adam": torch.optim.Adam,
+           "adamw": torch.optim.AdamW}[name]
+    if name == "momentum":
+        hyper = {"momentum": 0.9, **hyper}
+    start = params(model)
+    torch_params = {key: torch.tensor(value, requires_grad=True)
+                    for key, value in start.items()}
+    layers = sorted({key.split(".")[0] for key in start}, key=int)
+    opt = cls(list(torch_params.values()), **hyper)
+    for x, t in data:
+        h = torch.from_numpy(x.numpy())
+        for i, layer in enumerate(layers):
+            h = torch.nn.functional.linear(h, torch_params[f"{layer}.weight"],
+                                           torch_params[f"{layer}.bias"])
+            if i < len(layers) - 1:
+                h = torch.relu(h)
+        loss = torch.nn.functional.mse_loss(h, torch.from_numpy(t.numpy()))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return {key: value.detach().numpy() for key, value in torch_params.items()}

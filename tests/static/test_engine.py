@@ -90,3 +90,30 @@ def test_run_checks_its_inputs():
         engine.run(x=np.zeros((5, 5), np.float32))
     with pytest.raises(TypeError, match="not an input"):
         engine.run(x=np.zeros((5, 4), np.float32), y=1)
+
+
+def test_copy_to_puts_the_trained_weights_back_in_the_model():
+    from .helpers import eager_train, params
+
+    model, twin = mlp(), mlp()
+    twin.load_state_dict(model.state_dict())
+    data = batches(3)
+    x, t = data[0]
+    step = static.compile_optimizer(static.compile_backward(
+        static.trace(loss_of(model), x, t, input_names=["x", "t"])), "sgd", lr=0.1)
+    ws = static.Workspace()
+    engine = static.Engine(ws, step)
+    for xb, tb in data:
+        engine.run(x=xb.numpy(), t=tb.numpy())
+    untouched = params(model)
+    eager_train(twin, data, "sgd", lr=0.1)
+    assert any(not np.array_equal(untouched[k], v) for k, v in params(twin).items())
+    version = model[0].weight._version
+    assert ws.copy_to(model) == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    for name, value in params(twin).items():
+        assert np.array_equal(params(model)[name], value), name
+    assert model[0].weight._version > version  # as param.copy_ would
+    with pytest.raises(ValueError, match="prefix 'net.'"):
+        ws.copy_to(model, prefix="net.")
+    with pytest.raises(ValueError, match="has shape"):
+        ws.copy_to(mlp(sizes=(4, 5, 3)))

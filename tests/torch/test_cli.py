@@ -111,3 +111,48 @@ def test_show_grad_colours_pytorch_nodes_through_its_hooks(train, tmp_path):
     source = _dot(out)
     assert source.count("|grad|") >= 10  # ops too, not only the leaves
     assert "gradient norm" in source
+
+
+NAN_TRAIN = """
+import torch
+torch.manual_seed(0)
+model = torch.nn.Linear(3, 1)
+x = torch.randn(8, 3)
+for step in range(3):
+    out = model(x)
+    loss = torch.log(out - out.detach().max()).mean()   # log of 0 and of negatives
+    print("loss", loss.item())
+    loss.backward()
+"""
+
+
+def test_anomaly_on_a_pytorch_script_names_the_op_and_line(tmp_path) -> None:
+    path = tmp_path / "nan.py"
+    path.write_text(textwrap.dedent(NAN_TRAIN), encoding="utf-8")
+    picture = tmp_path / "nan.svg"
+    result = cli("render", "--anomaly", "-o", picture, path)
+    assert result.exit_code == 1, result.stderr
+    assert "found no NaN" not in result.stderr
+    assert "Forward of 'LogBackward0' (torch.log) produced nan values" in result.stderr
+    assert "loss = torch.log(out - out.detach().max()).mean()" in result.stderr
+    assert "LogBackward0" in picture.read_text(encoding="utf-8")
+
+
+def test_anomaly_finding_nothing_says_what_it_checked(tmp_path, train) -> None:
+    result = cli("render", "--anomaly", "-o", tmp_path / "g.svg", train, "2")
+    assert result.exit_code == 0, result.stderr
+    assert "anomaly mode found no NaN/Inf in what it checked" in result.stderr
+    assert "2 PyTorch backward call(s)" in result.stderr
+
+
+def test_anomaly_in_a_real_process_where_the_script_imports_torch(tmp_path) -> None:
+    """Anomaly mode's import hook and `vizgrad render`'s both wait for torch: each
+    asked the other for torch's spec, for ever (RecursionError at `import torch`)."""
+    path = tmp_path / "nan.py"
+    path.write_text(textwrap.dedent(NAN_TRAIN), encoding="utf-8")
+    picture = tmp_path / "nan.svg"
+    done = vizgrad_process("render", "--anomaly", "-o", picture, path)
+    assert "RecursionError" not in done.stderr
+    assert done.returncode == 1, done.stderr
+    assert "Forward of 'LogBackward0' (torch.log) produced nan values" in done.stderr
+    assert "LogBackward0" in picture.read_text(encoding="utf-8")

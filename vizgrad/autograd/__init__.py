@@ -93,6 +93,7 @@ def gradgradcheck(func: Callable, inputs: Any, grad_outputs: Any = None, *, eps:
 
     Example
     -------
+    >>> x = vizgrad.randn(3, dtype=vizgrad.float64, requires_grad=True)
     >>> vizgrad.autograd.gradgradcheck(lambda t: t ** 3, x)
     True
     """

@@ -12,9 +12,9 @@ Example
 >>> x = vizgrad.tensor([1.0, 2.0], dtype=vizgrad.float64)
 >>> hessian(lambda t: (t ** 3).sum(), x)      # diag(6 x)
 tensor([[ 6.,  0.],
-        [ 0., 12.]], dtype=torch.float64)
+        [ 0., 12.]], dtype=float64)
 >>> jvp(lambda t: t ** 2, x, vizgrad.ones_like(x))[1]  # 2 x
-tensor([2., 4.], dtype=torch.float64)
+tensor([2., 4.], dtype=float64)
 """
 
 from __future__ import annotations
@@ -250,6 +250,8 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
     Example
     -------
     >>> jacobian(lambda x: x ** 2, vizgrad.tensor([1.0, 2.0]))  # diag(2 x)
+    tensor([[2., 0.],
+            [0., 4.]])
     """
     if strategy not in ("forward-mode", "reverse-mode"):
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". '
@@ -318,6 +320,8 @@ def hessian(func: Callable, inputs: Any, create_graph: bool = False, strict: boo
     Example
     -------
     >>> hessian(lambda x: (x ** 3).sum(), vizgrad.tensor([1.0, 2.0]))  # diag(6 x)
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
     """
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
@@ -395,7 +399,10 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
 
     Example
     -------
+    >>> x = vizgrad.tensor([1.0, 2.0])
     >>> out, vhp_value = vhp(lambda x: (x ** 3).sum(), x, vizgrad.ones_like(x))
+    >>> out, vhp_value                    # sum(x**3), v^T diag(6 x)
+    (tensor(9.), tensor([ 6., 12.]))
     """
     return _second_order("vhp", func, inputs, v, create_graph, strict)
 
@@ -406,6 +413,9 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
 
     Example
     -------
+    >>> x = vizgrad.tensor([1.0, 2.0])
     >>> out, hvp_value = hvp(lambda x: (x ** 3).sum(), x, vizgrad.ones_like(x))
+    >>> hvp_value                         # diag(6 x) v
+    tensor([ 6., 12.])
     """
     return _second_order("hvp", func, inputs, v, create_graph, strict)

@@ -24,10 +24,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..core.node import Node
 from ..core.saving import SAVED_TENSOR_HOOKS
 from ..core.tensor import Tensor
 
-__all__ = ["save_on_cpu", "saved_tensors_hooks"]
+# Node: the class of every backward node (``grad_fn``), for ``isinstance`` checks as
+# with ``torch.autograd.graph.Node``.
+__all__ = ["Node", "save_on_cpu", "saved_tensors_hooks"]
 
 
 class saved_tensors_hooks:  # noqa: N801 - PyTorch's name
@@ -36,8 +39,15 @@ class saved_tensors_hooks:  # noqa: N801 - PyTorch's name
 
     Example
     -------
-    >>> with saved_tensors_hooks(lambda t: t * 1, lambda t: t):
-    ...     y = x.exp()        # ExpBackward0 keeps x.exp() * 1, packed
+    >>> x = vizgrad.tensor([0.0, 1.0], requires_grad=True)
+    >>> packed = []
+    >>> with saved_tensors_hooks(lambda t: packed.append(t) or t, lambda t: t):
+    ...     y = x.exp()        # ExpBackward0 saves its result: pack is called with it
+    >>> len(packed)
+    1
+    >>> y.sum().backward()
+    >>> x.grad
+    tensor([1.    , 2.7183])
     """
 
     def __init__(self, pack_hook: Callable[[Tensor], Any],
@@ -65,8 +75,10 @@ class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - PyTorch's name
 
     Example
     -------
+    >>> model, x = vizgrad.nn.Linear(3, 2), vizgrad.randn(4, 3)
     >>> with save_on_cpu():
     ...     loss = model(x).sum()
+    >>> loss.backward()
     """
 
     def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:

@@ -8,6 +8,7 @@ from .function import Function
 from .node import (
                    AccumulateGrad,
                    Edge,
+                   GraphError,
                    GraphFreedError,
                    InplaceModificationError,
                    Node,
@@ -25,12 +26,14 @@ from .state import (
                    scope,
                    set_grad_enabled,
 )
-from .tensor import Tensor
+from .tensor import Tensor, is_tensor
 
 __all__ = [
-    "AccumulateGrad", "CopySlices", "CustomFunction", "Edge", "Function", "GraphFreedError",
+    "AccumulateGrad", "CopySlices", "CustomFunction", "Edge", "Function", "GraphError",
+    "GraphFreedError",
     "InplaceModificationError", "Node", "RemovableHandle", "SavedTensor", "SlotMeta",
     "StackFrame", "Tensor", "backend", "backward", "capture_stack", "current_scope",
-    "enable_grad", "grad", "is_grad_enabled", "no_grad", "once_differentiable", "scope",
+    "enable_grad", "grad", "is_grad_enabled", "is_tensor", "no_grad", "once_differentiable",
+    "scope",
     "set_grad_enabled",
 ]

@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from threading import get_ident
 from typing import Any
 
 import numpy as np
 
 from . import backend
+from . import dual as _dual
 from .dual import ACTIVE as _DUAL_LEVELS
 from .function import Function
-from .inplace import refresh_view
+from .inplace import CUSTOM, MULTI, refresh_view
 from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, Node
 from .recording import (
     NO_STACK,
@@ -84,7 +86,7 @@ class CustomFunction(Function):
 
 def apply_user(cls: type[Function], *args: Any) -> Any:
     """``apply`` of a user Function: forward on Tensors under no_grad, then record."""
-    if _DUAL_LEVELS:
+    if _DUAL_LEVELS and _dual.OWNER[0] == get_ident():  # (another thread's: not ours)
         from .dual import _tangents_of, no_jvp_error
 
         if any(_tangents_of(args, level)[1] for level in _DUAL_LEVELS):
@@ -174,8 +176,8 @@ def apply_user(cls: type[Function], *args: Any) -> Any:
         if dirty and id(o) in dirty:  # an input modified in place: it takes this node
             o._bump_version()
             o._rg = True
-            o.grad_fn = node
-            o.output_nr = nr
+            o._grad_fn = node
+            o._output_nr = nr
             results.append(o)
         elif nondiff and id(array) in nondiff:
             # PyTorch returns such an output as it is; one that is an input stays one.
@@ -187,11 +189,17 @@ def apply_user(cls: type[Function], *args: Any) -> Any:
             if o._vc is None:
                 o._vc = [0]
             fresh._vc = o._vc
+            if o._base is not None or _is_input(o, tensors):
+                # a view of what it was made from, as in PyTorch, which refuses writes
+                # through it (the write's history would bypass this node's backward)
+                fresh._base = o._base if o._base is not None else o
+                fresh._view_version = o._vc[0]
+                fresh._creation = MULTI if len(outs) > 1 else CUSTOM
             results.append(fresh)
         else:  # made in forward: becomes the output itself, as in PyTorch
             o._rg = True
-            o.grad_fn = node
-            o.output_nr = nr
+            o._grad_fn = node
+            o._output_nr = nr
             results.append(o)
         nr += 1
     if nondiff:  # ids -> output numbers, which is what Node.input_meta reads
@@ -225,7 +233,7 @@ def _dirty_outputs(node: Node, outs: Any) -> set:
             f"output. The inputs that are modified inplace must all be outputs of the "
             f"Function ({node.name()}).")
     for t in dirty:
-        if t._rg and t.grad_fn is None:
+        if t._rg and t._grad_fn is None:
             raise RuntimeError(
                 f"a leaf Tensor that requires grad has been used in an in-place operation "
                 f"(the forward of {node.name()} marked it dirty). Pass a clone, or modify it "

@@ -20,6 +20,7 @@ ops come to ``apply_inplace_dual`` (their tangent is written in place: dual_inpl
 
 from __future__ import annotations
 
+from threading import get_ident as _thread
 from typing import Any
 
 from .backend import ARRAY_TYPES
@@ -32,6 +33,11 @@ ACTIVE: list = []
 #: Every entered level, outermost first (a level is absent from ACTIVE while the
 #: tangents of its own op are being computed).
 LEVELS: list = []
+#: ``[thread id]`` of the thread that opened the levels (None while none is open).  As in
+#: PyTorch, levels are process-wide: another thread cannot open one beside them
+#: (forward_ad.enter_dual_level).  Only their thread computes tangents: ACTIVE is
+#: changed while a rule runs, so an op of another thread runs as if no level were open.
+OWNER: list = [None]
 
 
 class Level:
@@ -146,6 +152,8 @@ def apply_dual(cls: Any, args: tuple) -> Any:
     arrays and the rule runs under no_grad, where its Tensor ops take the operators'
     array shortcut (nothing could be recorded anyway).
     """
+    if _thread() != OWNER[0]:  # the levels are another thread's: the op alone
+        return APPLY_STEPS[0](cls, args)
     level = ACTIVE[-1]
     lean = len(ACTIVE) == 1 and cls.builtin and not cls.view_of_input
     found = False
@@ -195,8 +203,8 @@ def apply_dual(cls: Any, args: tuple) -> Any:
                     result.array = out_array
                     result._rg = False
                     result._grad = None
-                    result.grad_fn = None
-                    result.output_nr = 0
+                    result._grad_fn = None
+                    result._output_nr = 0
                     result._vc = None
                     result._base = None
                 else:  # several outputs, or a NumPy scalar: wrapped as apply wraps them
@@ -213,7 +221,9 @@ def apply_dual(cls: Any, args: tuple) -> Any:
                     out = rule(args, tangents, result)
                 written: Any = out_array  # (mypy narrows out_array by its class test)
                 if single and out.__class__ is _Tensor and out.array.shape == written.shape \
-                        and out.array.dtype is written.dtype:  # the common case
+                        and out.array.dtype is written.dtype \
+                        and written.dtype.kind == "f":  # the common case (else _record:
+                    # an integer or bool result carries no tangent, as in PyTorch)
                     key = id(out_array)
                     level.primals[key] = out_array
                     level.tangents[key] = out
@@ -251,6 +261,8 @@ def apply_inplace_dual(cls: Any, target: Any, args: tuple, run: Any) -> Any:
     The rule sees the target's value before the write (a copy, made only when the
     innermost level has a tangent here) and the written target as the result.
     """
+    if _thread() != OWNER[0]:  # the levels are another thread's: the write alone
+        return run(cls, target, args)
     snapshot = ACTIVE[:]
     level = ACTIVE.pop()
     try:
@@ -304,3 +316,5 @@ def scaled(tangent: Any, factor: Any) -> Any:
 _new = object.__new__
 _FAILED = object()  # the lean path's forward raised: apply runs it again, raising its error
 _Tensor: Any = None  # vizgrad.core.tensor sets this (it imports this module first)
+#: ``[steps(cls, args)]``: Function.apply's steps without this module (function.py sets it)
+APPLY_STEPS: list = [None]

@@ -24,6 +24,7 @@ from .broadcast import sum_to_array
 from .hooks import describe_leaf, describe_output, run_tensor_hook
 from .meta import MetaArray
 from .node import AccumulateGrad, ContiguousLayout, Node
+from .saved import GraphError
 from .state import grad_enabled, set_grad_mode
 from .tensor import Tensor, accumulator_of, edge_of
 
@@ -207,7 +208,7 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
         if not tensor._rg:
             raise RuntimeError(f"input {index} does not require grad; a gradient with respect "
                                "to it cannot be computed")
-        edge = edge_of(tensor) if tensor.grad_fn is not None else (accumulator_of(tensor), 0)
+        edge = edge_of(tensor) if tensor._grad_fn is not None else (accumulator_of(tensor), 0)
         input_edges.append(edge)
         captures.setdefault(edge, []).append(index)
     captured: list[Tensor | None] = [None] * len(input_edges)
@@ -495,6 +496,39 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
         variable.grad = Tensor._make(variable.grad.array + grad.array)
 
 
+def call_node(node: Node, grads: tuple) -> Any:
+    """``node(*grads)``: one node's backward run by hand (see ``Node.__call__``)."""
+    meta = node._result_meta
+    if len(grads) != len(meta):
+        raise TypeError(f"{node.name()} expected {len(meta)} gradient(s) (one per output of "
+                        f"its forward op), got {len(grads)}")
+    buffer = []
+    for nr, (grad, (shape, _)) in enumerate(zip(grads, meta)):
+        if grad is not None:
+            if not isinstance(grad, Tensor):
+                raise TypeError(f"{node.name()} takes gradient tensors (or None), got "
+                                f"{type(grad).__name__} for output {nr}")
+            if tuple(grad.shape) != tuple(shape):
+                raise RuntimeError(f"{node.name()}: the gradient of output {nr} has shape "
+                                   f"{tuple(grad.shape)}, the output has shape {tuple(shape)}")
+        buffer.append(grad)
+    if node.__class__ is AccumulateGrad:
+        if buffer[0] is not None:
+            with ACCUMULATE_LOCK:
+                _accumulate(node.variable, buffer[0], grad_enabled())
+        return ()
+    if all(grad is None for grad in buffer):
+        result: Any = [None] * len(node._next_nodes)
+    else:
+        if any(grad is None for grad in buffer):
+            buffer = _materialize(node, buffer)
+        result = _call_backward(node, buffer)
+    # As returned by backward: the engine, not the node, reduces a broadcast gradient to
+    # its input's shape (PyTorch's node called by hand does not reduce either).
+    out = [None if child is None else grad for child, grad in zip(node._next_nodes, result)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
 #: Callables told ``listener(outputs)`` at the start of every ``backward()``; the CLI
 #: uses this to find "the root of the first backward() call" of a script.
 BACKWARD_LISTENERS: list = []
@@ -523,10 +557,17 @@ def backward(outputs: Any, gradients: Any = None, retain_graph: bool | None = No
     input_list = None if inputs is None else _as_list(inputs)
     if input_list is not None and not input_list:
         raise RuntimeError("backward(inputs=...) got an empty list of inputs")
-    captured = run_backward(outputs, gradients, retain_graph, create_graph, input_list,
-                            accumulate=True)
+    try:
+        captured = run_backward(outputs, gradients, retain_graph, create_graph, input_list,
+                                accumulate=True)
+    except GraphError as error:
+        # Raised again from here without the engine's frames below: a second backward
+        # or an in-place error shows the user's call and the message, not vizgrad's
+        # internals; IPython and pytest also skip frames that set __tracebackhide__.
+        __tracebackhide__ = True  # noqa: F841
+        raise error.with_traceback(None) from error.__cause__
     for tensor, grad in zip(input_list or (), captured):
-        if tensor.grad_fn is not None and grad is not None:
+        if tensor._grad_fn is not None and grad is not None:
             value = grad if create_graph else grad.detach()
             tensor.grad = value if tensor.grad is None else tensor.grad + value
     for listener in list(BACKWARD_DONE_LISTENERS):
@@ -539,16 +580,27 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
 
     Example
     -------
+    >>> x = vizgrad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = (x ** 3).sum()
     >>> (dx,) = vizgrad.autograd.grad(y, [x], create_graph=True)
     >>> (ddx,) = vizgrad.autograd.grad(dx.sum(), [x])
+    >>> dx, ddx                                      # 3 x**2, 6 x
+    (tensor([ 3., 12.], grad_fn=<...>), tensor([ 6., 12.]))
     """
     outputs = _as_list(outputs)
     input_list = _as_list(inputs)
     gradients = None if grad_outputs is None else _as_list(grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    captured = run_backward(outputs, gradients, retain_graph, create_graph, input_list,
-                            accumulate=False)
+    try:
+        captured = run_backward(outputs, gradients, retain_graph, create_graph, input_list,
+                                accumulate=False)
+    except GraphError as error:
+        # Raised again from here without the engine's frames below: a second backward
+        # or an in-place error shows the user's call and the message, not vizgrad's
+        # internals; IPython and pytest also skip frames that set __tracebackhide__.
+        __tracebackhide__ = True  # noqa: F841
+        raise error.with_traceback(None) from error.__cause__
     result = []
     for index, (tensor, value) in enumerate(zip(input_list, captured)):
         if value is None and not allow_unused:

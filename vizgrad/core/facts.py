@@ -107,7 +107,7 @@ def saved_buffers(node: Node) -> tuple[tuple[int, int, bool], ...]:
         elif kind == _INPUT:
             # a view of a leaf (linear's weight.t()) holds the leaf's memory
             base = value._base
-            leaf = value.grad_fn is None or (base is not None and base.grad_fn is None)
+            leaf = value._grad_fn is None or (base is not None and base._grad_fn is None)
             value = value.array
         if value.base is not None:
             value = _owner(value)

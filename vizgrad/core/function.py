@@ -40,7 +40,7 @@ import numpy as np
 
 from . import backend
 from .dual import ACTIVE as _DUAL_LEVELS
-from .dual import apply_dual, apply_inplace_dual
+from .dual import APPLY_STEPS, apply_dual, apply_inplace_dual
 from .inplace import refresh_view
 from .node import SEQUENCE, Node, node_class
 from .recording import (
@@ -70,7 +70,7 @@ from .recording import (
 )
 from .saving import resolve_saved
 from .stack import capture
-from .state import STACK, current_scope, grad_enabled
+from .state import OBSERVERS, STACK, current_scope, grad_enabled
 from .tensor import Tensor, accumulator_of
 
 __all__ = ["FORWARD_LISTENERS", "Function", "binary_operator", "unary_operator"]
@@ -232,10 +232,10 @@ class Function:
                 mask |= bit
                 if arg._rg:
                     grad_mask |= bit
-                    source = arg.grad_fn
+                    source = arg._grad_fn
                     if source is not None:
                         next_nodes.append(source)
-                        if arg.output_nr:
+                        if arg._output_nr:
                             numbered = True
                     else:
                         ref = arg._accumulator
@@ -306,8 +306,8 @@ class Function:
         result.array = out
         result._rg = True
         result._grad = None
-        result.grad_fn = node
-        result.output_nr = 0
+        result._grad_fn = node
+        result._output_nr = 0
         result._vc = None
         result._base = None
         # -- save ---------------------------------------------------------------------
@@ -322,25 +322,7 @@ class Function:
         """``apply``, one named step at a time: what the fast path does, for every case."""
         if _DUAL_LEVELS:  # forward AD (core/dual.py): primal, then the op's jvp rule
             return apply_dual(cls, args)
-        if not grad_enabled():
-            return run_unrecorded(cls, args, None, None)
-        tensors, mask = input_tensors(cls, args)
-        raw = unwrap(args)
-        grad_mask = grad_mask_of(args)
-        if not grad_mask:
-            return run_unrecorded(cls, args, raw, tensors)
-        node = link_edges(cls, tensors, grad_mask)
-        out = run_forward(cls, node, raw, tensors)
-        node._layout = layout_of(args) if mask is None else simple_layout(mask)
-        if any(not t._rg for t in tensors):
-            node._own_operand_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])
-        out_class = out.__class__
-        if out_class in backend.ARRAY_TYPES:
-            node._result_meta = single_meta(out.shape, out.dtype)
-            if out.dtype.kind != "f":
-                check_output_dtype(cls, node, (out,))
-            describe_call(node, tensors, (out,))
-        return finish_recorded(cls, node, out, args, tensors)
+        return _steps(cls, args)
 
     @classmethod
     def apply_(cls, target: Tensor, *args: Any) -> Tensor:
@@ -362,12 +344,42 @@ class Function:
         return apply_inplace(cls, target, args)
 
 
+def _steps(cls: type[Function], args: tuple) -> Any:
+    """``apply_plain`` past forward AD: also how another thread's op runs while this
+    thread's dual levels are open (``dual.OWNER``)."""
+    if not grad_enabled():
+        return run_unrecorded(cls, args, None, None)
+    tensors, mask = input_tensors(cls, args)
+    raw = unwrap(args)
+    grad_mask = grad_mask_of(args)
+    if not grad_mask:
+        return run_unrecorded(cls, args, raw, tensors)
+    node = link_edges(cls, tensors, grad_mask)
+    out = run_forward(cls, node, raw, tensors)
+    node._layout = layout_of(args) if mask is None else simple_layout(mask)
+    if any(not t._rg for t in tensors):
+        node._own_operand_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])
+    out_class = out.__class__
+    if out_class in backend.ARRAY_TYPES:
+        node._result_meta = single_meta(out.shape, out.dtype)
+        if out.dtype.kind != "f":
+            check_output_dtype(cls, node, (out,))
+        describe_call(node, tensors, (out,))
+    return finish_recorded(cls, node, out, args, tensors)
+
+
+APPLY_STEPS[0] = _steps
+
+
 def binary_operator(cls: type[Function], reflected: bool = False) -> Callable:
     """A Python operator (``Tensor.__mul__`` ...) for ``cls``: ``cls.apply``, except that
     when nothing will be recorded it calls ``cls.forward`` on the arrays directly.
 
     That shortcut is the fast path of ``run_unrecorded`` (no argument loop, no list),
-    and it matters: every op inside a backward formula runs there.  Anything unusual
+    and it matters: every op inside a backward formula runs there.  It is taken only
+    when nothing needs the op to pass through apply: grad mode off, no dual level open,
+    no static trace running (``state.OBSERVERS``); apply_dual takes it for a rule's
+    ops, computed with their own level closed.  Anything unusual
     (a list, a result that is not one array, an error) goes to ``cls.apply``, so
     results and error messages are apply's.
     """
@@ -376,7 +388,8 @@ def binary_operator(cls: type[Function], reflected: bool = False) -> Callable:
     def operator(self: Tensor, other: Any) -> Any:
         if _DUAL_LEVELS:  # forward AD (core/dual.py), without apply's extra call
             return apply_dual(cls, (other, self) if reflected else (self, other))
-        if grad_enabled() or other.__class__ is list or other.__class__ is tuple:
+        if grad_enabled() or OBSERVERS or other.__class__ is list \
+                or other.__class__ is tuple:  # (OBSERVERS: a trace must see apply)
             return cls.apply(other, self) if reflected else cls.apply(self, other)
         value = other.array if isinstance(other, Tensor) else other
         try:
@@ -399,7 +412,7 @@ def unary_operator(cls: type[Function]) -> Callable:
     def operator(self: Tensor) -> Any:
         if _DUAL_LEVELS:
             return apply_dual(cls, (self,))
-        if grad_enabled():
+        if grad_enabled() or OBSERVERS:
             return cls.apply(self)
         out = forward(FORWARD_ONLY, self.array)
         if out.__class__ in backend.ARRAY_TYPES:

@@ -8,6 +8,7 @@ so a saved tensor modified afterwards is caught when backward unpacks it.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, cast
 
 from .node import SavedTensor
@@ -17,6 +18,56 @@ from .tensor import Tensor
 
 if TYPE_CHECKING:
     from .function import Function
+
+
+#: ``Tensor._creation``: views PyTorch refuses in-place writes through (with grad mode
+#: on): made under no_grad, a view of such a view, a custom Function's output that is a
+#: view (or an input returned as is), one of several such outputs.
+NO_GRAD, NO_GRAD_CHAIN, CUSTOM, MULTI = "no_grad", "no_grad_chain", "custom", "multi"
+
+
+def inherited_creation(creation: str) -> str:
+    """The mark of a view made from a marked view (PyTorch propagates it)."""
+    return NO_GRAD_CHAIN if creation == NO_GRAD else creation
+
+
+def _view_op_name(view: Tensor) -> str:
+    """PyTorch's name of the op that made ``view`` in these messages: ``Slice``, ``MyFn``."""
+    node = view._grad_fn
+    chain = view._view_chain
+    name = node.name() if node is not None else chain[-1][0].backward_name if chain \
+        else "a view op"
+    return re.sub(r"Backward\d*$", "", name)
+
+
+def view_write_error(view: Tensor, direct: bool, op: str | None = None) -> RuntimeError:
+    """PyTorch's error for a write through a view it refuses (``view._creation``), made
+    by the write itself (``direct``) or by a write into its base or a sibling view."""
+    creation = view._creation
+    what = "is being modified inplace" if direct else \
+        "its base or another view of its base has been modified inplace"
+    output = f"Output {view._output_nr} of {_view_op_name(view)}"
+    if creation == NO_GRAD or creation == NO_GRAD_CHAIN:
+        head = "A view was created in no_grad mode" if creation == NO_GRAD else \
+            f"{output} is a view of a view which was created in no_grad mode"
+        text = (f"{head} and {what} with grad mode enabled. Given that this use case is "
+                "ambiguous and error-prone, it is forbidden. You can clarify your code by "
+                "moving both the view and the inplace either both inside the no_grad block "
+                "(if you don't want the inplace to be tracked) or both outside (if you want "
+                "the inplace to be tracked).")
+    elif creation == MULTI:
+        text = (f"{output} is a view and {what}. This view is the output of a function that "
+                "returns multiple views. Such functions do not allow the output views to be "
+                "modified inplace. You should replace the inplace operation by an "
+                "out-of-place one.")
+    else:
+        text = (f"{output} is a view and {what}. This view was created inside a custom "
+                "Function (or because an input was returned as-is) and the autograd logic "
+                "to handle view+inplace would override the custom backward associated with "
+                "the custom Function, leading to incorrect gradients. This behavior is "
+                "forbidden. You can fix this by cloning the output of the custom Function.")
+    where = f"{op}_ " if op else ""
+    return RuntimeError(f"{text} (vizgrad: {where}at {user_location()})")
 
 
 def _any_requires_grad(args: tuple) -> bool:
@@ -58,8 +109,13 @@ def _write(target: Tensor, array: Any) -> None:
 def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
     from .function import FORWARD_ONLY, run_forward, unwrap
 
-    if target._base is not None and target._view_version != target._vc[0]:
-        refresh_view(target)
+    base = target._base
+    if base is not None:
+        if target._creation is not None and grad_enabled() and \
+                (target._rg or base._rg or _any_requires_grad(args)):
+            raise view_write_error(target, True, cls.__name__.lower())
+        if target._view_version != target._vc[0]:
+            refresh_view(target)
     record = grad_enabled() and (target._rg or _any_requires_grad(args))
     if not record:
         # The unrecorded branch of Function.apply's steps: unwrap, run forward, write.
@@ -68,26 +124,25 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
         return target
 
     where = user_location()
-    if target.grad_fn is None and target._rg:
+    if target._grad_fn is None and target._rg:
         raise RuntimeError(
             f"a leaf tensor that requires grad is used in an in-place operation "
             f"({cls.__name__.lower()}_) at {where}. Wrap parameter updates in "
             "`with vizgrad.no_grad():`, or use an out-of-place op.")
-    base = target._base
     if base is not None:
         if target._view_chain is None:
             raise RuntimeError(
                 f"this tensor is one of several views returned by one op (split, chunk, "
                 f"unbind) and cannot be modified in place ({cls.__name__.lower()}_ at "
                 f"{where}). Clone it first: t = t.clone().")
-        if base.grad_fn is None and base._rg:
+        if base._grad_fn is None and base._rg:
             raise RuntimeError(
                 f"a view of a leaf tensor that requires grad is used in an in-place operation "
                 f"({cls.__name__.lower()}_ at {where}). Modify a clone of the leaf instead.")
 
-    old = Tensor._make(target.array, target._rg, target.grad_fn, target.output_nr)
+    old = Tensor._make(target.array, target._rg, target._grad_fn, target._output_nr)
     result = cls.apply(old, *args)
-    node = result.grad_fn
+    node = result._grad_fn
     if node is None:  # nothing to record after all (e.g. non-differentiable op)
         _write(target, result.array)
         return target
@@ -97,12 +152,12 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
     if target._vc is None:
         target._vc = [0]
     node._rewrite_saved_outputs(target.array, target._vc)
-    target.grad_fn = node
-    target.output_nr = result.output_nr
+    target._grad_fn = node
+    target._output_nr = result._output_nr
     target._rg = True
     if base is not None:
         _rebase(target, base)
-    _follow_retain_grad(target, old.grad_fn, old.output_nr)
+    _follow_retain_grad(target, old._grad_fn, old._output_nr)
     return target
 
 
@@ -126,17 +181,17 @@ def _rebase(view: Tensor, base: Tensor) -> None:
     from .copy_slices import CopySlices, take_over
 
     view._view_version = base._vc[0]  # its grad_fn is the write's node: current, not stale
-    old_base = Tensor._make(base.array, base._rg, base.grad_fn, base.output_nr)
-    op = view.grad_fn
+    old_base = Tensor._make(base.array, base._rg, base._grad_fn, base._output_nr)
+    op = view._grad_fn
     new_base = CopySlices.apply(old_base, view, view._view_chain)
-    take_over(new_base.grad_fn, op, base.array)
-    base.grad_fn = new_base.grad_fn
-    base.output_nr = 0
+    take_over(new_base._grad_fn, op, base.array)
+    base._grad_fn = new_base._grad_fn
+    base._output_nr = 0
     base._rg = True
-    _follow_retain_grad(base, old_base.grad_fn, old_base.output_nr)
+    _follow_retain_grad(base, old_base._grad_fn, old_base._output_nr)
     fresh = regenerate_view(base, cast(tuple, view._view_chain))
-    view.grad_fn = fresh.grad_fn
-    view.output_nr = fresh.output_nr
+    view._grad_fn = fresh._grad_fn
+    view._output_nr = fresh._output_nr
     view._view_version = base._vc[0]
 
 
@@ -148,9 +203,11 @@ def refresh_view(view: Tensor) -> None:
     """
     base = view._base
     version = base._vc[0]
+    if view._creation is not None and (view._rg or base._rg) and grad_enabled():
+        raise view_write_error(view, False)  # its history cannot be derived again
     if view._view_chain is not None and base._rg and grad_enabled():
         fresh = regenerate_view(base, view._view_chain)
-        view.grad_fn = fresh.grad_fn
-        view.output_nr = fresh.output_nr
+        view._grad_fn = fresh._grad_fn
+        view._output_nr = fresh._output_nr
         view._rg = True
     view._view_version = version

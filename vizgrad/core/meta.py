@@ -146,6 +146,8 @@ class _MetaModule:
         return False  # no memory to share: a meta "view" is its own tensor
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # Python's own look-ups (hasattr(x, "__wrapped__"), ...)
+            raise AttributeError(name)
         raise TypeError(f"meta tensors have no data: {name}() cannot run on them (an op "
                         "that reads values, not only shapes, needs a real device)")
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from .saved import (
     INPUTS_IN_ORDER,
+    GraphError,
     GraphFreedError,
     InplaceModificationError,
     SavedEntry,
@@ -30,7 +31,7 @@ from .stack import StackFrame, format_frames
 __all__ = [
     "FORWARD_ONLY", "INPUTS_IN_ORDER", "OP_NODE_CLASSES", "OUT_LIST", "OUT_SINGLE",
     "OUT_TUPLE", "AccumulateGrad", "ContiguousLayout", "Edge", "ForwardOnly",
-    "FunctionNode", "GraphFreedError", "InplaceModificationError", "Node",
+    "FunctionNode", "GraphError", "GraphFreedError", "InplaceModificationError", "Node",
     "RemovableHandle", "SavedEntry", "SavedTensor", "SlotMeta", "add_hook", "node_class",
 ]
 
@@ -131,6 +132,7 @@ class Node:
 
     Example
     -------
+    >>> x, w = vizgrad.randn(3, requires_grad=True), vizgrad.randn(3, requires_grad=True)
     >>> y = (x * w).sum()
     >>> y.grad_fn.name()
     'SumBackward0'
@@ -214,6 +216,22 @@ class Node:
     def name(self) -> str:
         """PyTorch-style name of the backward op, e.g. ``"MulBackward0"``."""
         return self.fn.backward_name
+
+    def __call__(self, *grads: Any) -> Any:
+        """Run this node's backward on one gradient per forward output, as PyTorch's
+        ``grad_fn(grad)``: one gradient per forward input (a tuple when there are several,
+        None where the input wants none), recorded when grad mode is on.  An
+        ``AccumulateGrad`` node adds its gradient into the leaf's ``.grad``.
+
+        Example
+        -------
+        >>> x = vizgrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> (x * 3.0).grad_fn(vizgrad.ones(2))      # the number 3.0 is input 1: no gradient
+        (tensor([3., 3.]), None)
+        """
+        from .engine import call_node
+
+        return call_node(self, grads)
 
     def __repr__(self) -> str:
         if self.fn is None:  # a bare Node() that no op has filled in
@@ -463,7 +481,19 @@ class FunctionNode(Node):
 
         Example
         -------
-        >>> (x,) = ctx.saved_tensors        # inside a custom Function's backward
+        >>> class Square(vizgrad.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x * x
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         (x,) = ctx.saved_tensors
+        ...         return 2 * x * grad
+        >>> x = vizgrad.tensor([3.0], requires_grad=True)
+        >>> Square.apply(x).sum().backward()
+        >>> x.grad
+        tensor([6.])
         """
         return self.saved_values
 

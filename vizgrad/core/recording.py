@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import backend
-from .inplace import refresh_view
+from .inplace import NO_GRAD, inherited_creation, refresh_view
 from .node import FORWARD_ONLY, OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, ForwardOnly, Node
 from .saving import resolve_saved
 from .stack import capture, user_location
-from .state import STACK, current_scope
+from .state import STACK, current_scope, grad_enabled
 from .tensor import Tensor, accumulator_of
 
 if TYPE_CHECKING:
@@ -185,8 +185,8 @@ def next_node_of(tensor: Tensor) -> Node | None:
     """The node an input's gradient goes to (None when it wants none)."""
     if not tensor._rg:
         return None
-    if tensor.grad_fn is not None:
-        return tensor.grad_fn
+    if tensor._grad_fn is not None:
+        return tensor._grad_fn
     ref = tensor._accumulator
     accumulator = ref() if ref is not None else None
     return accumulator if accumulator is not None else accumulator_of(tensor)
@@ -194,7 +194,7 @@ def next_node_of(tensor: Tensor) -> Node | None:
 
 def numbers_of(tensors: list) -> tuple:
     """``output_nr`` of each input (0 for one that wants no gradient), as a shared tuple."""
-    numbers = tuple(t.output_nr if t._rg and t.grad_fn is not None else 0 for t in tensors)
+    numbers = tuple(t._output_nr if t._rg and t._grad_fn is not None else 0 for t in tensors)
     found = _NRS.get(numbers)
     if found is None:
         if len(_NRS) > 4096:
@@ -315,6 +315,10 @@ def mark_views(cls: type[Function], args: tuple, results: list) -> None:
     source_array = source.array
     xp = backend.array_module(source_array)
     single = len(results) == 1
+    # a view made under no_grad, or a view of a view PyTorch refuses writes through,
+    # is marked: such a write with grad mode on raises (inplace.view_write_error)
+    creation = inherited_creation(source._creation) if source._base is not None \
+        and source._creation is not None else None if grad_enabled() else NO_GRAD
     for result in results:
         if not xp.may_share_memory(result.array, source_array):
             continue
@@ -324,6 +328,8 @@ def mark_views(cls: type[Function], args: tuple, results: list) -> None:
         result._vc = base._vc
         result._base = base
         result._view_version = base._vc[0]
+        if creation is not None:
+            result._creation = creation
         if single:
             prefix = source._view_chain if source._base is not None else ()
             result._view_chain = None if prefix is None else prefix + ((cls, args[1:]),)

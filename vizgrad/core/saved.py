@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import backend
+from .stack import traceback_entry
 
 if TYPE_CHECKING:
     from .node import Node
@@ -20,23 +21,24 @@ if TYPE_CHECKING:
 Tensor: Any = None  # vizgrad.core.tensor sets this (it imports this module first)
 
 
-class GraphFreedError(RuntimeError):
-    """Backward (or a saved-tensor read) reached a node whose buffers were already freed.
+class GraphError(RuntimeError):
+    """An error vizgrad raises on purpose about one node of the user's graph: its
+    message says what happened, where (the node's forward call) and what to do, and
+    ``node`` is that node (``vizgrad.debug.save_error_picture`` draws it).
 
-    ``node`` is the node that was reached (for pictures of where it happened).
+    ``backward()`` and ``autograd.grad()`` raise it from the user's own call: its
+    traceback holds none of the engine's frames (the message tells the story).
     """
 
     node: Any = None
 
 
-class InplaceModificationError(RuntimeError):
-    """A tensor saved for backward was modified in place after it was saved.
+class GraphFreedError(GraphError):
+    """Backward (or a saved-tensor read) reached a node whose buffers were already freed."""
 
-    ``node`` is the node whose saved tensor changed: ``vizgrad.debug.save_error_picture``
-    draws its neighbourhood.
-    """
 
-    node: Any = None
+class InplaceModificationError(GraphError):
+    """A tensor saved for backward was modified in place after it was saved."""
 
 
 
@@ -175,8 +177,7 @@ def _where(node: Node) -> str:
     frames = node.stack
     if not frames:
         return "(no forward stack was captured; turn on vizgrad.capture_stack() to see it)"
-    lines = "\n".join(f'    File "{f.filename}", line {f.lineno}, in {f.function}\n      {f.line}'
-                      for f in frames)
+    lines = "\n".join("    " + traceback_entry(f).replace("\n", "\n    ") for f in frames)
     return f"The forward call that created {node.name()} (most recent call last):\n{lines}"
 
 

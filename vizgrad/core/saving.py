@@ -128,7 +128,12 @@ def _resolve_saved_general(node: Any, to_save: tuple, tensors: list, results: An
 
 def _entry_of(item: Any, name: str | None, order: int, positional: bool, tensors: list,
               results: Any, store: list) -> SavedEntry:
+    # The input in the saved item's own position first: in ``x * x`` both inputs are one
+    # array, and the second saved item is the second input ("other"), not "self" again.
+    same = positional and order < len(tensors) and tensors[order].array is item
     for flat, tensor in enumerate(tensors):
+        if same and flat != order:
+            continue
         if tensor.array is item:
             counter = tensor._vc
             store.append(tensor)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import linecache
 import os
+import sys
 from sys import _getframe, gettrace
 from typing import Any, NamedTuple
 
@@ -52,9 +53,19 @@ def hide_package(folder: str) -> None:
     _LAST_WALK = (0, _NO_TAG, (), False, ())
 
 
-def _is_internal(filename: str) -> bool:
-    internal = filename.startswith(_HIDDEN) or (
+#: The interactive shells that run a user's cells: their frames end a user stack as a
+#: script runner's do (the kernel's machinery above a cell is not the user's code).
+_SHELLS = ("IPython", "ipykernel")
+
+
+def _is_internal(filename: str) -> object:
+    internal: object = filename.startswith(_HIDDEN) or (
         not os.path.isabs(filename) and os.path.abspath(filename).startswith(_HIDDEN))
+    if not internal:
+        for name in _SHELLS:  # loaded already if one of its frames is running
+            path = getattr(sys.modules.get(name), "__file__", None)
+            if path and filename.startswith(os.path.dirname(path) + os.sep):
+                internal = RUNNER
     _INTERNAL[filename] = internal
     return internal
 
@@ -206,6 +217,45 @@ def format_frames(raw: tuple | None) -> tuple[StackFrame, ...]:
         line = linecache.getline(code.co_filename, lineno).strip()
         out.append(StackFrame(code.co_filename, lineno, code.co_name, line))
     return tuple(out)
+
+
+_CELLS: dict[str, str | None] = {}
+
+
+def notebook_cell(filename: str) -> str | None:
+    """``"In [3]"`` when ``filename`` is a cell of the running IPython, else None.
+
+    In Jupyter, code runs from ipykernel's temporary files (``/tmp/ipykernel_81/
+    202857748.py``), names nobody can open; IPython maps each to its cell
+    (``get_ipython().compile.format_code_name(filename)`` gives ``("Cell", "In[3]")``,
+    what its own tracebacks show).
+    """
+    if filename in _CELLS:
+        return _CELLS[filename]
+    cell = None
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    format_name = getattr(getattr(shell, "compile", None), "format_code_name", None)
+    if format_name is not None:
+        try:
+            found = format_name(filename)
+        except Exception:  # noqa: BLE001 - an IPython we do not know: plain file names
+            found = None
+        if found and found[1]:
+            label = str(found[1])
+            cell = label.replace("In[", "In [") if label.startswith("In[") else label
+    if cell is not None or ipython is None:  # unknown files may become cells later
+        _CELLS[filename] = cell
+    return cell
+
+
+def traceback_entry(frame: StackFrame) -> str:
+    """One frame of a stack, as Python's (and IPython's, for a notebook cell)
+    tracebacks print it: two lines, the place and the source."""
+    cell = notebook_cell(frame.filename)
+    head = (f"{cell}, line {frame.lineno}, in {frame.function}" if cell is not None
+            else f'File "{frame.filename}", line {frame.lineno}, in {frame.function}')
+    return f"{head}\n  {frame.line}"
 
 
 def user_location() -> str:

@@ -23,6 +23,13 @@ set_scope = _SCOPE.set
 # for the whole program, not for one thread.
 STACK = {"depth": 8}
 
+#: ``vizgrad.static`` recorders at work: they see ops as ``Function.apply`` calls, so
+#: while this is non-empty the array shortcuts that skip apply when grad mode is off
+#: (the Tensor operators) are not taken -- as while a dual level is open
+#: (``dual.ACTIVE``: an op carries tangents under no_grad too, as in PyTorch).  One list
+#: read otherwise.  Process-wide: a trace in one thread only slows others' shortcuts.
+OBSERVERS: list = []
+
 
 class _GradModeContext:
     """Base for grad-mode switches usable as context manager and as decorator."""
@@ -56,8 +63,11 @@ class no_grad(_GradModeContext):
 
     Example
     -------
+    >>> x = vizgrad.randn(3, requires_grad=True)
     >>> with vizgrad.no_grad():
-    ...     y = x * 2          # y.grad_fn is None
+    ...     y = x * 2
+    >>> y.grad_fn is None
+    True
     """
 
     _enabled = False

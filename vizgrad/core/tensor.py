@@ -19,6 +19,7 @@ from . import node as _node_module
 from . import saved as _saved_module
 from .dual import ACTIVE as _DUAL_LEVELS
 from .node import AccumulateGrad, Node, RemovableHandle, add_hook
+from .saved import GraphError
 from .tensor_checks import NOT_COPIED, check_grad, rebuild_tensor
 
 _NO_EDGE = (None, 0)
@@ -84,13 +85,13 @@ class Tensor:
 
     # Hot attributes are slots; rarely set ones live in the instance dict (created
     # only when first set) with these class-level defaults, so making a tensor is cheap.
-    __slots__ = ("array", "_rg", "_grad", "grad_fn", "output_nr", "_vc", "_base", "__dict__",
-                 "__weakref__")
+    __slots__ = ("array", "_rg", "_grad", "_grad_fn", "_output_nr", "_vc", "_base",
+                 "__dict__", "__weakref__")
     array: Any  #: the backend array (NumPy, CuPy ...)
     _rg: bool  #: requires_grad
     _grad: Tensor | None
-    grad_fn: Node | None  #: the node that made it (None for a leaf)
-    output_nr: int  #: which output of ``grad_fn`` it is
+    _grad_fn: Node | None  #: the node that made it (None for a leaf): ``grad_fn``
+    _output_nr: int  #: which output of ``grad_fn`` it is: ``output_nr``
     _vc: Any  #: version counter, a shared [int] (None: never written; a view always has one)
     _base: Any  #: the Tensor it is a view of, or None
     _name: str | None = None
@@ -99,6 +100,9 @@ class Tensor:
     _hooks: dict | None = None
     _retains_grad = False
     _view_version = 0  # a view's base version when its grad_fn was last derived
+    #: how a view was made when PyTorch refuses in-place writes through it
+    #: (``inplace.NO_GRAD`` ...); None for an ordinary view and every other tensor
+    _creation: str | None = None
     __array_priority__ = 1000
     __array_ufunc__ = None  # NumPy defers to our reflected operators
 
@@ -120,15 +124,48 @@ class Tensor:
     @name.setter
     def name(self, value: str | None) -> None:
         self._name = value
-        node = self.grad_fn
+        node = self._grad_fn
         if node is not None and value is not None:
-            node.metadata.setdefault(NAMES_KEY, {})[self.output_nr] = str(value)
+            node.metadata.setdefault(NAMES_KEY, {})[self._output_nr] = str(value)
+
+    # Read-only, as in PyTorch: assigning ``y.grad_fn = None`` would silently turn an
+    # interior tensor into a leaf whose .grad never fills.  (vizgrad's own code writes
+    # the slots ``_grad_fn``/``_output_nr``.)
+    @property
+    def grad_fn(self) -> Node | None:
+        """The backward node that made this tensor: None for a leaf and for a tensor made
+        under ``no_grad`` (PyTorch's ``Tensor.grad_fn``; read-only).
+
+        Example
+        -------
+        >>> x = vizgrad.ones(2, requires_grad=True)
+        >>> (x * 2).grad_fn.name(), x.grad_fn
+        ('MulBackward0', None)
+        """
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, value: object) -> None:
+        raise AttributeError("attribute 'grad_fn' of 'Tensor' objects is not writable: a "
+                             "tensor's history is set by the op that made it; use "
+                             "t.detach() (or t.detach_()) for a tensor without history")
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of ``grad_fn`` this tensor is (0 for a single-output op and for a
+        leaf; PyTorch's ``Tensor.output_nr``; read-only)."""
+        return self._output_nr
+
+    @output_nr.setter
+    def output_nr(self, value: object) -> None:
+        raise AttributeError("attribute 'output_nr' of 'Tensor' objects is not writable: it "
+                             "is set by the op that made the tensor")
 
     def _init_state(self, requires_grad: bool, grad_fn: Node | None, output_nr: int) -> None:
         self._rg = requires_grad
         self._grad = None
-        self.grad_fn = grad_fn
-        self.output_nr = output_nr
+        self._grad_fn = grad_fn
+        self._output_nr = output_nr
         self._vc = None
         self._base = None
 
@@ -140,8 +177,8 @@ class Tensor:
         tensor.array = data
         tensor._rg = requires_grad
         tensor._grad = None
-        tensor.grad_fn = grad_fn
-        tensor.output_nr = output_nr
+        tensor._grad_fn = grad_fn
+        tensor._output_nr = output_nr
         tensor._vc = None
         tensor._base = None
         return tensor
@@ -205,7 +242,11 @@ class Tensor:
 
         Example
         -------
-        >>> p.data.add_(p.grad, alpha=-0.1)     # updates p in place
+        >>> p = vizgrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> (p * p).sum().backward()
+        >>> _ = p.data.add_(p.grad, alpha=-0.1)     # updates p in place
+        >>> p
+        tensor([0.8, 1.6], requires_grad=True)
         """
         return Tensor._make(self.array)
 
@@ -256,6 +297,7 @@ class Tensor:
 
         Example
         -------
+        >>> w = vizgrad.randn(2, 3, requires_grad=True)
         >>> w.grad = vizgrad.zeros_like(w)
         """
         return self._grad
@@ -280,10 +322,10 @@ class Tensor:
         value = bool(value)
         if value and self.array.dtype.kind != "f":
             raise RuntimeError(_no_grad_dtype_message(self.array.dtype))
-        if not value and self.grad_fn is not None:
+        if not value and self._grad_fn is not None:
             raise RuntimeError(
                 "requires_grad can only be turned off on a leaf tensor; this one was made "
-                f"by {self.grad_fn.name()}. Use t.detach() for a tensor without history.")
+                f"by {self._grad_fn.name()}. Use t.detach() for a tensor without history.")
         self._rg = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -301,7 +343,7 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        return self.grad_fn is None
+        return self._grad_fn is None
 
     @property
     def _version(self) -> int:
@@ -318,9 +360,9 @@ class Tensor:
     @property
     def slot_rank(self) -> tuple[int, int]:
         """``(slot, rank)`` of this tensor among its ``grad_fn``'s outputs."""
-        if self.grad_fn is None:
+        if self._grad_fn is None:
             return (0, 0)
-        return self.grad_fn.slot_rank_of(self.output_nr)
+        return self._grad_fn.slot_rank_of(self._output_nr)
 
     @property
     def retains_grad(self) -> bool:
@@ -328,15 +370,15 @@ class Tensor:
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward."""
-        if self.grad_fn is None:
+        if self._grad_fn is None:
             if not self._rg:
                 raise RuntimeError("can't retain_grad on a tensor that doesn't require grad")
             return
-        node = self.grad_fn
+        node = self._grad_fn
         if node._retained is None:
             node._retained = {}
             node._hooked = True
-        node._retained[self.output_nr] = weakref.ref(self)
+        node._retained[self._output_nr] = weakref.ref(self)
         self._retains_grad = True
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
@@ -344,20 +386,25 @@ class Tensor:
 
         Example
         -------
+        >>> x = vizgrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> h = x * 3
         >>> handle = h.register_hook(lambda g: g * 2)
+        >>> h.sum().backward()
+        >>> x.grad                               # 3 * (1 * 2)
+        tensor([6., 6.])
         >>> handle.remove()
         """
         if not self._rg:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require grad")
-        if self.grad_fn is None:
+        if self._grad_fn is None:
             if self._hooks is None:
                 self._hooks = {}
             return add_hook(self._hooks, hook)
-        node = self.grad_fn
+        node = self._grad_fn
         if node._tensor_hooks is None:
             node._tensor_hooks = {}
             node._hooked = True
-        hooks = node._tensor_hooks.setdefault(self.output_nr, {})
+        hooks = node._tensor_hooks.setdefault(self._output_nr, {})
         return add_hook(hooks, hook)
 
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
@@ -366,13 +413,19 @@ class Tensor:
 
         Example
         -------
+        >>> x = vizgrad.randn(3, requires_grad=True)
+        >>> loss = (x * x).sum()
         >>> loss.backward()                       # scalar loss
+        >>> y = x * 2
         >>> y.backward(vizgrad.ones_like(y))       # non-scalar: give the gradient
         """
         from .engine import backward
 
-        backward([self], None if gradient is None else [gradient], retain_graph,
-                 create_graph, inputs)
+        try:
+            backward([self], None if gradient is None else [gradient], retain_graph,
+                     create_graph, inputs)
+        except GraphError as error:  # shown from here: one frame of vizgrad's, not eight
+            raise error.with_traceback(None) from error.__cause__
 
     def detach(self) -> Tensor:
         """A tensor sharing data (and version counter) with no history."""
@@ -388,8 +441,8 @@ class Tensor:
         """Cut this tensor from its history in place; it becomes a leaf."""
         if self._base is not None and self._rg:
             raise RuntimeError("can't detach_() a view; use detach() instead")
-        self.grad_fn = None
-        self.output_nr = 0
+        self._grad_fn = None
+        self._output_nr = 0
         self._rg = False
         return self
 
@@ -441,11 +494,11 @@ class Tensor:
 
     def __deepcopy__(self, memo: dict) -> Tensor:
         """Copy a leaf: data, ``requires_grad``, name and ``.grad`` (as PyTorch does)."""
-        if self.grad_fn is not None:
+        if self._grad_fn is not None:
             raise RuntimeError(
                 "Only Tensors created explicitly by the user (graph leaves) support the "
                 f"deepcopy protocol at the moment. This tensor was made by "
-                f"{self.grad_fn.name()}. Copy its values without the history with "
+                f"{self._grad_fn.name()}. Copy its values without the history with "
                 "t.detach().clone(), or deepcopy t.detach().")
         new = type(self).__new__(type(self))
         memo[id(self)] = new
@@ -476,8 +529,8 @@ class Tensor:
             extras.append(f"device='{self.device}'")
         if self.name:
             extras.append(f"name={self.name!r}")
-        if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        if self._grad_fn is not None:
+            extras.append(f"grad_fn=<{self._grad_fn.name()}>")
         elif self._rg:
             extras.append("requires_grad=True")
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"
@@ -500,7 +553,18 @@ def edge_of(tensor: Tensor) -> tuple:
     """``(node, input_nr)`` that a gradient for ``tensor`` flows to, PyTorch's gradient_edge."""
     if not tensor._rg:
         return _NO_EDGE
-    node = tensor.grad_fn
+    node = tensor._grad_fn
     if node is not None:
-        return (node, tensor.output_nr)
+        return (node, tensor._output_nr)
     return (accumulator_of(tensor), 0)
+
+
+def is_tensor(obj: object) -> bool:
+    """Whether ``obj`` is a vizgrad ``Tensor`` (PyTorch's ``torch.is_tensor``).
+
+    Example
+    -------
+    >>> vizgrad.is_tensor(vizgrad.ones(2)), vizgrad.is_tensor([1.0, 2.0])
+    (True, False)
+    """
+    return isinstance(obj, Tensor)

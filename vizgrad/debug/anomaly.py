@@ -10,15 +10,22 @@ outputs, so the op that *made* the NaN (``log(0)``, ``0/0``) is named where it r
 
 It is built on two listener seams (:func:`vizgrad.watching.on_node_backward`,
 :func:`vizgrad.watching.on_forward`), registered only while the mode is on: off, it
-costs nothing.
+costs nothing.  PyTorch programs are watched too, while the mode is on
+(:mod:`.torch_anomaly`: hooks on PyTorch's nodes that never raise into its backward;
+the error comes from the ``backward()`` call once PyTorch's engine has finished).
 
 Example
 -------
->>> with vizgrad.detect_anomaly(save_to="anomaly.svg"):
-...     loss = (x / x).sum()            # 0/0 where x == 0
-...     loss.backward()
-Traceback (most recent call last):
-RuntimeError: Function 'DivBackward0' returned nan values in its 0th output. ...
+>>> import numpy as np
+>>> x = vizgrad.tensor([0.0, 1.0], requires_grad=True)
+>>> try:
+...     with np.errstate(all="ignore"), vizgrad.detect_anomaly(save_to="anomaly.svg"):
+...         loss = (x / x).sum()            # 0/0 where x == 0
+...         loss.backward()
+... except RuntimeError as error:           # a vizgrad.debug.AnomalyError
+...     print(error)
+Function 'DivBackward0' returned nan values in its 1th output.
+  gradient 1.0 (for input 'other' of shape (2,)), going to AccumulateGrad of leaf ...
 """
 
 from __future__ import annotations
@@ -35,9 +42,10 @@ import numpy as np
 import vizgrad
 
 from .. import graph
+from ..location import stack_entry
 
 
-class AnomalyError(RuntimeError):
+class AnomalyError(graph.GraphError):
     """Anomaly mode found NaN/Inf.  ``node`` is where (a :class:`vizgrad.graph.GraphNode`),
     ``picture`` the file drawn (or None), ``phase`` ``"backward"`` or ``"forward"``."""
 
@@ -62,6 +70,11 @@ def is_anomaly_enabled() -> bool:
     return bool(_STATE["enabled"])
 
 
+def checks_forward() -> bool:
+    """Whether anomaly mode is on and checks forward outputs too."""
+    return bool(_STATE["enabled"] and _STATE["check_forward"])
+
+
 def is_anomaly_check_nan_enabled() -> bool:
     """Whether anomaly mode checks gradients for NaN/Inf."""
     return bool(_STATE["enabled"] and _STATE["check_nan"])
@@ -73,10 +86,12 @@ def _apply(state: dict[str, Any]) -> None:
     on = _STATE["enabled"]
     wanted = {"node": on,
               "forward": on and _STATE["check_forward"],
-              "roots": on and _STATE["save_to"] is not None}
+              "roots": on and _STATE["save_to"] is not None,
+              "torch": on}
     makers = {"node": lambda: vizgrad.watching.on_node_backward(_node_listener),
               "forward": lambda: vizgrad.watching.on_forward(_forward_listener),
-              "roots": lambda: vizgrad.on_backward(_remember_roots)}
+              "roots": lambda: vizgrad.on_backward(_remember_roots),
+              "torch": _torch_side}
     for key, want in wanted.items():
         if want and key not in _HANDLES:
             _HANDLES[key] = makers[key]()
@@ -86,14 +101,37 @@ def _apply(state: dict[str, Any]) -> None:
         _ROOTS.clear()
 
 
+def _torch_side() -> Any:
+    """PyTorch's backward and forward, watched while the mode is on (torch is imported
+    by neither: the watch waits for the program to import it)."""
+    from .torch_anomaly import TorchAnomaly
+
+    _COUNTS["nodes"] = 0
+    return TorchAnomaly().start()
+
+
+def coverage_text() -> str:
+    """What anomaly mode has checked since it was turned on (for "found nothing")."""
+    from .torch_anomaly import coverage_text as torch_text
+
+    return f"{_COUNTS['nodes']} vizgrad node backward(s) checked; {torch_text()}"
+
+
+_COUNTS = {"nodes": 0}
+
+
 class set_detect_anomaly:
     """Turn anomaly mode on or off now; as a context manager, restore the previous mode.
 
     Example
     -------
-    >>> vizgrad.autograd.set_detect_anomaly(True)     # from here on
+    >>> _ = vizgrad.autograd.set_detect_anomaly(True)     # from here on
     >>> with vizgrad.autograd.set_detect_anomaly(False):
-    ...     fast_part()
+    ...     vizgrad.is_anomaly_enabled()                  # off meanwhile
+    False
+    >>> vizgrad.is_anomaly_enabled()
+    True
+    >>> _ = vizgrad.autograd.set_detect_anomaly(False)
     """
 
     def __init__(self, mode: bool, check_nan: bool = True, *, check_forward: bool = False,
@@ -176,6 +214,21 @@ def _quick_nonfinite(array: Any) -> bool:
         return not math.isfinite(abs(complex((array * 0).sum())))
 
 
+def stats_text(array: Any) -> str:
+    """``shape dtype: norm, min, max, mean, NaN/Inf counts`` (an array or a tensor)."""
+    return _stats_text(array)
+
+
+def kind_of(array: Any) -> str:
+    """``"nan"``, ``"inf"`` or ``"-inf"``: what is wrong with ``array``."""
+    return _bad_kind(array)
+
+
+def where(node: graph.GraphNode) -> str:
+    """The user's forward stack that created ``node`` (or why there is none)."""
+    return _where(node)
+
+
 def _stats_text(array: Any) -> str:
     """``shape dtype: norm, min, max, mean, NaN/Inf counts`` of one array (host copy)."""
     host = graph.to_numpy(array)
@@ -215,12 +268,14 @@ def _where(node: graph.GraphNode) -> str:
     frames = node.stack
     if not frames:
         return ("  (no forward stack was recorded: turn on vizgrad.capture_stack() to see "
-                "the line that created it)")
+                "the line that created it; for PyTorch, run the forward inside anomaly "
+                "mode or vizgrad.torch.capture)")
     lines = [f"  The forward call that created {node.name()} (most recent call last):"]
     for frame in frames:
-        lines.append(f'    File "{frame.filename}", line {frame.lineno}, in {frame.function}')
+        place, source = stack_entry(frame).split("\n", 1)
+        lines.append(f"    {place}")
         if frame.line:
-            lines.append(f"      {frame.line}")
+            lines.append(f"    {source}")
     return "\n".join(lines)
 
 
@@ -234,19 +289,36 @@ def _target_text(node: graph.GraphNode, flat: int) -> str:
     return f"{target.name()} (seq {target.seq})"
 
 
-def _picture(node: graph.GraphNode) -> str | None:
-    """Draw ``node``'s neighbourhood (highlighted) into ``save_to``; the path or None."""
+def first_frame(node: graph.GraphNode) -> str:
+    """``file:line in function`` of the user's innermost forward frame, or a note."""
+    frames = node.stack
+    if not frames:
+        return "no forward stack recorded"
+    frame = frames[-1]
+    return f"{frame.filename}:{frame.lineno} in {frame.function}"
+
+
+def _picture(node: graph.GraphNode, headline: str = "") -> str | None:
+    roots = [tensor for tensor in (ref() for ref in _ROOTS) if tensor is not None]
+    return picture(node, roots, headline)
+
+
+def picture(node: graph.GraphNode, roots: list, headline: str = "") -> str | None:
+    """Draw ``node``'s neighbourhood (highlighted) into ``save_to``, from ``roots`` when
+    it is in their graph, with ``headline`` (what went wrong) on top; the path, a note
+    that it failed, or None (no ``save_to``)."""
     path = _STATE["save_to"]
     if path is None:
         return None
-    roots = [tensor for tensor in (ref() for ref in _ROOTS) if tensor is not None]
     try:
-        if roots and node in graph.walk(roots):
-            vizgrad.render.save(roots, path, focus=node, radius=_STATE["radius"],
-                                highlight=node, show_stack=True)
-        else:  # drawn from the node itself: what it was computed from
-            vizgrad.render.save(node, path, focus=node, radius=_STATE["radius"],
-                                highlight=node, show_stack=True)
+        # From the roots where the node is in their graph; else from the node itself
+        # (what it was computed from).
+        source = roots if roots and node in graph.walk(roots) else node
+        view = vizgrad.render.build_view(source, focus=node, radius=_STATE["radius"],
+                                         highlight=node, show_stack=True)
+        if headline:
+            view.notes.insert(0, _headline(headline))
+        vizgrad.render.save(view, path)
     except Exception as error:  # noqa: BLE001 - the anomaly matters more than the picture
         return f"(could not draw {path}: {error})"
     return path
@@ -256,6 +328,7 @@ def _node_listener(raw: Any, grad_outputs: tuple, grad_inputs: tuple | None,
                    error: BaseException | None) -> None:
     if error is not None or not _STATE["check_nan"]:
         return
+    _COUNTS["nodes"] += 1
     bad = [flat for flat, grad in enumerate(grad_inputs or ())
            if grad is not None and _quick_nonfinite(grad.array)]
     if bad:
@@ -267,35 +340,63 @@ def _node_listener(raw: Any, grad_outputs: tuple, grad_inputs: tuple | None,
 
 def _backward_anomaly(node: graph.GraphNode, flat: int, grad: Any,
                       grad_outputs: tuple) -> AnomalyError:
-    kind = _bad_kind(grad.array)
-    slot, rank = node.flat_slots[flat]
+    lines = backward_lines(node, flat, grad.array,
+                           [None if g is None else g.array for g in grad_outputs])
+    picture = _picture(node, f"AnomalyError: {lines[0]}")
+    if picture is not None:
+        lines.append(f"  picture of the neighbourhood: {picture}")
+    lines.append(HINT)
+    return AnomalyError("\n".join(lines), node, "backward", picture)
+
+
+#: The last line of a backward report: what usually makes the values.
+HINT = ("  Look for a division by zero, log/sqrt of 0 or a negative number, or an "
+        "overflow (exp of a large value) on that line; check_forward=True also "
+        "checks forward outputs.")
+
+
+def nonfinite(array: Any) -> bool:
+    """Whether ``array`` (a NumPy/CuPy array or a PyTorch tensor) holds NaN or Inf."""
+    if graph.is_torch_tensor(array):
+        if not (array.is_floating_point() or array.is_complex()) or not array.numel():
+            return False
+        # one sum (about 5 us for 16k floats on a CPU, where isfinite().all() takes 80):
+        # finite exactly when every value is, unless it overflowed; then look at each
+        if math.isfinite(abs(complex(array.sum().item()))):
+            return False
+        return not bool(array.isfinite().all())
+    return _quick_nonfinite(array)
+
+
+def backward_lines(node: graph.GraphNode, flat: int, grad: Any, incoming: list) -> list[str]:
+    """The report of ``node``'s backward returning NaN/Inf in flat output ``flat``:
+    ``grad`` that gradient, ``incoming`` the gradients it was given (arrays or PyTorch
+    tensors, None where absent).  Shared by vizgrad's engine and PyTorch's hooks."""
+    kind = _bad_kind(grad)
+    slot, rank = node.flat_slots[flat] if flat < len(node.flat_slots) else (flat, 0)
     names = node.input_names
-    meta = node.flat_output_meta[flat]
+    name = names[flat] if flat < len(names) else f"input{flat}"
+    metas = node.flat_output_meta  # aligned with the inputs (a PyTorch (None, 0) too)
+    meta = metas[flat] if flat < len(metas) else None
     shape = tuple(grad.shape) if meta is None else tuple(meta.shape)
     lines = [f"Function '{node.name()}' returned {kind} values in its {_ordinal(flat)} "
              "output.",
-             f"  gradient {slot}.{rank} (for input '{names[flat]}' of shape {shape}), going "
-             f"to {_target_text(node, flat)}: {_stats_text(grad.array)}"]
-    incoming = [g for g in grad_outputs if g is not None]
-    for nr, value in enumerate(grad_outputs):
+             f"  gradient {slot}.{rank} (for input '{name}' of shape {shape}), going "
+             f"to {_target_text(node, flat)}: {_stats_text(grad)}"]
+    given = [value for value in incoming if value is not None]
+    for nr, value in enumerate(incoming):
         if value is not None:
             lines.append(f"  incoming gradient {nr} (of the node's output): "
-                         f"{_stats_text(value.array)}")
-    if incoming and not any(_quick_nonfinite(g.array) for g in incoming):
+                         f"{_stats_text(value)}")
+    if given and not any(nonfinite(value) for value in given):
         lines.append("  The incoming gradients are finite: this node's backward made the "
                      f"{kind}.")
-    elif incoming:
+    elif given:
         lines.append("  The incoming gradient already held NaN/Inf.")
     if node.scope:
         lines.append(f"  module scope: {node.scope}")
     lines.append(_where(node))
-    picture = _picture(node)
-    if picture is not None:
-        lines.append(f"  picture of the neighbourhood: {picture}")
-    lines.append("  Look for a division by zero, log/sqrt of 0 or a negative number, or an "
-                 "overflow (exp of a large value) on that line; check_forward=True also "
-                 "checks forward outputs.")
-    return AnomalyError("\n".join(lines), node, "backward", picture)
+    return lines
 
 
 def _forward_listener(raw: Any, inputs: list, outputs: tuple) -> None:
@@ -319,7 +420,7 @@ def _forward_listener(raw: Any, inputs: list, outputs: tuple) -> None:
         if node.scope:
             lines.append(f"  module scope: {node.scope}")
         lines.append(_where(node))
-        picture = _picture(node)
+        picture = _picture(node, f"AnomalyError: {lines[0]}")
         if picture is not None:
             lines.append(f"  picture of the neighbourhood: {picture}")
         raise AnomalyError("\n".join(lines), node, "forward", picture)
@@ -332,7 +433,7 @@ def _explain(error: BaseException | None) -> None:
             or _STATE["save_to"] is None or getattr(error, "picture", None):
         return
     node = graph.GraphNode(raw)
-    picture = _picture(node)
+    picture = _picture(node, error_headline(error))
     if picture is not None and hasattr(error, "add_note"):
         error.picture = picture
         error.add_note(f"picture of {node.name()}'s neighbourhood: {picture}")
@@ -343,7 +444,17 @@ def error_view(error: BaseException, radius: int = 2, roots: Any = None) -> Any:
 
     Example
     -------
+    >>> x = vizgrad.randn(3, requires_grad=True)
+    >>> y = x.exp()                    # ExpBackward0 saves its output, y
+    >>> loss = y.sum()
+    >>> _ = y.add_(1)                  # ... which is then changed in place
+    >>> try:
+    ...     loss.backward()
+    ... except RuntimeError as caught:
+    ...     error = caught
     >>> view = vizgrad.debug.anomaly.error_view(error, roots=loss)
+    >>> [node.title for node in view.nodes if node.title.endswith("Backward0")]
+    ['SumBackward0', 'ExpBackward0']
     """
     raw = getattr(error, "node", None)
     if raw is None:
@@ -351,8 +462,28 @@ def error_view(error: BaseException, radius: int = 2, roots: Any = None) -> Any:
                          "in-place, freed-graph and anomaly errors do")
     node = raw if isinstance(raw, graph.GraphNode) else graph.GraphNode(raw)
     source = roots if roots is not None and node in graph.walk(roots) else node
-    return vizgrad.render.build_view(source, focus=node, radius=radius, highlight=node,
+    view = vizgrad.render.build_view(source, focus=node, radius=radius, highlight=node,
                                      show_stack=True)
+    # The picture says what went wrong, not only where: the error's first line on top.
+    view.notes.insert(0, error_headline(error))
+    return view
+
+
+def error_headline(error: BaseException) -> str:
+    """``"AnomalyError: Forward of 'LogBackward0' produced -inf values ..."``: the
+    error's type and first line, for the top of its picture."""
+    first = str(error).strip().split("\n", 1)[0]
+    return _headline(f"{type(error).__name__}: {first}" if first else type(error).__name__)
+
+
+def _headline(text: str, width: int = 150) -> str:
+    """``text`` cut to ``width`` characters, at the end of a clause where one fits."""
+    if len(text) <= width:
+        return text
+    cut = text[:width - 4]
+    clause = max(cut.rfind("; "), cut.rfind(", "))
+    return (cut[:clause] if clause > width // 2 else cut.rstrip()) + " ..."
+
 
 
 def save_error_picture(error: BaseException, path: str | os.PathLike, radius: int = 2,
@@ -363,10 +494,15 @@ def save_error_picture(error: BaseException, path: str | os.PathLike, radius: in
 
     Example
     -------
+    >>> x = vizgrad.randn(3, requires_grad=True)
+    >>> y = x.exp()                    # ExpBackward0 saves its output, y
+    >>> loss = y.sum()
+    >>> _ = y.add_(1)                  # ... which is then changed in place
     >>> try:
     ...     loss.backward()
     ... except RuntimeError as error:
     ...     vizgrad.debug.save_error_picture(error, "error.svg", roots=loss)
+    'error.svg'
     """
     vizgrad.render.save(error_view(error, radius, roots), path)
     return os.fspath(path)

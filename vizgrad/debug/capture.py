@@ -32,8 +32,17 @@ Two ways out of the script are caught so that vizgrad can still speak:
 
 Example
 -------
+>>> from pathlib import Path
+>>> _ = Path("train.py").write_text('''
+... import vizgrad
+... model = vizgrad.nn.Linear(4, 1)
+... for step in range(3):
+...     loss = model(vizgrad.randn(16, 4)).pow(2).mean()
+...     loss.backward()
+... ''')
 >>> run = run_script("train.py", ["--epochs", "1"], step=3)
->>> choice = vizgrad.debug.selection.select_roots(run)
+>>> from vizgrad.debug.selection import select_roots
+>>> choice = select_roots(run)
 >>> choice.how, list(choice.roots)
 ('backward call 3', ['loss'])
 """
@@ -54,6 +63,7 @@ import vizgrad
 
 from . import gradstats
 from .keepstats import keep_grad_stats
+from .ranks import rank_info
 from .script_guards import REAL_EXIT, ScriptExited, ScriptTimeout, exit_stand_in, time_limit
 from .torch_backward import TorchBackwardWatch
 
@@ -100,6 +110,9 @@ class ScriptRun:
     seconds: float = 0.0
     timed_out: bool = False
     exited: int | None = None  # the status the script gave os._exit, if it called it
+    #: ``(rank, world_size)`` seen at a backward() call when the script ran as one of
+    #: several ranks (its process group may be gone by the end)
+    ranks: tuple[int, int] | None = None
 
     @property
     def failed(self) -> bool:
@@ -114,7 +127,7 @@ def check_script(path: str | os.PathLike) -> Path:
     -------
     >>> check_script("")
     Traceback (most recent call last):
-    ScriptNotFoundError: no script given (the script path is empty)
+    vizgrad.debug.capture.ScriptNotFoundError: no script given (the script path is empty)
     """
     if not str(path).strip():
         raise ScriptNotFoundError("no script given (the script path is empty)")
@@ -175,6 +188,8 @@ class _Recorder:
         if run.stop_at_second and run.step is None and run.backward_calls == 1:
             raise StopScript  # a second backward(): a training loop, whose first is drawn
         run.backward_calls += 1
+        if run.ranks is None:
+            run.ranks = rank_info()
         outputs = list(outputs)
         if run.first_backward is None:
             run.first_backward = outputs
@@ -244,7 +259,15 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
 
     Example
     -------
-    >>> run = run_script("gallery/mlp_digits.py")
+    >>> from pathlib import Path
+    >>> _ = Path("train.py").write_text('''
+    ... import vizgrad
+    ... model = vizgrad.nn.Linear(4, 1)
+    ... for step in range(3):
+    ...     loss = model(vizgrad.randn(16, 4)).pow(2).mean()
+    ...     loss.backward()
+    ... ''')
+    >>> run = run_script("train.py")
     >>> run.backward_calls, run.failed
     (3, False)
     """

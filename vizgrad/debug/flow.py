@@ -10,12 +10,23 @@ bar chart (mean and max |grad| per layer, by depth) as a small self-contained SV
 
 Example
 -------
+>>> nn = vizgrad.nn
+>>> class Net(nn.Module):
+...     def __init__(self):
+...         super().__init__()
+...         self.fc1, self.fc2, self.fc3 = nn.Linear(4, 8), nn.Linear(8, 1), nn.Linear(8, 1)
+...     def forward(self, x):
+...         return self.fc2(self.fc1(x).relu())      # fc3 is never used
+>>> model = Net()
+>>> loss = model(vizgrad.randn(16, 4)).pow(2).mean()
 >>> loss.backward()
 >>> stats = vizgrad.debug.grad_stats(model)
 >>> print(stats)                           # a table, parameter by parameter
+gradients by parameter...
 >>> stats.problems
-['fc3.weight: no gradient (not used to compute the loss? a forgotten layer)']
+['fc3.weight: no gradient (not used to compute the loss? a forgotten layer)', 'fc3.bias: ...']
 >>> stats.save_flow("flow.svg")
+PosixPath('flow.svg')
 """
 
 from __future__ import annotations
@@ -371,10 +382,19 @@ def grad_stats(target: Any, loss: Any = None, *, vanishing: float = VANISHING,
 
     Example
     -------
+    >>> nn = vizgrad.nn
+    >>> class Net(nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc1, self.fc2, self.fc3 = nn.Linear(4, 8), nn.Linear(8, 1), nn.Linear(8, 1)
+    ...     def forward(self, x):
+    ...         return self.fc2(self.fc1(x).relu())      # fc3 is never used
+    >>> model = Net()
+    >>> loss = model(vizgrad.randn(16, 4)).pow(2).mean()
     >>> loss.backward()
     >>> stats = vizgrad.debug.grad_stats(model)
-    >>> stats["fc1.weight"].norm, stats["fc1.weight"].flags
-    (0.0123, [])
+    >>> stats["fc1.weight"].norm > 0, stats["fc1.weight"].flags, stats["fc3.weight"].flags
+    (True, [], ['no_grad'])
     """
     pairs = _named_parameters(target)
     roots = loss if loss is not None else (

@@ -2,6 +2,8 @@
 
 Example
 -------
+>>> x = vizgrad.tensor([1.0, 2.0], requires_grad=True)
+>>> loss = (x * 2).sum()
 >>> with vizgrad.debug.record_grads(loss) as record:
 ...     loss.backward()
 >>> dot = vizgrad.make_dot(loss, show_grad=True)    # colours every node by its grad norm
@@ -240,7 +242,11 @@ def record_grads(roots: Any) -> GradRecord:
 
     Example
     -------
+    >>> x = vizgrad.tensor([1.0, 2.0], requires_grad=True)
+    >>> loss = (x * 2).sum()
     >>> with vizgrad.debug.record_grads(loss) as record:
     ...     loss.backward()
+    >>> record.stats[loss.grad_fn.seq]["norm"]      # d loss / d loss
+    1.0
     """
     return GradRecord(roots)

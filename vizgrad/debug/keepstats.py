@@ -14,11 +14,14 @@ it costs one pass over each gradient (its norm) per node.
 
 Example
 -------
->>> vizgrad.debug.keep_grad_stats()          # on for the session (a global switch)
+>>> x = vizgrad.randn(3, requires_grad=True)
+>>> loss, other = (x * 2).sum(), x.exp().sum()
+>>> _ = vizgrad.debug.keep_grad_stats()      # on for the session (a global switch)
 >>> loss.backward()
->>> vizgrad.make_dot(loss, show_grad=True)   # every node coloured
+>>> dot = vizgrad.make_dot(loss, show_grad=True)   # every node coloured
 >>> with vizgrad.debug.keep_grad_stats(False):
 ...     other.backward()                     # off meanwhile
+>>> _ = vizgrad.debug.keep_grad_stats(False)
 """
 
 from __future__ import annotations
@@ -78,9 +81,11 @@ class keep_grad_stats:  # noqa: N801 - a switch used like a function, as torch's
 
     Example
     -------
-    >>> vizgrad.debug.keep_grad_stats()
-    >>> with vizgrad.debug.keep_grad_stats():
+    >>> loss = (vizgrad.randn(3, requires_grad=True) * 2).sum()
+    >>> with vizgrad.debug.keep_grad_stats():      # on meanwhile
     ...     loss.backward()
+    >>> _ = vizgrad.debug.keep_grad_stats()        # on from here
+    >>> _ = vizgrad.debug.keep_grad_stats(False)   # off again
     """
 
     def __init__(self, enabled: bool = True) -> None:

@@ -25,11 +25,20 @@ missing or failing, a full disk) are returned by ``close()`` and shown as a
 
 Example
 -------
->>> with vizgrad.debug.Recorder(every=100, out="runs/graphs", model=model) as recorder:
-...     for batch in data:
-...         loss = criterion(model(batch.x), batch.y)
+>>> from pathlib import Path
+>>> model, criterion = vizgrad.nn.Linear(4, 1), vizgrad.nn.MSELoss()
+>>> optimizer = vizgrad.optim.SGD(model.parameters(), lr=0.1)
+>>> data = [(vizgrad.randn(8, 4), vizgrad.randn(8, 1)) for _ in range(4)]
+>>> with vizgrad.debug.Recorder(every=2, out="runs/graphs", model=model) as recorder:
+...     for x, y in data:
+...         loss = criterion(model(x), y)
+...         optimizer.zero_grad()
 ...         recorder.backward(loss)       # loss.backward(), recording when due
 ...         optimizer.step()
+PosixPath('runs/graphs/step_000002.json')
+PosixPath('runs/graphs/step_000004.json')
+>>> sorted(p.name for p in Path("runs/graphs").iterdir())
+['index.json', 'step_000002.flow.svg', 'step_000002.grads.json', 'step_000002.json', ...]
 """
 
 from __future__ import annotations
@@ -45,6 +54,7 @@ from typing import Any
 
 from .flow import grad_stats
 from .gradstats import record_grads
+from .ranks import rank_info
 from .record_writer import WriterProcess
 
 #: Records waiting for the worker before a recorded step waits for it (a bound on the
@@ -74,7 +84,9 @@ class Recorder:
         if every < 1:
             raise ValueError(f"every must be 1 or more, got {every}")
         self.every = int(every)
-        self.out = Path(out)
+        self.requested = Path(out)  # where the caller asked; ``out`` is where it writes
+        self.out = self.requested
+        self._claimed = False
         self.model = model
         self.svg = svg
         self.first = first
@@ -121,7 +133,9 @@ class Recorder:
         from vizgrad.render import build_view
 
         self._warn_new_errors()
-        self.out.mkdir(parents=True, exist_ok=True)
+        if not self._claimed:
+            self.out = claim_run_folder(self.requested, self.every, rank_info())
+            self._claimed = True
         stem = f"step_{self.steps:06d}"
         params = dict(self.model.named_parameters()) if self.model is not None else None
         view = build_view(loss, params=params, show_grad=True, max_nodes=None)
@@ -186,6 +200,40 @@ class Recorder:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _holds_records(folder: Path) -> bool:
+    """Whether ``folder`` holds a recorder run (its index, or step files of a run that
+    ended before writing one)."""
+    return (folder / "index.json").exists() or any(folder.glob("step_*.json"))
+
+
+def claim_run_folder(out: Path, every: int, ranks: tuple[int, int] | None) -> Path:
+    """The folder this run writes into, taken so that no other run writes there.
+
+    ``out`` itself (``out/rank<N>`` under several ranks) when it holds no earlier
+    run's records; else ``out/run-2`` (``out/run-2/rank<N>``), ``run-3``, ... the first
+    free one.  A folder is taken by creating its ``index.json`` exclusively (an empty
+    list of steps), so two recorders started at once never share one: an earlier
+    run's files are never overwritten or mixed with this run's."""
+    number = 1
+    while True:
+        base = out if number == 1 else out / f"run-{number}"
+        folder = base / f"rank{ranks[0]}" if ranks is not None else base
+        if not (folder.is_dir() and _holds_records(folder)):
+            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                with open(folder / "index.json", "x", encoding="utf-8") as index:
+                    index.write(f'{{"every": {every}, "steps": [\n]}}\n')
+            except FileExistsError:  # another recorder took it just now
+                pass
+            else:
+                if number > 1:
+                    warnings.warn(f"vizgrad Recorder: {out} holds an earlier run's records, "
+                                  f"kept; this run writes into {folder}", RecorderWarning,
+                                  stacklevel=4)
+                return folder
+        number += 1
 
 
 def _work(jobs: queue.Queue, writer: WriterProcess, errors: list[str]) -> None:

@@ -4,8 +4,13 @@ Used by :func:`vizgrad.debug.capture.run_script`, whose module doc explains the 
 
 Example
 -------
->>> with exit_stand_in(), time_limit(5.0, code):
-...     exec(code, namespace)     # ScriptTimeout after 5 s, ScriptExited on os._exit()
+>>> code = compile("import os; os._exit(3)", "script.py", "exec")
+>>> try:
+...     with exit_stand_in(), time_limit(5.0, code):
+...         exec(code, {})        # ScriptTimeout after 5 s, ScriptExited on os._exit()
+... except ScriptExited as stop:
+...     print(stop)
+the script called os._exit(3)
 """
 
 from __future__ import annotations

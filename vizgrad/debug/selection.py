@@ -2,10 +2,19 @@
 
 Example
 -------
+>>> from vizgrad.debug.capture import run_script
+>>> from pathlib import Path
+>>> _ = Path("train.py").write_text('''
+... import vizgrad
+... model = vizgrad.nn.Linear(4, 1)
+... for step in range(3):
+...     loss = model(vizgrad.randn(16, 4)).pow(2).mean()
+...     loss.backward()
+... ''')
 >>> run = run_script("train.py")
->>> choice = select_roots(run, target="model.loss")
+>>> choice = select_roots(run, target="loss")
 >>> choice.how
-"target='model.loss'"
+"target='loss'"
 
 Messages and ``how`` speak this module's Python API (``target='model.loss'``,
 ``step=3``); the CLI says them in its flags (``--target model.loss``).
@@ -84,8 +93,22 @@ def script_parameters(namespace: dict[str, Any]) -> dict[str, Any]:
 
     Example
     -------
+    >>> from vizgrad.debug.capture import run_script
+    >>> from pathlib import Path
+    >>> _ = Path("train.py").write_text('''
+    ... from vizgrad import nn, randn
+    ... class Net(nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc1 = nn.Linear(4, 2)
+    ...     def forward(self, x):
+    ...         return self.fc1(x)
+    ... model = Net()
+    ... loss = model(randn(16, 3)).sum()   # 3 features where fc1 takes 4
+    ... ''')
+    >>> run = run_script("train.py")
     >>> params = script_parameters(run.namespace)
-    >>> params["model.fc1.weight"] is model.fc1.weight
+    >>> params["model.fc1.weight"] is run.namespace["model"].fc1.weight
     True
     """
     params: dict[str, Any] = {}
@@ -250,8 +273,17 @@ def select_roots(run: ScriptRun, target: str | None = None, at_error: bool = Fal
 
     Example
     -------
-    >>> select_roots(run_script("script.py"), target="model.loss").how
-    "target='model.loss'"
+    >>> from vizgrad.debug.capture import run_script
+    >>> from pathlib import Path
+    >>> _ = Path("train.py").write_text('''
+    ... import vizgrad
+    ... model = vizgrad.nn.Linear(4, 1)
+    ... for step in range(3):
+    ...     loss = model(vizgrad.randn(16, 4)).pow(2).mean()
+    ...     loss.backward()
+    ... ''')
+    >>> select_roots(run_script("train.py"), target="loss").how
+    "target='loss'"
     """
     namespace = run.namespace
     if target:

@@ -2,11 +2,14 @@
 
 Example
 -------
+>>> nn = vizgrad.nn
+>>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+>>> loss = model(vizgrad.randn(16, 4)).sum()
 >>> summary = graph_summary({"loss": loss})
 >>> summary["nodes"], summary["depth"]
-(9, 6)
+(10, 6)
 >>> summary["ops"]
-{'AccumulateGrad': 4, 'AddmmBackward0': 2, ...}
+{'AccumulateGrad': 4, 'AddmmBackward0': 2, 'TBackward0': 2, ...}
 """
 
 from __future__ import annotations
@@ -76,9 +79,12 @@ def graph_summary(roots: Any, names: dict[int, str] | None = None, top: int = 10
 
     Example
     -------
+    >>> nn = vizgrad.nn
+    >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    >>> loss = model(vizgrad.randn(16, 4)).sum()
     >>> s = graph_summary(loss)
-    >>> s["saved"]["by_scope"][0]
-    {'scope': 'model.fc1', 'bytes': 2048, 'nodes': 2}
+    >>> s["saved"]["by_scope"][0]         # the Sequential's layer 2: its input, 16 x 8 x 4 bytes
+    {'scope': '2', 'bytes': 544, 'nodes': 1}
     """
     names = names or {}
     walk = graph.walk(roots)
@@ -174,6 +180,8 @@ def tree_lines(summary: dict, max_depth: int = 40, max_lines: int = 400) -> list
 
     Example
     -------
+    >>> x, w = vizgrad.randn(3, requires_grad=True), vizgrad.randn(3, requires_grad=True)
+    >>> loss = (x * w).sum()
     >>> [(e["depth"], e["node"]["name"]) for e in tree_lines(graph_summary(loss))][:2]
     [(0, 'SumBackward0'), (1, 'MulBackward0')]
     """

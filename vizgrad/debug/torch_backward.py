@@ -8,10 +8,15 @@ has not imported it yet, an import hook wraps them right after it does.
 
 Example
 -------
->>> watch = TorchBackwardWatch(on_call=print_roots, after_call=maybe_stop)
+>>> import torch
+>>> seen = []
+>>> watch = TorchBackwardWatch(on_call=seen.append, after_call=lambda: None)
 >>> watch.start()
->>> ...                     # the script runs; its loss.backward() calls print_roots([loss])
+>>> loss = torch.ones(2, requires_grad=True).sum()  # the script runs
+>>> loss.backward()                                  # ... and calls on_call([loss])
 >>> watch.stop()
+>>> seen
+[[tensor(2., grad_fn=<SumBackward0>)]]
 """
 
 from __future__ import annotations
@@ -29,19 +34,27 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder):
 
     def __init__(self, callback: Callable[[Any], None]) -> None:
         self.callback = callback
+        self.searching = False
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname != "torch":
+        # Two watches at once (anomaly mode and `vizgrad render`) each ask the other
+        # finders: the one already searching answers None, or they would ask each other
+        # for ever.  The inner one wraps the real loader, the outer one wraps that.
+        if fullname != "torch" or self.searching:
             return None
-        for finder in sys.meta_path:
-            find = getattr(finder, "find_spec", None)
-            if finder is self or find is None:
-                continue
-            spec = find(fullname, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
+        self.searching = True
+        try:
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                if finder is self or find is None:
+                    continue
+                spec = find(fullname, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+        finally:
+            self.searching = False
         if spec.loader is not None and hasattr(spec.loader, "exec_module"):
             spec.loader = _Loader(spec.loader, self.callback)
         return spec
@@ -77,9 +90,13 @@ class TorchBackwardWatch:
     script imports it; ``stop()`` undoes everything.
     """
 
-    def __init__(self, on_call: Callable[[list], None], after_call: Callable[[], None]) -> None:
+    def __init__(self, on_call: Callable[[list], None], after_call: Callable[[], None], *,
+                 grad: bool = False, on_failure: Callable[[], None] | None = None) -> None:
         self.on_call = on_call
         self.after_call = after_call
+        self.grad = grad  # torch.autograd.grad too (its outputs are the roots)
+        self.on_failure = on_failure  # called when the backward raised
+        self.after_import: Callable[[Any], None] | None = None  # once torch is patched
         self._patched: list[tuple[Any, str, Any]] = []
         self._finder: _PatchAfterImport | None = None
         self.inside = 0  # > 0 while a patched backward runs
@@ -104,11 +121,16 @@ class TorchBackwardWatch:
     def _patch(self, torch: Any) -> None:
         if self._finder is not None and self._finder in sys.meta_path:
             sys.meta_path.remove(self._finder)
-        for owner, attribute in ((torch.Tensor, "backward"), (torch.autograd, "backward")):
+        entries = [(torch.Tensor, "backward"), (torch.autograd, "backward")]
+        if self.grad:
+            entries.append((torch.autograd, "grad"))
+        for owner, attribute in entries:
             original = owner.__dict__[attribute] if isinstance(owner, type) else getattr(
                 owner, attribute)
             setattr(owner, attribute, self._wrap(original))
             self._patched.append((owner, attribute, original))
+        if self.after_import is not None:
+            self.after_import(torch)
 
     def _wrap(self, original: Any) -> Any:
         watch = self
@@ -116,12 +138,16 @@ class TorchBackwardWatch:
         def backward(*args: Any, **kwargs: Any) -> Any:
             if watch.inside:  # Tensor.backward's own call of torch.autograd.backward
                 return original(*args, **kwargs)
-            first = args[0] if args else kwargs.get("tensors")
+            first = args[0] if args else kwargs.get("tensors", kwargs.get("outputs"))
             outputs = [first] if graph.is_tensor(first) else list(first or ())
             watch.on_call(outputs)
             watch.inside += 1
             try:
                 result = original(*args, **kwargs)
+            except BaseException:
+                if watch.on_failure is not None:
+                    watch.on_failure()
+                raise
             finally:
                 watch.inside -= 1
             watch.after_call()

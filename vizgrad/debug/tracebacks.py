@@ -2,7 +2,24 @@
 
 Example
 -------
+>>> from vizgrad.debug.capture import run_script
+>>> from pathlib import Path
+>>> _ = Path("train.py").write_text('''
+... from vizgrad import nn, randn
+... class Net(nn.Module):
+...     def __init__(self):
+...         super().__init__()
+...         self.fc1 = nn.Linear(4, 2)
+...     def forward(self, x):
+...         return self.fc1(x)
+... model = Net()
+... loss = model(randn(16, 3)).sum()   # 3 features where fc1 takes 4
+... ''')
+>>> run = run_script("train.py")
 >>> print(format_traceback(run.error))
+Traceback (most recent call last):
+...
+ValueError: addmm failed on inputs [(2,) float32, (16, 3) float32, (4, 2) float32] at ...
 """
 
 from __future__ import annotations
@@ -41,6 +58,20 @@ def user_frames(error: BaseException) -> list[types.FrameType]:
 
     Example
     -------
+    >>> from vizgrad.debug.capture import run_script
+    >>> from pathlib import Path
+    >>> _ = Path("train.py").write_text('''
+    ... from vizgrad import nn, randn
+    ... class Net(nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc1 = nn.Linear(4, 2)
+    ...     def forward(self, x):
+    ...         return self.fc1(x)
+    ... model = Net()
+    ... loss = model(randn(16, 3)).sum()   # 3 features where fc1 takes 4
+    ... ''')
+    >>> run = run_script("train.py")
     >>> [frame.f_code.co_name for frame in user_frames(run.error)]
     ['forward', '<module>']
     """
@@ -68,9 +99,25 @@ def format_traceback(error: BaseException) -> str:
 
     Example
     -------
+    >>> from vizgrad.debug.capture import run_script
+    >>> from pathlib import Path
+    >>> _ = Path("train.py").write_text('''
+    ... from vizgrad import nn, randn
+    ... class Net(nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc1 = nn.Linear(4, 2)
+    ...     def forward(self, x):
+    ...         return self.fc1(x)
+    ... model = Net()
+    ... loss = model(randn(16, 3)).sum()   # 3 features where fc1 takes 4
+    ... ''')
+    >>> run = run_script("train.py")
     >>> print(format_traceback(run.error))
     Traceback (most recent call last):
-      File "train.py", line 12, in <module>
+    ...
+      File ".../train.py", line 10, in <module>
+        loss = model(randn(16, 3)).sum()   # 3 features where fc1 takes 4
     ...
     """
     if isinstance(error, SystemExit):

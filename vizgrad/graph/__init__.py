@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from ..core.broadcast import sum_to_array
 from ..core.node import SlotMeta
+from ..core.saved import GraphError
 from ..core.stack import StackFrame
 from .foreign import as_node, is_node
 from .nodes import GraphEdge, GraphNode
@@ -46,7 +47,8 @@ from .topology import GraphSize, Topology, graph_size, topology
 from .walking import GraphWalk, Root, walk, walk_roots
 
 __all__ = [
-    "BackwardNode", "GraphEdge", "GraphNode", "GraphSize", "GraphWalk", "NodeFacts", "Root",
+    "BackwardNode", "GraphEdge", "GraphError", "GraphNode", "GraphSize", "GraphWalk",
+    "NodeFacts", "Root",
     "SavedInfo", "SlotMeta", "StackFrame", "TensorInfo", "Topology", "as_node",
     "as_tensor_info", "graph_size", "is_node", "is_tensor", "is_torch_tensor", "outputs_of",
     "sum_to_array", "to_dtype_name", "to_numpy", "topology", "walk", "walk_roots",

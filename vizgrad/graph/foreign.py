@@ -15,8 +15,11 @@ if TYPE_CHECKING:
 
 
 def _torch_node(value: Any) -> bool:
+    # Read step by step: another module may stand in for torch in sys.modules (a stub,
+    # a mock in the user's tests) without autograd.graph.Node.
     torch = sys.modules.get("torch")
-    return torch is not None and isinstance(value, torch.autograd.graph.Node)
+    node_class = getattr(getattr(getattr(torch, "autograd", None), "graph", None), "Node", None)
+    return isinstance(node_class, type) and isinstance(value, node_class)
 
 
 def is_node(value: Any) -> bool:
@@ -25,6 +28,7 @@ def is_node(value: Any) -> bool:
 
     Example
     -------
+    >>> loss = (vizgrad.randn(3, requires_grad=True) * 2).sum()
     >>> is_node(loss.grad_fn), is_node(loss)
     (True, False)
     """
@@ -41,6 +45,8 @@ def as_node(value: Any) -> GraphNode:
 
     Example
     -------
+    >>> import torch
+    >>> torch_loss = torch.ones(3, requires_grad=True).mean()
     >>> as_node(torch_loss.grad_fn).name()
     'MeanBackward0'
     """

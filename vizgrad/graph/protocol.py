@@ -37,6 +37,8 @@ class BackwardNode(Protocol):
 
     Example
     -------
+    >>> from vizgrad import graph
+    >>> loss = (vizgrad.randn(3, requires_grad=True) * 2).sum()
     >>> isinstance(loss.grad_fn, graph.BackwardNode)
     True
     """

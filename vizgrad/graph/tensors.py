@@ -33,8 +33,8 @@ class SavedInfo(NamedTuple):
 def is_torch_tensor(value: Any) -> bool:
     """Whether ``value`` is a ``torch.Tensor`` (without importing torch: if the program
     has not imported it, nothing can be one)."""
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(value, getattr(torch, "Tensor", ()))
+    tensor_class = getattr(sys.modules.get("torch"), "Tensor", None)  # (maybe a stand-in)
+    return isinstance(tensor_class, type) and isinstance(value, tensor_class)
 
 
 def is_tensor(value: Any) -> bool:

@@ -77,9 +77,12 @@ def topology(roots: Any) -> Topology:
 
     Example
     -------
+    >>> nn = vizgrad.nn
+    >>> model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    >>> loss = model(vizgrad.randn(16, 4)).pow(2).mean()
     >>> t = topology(loss)
     >>> len(t.nodes), t.depth
-    (19, 12)
+    (11, 7)
     """
     raws = _root_nodes(roots)
     # Taken every training step by GraphMonitor, on a graph fresh out of forward (not in
@@ -143,9 +146,12 @@ def graph_size(roots: Any) -> GraphSize:
 
     Example
     -------
+    >>> nn = vizgrad.nn
+    >>> model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    >>> loss = model(vizgrad.randn(16, 4)).pow(2).mean()
     >>> size = graph_size(loss)
     >>> size.nodes, size.depth
-    (19, 12)
+    (11, 7)
     """
     found = fast.graph_size(_root_nodes(roots))
     if found is None:  # a node that is not vizgrad's (PyTorch's, through the adapter)

@@ -93,9 +93,13 @@ def walk(roots: Any) -> GraphWalk:
 
     Example
     -------
+    >>> nn = vizgrad.nn
+    >>> model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    >>> loss = model(vizgrad.randn(16, 4)).pow(2).mean()
+    >>> aux = model[0].weight.pow(2).sum()           # a second root sharing a leaf
     >>> g = walk({"loss": loss, "aux": aux})
     >>> len(g.nodes), len(g.edges)
-    (12, 14)
+    (13, 12)
     """
     found_roots = walk_roots(roots)
     stack = [r.node.raw for r in found_roots if r.node is not None]

@@ -4,7 +4,10 @@ Example
 -------
 >>> import vizgrad.nn as nn
 >>> model = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10))
+>>> x, y = vizgrad.randn(8, 64), vizgrad.randint(0, 10, (8,))
 >>> loss = nn.CrossEntropyLoss()(model(x), y)
+>>> loss.grad_fn.name()
+'NllLossBackward0'
 """
 
 from . import functional, init, utils

@@ -83,6 +83,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Si
 
     Example
     -------
+    >>> x, w = vizgrad.randn(2, 3, 10), vizgrad.randn(4, 3, 5)
     >>> conv1d(x, w, padding="same").shape == x.shape[:1] + (w.shape[0],) + x.shape[2:]
     True
     """
@@ -98,6 +99,8 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Si
 
     Example
     -------
+    >>> x, w = vizgrad.randn(1, 3, 8, 8), vizgrad.randn(4, 3, 3, 3, requires_grad=True)
+    >>> b = vizgrad.zeros(4, requires_grad=True)
     >>> conv2d(x, w, b, stride=2, padding=1).grad_fn.name()
     'ConvolutionBackward0'
     """
@@ -110,7 +113,9 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Si
 
     Example
     -------
-    >>> conv3d(volume, w, padding=1)
+    >>> volume, w = vizgrad.randn(1, 2, 4, 4, 4), vizgrad.randn(3, 2, 3, 3, 3)
+    >>> conv3d(volume, w, padding=1).shape
+    (1, 3, 4, 4, 4)
     """
     return convolution(input, weight, bias, stride, padding, dilation, groups, 3)
 
@@ -122,7 +127,9 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
 
     Example
     -------
-    >>> conv_transpose1d(x, w, stride=2)      # roughly doubles the length
+    >>> x, w = vizgrad.randn(1, 3, 10), vizgrad.randn(3, 2, 4)
+    >>> conv_transpose1d(x, w, stride=2).shape      # roughly doubles the length: (10-1)*2+4
+    (1, 2, 22)
     """
     return convolution_transpose(input, weight, bias, stride, padding, output_padding,
                                  groups, dilation, 1)
@@ -138,7 +145,9 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
 
     Example
     -------
-    >>> conv_transpose2d(x, w, stride=2, padding=1, output_padding=1)
+    >>> x, w = vizgrad.randn(1, 3, 5, 5), vizgrad.randn(3, 2, 3, 3)
+    >>> conv_transpose2d(x, w, stride=2, padding=1, output_padding=1).shape  # 4*2-2+2+1+1
+    (1, 2, 10, 10)
     """
     return convolution_transpose(input, weight, bias, stride, padding, output_padding,
                                  groups, dilation, 2)

@@ -54,6 +54,13 @@ class root_scope_names:  # noqa: N801 - used like a function, as a context manag
 
     Example
     -------
+    >>> class Net(vizgrad.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc = vizgrad.nn.Linear(3, 2)
+    ...     def forward(self, x):
+    ...         return self.fc(x)
+    >>> net, x = Net(), vizgrad.randn(4, 3)
     >>> with vizgrad.nn.module.root_scope_names(lambda module: "model"):
     ...     out = net(x)
     >>> out.grad_fn.scope
@@ -439,6 +446,8 @@ class Module:
 
         Example
         -------
+        >>> model = vizgrad.nn.Linear(3, 2)
+        >>> vizgrad.save({"model": model.state_dict()}, "ckpt.npz")
         >>> model.load_state_dict(vizgrad.load("ckpt.npz")["model"])
         IncompatibleKeys(missing_keys=[], unexpected_keys=[])
         """

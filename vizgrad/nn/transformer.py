@@ -69,7 +69,10 @@ class MultiheadAttention(Module):
     Example
     -------
     >>> attn = vizgrad.nn.MultiheadAttention(16, 4, batch_first=True)
+    >>> x = vizgrad.randn(2, 5, 16)                       # (batch, sequence, embedding)
     >>> out, weights = attn(x, x, x)
+    >>> out.shape, weights.shape                         # weights averaged over the heads
+    ((2, 5, 16), (2, 5, 5))
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,

@@ -63,7 +63,9 @@ class TransformerDecoderLayer(Module):
     Example
     -------
     >>> layer = vizgrad.nn.TransformerDecoderLayer(d_model=16, nhead=4, batch_first=True)
-    >>> out = layer(tgt, memory)
+    >>> tgt, memory = vizgrad.randn(2, 5, 16), vizgrad.randn(2, 7, 16)
+    >>> layer(tgt, memory).shape
+    (2, 5, 16)
     """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
@@ -192,7 +194,10 @@ class Transformer(Module):
     -------
     >>> model = vizgrad.nn.Transformer(d_model=16, nhead=4, num_encoder_layers=2,
     ...                                num_decoder_layers=2, dim_feedforward=32)
+    >>> src, tgt = vizgrad.randn(7, 2, 16), vizgrad.randn(5, 2, 16)   # (sequence, batch, d_model)
     >>> out = model(src, tgt, tgt_mask=model.generate_square_subsequent_mask(tgt.shape[0]))
+    >>> out.shape
+    (5, 2, 16)
     """
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,

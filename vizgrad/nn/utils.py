@@ -26,7 +26,12 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
 
     Example
     -------
-    >>> total = vizgrad.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    >>> model = vizgrad.nn.Linear(3, 2)
+    >>> (model(vizgrad.ones(1, 3)) * 100).sum().backward()
+    >>> total = vizgrad.nn.utils.clip_grad_norm_(model.parameters(), 1.0)   # the norm before
+    >>> grads = vizgrad.cat([p.grad.flatten() for p in model.parameters()])
+    >>> bool(total > 1), round(float(grads.norm()), 4)
+    (True, 1.0)
     """
     grads = _with_grads(parameters)
     if not grads:

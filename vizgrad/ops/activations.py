@@ -461,7 +461,9 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 
     Example
     -------
+    >>> logits = vizgrad.tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 10.0]])
     >>> log_softmax(logits, dim=1).exp().sum(1)     # ones
+    tensor([1., 1.])
     """
     if dtype is not None:
         input = input.to(dtype)

@@ -164,7 +164,10 @@ def unsafe_chunk(input, chunks: int, dim: int = 0):
 
     Example
     -------
+    >>> gates = vizgrad.randn(2, 4 * 3)            # an LSTM's four gates, hidden size 3
     >>> i, f, g, o = gates.unsafe_chunk(4, 1)
+    >>> o.shape
+    (2, 3)
     """
     extent = input.shape[dim]
     return UnsafeSplit.apply(input, -(-extent // chunks) if extent else 1, dim)

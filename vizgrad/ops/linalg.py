@@ -339,7 +339,9 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
 
     Example
     -------
+    >>> q, k, mask = vizgrad.randn(2, 5, 8), vizgrad.randn(2, 7, 8), vizgrad.zeros(5, 7)
     >>> vizgrad.baddbmm(mask, q, k.transpose(1, 2)).shape   # (b, n, p)
+    (2, 5, 7)
     """
     return Baddbmm.apply(input, batch1, batch2, beta, alpha)
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from ..core import backend, factory
 from ..core.broadcast import expand
+from ..core.dual import ACTIVE as _DUAL_LEVELS
 from ..core.factory import as_dtype
 from ..core.function import binary_operator as _binary_operator
 from ..core.function import unary_operator as _unary_operator
-from ..core.state import grad_enabled
+from ..core.state import OBSERVERS, grad_enabled
 from ..core.tensor import Tensor
 from . import activations as act
 from . import arithmetic as ar
@@ -90,8 +91,8 @@ def _rpow(self, other):
 
 
 def _matmul_operator(self, other):
-    if grad_enabled() or not isinstance(other, Tensor):
-        return linalg.matmul(self, other)
+    if grad_enabled() or _DUAL_LEVELS or OBSERVERS or not isinstance(other, Tensor):
+        return linalg.matmul(self, other)  # (tangents to carry, or a trace to see it)
     try:  # nothing recorded: one product, no decomposition
         out = backend.array_module(self.array).matmul(self.array, other.array)
     except (ValueError, TypeError):

@@ -10,6 +10,7 @@ differ) it runs its math decomposition: q and k^T each scaled by ``sqrt(scale)``
 Example
 -------
 >>> from vizgrad.nn import functional as F
+>>> q = k = v = vizgrad.randn(2, 4, 6, 8, requires_grad=True)   # (B, H, L, E)
 >>> F.scaled_dot_product_attention(q, k, v).grad_fn.name()    # q, k, v (B, H, L, E)
 'ScaledDotProductFlashAttentionForCpuBackward0'
 """
@@ -272,7 +273,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
 
     Example
     -------
-    >>> scaled_dot_product_attention(q, k, v, is_causal=True).shape   # q's shape[:-1] + (Ev,)
+    >>> q, k, v = vizgrad.randn(2, 6, 8), vizgrad.randn(2, 9, 8), vizgrad.randn(2, 9, 5)
+    >>> scaled_dot_product_attention(q, k, v).shape   # q's shape[:-1] + (Ev,)
+    (2, 6, 5)
     """
     if is_causal and attn_mask is not None:
         raise ValueError("scaled_dot_product_attention: pass either attn_mask or is_causal")

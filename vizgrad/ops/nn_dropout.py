@@ -2,8 +2,9 @@
 
 Example
 -------
->>> vizgrad.manual_seed(0)
+>>> _ = vizgrad.manual_seed(0)
 >>> from vizgrad.nn import functional as F
+>>> x = vizgrad.ones(8, requires_grad=True)
 >>> F.dropout(x, p=0.2).grad_fn.name()
 'MulBackward0'
 """
@@ -37,8 +38,11 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
 
     Example
     -------
-    >>> vizgrad.manual_seed(0)
-    >>> y = dropout(x, p=0.2)           # y.grad_fn.name() == "MulBackward0"
+    >>> _ = vizgrad.manual_seed(0)
+    >>> x = vizgrad.ones(8, requires_grad=True)
+    >>> y = dropout(x, p=0.2)           # kept values scaled by 1 / 0.8
+    >>> y.grad_fn.name(), sorted(set(y.tolist()))
+    ('MulBackward0', [0.0, 1.25])
     """
     _check_p(p)
     if not training or p == 0.0:
@@ -54,7 +58,10 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
 
     Example
     -------
-    >>> dropout2d(feature_maps, p=0.1)
+    >>> feature_maps = vizgrad.ones(1, 16, 2, 2)
+    >>> y = dropout2d(feature_maps, p=0.5)          # whole channels zeroed or scaled by 2
+    >>> sorted(set(y.sum((2, 3)).flatten().tolist()))
+    [0.0, 8.0]
     """
     _check_p(p)
     if not training or p == 0.0:

@@ -4,6 +4,8 @@
 Example
 -------
 >>> from vizgrad.nn import functional as F
+>>> x, bias = vizgrad.randn(4, 3), vizgrad.randn(2)
+>>> weight = vizgrad.randn(2, 3, requires_grad=True)
 >>> F.linear(x, weight, bias).grad_fn.name()      # x 2-d
 'AddmmBackward0'
 """
@@ -188,7 +190,9 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
 
     Example
     -------
+    >>> x1, x2, weight = vizgrad.randn(4, 3), vizgrad.randn(4, 5), vizgrad.randn(2, 3, 5)
     >>> bilinear(x1, x2, weight).shape      # weight (out, in1, in2): (..., out)
+    (4, 2)
     """
     if input1.shape[:-1] != input2.shape[:-1]:
         raise ValueError(f"bilinear: input1 {tuple(input1.shape)} and input2 "
@@ -232,7 +236,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
 
     Example
     -------
+    >>> table = vizgrad.randn(10, 3, requires_grad=True)      # 10 words, dim 3
     >>> embedding(vizgrad.tensor([[0, 2]]), table, padding_idx=0).shape   # (1, 2, dim)
+    (1, 2, 3)
     """
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are "

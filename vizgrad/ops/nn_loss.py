@@ -9,6 +9,7 @@ PyTorch.  The rest are built from differentiable ops.
 Example
 -------
 >>> from vizgrad.nn import functional as F
+>>> logits, labels = vizgrad.randn(4, 3, requires_grad=True), vizgrad.tensor([0, 2, 1, 0])
 >>> F.cross_entropy(logits, labels, label_smoothing=0.1).backward()
 """
 
@@ -77,7 +78,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
     Example
     -------
-    >>> nll_loss(log_softmax(logits, 1), labels, ignore_index=0)
+    >>> logits, labels = vizgrad.zeros(3, 4), vizgrad.tensor([0, 2, 3])
+    >>> nll_loss(log_softmax(logits, 1), labels, ignore_index=0)     # log 4
+    tensor(1.3863)
     """
     reduction = _reduction(reduction, size_average, reduce)
     labels = target.array if isinstance(target, Tensor) else target
@@ -113,7 +116,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
     Example
     -------
+    >>> logits, labels = vizgrad.zeros(3, 4), vizgrad.tensor([1, -1, 3])
+    >>> w = vizgrad.tensor([1.0, 2.0, 1.0, 1.0])
     >>> cross_entropy(logits, labels, weight=w, ignore_index=-1, label_smoothing=0.1)
+    tensor(1.3632)
     """
     reduction = _reduction(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -195,7 +201,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
 
     Example
     -------
-    >>> binary_cross_entropy(probabilities.sigmoid(), labels.float())
+    >>> probabilities, labels = vizgrad.tensor([0.9, 0.2]), vizgrad.tensor([1, 0])
+    >>> binary_cross_entropy(probabilities, labels.float())     # mean of -log 0.9, -log 0.8
+    tensor(0.1643)
     """
     reduction = _reduction(reduction, size_average, reduce)
     if tuple(input.shape) != tuple(target.shape):
@@ -226,7 +234,9 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
 
     Example
     -------
+    >>> logits, labels = vizgrad.tensor([0.0, 0.0]), vizgrad.tensor([1.0, 0.0])
     >>> binary_cross_entropy_with_logits(logits, labels, pos_weight=vizgrad.tensor([3.0]))
+    tensor(1.3863)
     """
     reduction = _reduction(reduction, size_average, reduce)
     if tuple(input.shape) != tuple(target.shape):
@@ -262,7 +272,9 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
 
     Example
     -------
-    >>> kl_div(log_softmax(student, 1), softmax(teacher, 1), reduction="batchmean")
+    >>> student, teacher = vizgrad.zeros(2, 3), vizgrad.zeros(2, 3)
+    >>> kl_div(log_softmax(student, 1), teacher.softmax(1), reduction="batchmean")
+    tensor(0.)
     """
     reduction = _reduction(reduction, size_average, reduce, _REDUCTIONS + ("batchmean",))
     if log_target:

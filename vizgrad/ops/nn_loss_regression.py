@@ -9,6 +9,8 @@ differentiable ops under ``create_graph``).
 Example
 -------
 >>> from vizgrad.nn import functional as F
+>>> boxes = vizgrad.randn(5, 4, requires_grad=True)
+>>> target_boxes = vizgrad.randn(5, 4)
 >>> F.smooth_l1_loss(boxes, target_boxes, beta=0.5).backward()
 """
 
@@ -115,7 +117,9 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
 
     Example
     -------
-    >>> smooth_l1_loss(boxes, target_boxes, beta=0.5)
+    >>> boxes, target_boxes = vizgrad.tensor([0.0, 0.25, 2.0]), vizgrad.zeros(3)
+    >>> smooth_l1_loss(boxes, target_boxes, beta=0.5)  # mean of 0, 0.5 * 0.25**2 / 0.5, 2 - 0.25
+    tensor(0.6042)
     """
     reduction = _reduction(reduction, size_average, reduce)
     if beta < 0:
@@ -133,7 +137,9 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
 
     Example
     -------
-    >>> huber_loss(prediction, target, delta=2.0)
+    >>> prediction, target = vizgrad.tensor([0.0, 1.0, 5.0]), vizgrad.tensor([0.0, 0.0, 0.0])
+    >>> huber_loss(prediction, target, delta=2.0)    # mean of 0, 0.5 * 1, 2 * (5 - 1)
+    tensor(2.8333)
     """
     reduction = _reduction(reduction)
     input, target = broadcast_pair(*_tensors(input, target))
@@ -161,7 +167,9 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
 
     Example
     -------
+    >>> prediction, target = vizgrad.tensor([0.0, 1.0, 5.0]), vizgrad.tensor([0.0, 0.0, 0.0])
     >>> mse_loss(prediction, target, reduction="sum")
+    tensor(26.)
     """
     reduction = _reduction(reduction, size_average, reduce)
     input, target = broadcast_pair(input, target)
@@ -181,7 +189,9 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
 
     Example
     -------
+    >>> prediction, target = vizgrad.tensor([0.0, 1.0, 5.0]), vizgrad.tensor([0.0, 0.0, 0.0])
     >>> l1_loss(prediction, target)
+    tensor(2.)
     """
     reduction = _reduction(reduction, size_average, reduce)
     input, target = broadcast_pair(input, target)

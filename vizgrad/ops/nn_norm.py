@@ -11,7 +11,9 @@ with differentiable ops (recomputing the statistics from the saved input) under
 Example
 -------
 >>> from vizgrad.nn import functional as F
->>> F.layer_norm(x, x.shape[-1:]).mean(-1)        # ~0 for every row
+>>> x = vizgrad.tensor([[1.0, 2.0, 3.0], [10.0, 20.0, 60.0]])
+>>> F.layer_norm(x, x.shape[-1:]).mean(-1).abs() < 1e-6   # mean 0 for every row
+tensor([ True,  True])
 """
 
 from __future__ import annotations
@@ -191,7 +193,9 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
 
     Example
     -------
+    >>> x, weight, bias = vizgrad.tensor([[1.0, 3.0]]), vizgrad.tensor([2.0, 2.0]), vizgrad.ones(2)
     >>> layer_norm(x, (x.shape[-1],), weight, bias)
+    tensor([[-1.,  3.]])
     """
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
@@ -416,7 +420,12 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
 
     Example
     -------
+    >>> x, mean, var = vizgrad.tensor([[1.0], [3.0]]), vizgrad.zeros(1), vizgrad.ones(1)
     >>> batch_norm(x, mean, var, training=True, momentum=0.1)    # updates mean, var
+    tensor([[-1.],
+            [ 1.]])
+    >>> mean, var                # 0.9 * old + 0.1 * batch (the unbiased variance: 2)
+    (tensor([0.2]), tensor([1.1]))
     """
     if input.ndim < 2:
         raise ValueError(f"batch_norm expects (N, C, ...) input, got shape {tuple(input.shape)}")
@@ -443,7 +452,10 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
 
     Example
     -------
+    >>> x = vizgrad.tensor([[1.0, 3.0, 10.0, 30.0]])         # (N, C): two groups of 2
+    >>> gamma, beta = vizgrad.ones(4), vizgrad.zeros(4)
     >>> group_norm(x, num_groups=2, weight=gamma, bias=beta)
+    tensor([[-1.,  1., -1.,  1.]])
     """
     channels = input.shape[1]
     if channels % num_groups:
@@ -465,7 +477,10 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
 
     Example
     -------
-    >>> instance_norm(images)          # (N, C, H, W), each (n, c) plane ~N(0, 1)
+    >>> images = vizgrad.randn(2, 3, 4, 4) * 5 + 7
+    >>> y = instance_norm(images)          # (N, C, H, W), each (n, c) plane ~N(0, 1)
+    >>> y.mean((2, 3)).abs().max() < 1e-5
+    tensor(True)
     """
     batch, channels = input.shape[:2]
     folded = input.reshape((1, batch * channels) + tuple(input.shape[2:]))

@@ -322,7 +322,10 @@ def max_pool2d(input: Tensor, kernel_size: int | tuple[int, ...],
 
     Example
     -------
+    >>> x = vizgrad.tensor([[[[1.0, 5.0, 2.0, 0.0], [3.0, 4.0, 7.0, 6.0]]]])
     >>> y, idx = max_pool2d(x, 2, return_indices=True)   # idx: flat positions in H*W
+    >>> y, idx
+    (tensor([[[[5., 7.]]]]), tensor([[[[1, 6]]]]))
     """
     kernel = as_tuple(kernel_size, 2, "kernel_size")
     stride = () if stride is None or stride == [] else as_tuple(stride, 2, "stride")
@@ -339,7 +342,10 @@ def avg_pool2d(input: Tensor, kernel_size: int | tuple[int, ...],
 
     Example
     -------
+    >>> x = vizgrad.arange(4.0).reshape(1, 1, 2, 2)
     >>> avg_pool2d(x, 2, padding=1, count_include_pad=False)
+    tensor([[[[0., 1.],
+              [2., 3.]]]])
     """
     kernel = as_tuple(kernel_size, 2, "kernel_size")
     stride = () if stride is None or stride == [] else as_tuple(stride, 2, "stride")
@@ -352,7 +358,9 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, ...]
 
     Example
     -------
+    >>> x = vizgrad.randn(2, 3, 5, 7)
     >>> adaptive_avg_pool2d(x, 1).shape      # global average pooling: (N, C, 1, 1)
+    (2, 3, 1, 1)
     """
     if isinstance(output_size, int):
         output_size = (output_size, output_size)

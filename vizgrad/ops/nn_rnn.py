@@ -268,8 +268,15 @@ def mkldnn_rnn_layer(input: Tensor, weight0: Tensor, weight1: Tensor, weight2: T
 
     Example
     -------
+    >>> steps, batch, features, hidden = 5, 2, 3, 4
+    >>> x = vizgrad.randn(steps, batch, features)
+    >>> w_ih, w_hh = vizgrad.randn(4 * hidden, features), vizgrad.randn(4 * hidden, hidden)
+    >>> b_ih, b_hh = vizgrad.zeros(4 * hidden), vizgrad.zeros(4 * hidden)
+    >>> h0, c0 = vizgrad.zeros(batch, hidden), vizgrad.zeros(batch, hidden)
     >>> out, hy, cy, _ = mkldnn_rnn_layer(x, w_ih, w_hh, b_ih, b_hh, h0, c0, False, (),
     ...                                   2, hidden, 1, True, False, False, True)
+    >>> out.shape, hy.shape
+    ((5, 2, 4), (2, 4))
     """
     return MkldnnRnnLayer.apply(input, weight0, weight1, weight2, weight3, hx_, cx_,
                                 reverse, tuple(batch_sizes), mode, hidden_size, num_layers,

@@ -128,7 +128,9 @@ def interpolate(input: Tensor, size: int | tuple[int, ...] | None = None,
 
     Example
     -------
+    >>> x = vizgrad.randn(2, 3, 4, 5)
     >>> interpolate(x, scale_factor=2).shape    # (N, C, 2H, 2W)
+    (2, 3, 8, 10)
     """
     if mode != "nearest":
         raise NotImplementedError(f"interpolate: mode={mode!r} is not supported yet; "

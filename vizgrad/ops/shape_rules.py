@@ -11,6 +11,7 @@ op-table row, and fails when an op class has none.
 Example
 -------
 >>> from vizgrad.core.meta import MetaArray
+>>> from vizgrad.ops.arithmetic import Mul
 >>> Mul.infer_shape(MetaArray((3, 1), "float32"), MetaArray((4,), "float32"))
 MetaArray(shape=(3, 4), dtype=float32)
 """

@@ -2,6 +2,9 @@
 
 Example
 -------
+>>> nn = vizgrad.nn
+>>> model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+>>> loss = model(vizgrad.randn(8, 3)).pow(2).mean()
 >>> opt = vizgrad.optim.Adam(model.parameters(), lr=1e-3)
 >>> opt.zero_grad(); loss.backward(); opt.step()
 """

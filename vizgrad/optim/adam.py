@@ -16,6 +16,7 @@ class Adam(Optimizer):
 
     Example
     -------
+    >>> model = vizgrad.nn.Linear(3, 1)
     >>> opt = vizgrad.optim.Adam(model.parameters(), lr=1e-3)
     """
 

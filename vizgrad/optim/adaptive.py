@@ -21,6 +21,7 @@ class Adadelta(Optimizer):
 
     Example
     -------
+    >>> model = vizgrad.nn.Linear(3, 1)
     >>> opt = vizgrad.optim.Adadelta(model.parameters(), lr=1.0, rho=0.9)
     """
 
@@ -54,6 +55,7 @@ class Adamax(Optimizer):
 
     Example
     -------
+    >>> model = vizgrad.nn.Linear(3, 1)
     >>> opt = vizgrad.optim.Adamax(model.parameters(), lr=2e-3)
     """
 
@@ -86,6 +88,7 @@ class NAdam(Optimizer):
 
     Example
     -------
+    >>> model = vizgrad.nn.Linear(3, 1)
     >>> opt = vizgrad.optim.NAdam(model.parameters(), lr=2e-3)
     """
 

@@ -4,9 +4,13 @@ Call ``scheduler.step()`` once per epoch, after ``optimizer.step()``.
 
 Example
 -------
+>>> opt = vizgrad.optim.SGD(vizgrad.nn.Linear(3, 1).parameters(), lr=0.1)
 >>> sched = vizgrad.optim.lr_scheduler.StepLR(opt, step_size=10, gamma=0.5)
 >>> for epoch in range(30):
-...     train_one_epoch(); sched.step()
+...     opt.step()              # one epoch of training
+...     sched.step()
+>>> sched.get_last_lr()         # halved at epochs 10, 20 and 30
+[0.0125]
 """
 
 from __future__ import annotations

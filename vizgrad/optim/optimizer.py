@@ -32,6 +32,8 @@ class Optimizer:
 
     Example
     -------
+    >>> model = vizgrad.nn.Module()
+    >>> model.fc1, model.fc2 = vizgrad.nn.Linear(3, 4), vizgrad.nn.Linear(4, 1)
     >>> opt = vizgrad.optim.SGD([{"params": model.fc1.parameters()},
     ...                          {"params": model.fc2.parameters(), "lr": 1e-3}], lr=0.1)
     """
@@ -140,6 +142,8 @@ class Optimizer:
 
         Example
         -------
+        >>> opt = vizgrad.optim.Adam(vizgrad.nn.Linear(3, 1).parameters())
+        >>> vizgrad.save({"optim": opt.state_dict()}, "ckpt.npz")
         >>> opt.load_state_dict(vizgrad.load("ckpt.npz")["optim"])
         """
         if not isinstance(state_dict, dict) or not isinstance(

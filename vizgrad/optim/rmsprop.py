@@ -15,6 +15,7 @@ class RMSprop(Optimizer):
 
     Example
     -------
+    >>> model = vizgrad.nn.Linear(3, 1)
     >>> opt = vizgrad.optim.RMSprop(model.parameters(), lr=1e-2)
     """
 

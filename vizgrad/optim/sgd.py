@@ -15,6 +15,9 @@ class SGD(Optimizer):
 
     Example
     -------
+    >>> nn = vizgrad.nn
+    >>> model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+    >>> loss = model(vizgrad.randn(8, 3)).pow(2).mean()
     >>> opt = vizgrad.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     >>> opt.zero_grad(); loss.backward(); opt.step()
     """

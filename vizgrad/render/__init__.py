@@ -48,9 +48,13 @@ def make_dot(var: Any, params: dict | None = None, show_attrs: bool = False,
 
     Example
     -------
+    >>> x, w = vizgrad.randn(3, requires_grad=True), vizgrad.randn(3, requires_grad=True)
+    >>> loss = (x * w).sum()
     >>> dot = vizgrad.make_dot(loss, params={"w": w}, show_attrs=True)
     >>> dot                                   # a notebook displays the SVG
+    <graphviz.graphs.Digraph object at 0x...>
     >>> dot.render("graph", format="png")     # or write a file
+    'graph.png'
 
     A static graph (``vizgrad.static.Graph``, anything with ``__graph_view__``) is
     drawn by its own view: ``make_dot(vizgrad.static.trace(model, x))``.
@@ -81,7 +85,9 @@ def make_dot_from_trace(trace: Any, **options: Any) -> graphviz.Digraph:
 
     Example
     -------
+    >>> model, x = vizgrad.nn.Linear(3, 2), vizgrad.randn(4, 3)
     >>> vizgrad.make_dot_from_trace(vizgrad.static.trace(model, x)).render("model")
+    'model.pdf'
     """
     if not hasattr(trace, "__graph_view__"):
         raise TypeError(

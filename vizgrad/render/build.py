@@ -456,6 +456,8 @@ def build_view(roots: Any, options: RenderOptions | None = None, **more: Any) ->
 
     Example
     -------
+    >>> x, w = vizgrad.randn(3, requires_grad=True), vizgrad.randn(3, requires_grad=True)
+    >>> loss = (x * w).sum()
     >>> view = build_view(loss, show_attrs=True, cluster="scope")
     >>> [n.title for n in view.nodes][:2]
     ['', 'SumBackward0']

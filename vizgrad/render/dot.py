@@ -276,8 +276,12 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
 
     Example
     -------
+    >>> from vizgrad.render.build import build_view
+    >>> x, w = vizgrad.randn(3, requires_grad=True), vizgrad.randn(3, requires_grad=True)
+    >>> loss = (x * w).sum()
     >>> dot = to_dot(build_view(loss))
     >>> dot.render("graph", format="svg")
+    'graph.svg'
     """
     view = thin_hubs(view)  # a node with thousands of users would exhaust dot's memory
     settings = view.graph or {}

@@ -319,8 +319,12 @@ def fold_repeated_blocks(view: GraphView, min_repeats: int = MIN_REPEATS) -> str
 
     Example
     -------
+    >>> from vizgrad.render.build import build_view
+    >>> nn = vizgrad.nn
+    >>> model = nn.Sequential(*[nn.Linear(4, 4) for _ in range(8)])   # blocks 0 .. 7
+    >>> view = build_view(model(vizgrad.randn(2, 4)).sum(), cluster="scope")
     >>> fold_repeated_blocks(view)
-    'layers.1 .. layers.2856 folded (2,856 blocks like layers.0)'
+    '1 .. 6 folded (6 blocks like 0)'
     """
     families, owner = _families(view, min_repeats)
     if not families:

@@ -141,7 +141,13 @@ def to_html(view: GraphView, svg: str, title: str = "vizgrad backward graph") ->
 
     Example
     -------
+    >>> from vizgrad.render.build import build_view
+    >>> from vizgrad.render.dot import to_dot
+    >>> from vizgrad.render.output import run_dot
+    >>> view = build_view((vizgrad.randn(3, requires_grad=True) * 2).sum())
     >>> page = to_html(view, run_dot(to_dot(view).source, "svg").decode())
+    >>> page.startswith("<!DOCTYPE html>")
+    True
     """
     return viewer_page(view, [Level("everything", view, svg)], 0, title)
 

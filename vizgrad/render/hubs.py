@@ -27,8 +27,11 @@ def thin_hubs(view: GraphView, keep: int = HUB_ARROWS) -> GraphView:
 
     Example
     -------
-    >>> thin_hubs(build_view(loss)).notes[-1]   # when a parameter has > 32 users
-    'AccumulateGrad (n3): arrows to 6,634 of its 6,666 users not drawn ...'
+    >>> from vizgrad.render.build import build_view
+    >>> p = vizgrad.randn(3, requires_grad=True)
+    >>> loss = sum((p * i).sum() for i in range(40))    # p has 40 users, more than 32
+    >>> thin_hubs(build_view(loss)).notes[-1]
+    'AccumulateGrad (n0): arrows to 8 of its 40 users not drawn ...'
     """
     counts = Counter([edge.source for edge in view.edges])
     if not counts or max(counts.values()) <= keep:  # the common case, checked cheaply

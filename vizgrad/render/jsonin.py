@@ -6,8 +6,12 @@ HTML, DOT) draws it as it was, without the script or its tensors.
 
 Example
 -------
->>> view = vizgrad.render.load_view("runs/graphs/step_000100.json")
->>> vizgrad.render.save(view, "step_100.svg")
+>>> loss = (vizgrad.randn(3, requires_grad=True) * 2).sum()
+>>> vizgrad.render.save(loss, "graph.json")
+PosixPath('graph.json')
+>>> view = vizgrad.render.load_view("graph.json")      # or a Recorder's step_000100.json
+>>> vizgrad.render.save(view, "graph.svg")
+PosixPath('graph.svg')
 """
 
 from __future__ import annotations
@@ -35,7 +39,9 @@ def view_from_dict(document: dict[str, Any]) -> GraphView:
 
     Example
     -------
-    >>> view_from_dict(vizgrad.render.to_dict(build_view(loss))).nodes[0].title
+    >>> from vizgrad.render.build import build_view
+    >>> loss = (vizgrad.randn(3, requires_grad=True) * 2).sum()
+    >>> view_from_dict(vizgrad.render.to_dict(build_view(loss))).nodes[1].title
     'SumBackward0'
     """
     if not isinstance(document, dict) or document.get("schema") != SCHEMA:
@@ -89,7 +95,11 @@ def load_view(path: str | os.PathLike) -> GraphView:
 
     Example
     -------
+    >>> loss = (vizgrad.randn(3, requires_grad=True) * 2).sum()
+    >>> path = vizgrad.render.save(loss, "graph.json")
     >>> view = load_view("graph.json")
+    >>> [node.title for node in view.nodes]
+    ['', 'SumBackward0', 'MulBackward0', 'AccumulateGrad', '']
     """
     path = Path(path)
     try:
@@ -110,8 +120,10 @@ def view_summary(view: GraphView) -> dict[str, Any]:
 
     Example
     -------
+    >>> loss = vizgrad.nn.Linear(3, 2)(vizgrad.randn(4, 3)).sum()
+    >>> path = vizgrad.render.save(loss, "graph.json")
     >>> view_summary(load_view("graph.json"))["ops"]
-    {'AddmmBackward0': 3, ...}
+    {'AccumulateGrad': 2, 'AddmmBackward0': 1, ...}
     """
     ops = Counter(node.title for node in view.nodes if node.kind == "op")
     kinds = Counter(node.kind for node in view.nodes)

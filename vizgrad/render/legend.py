@@ -11,6 +11,8 @@ no node behind it for clicks, search and folding).
 
 Example
 -------
+>>> from vizgrad.render.build import build_view
+>>> view = build_view((vizgrad.randn(3, requires_grad=True) * 2).sum())
 >>> [row.meaning for row in key_rows(view)][:2]
 ['backward op (a grad_fn)', 'leaf tensor that requires grad (a parameter)']
 """

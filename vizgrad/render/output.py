@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .. import _atomic as atomic
 from .build import build_view
 from .view import GraphView, RenderOptions
 
@@ -79,8 +80,11 @@ def check_layout_timeout(value: Any) -> float | None:
 def _temporary_copy(path: Path, data: bytes | str) -> str:
     """A complete hidden copy of ``data`` beside ``path`` (a fresh name), mode 0666 - umask."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    handle, temporary = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.",
-                                         suffix=".tmp")
+    try:
+        handle, temporary = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.",
+                                             suffix=".tmp")
+    except OSError as error:  # no such folder, no permission: say so about the target
+        raise atomic.target_error(path, error) from None
     try:
         # mkstemp makes the file 0600; give it the mode a plain open() would (0666 - umask).
         umask = os.umask(0)
@@ -100,13 +104,8 @@ def write_atomic(path: str | os.PathLike, data: bytes | str) -> Path:
     A failure leaves neither a half-written ``path`` nor the temporary file.
     """
     path = Path(path)
-    temporary = _temporary_copy(path, data)
-    try:
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    atomic.check_target(path)
+    atomic.replace(_temporary_copy(path, data), path)
     return path
 
 
@@ -146,7 +145,7 @@ def write_new(path: str | os.PathLike, data: bytes | str) -> Path:
                     os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
                 except FileExistsError:
                     continue
-                os.replace(temporary, target)
+                atomic.replace(temporary, target)
                 return target
         raise FileExistsError(f"no free file name beside {path}")
     finally:
@@ -226,6 +225,7 @@ def save(view_or_tensor: Any, path: str | os.PathLike, *,
 
     Example
     -------
+    >>> loss = (vizgrad.randn(3, requires_grad=True) * 2).sum()
     >>> vizgrad.render.save(loss, "graph.svg", show_attrs=True)
     PosixPath('graph.svg')
     """
@@ -237,6 +237,7 @@ def save(view_or_tensor: Any, path: str | os.PathLike, *,
     if fmt is None:
         raise ValueError(f"cannot tell the format of {path.name!r} from its suffix; use one "
                          f"of {', '.join(sorted(FORMATS))}")
+    atomic.check_target(path)  # before the layout: a folder there would waste it
     if fmt == "html" and dot_binary() is not None:
         return _save_viewer(view_or_tensor, path, layout_timeout, options)
     view = as_view(view_or_tensor, **options)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import webbrowser
 from pathlib import Path
@@ -17,6 +18,7 @@ def viewer_html(var: Any, layout_timeout: float | None = 60.0, **options: Any) -
 
     Example
     -------
+    >>> loss = (vizgrad.randn(3, requires_grad=True) * 2).sum()
     >>> page = viewer_html(loss, show_attrs=True)
     >>> page.startswith("<!DOCTYPE html>")
     True
@@ -60,12 +62,16 @@ def show(var: Any, height: int = 640, **options: Any) -> Path | None:
     In Jupyter (JupyterLab, classic notebook, VS Code) the cell gets an HTML output:
     the self-contained viewer page in an ``<iframe srcdoc>``, which needs no server
     or network and survives ``jupyter nbconvert --to html``.  Elsewhere the page is
-    written to a temporary file, opened in the web browser, and its path returned.
+    written to a temporary file, opened in the web browser, its path printed (to
+    stderr) and returned.
     ``options`` are ``make_dot``'s (``show_attrs=True``, ``max_nodes=...``).
 
     Example
     -------
-    >>> vizgrad.show(loss, params=dict(model.named_parameters()))
+    >>> model = vizgrad.nn.Linear(3, 2)
+    >>> loss = model(vizgrad.randn(4, 3)).sum()
+    >>> vizgrad.show(loss, params=dict(model.named_parameters()))  # doctest: +ELLIPSIS
+    PosixPath('.../vizgrad-....html')
     """
     output = ViewerOutput(viewer_html(var, **options), height)
     if _in_kernel():
@@ -77,5 +83,9 @@ def show(var: Any, height: int = 640, **options: Any) -> Path | None:
                                      encoding="utf-8") as handle:
         handle.write(output.page)
     path = Path(handle.name)
-    webbrowser.open(path.as_uri())
+    # Say where the page is: on a machine with no browser (a server, a container)
+    # webbrowser.open fails silently, and a script would otherwise show nothing at all.
+    opened = webbrowser.open(path.as_uri())
+    how = "opened in the web browser" if opened else "no web browser found: open it in one"
+    print(f"vizgrad.show: the viewer page is {path} ({how})", file=sys.stderr)
     return path

@@ -52,8 +52,16 @@ def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None,
 
     Example
     -------
+    >>> import rich.console, rich.panel
+    >>> x, w = vizgrad.randn(3, requires_grad=True), vizgrad.randn(3, requires_grad=True)
+    >>> loss = (x * w).sum()
     >>> tree = vizgrad.render.graph_tree(loss)
-    >>> rich.console.Console().print(rich.panel.Panel(tree))
+    >>> rich.console.Console(width=50).print(rich.panel.Panel(tree))
+    ╭────────────────────────────────────────────────╮
+    │ backward graph: 4 nodes, 3 edges               │
+    │ └── output () float32                          │
+    ...
+    ╰────────────────────────────────────────────────╯
     """
     walk = graph.walk(roots)
     names = {id(t): str(k) for k, t in (params or {}).items()}
@@ -93,7 +101,10 @@ def graph_tree(roots: Any, max_depth: int = 12, params: dict | None = None,
         if edge_note:
             text = Text(edge_note, style="dim") + text
         branch = parent.add(text)
-        children = [(e[0], f"{slot}.{rank} ") for slot, row in enumerate(node.next_edges)
+        # Which input of this node each branch feeds, in words (a bare "0.1" read as a
+        # value): "[input 1]", or "[input 0, rank 2]" inside a list argument (cat, stack).
+        children = [(e[0], f"[input {slot}{f', rank {rank}' if len(row) > 1 else ''}] ")
+                    for slot, row in enumerate(node.next_edges)
                     for rank, e in enumerate(row) if e is not None]
         if not children:
             continue
@@ -118,11 +129,12 @@ def print_graph(roots: Any, max_depth: int = 12, params: dict | None = None,
 
     Example
     -------
+    >>> x, w = vizgrad.randn(3, requires_grad=True), vizgrad.randn(3, requires_grad=True)
+    >>> loss = (x * w).sum()
     >>> vizgrad.print_graph(loss)
     backward graph: 4 nodes, 3 edges
     └── output () float32
-        └── SumBackward0 () float32  demo.py:7 loss = (x * w).sum()
-            ...
+        └── SumBackward0 () float32  ...
     """
     tree = graph_tree(roots, max_depth, params)
     console = console or Console()

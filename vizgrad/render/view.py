@@ -144,8 +144,11 @@ class GraphView:
 
         Example
         -------
+        >>> import pickle
+        >>> from vizgrad.render.build import build_view
+        >>> loss = (vizgrad.randn(3, requires_grad=True) * 2).sum()
         >>> view = build_view(loss).detach()
-        >>> pickle.loads(pickle.dumps(view)).nodes[0].details["name"]
+        >>> pickle.loads(pickle.dumps(view)).nodes[1].details["name"]
         'SumBackward0'
         """
         for item in (*self.nodes, *self.edges):

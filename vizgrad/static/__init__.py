@@ -7,11 +7,15 @@
 
 Example
 -------
->>> from vizgrad import static
+>>> from vizgrad import nn, static
+>>> import vizgrad.nn.functional as F
+>>> model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1))
+>>> x, y = vizgrad.randn(8, 4), vizgrad.randn(8, 1)
 >>> g = static.trace(lambda x, y: F.mse_loss(model(x), y), x, y, input_names=["x", "y"])
 >>> step = static.compile_optimizer(static.compile_backward(g), "sgd", lr=0.1)
 >>> engine = static.Engine(static.Workspace(), step)
->>> engine.run(x=xb, y=yb)["mse_loss"]
+>>> engine.run(x=x, y=y)                  # the loss, named after its op
+{'mseloss': array(..., dtype=float32)}
 """
 
 from .compile_backward import compile_backward
@@ -22,9 +26,10 @@ from .engine import Engine
 from .graph import Graph, Op, TensorAttr
 from .meta import MetaArray, meta_forwards
 from .shapes import missing_rules
+from .stateful import ModeChangedWarning
 from .trace import Recording, recording, trace
 from .workspace import Workspace
 
-__all__ = ["Engine", "Graph", "MetaArray", "Op", "TensorAttr", "Workspace",
+__all__ = ["Engine", "Graph", "MetaArray", "ModeChangedWarning", "Op", "TensorAttr", "Workspace",
            "compile_backward", "meta_forwards", "missing_rules", "Recording", "recording",
            "compile_data_parallel", "compile_inplace", "compile_optimizer", "trace"]

@@ -8,6 +8,12 @@ op.  The gradient of parameter ``p`` is the buffer ``grad/p`` (kept in the works
 
 Example
 -------
+>>> import vizgrad.nn.functional as F
+>>> from vizgrad import nn
+>>> model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1))
+>>> x, y = vizgrad.randn(8, 4), vizgrad.randn(8, 1)
+>>> loss_fn = lambda x, y: F.mse_loss(model(x), y)
+>>> from vizgrad.static import trace
 >>> g = compile_backward(trace(loss_fn, x, y))
 >>> [op.kind for op in g.ops if op.phase == "backward"][:3]
 ['Fill', 'Grad', 'Grad']

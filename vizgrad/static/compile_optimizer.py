@@ -7,6 +7,13 @@ Adam's moments and step count) lives in the workspace as ``state/<param>/<key>``
 
 Example
 -------
+>>> import vizgrad.nn.functional as F
+>>> from vizgrad import nn
+>>> model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1))
+>>> x, y = vizgrad.randn(8, 4), vizgrad.randn(8, 1)
+>>> loss_fn = lambda x, y: F.mse_loss(model(x), y)
+>>> from vizgrad.static import compile_backward, trace
+>>> g = trace(loss_fn, x, y)
 >>> step = compile_optimizer(compile_backward(g), "adam", lr=1e-3)
 >>> [op.kind for op in step.ops if op.phase == "optimizer"]
 ['Update', 'Update', 'Update', 'Update']
@@ -21,21 +28,23 @@ from .compile_backward import grad_name
 from .graph import Graph, Op, TensorAttr
 from .tensors import wrap
 
-#: name -> (optimizer class, fixed hyper-parameters, state buffers shaped like the param)
-_OPTIMIZERS: dict[str, tuple[type, dict[str, Any], tuple[str, ...]]] = {
-    "sgd": (optim.SGD, {}, ()),
-    "momentum": (optim.SGD, {"momentum": 0.9}, ("momentum_buffer",)),
-    "adam": (optim.Adam, {}, ("exp_avg", "exp_avg_sq")),
+#: name -> (optimizer class, fixed hyper-parameters)
+_OPTIMIZERS: dict[str, tuple[type, dict[str, Any]]] = {
+    "sgd": (optim.SGD, {}),
+    "momentum": (optim.SGD, {"momentum": 0.9}),
+    "adam": (optim.Adam, {}),
+    "adamw": (optim.AdamW, {}),
 }
 
 
 def compile_optimizer(graph: Graph, optimizer: str, **hyper: Any) -> Graph:
     """A new graph: ``graph`` (which has backward ops) plus an update of every parameter
     that got a gradient.  ``optimizer`` is ``"sgd"``, ``"momentum"`` (SGD with
-    ``momentum=0.9`` unless given) or ``"adam"``; ``hyper`` are the optimizer's
-    keyword arguments (``lr=``, ``weight_decay=`` ...), as ``vizgrad.optim`` takes them."""
+    ``momentum=0.9`` unless given), ``"adam"`` or ``"adamw"``; ``hyper`` are the
+    optimizer's keyword arguments (``lr=``, ``weight_decay=``, ``maximize=``,
+    ``amsgrad=`` ...), as ``vizgrad.optim`` takes them."""
     try:
-        cls, defaults, state_keys = _OPTIMIZERS[optimizer.lower()]
+        cls, defaults = _OPTIMIZERS[optimizer.lower()]
     except KeyError:
         raise ValueError(f"compile_optimizer: unknown optimizer {optimizer!r}; "
                          f"use one of {sorted(_OPTIMIZERS)}") from None
@@ -45,8 +54,6 @@ def compile_optimizer(graph: Graph, optimizer: str, **hyper: Any) -> Graph:
     if any(op.phase == "optimizer" for op in graph.ops):
         raise ValueError("compile_optimizer: the graph already has optimizer ops")
     settings = {**defaults, **hyper}
-    if settings.get("momentum") and state_keys == ():
-        state_keys = ("momentum_buffer",)
     new = graph.copy()
     for param in graph.parameters:
         grad = grad_name(param)
@@ -58,29 +65,39 @@ def compile_optimizer(graph: Graph, optimizer: str, **hyper: Any) -> Graph:
         # kept in the workspace, not in the object).
         stand_in = wrap(attr.dtype.type(0) * _ones(attr), requires_grad=True)
         update = cls([stand_in], **settings)
-        state = [f"state/{param}/{key}" for key in state_keys]
-        for name in state:
-            new.add_tensor(TensorAttr(name, attr.shape, attr.dtype, attr.device, False,
-                                      "state"))
-        if cls is optim.Adam:
-            new.add_tensor(TensorAttr(f"state/{param}/step", (), _int64(), attr.device,
-                                      False, "state"))
-            state.append(f"state/{param}/step")
+        arrays, scalars = _state_of(update, attr)
+        state = []
+        for key in arrays:
+            state.append(new.add_tensor(TensorAttr(
+                f"state/{param}/{key}", attr.shape, attr.dtype, attr.device, False,
+                "state")).name)
+        for key, dtype in scalars.items():
+            state.append(new.add_tensor(TensorAttr(
+                f"state/{param}/{key}", (), dtype, attr.device, False, "state")).name)
         new.ops.append(Op(f"{optimizer}/{param}", "Update", [param, grad, *state], [param],
                           "optimizer", update,
                           attrs={"optimizer": optimizer, **settings,
-                                 "state_keys": (*state_keys,
-                                                *(("step",) if cls is optim.Adam else ()))}))
+                                 "state_keys": (*arrays, *scalars),
+                                 "scalar_state": dict(scalars)}))
     return new
+
+
+def _state_of(update: Any, attr: TensorAttr) -> tuple[list[str], dict[str, Any]]:
+    """The state the optimizer keeps per parameter, found by running its own update once
+    on a one-element stand-in: arrays shaped like the parameter, and numbers (Adam's step
+    count) kept as 0-d arrays so checkpoints store them.  Whatever options add state
+    (``momentum``, ``amsgrad``) are covered without a list to keep in step."""
+    import numpy as np
+
+    probe: dict[str, Any] = {}
+    update._update(update.param_groups[0], _ones(attr), _ones(attr), probe)
+    arrays = [key for key, value in probe.items() if hasattr(value, "shape")]
+    scalars = {key: np.dtype(np.int64 if isinstance(value, int) else np.float64)
+               for key, value in probe.items() if not hasattr(value, "shape")}
+    return arrays, scalars
 
 
 def _ones(attr: TensorAttr) -> Any:
     import numpy as np
 
     return np.ones((1,), dtype=attr.dtype)
-
-
-def _int64() -> Any:
-    import numpy as np
-
-    return np.dtype(np.int64)

@@ -12,6 +12,13 @@ inside large kernels, so the replicas overlap.
 
 Example
 -------
+>>> import vizgrad.nn.functional as F
+>>> from vizgrad import nn
+>>> model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1))
+>>> x, y = vizgrad.randn(8, 4), vizgrad.randn(8, 1)
+>>> loss_fn = lambda x, y: F.mse_loss(model(x), y)
+>>> from vizgrad.static import compile_backward, compile_optimizer, trace
+>>> g = trace(loss_fn, x, y)
 >>> step = compile_data_parallel(compile_optimizer(compile_backward(g), "sgd", lr=0.1), 2)
 >>> sorted({op.replica for op in step.ops if op.replica is not None})
 [0, 1]
@@ -35,6 +42,13 @@ def compile_data_parallel(graph: Graph, n: int) -> Graph:
                          "(compile_backward first)")
     if graph.replicas > 1:
         raise ValueError("compile_data_parallel: the graph is already data parallel")
+    counting = [op.attrs.get("writes") for op in graph.ops if op.kind == "CountBatches"]
+    if counting:
+        raise ValueError(
+            "compile_data_parallel: the graph updates BatchNorm running statistics "
+            f"in place ({', '.join(map(repr, counting[:3]))}), which every replica would "
+            "update from its own shard; trace the model in eval mode (or with "
+            "track_running_stats=False) for data parallel training")
     shared = {name for name, attr in graph.tensors.items()
               if attr.kind in ("parameter", "constant", "state")}
     batch = graph.tensors[graph.inputs[0]].shape[0] if graph.inputs else 0

@@ -9,8 +9,18 @@ clusters.  ``make_dot``, ``render.save`` and the CLI take a ``Graph`` directly
 
 Example
 -------
->>> vizgrad.make_dot(static.compile_backward(static.trace(loss_fn, x, t)))
+>>> import vizgrad.nn.functional as F
+>>> from vizgrad import nn
+>>> model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1))
+>>> x, y = vizgrad.randn(8, 4), vizgrad.randn(8, 1)
+>>> loss_fn = lambda x, y: F.mse_loss(model(x), y)
+>>> from vizgrad import static
+>>> vizgrad.make_dot(static.compile_backward(static.trace(loss_fn, x, y)))
+<graphviz.graphs.Digraph object at 0x...>
+>>> g = static.trace(loss_fn, x, y)
+>>> step = static.compile_optimizer(static.compile_backward(g), "sgd", lr=0.1)
 >>> vizgrad.render.save(step, "step.svg")
+PosixPath('step.svg')
 """
 
 from __future__ import annotations

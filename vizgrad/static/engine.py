@@ -10,16 +10,27 @@ the calling (control) thread splits the batch, waits, all-reduces and updates.
 
 Example
 -------
->>> step = compile_optimizer(compile_backward(trace(loss_fn, x, y)), "sgd", lr=0.1)
+>>> import vizgrad.nn.functional as F
+>>> from vizgrad import nn
+>>> model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1))
+>>> x, y = vizgrad.randn(8, 4), vizgrad.randn(8, 1)
+>>> loss_fn = lambda x, y: F.mse_loss(model(x), y)
+>>> from vizgrad.static import Workspace, compile_backward, compile_optimizer, trace
+>>> batches = [(vizgrad.randn(8, 4), vizgrad.randn(8, 1)) for _ in range(3)]
+>>> g = trace(loss_fn, x, y, input_names=["x", "y"])
+>>> step = compile_optimizer(compile_backward(g), "sgd", lr=0.1)
 >>> engine = Engine(Workspace().init_from(step), step)
 >>> for xb, yb in batches:
-...     out = engine.run(x=xb, y=yb)         # {"loss": array(...)}
+...     out = engine.run(x=xb, y=yb)         # {"mseloss": array(...)}
+>>> list(out)
+['mseloss']
 """
 
 from __future__ import annotations
 
 import queue
 import threading
+import warnings
 import weakref
 from typing import Any
 
@@ -27,7 +38,8 @@ from ..core.backend import array_module
 from ..core.broadcast import sum_to_array
 from ..core.state import enable_grad, no_grad
 from ..core.tensor import Tensor
-from .graph import ArrayRef, Graph, Op, Ref
+from .graph import ArrayRef, CumulativeMomentum, Graph, Op, Ref
+from .stateful import ModeChangedWarning, changed_modes, mode_message
 from .tensors import array_of, wrap
 from .workspace import Workspace
 
@@ -40,6 +52,7 @@ class Engine:
         self.graph = graph
         workspace.init_from(graph)
         self._needs_grad = any(op.phase == "backward" for op in graph.ops)
+        self._warned_modes: tuple = ()
         self._pre: list[Op] = []
         self._replica_ops: dict[int, list[Op]] = {}
         self._post: list[Op] = []
@@ -70,6 +83,8 @@ class Engine:
         if missing:
             raise TypeError(f"Engine.run() needs the graph's inputs {graph.inputs}; "
                             f"missing {missing}")
+        if graph.modes:
+            self._check_modes()
         ws = self.workspace
         for name, value in inputs.items():
             if name not in graph.tensors:
@@ -106,6 +121,15 @@ class Engine:
         wanted = list(graph.outputs) + ([graph.loss] if graph.loss else [])
         return {name: array_of(env[name]) if name in env else ws[name] for name in wanted}
 
+    def _check_modes(self) -> None:
+        """Warn (once per change) when a traced module's train/eval mode is not the
+        traced one: the replay cannot follow it, and must not pretend to."""
+        changed = changed_modes(self.graph.modes)
+        key = tuple(changed)
+        if changed and key != self._warned_modes:
+            warnings.warn(mode_message(changed), ModeChangedWarning, stacklevel=3)
+        self._warned_modes = key
+
     def _run_replica(self, ops: list[Op], shared: dict[str, Any]) -> dict[str, Any]:
         env = dict(shared)
         if self._needs_grad:
@@ -140,6 +164,8 @@ class Engine:
                 args.append([self._value(ref.name, env) for ref in item])
             elif cls is ArrayRef:
                 args.append(array_of(self._value(item.name, env)))
+            elif cls is CumulativeMomentum:  # BatchNorm's momentum=None: 1 / count
+                args.append(1.0 / float(array_of(self._value(item.counter, env))))
             elif cls is tuple and any(i.__class__ is ArrayRef for i in item):
                 args.append(tuple(array_of(self._value(i.name, env))
                                   if i.__class__ is ArrayRef else i for i in item))
@@ -252,29 +278,35 @@ def _accumulate(engine: Engine, op: Op, env: dict[str, Any]) -> None:
 
 
 def _update(engine: Engine, op: Op, env: dict[str, Any]) -> None:
-    """One parameter's optimizer step: ``vizgrad.optim``'s formula on the arrays."""
+    """One parameter's optimizer step: ``vizgrad.optim``'s formula on the arrays, with
+    ``Optimizer.step``'s own handling of ``maximize`` (the gradient negated first)."""
     ws = engine.workspace
     param_name, grad_name = op.inputs[0], op.inputs[1]
     param = ws[param_name]
     grad = array_of(env[grad_name]) if grad_name in env else ws[grad_name]
+    optimizer = op.fn
+    group = optimizer.param_groups[0]
+    if group.get("maximize", False):
+        grad = -grad
     prefix = f"state/{param_name}/"
+    scalars = op.attrs.get("scalar_state", {})
     state = {}
     for key in op.attrs["state_keys"]:
         if prefix + key in ws:
             value = ws[prefix + key]
-            state[key] = int(value) if key == "step" else value
-    optimizer = op.fn
-    new = optimizer._update(optimizer.param_groups[0], param, grad, state)
+            state[key] = value.item() if key in scalars else value
+    new = optimizer._update(group, param, grad, state)
     if new is not None:  # None: the update wrote into the parameter itself (SGD)
         param[...] = new
     for key, value in state.items():
-        ws[prefix + key] = value if key != "step" else _int_array(value, param)
+        ws[prefix + key] = _scalar_array(value, scalars[key], param) if key in scalars \
+            else value
 
 
-def _int_array(value: int, like: Any) -> Any:
-    """Adam's step count as a 0-d int64 array (so checkpoints store it)."""
-    xp = array_module(like)
-    return xp.asarray(value, dtype=xp.int64)
+def _scalar_array(value: Any, dtype: Any, like: Any) -> Any:
+    """A number of the optimizer's state (Adam's step count) as a 0-d array, so
+    checkpoints store it; ``.item()`` gives the same Python number back."""
+    return array_module(like).asarray(value, dtype=dtype)
 
 
 def _split(engine: Engine, op: Op, env: dict[str, Any]) -> None:

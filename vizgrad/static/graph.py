@@ -6,9 +6,17 @@ the ``Engine`` replays the op list on arrays a ``Workspace`` owns by the same na
 
 Example
 -------
+>>> nn = vizgrad.nn
+>>> class Net(nn.Module):
+...     def __init__(self):
+...         super().__init__()
+...         self.fc1, self.fc2 = nn.Linear(64, 32), nn.Linear(32, 10)
+...     def forward(self, x):
+...         return self.fc2(self.fc1(x).relu())
+>>> model, x = Net(), vizgrad.randn(2, 64)
 >>> g = vizgrad.static.trace(model, x)
->>> [op.kind for op in g.ops][:2]
-['Addmm', 'Relu']
+>>> [op.kind for op in g.ops][:2]          # fc1: the weight transposed, then x @ w.T + b
+['T', 'Addmm']
 >>> g.tensors["fc1.weight"].shape
 (32, 64)
 """
@@ -62,6 +70,14 @@ class ArrayRef:
 
 
 @dataclass
+class CumulativeMomentum:
+    """BatchNorm's ``momentum=None`` in an op's arguments: ``1 / count``, the count read
+    from the buffer ``counter`` at each replay (after ``CountBatches`` added this batch)."""
+
+    counter: str
+
+
+@dataclass
 class Op:
     """One step of the graph.
 
@@ -112,6 +128,9 @@ class Graph:
     replicas: int = 1
     #: Filled by ``compile_inplace``: bytes no longer allocated per step.
     inplace_bytes_saved: int = 0
+    #: ``(module path, weak reference, training)`` of the traced mode-dependent modules
+    #: (Dropout, BatchNorm ...): the Engine warns when one has changed mode since.
+    modes: list = field(default_factory=list)
 
     def copy(self) -> Graph:
         """A copy whose op list and buffer table can be changed freely (arrays shared)."""
@@ -139,6 +158,8 @@ class Graph:
         def arg(item: Any) -> Any:
             if isinstance(item, (Ref, ArrayRef)):
                 return type(item)(name(item.name))
+            if isinstance(item, CumulativeMomentum):
+                return CumulativeMomentum(name(item.counter))
             if isinstance(item, list) and item and isinstance(item[0], Ref):
                 return [Ref(name(ref.name)) for ref in item]
             if isinstance(item, tuple):

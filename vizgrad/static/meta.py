@@ -11,6 +11,7 @@ user's line.
 Example
 -------
 >>> x = vizgrad.empty(10_000, 4096, device="meta")
+>>> model = vizgrad.nn.Sequential(vizgrad.nn.Linear(4096, 10))
 >>> g = vizgrad.static.trace(model.to("meta"), x)
 >>> g.tensors[g.outputs[0]].shape
 (10000, 10)

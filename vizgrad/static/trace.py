@@ -10,15 +10,17 @@ and ``const<N>`` / ``param<N>`` for tensors the trace met but cannot name.
 
 Example
 -------
+>>> nn = vizgrad.nn
 >>> model = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
 >>> g = vizgrad.static.trace(model, vizgrad.randn(2, 4))
 >>> [op.kind for op in g.ops]
-['Addmm', 'Relu']
+['T', 'Addmm', 'Relu']
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -26,11 +28,12 @@ from typing import Any
 
 from ..core.function import Function
 from ..core.stack import is_internal
-from ..core.state import current_scope, enable_grad
+from ..core.state import OBSERVERS, current_scope, enable_grad
 from ..core.tensor import Tensor
 from ..graph import GraphNode
-from .graph import ArrayRef, Graph, Op, Ref, TensorAttr
+from .graph import ArrayRef, CumulativeMomentum, Graph, Op, Ref, TensorAttr
 from .meta import MetaArray, meta_forwards
+from .stateful import CountBatches, DropoutMask, kept_dims, modes_of
 from .tensors import array_of
 
 _APPLY = Function.__dict__["apply"].__func__.__code__
@@ -48,6 +51,9 @@ def trace(fn_or_module: Callable, *example_inputs: Any, input_names: Sequence[st
 
     Example
     -------
+    >>> import vizgrad.nn.functional as F
+    >>> model = vizgrad.nn.Linear(4, 3)
+    >>> x, y = vizgrad.randn(8, 4), vizgrad.tensor([0, 1, 2, 0, 1, 2, 0, 1])
     >>> loss_fn = lambda x, y: F.cross_entropy(model(x), y)
     >>> g = vizgrad.static.trace(loss_fn, x, y, input_names=["x", "y"])
     >>> g.loss == g.outputs[0]
@@ -58,7 +64,8 @@ def trace(fn_or_module: Callable, *example_inputs: Any, input_names: Sequence[st
     for index, tensor in enumerate(inputs):
         name = input_names[index] if index < len(input_names) else f"input{index}"
         recorder.add_leaf(tensor, name, "input")
-    for name, tensor in _named_state(fn_or_module):
+    modules = _modules_of(fn_or_module)
+    for name, tensor in _named_state(modules):
         if id(tensor) not in recorder.names:
             recorder.add_leaf(tensor, name, "parameter" if tensor.requires_grad
                               else "constant")
@@ -69,14 +76,17 @@ def trace(fn_or_module: Callable, *example_inputs: Any, input_names: Sequence[st
     on_meta = any(isinstance(array_of(t), MetaArray) for t in recorder.alive)
     previous = sys.getprofile()
     sys.setprofile(recorder.profile)
+    OBSERVERS.append(recorder)  # every op through apply, under no_grad too
     try:
         with enable_grad(), meta_forwards() if on_meta else contextlib.nullcontext():
             result = fn_or_module(*inputs)
     finally:
         sys.setprofile(previous)
+        OBSERVERS.remove(recorder)
     if recorder.error is not None:
         raise recorder.error
     graph = recorder.graph
+    graph.modes = modes_of(modules)
     outputs = result if isinstance(result, (tuple, list)) else (result,)
     for out in outputs:
         if isinstance(out, Tensor):
@@ -117,11 +127,13 @@ def recording() -> Iterator[Recording]:
 
     Example
     -------
+    >>> import vizgrad.nn.functional as F
+    >>> model, x, t = vizgrad.nn.Linear(4, 1), vizgrad.randn(8, 4), vizgrad.randn(8, 1)
     >>> with vizgrad.static.recording() as seen:
     ...     loss = F.mse_loss(model(x), t)
     ...     loss.backward()
     >>> seen.graph(dict(model.named_parameters())).loss
-    'mse_loss'
+    'mseloss'
     """
     from ..watching import on_backward
 
@@ -136,10 +148,12 @@ def recording() -> Iterator[Recording]:
     previous = sys.getprofile()
     handle = on_backward(stop)
     sys.setprofile(recorder.profile)
+    OBSERVERS.append(recorder)
     try:
         yield Recording(recorder)
     finally:
         sys.setprofile(previous)
+        OBSERVERS.remove(recorder)
         handle.remove()
 
 
@@ -157,6 +171,9 @@ class _Recorder:
         self.arrays: dict[int, str] = {}  # id(array) -> buffer name
         self.active = True  # recording() stops at the first backward()
         self.loss: Tensor | None = None
+        #: Open calls of what is not an op but must be replayed (see stateful.py):
+        #: (frame, kind, details...), innermost last.
+        self.specials: list[tuple] = []
 
     def unique(self, base: str) -> str:
         count = self.counts.get(base, 0)
@@ -226,6 +243,78 @@ class _Recorder:
                 self.record(cls, args, arg, frame.f_back, target)
             except BaseException as error:  # noqa: BLE001 - re-raised by trace()
                 self.error = error
+        elif self.frame is None and frame.f_code in _special_codes():
+            try:
+                if event == "call":
+                    self.enter_special(frame)
+                elif event == "return" and self.specials and self.specials[-1][0] is frame:
+                    self.leave_special(self.specials.pop(), arg)
+            except BaseException as error:  # noqa: BLE001 - re-raised by trace()
+                self.error = error
+
+    def enter_special(self, frame: Any) -> None:
+        local = frame.f_locals
+        kind = _special_codes()[frame.f_code]
+        if kind == "mask":  # dropout's _keep_mask(input, p, shape)
+            self.specials.append((frame, kind, local["input"], local["p"],
+                                  tuple(local["shape"]), frame.f_back))
+            return
+        module = local["self"]  # _BatchNorm.forward: it is about to count this batch
+        if not (module.training and module.track_running_stats
+                and module.num_batches_tracked is not None):
+            return
+        names = []
+        for attr in ("running_mean", "running_var", "num_batches_tracked"):
+            tensor = getattr(module, attr)
+            name = self.names.get(id(tensor))
+            if name is None:
+                name = self.add_leaf(tensor, attr, "constant")
+            names.append(name)
+            if name in self.graph.constants:
+                # The graph starts from the state before the traced run, which updates
+                # the module's statistics like any eager step: N replays of N batches
+                # then equal N eager steps.
+                self.graph.constants[name] = _snapshot(array_of(tensor))
+        self.specials.append((frame, "batchnorm", module, names[2]))
+
+    def leave_special(self, entry: tuple, result: Any) -> None:
+        if entry[1] != "mask" or not isinstance(result, Tensor):
+            return
+        _, _, input, p, shape, caller = entry
+        source = self.name_of(input)
+        scope = current_scope()
+        name = self.unique(f"{scope}.dropout_mask" if scope else "dropout_mask")
+        array = array_of(result)
+        self.graph.add_tensor(TensorAttr(name, tuple(array.shape), array.dtype,
+                                         result.device, False))
+        self.names[id(result)] = name
+        self.arrays[id(array)] = name
+        self.alive.append(result)
+        self.graph.ops.append(Op(
+            name, "DropoutMask", [source], [name], "forward", DropoutMask,
+            [Ref(source), float(p), kept_dims(shape, tuple(input.shape))],
+            {"p": float(p), "draws": "new each run"}, _user_line(caller)))
+
+    def follow_batch_norm(self, op: Op, args: tuple) -> None:
+        """A batch norm in training inside a counting BatchNorm module: count the batch
+        first (a ``CountBatches`` op), and read ``momentum=None``'s 1/count at replay."""
+        if len(args) < 7 or not args[5]:
+            return  # evaluation: the running statistics are read, nothing is counted
+        entry = next((e for e in reversed(self.specials) if e[1] == "batchnorm"
+                      and e[2].running_mean is not None
+                      and array_of(e[2].running_mean) is args[3]), None)
+        if entry is None:
+            return  # F.batch_norm called directly: no counter, momentum as given
+        module, counter = entry[2], entry[3]
+        self.graph.ops.append(Op(
+            self.unique(f"{counter}.count"), "CountBatches", [counter], [], "forward",
+            CountBatches, [ArrayRef(counter)], {"writes": counter}, op.location))
+        if counter not in op.inputs:
+            op.inputs.append(counter)
+        if module.momentum is None:
+            op.args[6] = CumulativeMomentum(counter)
+            label = op.fn.arg_names[6] if len(op.fn.arg_names) > 6 else "arg6"
+            op.attrs[label] = f"1/{counter}"
 
     def record(self, cls: type, args: tuple, result: Any, caller: Any,
                target: Tensor | None) -> None:
@@ -285,6 +374,8 @@ class _Recorder:
             info = GraphNode(node)
             op.saved = tuple(item.kind for item in info.saved)
             op.ctx = info.saved_attributes
+        if cls is _native_batch_norm():
+            self.follow_batch_norm(op, args)
         self.graph.ops.append(op)
 
 
@@ -308,9 +399,9 @@ def _as_tensor(value: Any) -> Tensor:
     return make(value)
 
 
-def _named_state(fn: Callable) -> list[tuple[str, Tensor]]:
-    """Parameters and buffers, named by module path, of ``fn`` if it is a Module, else of
-    the Modules its closure cells or global names refer to (one level, no recursion)."""
+def _modules_of(fn: Callable) -> list[tuple[str, Any]]:
+    """``fn`` if it is a Module, else the Modules its closure cells or global names refer
+    to (one level, no recursion), each with the prefix its buffers are named with."""
     from ..nn.module import Module
 
     found: list[tuple[str, Module]] = []
@@ -336,9 +427,34 @@ def _named_state(fn: Callable) -> list[tuple[str, Tensor]]:
                 if isinstance(scope.get(name), Module):
                     found.append((name, scope[name]))
     prefix = len(found) > 1
+    return [(name if prefix else "", module) for name, module in found]
+
+
+def _named_state(modules: list[tuple[str, Any]]) -> list[tuple[str, Tensor]]:
+    """Parameters and buffers of ``modules`` (from ``_modules_of``), named by module path."""
     named: list[tuple[str, Tensor]] = []
-    for module_name, module in found:
+    for module_name, module in modules:
         for name, tensor in [*module.named_parameters(), *module.named_buffers()]:
-            named.append((f"{module_name}.{name}" if prefix and module_name else name,
-                          tensor))
+            named.append((f"{module_name}.{name}" if module_name else name, tensor))
     return named
+
+
+@functools.cache
+def _special_codes() -> dict[Any, str]:
+    """Code objects of what the trace follows besides ops (see stateful.py)."""
+    from ..nn.normalization import _BatchNorm
+    from ..ops.nn_dropout import _keep_mask
+
+    return {_keep_mask.__code__: "mask", _BatchNorm.forward.__code__: "batchnorm"}
+
+
+@functools.cache
+def _native_batch_norm() -> type:
+    from ..ops.nn_norm import NativeBatchNorm
+
+    return NativeBatchNorm
+
+
+def _snapshot(array: Any) -> Any:
+    """A copy of ``array`` (a meta array has no data to copy)."""
+    return array if isinstance(array, MetaArray) else array.copy()

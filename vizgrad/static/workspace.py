@@ -7,8 +7,9 @@ vizgrad's safe ``.npz`` format (``vizgrad.save``/``vizgrad.load``).
 
 Example
 -------
+>>> graph = vizgrad.static.trace(vizgrad.nn.Linear(4, 2), vizgrad.randn(8, 4))
 >>> ws = vizgrad.static.Workspace()
->>> ws.init_from(graph)            # parameters and constants from the trace
+>>> ws = ws.init_from(graph)       # parameters and constants from the trace
 >>> ws.checkpoint("step.npz"); ws.restore("step.npz")
 """
 
@@ -60,6 +61,53 @@ class Workspace:
                     self.buffers[name] = array_module(array).array(array, copy=True) \
                         if hasattr(array, "shape") else array
         return self
+
+    def copy_to(self, module: Any, prefix: str = "") -> list[str]:
+        """Copy the trained parameters and buffers back into ``module`` (in place, as
+        ``param.copy_(...)``); the names copied.
+
+        An ``Engine`` trains the workspace's arrays, not the model's own tensors: after
+        training, this puts the result where ``model(x)``, ``model.state_dict()`` and
+        ``vizgrad.save`` read it.  ``prefix`` is the buffer names' module prefix, where
+        the trace named several modules (``"model."``).  Every shape is checked before
+        anything is copied.
+
+        Example
+        -------
+        >>> import vizgrad.nn.functional as F
+        >>> from vizgrad import nn, static
+        >>> model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+        >>> xb, ob = vizgrad.randn(16, 4), vizgrad.eye(3)[vizgrad.randint(0, 3, (16,))]
+        >>> loss_fn = lambda x, onehot: -(F.log_softmax(model(x), 1) * onehot).sum(1).mean()
+        >>> g = static.trace(loss_fn, xb, ob, input_names=["x", "onehot"])
+        >>> step = static.compile_optimizer(static.compile_backward(g), "sgd", lr=0.1)
+        >>> ws = static.Workspace()
+        >>> engine = static.Engine(ws, step)
+        >>> out = engine.run(x=xb, onehot=ob)
+        >>> ws.copy_to(model)          # the model now holds the trained weights
+        ['0.weight', '0.bias', '2.weight', '2.bias']
+        """
+        from ..core.state import no_grad
+
+        pairs = []
+        for name, tensor in [*module.named_parameters(), *module.named_buffers()]:
+            array = self.buffers.get(prefix + name)
+            if array is None:
+                continue
+            if tuple(array.shape) != tuple(tensor.shape):
+                raise ValueError(f"workspace buffer {prefix + name!r} has shape "
+                                 f"{tuple(array.shape)}, the module's {name!r} "
+                                 f"{tuple(tensor.shape)}: not this module's workspace")
+            pairs.append((name, tensor, array))
+        if not pairs:
+            raise ValueError(
+                f"none of the module's parameters or buffers is in the workspace under "
+                f"prefix {prefix!r} (the workspace has {sorted(self.buffers)[:6]}...); "
+                "pass the prefix the trace gave them (e.g. prefix='model.')")
+        with no_grad():
+            for _, tensor, array in pairs:
+                tensor.copy_(Tensor._make(array))
+        return [name for name, _, _ in pairs]
 
     def nbytes(self) -> int:
         return sum(getattr(a, "nbytes", 0) for a in self.buffers.values())

@@ -4,7 +4,9 @@
 tensors its ops save for backward: a saved-tensor hook packs each as a small handle,
 and the first backward that needs one runs ``fn`` again (same inputs, same random
 state, so dropout draws the same mask) and hands back the recomputed values.
-Gradients equal an unchecked run's exactly.  The ops inside carry the scope
+Gradients equal an unchecked run's exactly.  As in PyTorch, the rerun stops at the
+last tensor the first run saved, and a tensor argument written in place before backward
+is refused (RuntimeError): the rerun would read the new values.  The ops inside carry the scope
 ``checkpoint`` (``checkpoint.1`` ...), so a picture draws the region as one cluster,
 and ``vizgrad.debug.memory_report`` shows the bytes it did not keep.
 
@@ -61,6 +63,9 @@ class _Frame:
         self.rng_state = rng_state
         self.count = 0  # saves made by the first run, in order
         self.values: list | None = None
+        #: each tensor argument's version when the first run read it: the rerun must
+        #: see the same values (PyTorch saves the inputs, version-checked)
+        self.versions = [a._version if isinstance(a, Tensor) else None for a in args]
 
     def pack(self, tensor: Tensor) -> _Handle:
         handle = _Handle(self, self.count)
@@ -80,7 +85,18 @@ class _Frame:
         return values[handle.index]
 
     def recompute(self) -> None:
-        """Run the function again, keeping the tensors its ops save, in save order."""
+        """Run the function again, keeping the tensors its ops save, in save order, and
+        stop at the last one (PyTorch's early stop: what the function does after it,
+        an in-place write into a saved tensor included, is not replayed)."""
+        for index, (arg, version) in enumerate(zip(self.args, self.versions)):
+            if version is not None and arg._version != version:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: argument {index} of {self.name} (shape "
+                    f"{tuple(arg.shape)}, dtype {arg.dtype}) is at version {arg._version}; "
+                    f"expected version {version} instead (its version when checkpoint() "
+                    "ran). Recomputing from the new values would give wrong gradients: "
+                    "modify a .clone() of it, or do the in-place op before checkpoint().")
         values: list = []
         saved_rng = factory._GENERATOR["rng"]
         if self.rng_state is not None:  # the draws of the first run (dropout masks)
@@ -88,19 +104,29 @@ class _Frame:
             rng.bit_generator.state = self.rng_state
             factory._GENERATOR["rng"] = rng
         try:
-            with enable_grad(), saved_tensors_hooks(_keep(values), _identity), \
+            with enable_grad(), saved_tensors_hooks(_keep(values, self.count), _identity), \
                     scope(f"{self.name}.recompute"):
                 args = tuple(a.detach().requires_grad_(a.requires_grad)
                              if isinstance(a, Tensor) else a for a in self.args)
                 self.fn(*args, **self.kwargs)
+        except _StopRecomputation:
+            pass
         finally:
             factory._GENERATOR["rng"] = saved_rng
         self.values = values
 
 
-def _keep(values: list) -> Callable[[Tensor], int]:
+class _StopRecomputation(Exception):  # noqa: N818 - a signal, not an error
+    """Raised by the rerun's pack hook once it has every tensor the first run saved."""
+
+
+def _keep(values: list, wanted: int) -> Callable[[Tensor], int]:
     def pack(tensor: Tensor) -> int:
+        if len(values) >= wanted:  # a save the first run did not make: count mismatch
+            return len(values)
         values.append(tensor.detach() if tensor.requires_grad else tensor)
+        if len(values) == wanted:
+            raise _StopRecomputation
         return len(values) - 1
     return pack
 
@@ -117,7 +143,11 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
 
     Example
     -------
+    >>> x, w = vizgrad.randn(4, 8, requires_grad=True), vizgrad.randn(8, 8, requires_grad=True)
     >>> y = checkpoint(lambda a: (a @ w).relu() @ w, x, use_reentrant=False)
+    >>> y.sum().backward()                  # the lambda runs again here
+    >>> x.grad.shape
+    (4, 8)
     """
     if use_reentrant is None:
         warnings.warn(
@@ -145,7 +175,11 @@ def checkpoint_sequential(functions: Any, segments: int, input: Tensor,
 
     Example
     -------
+    >>> nn = vizgrad.nn
+    >>> model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 8), nn.Tanh())
+    >>> x = vizgrad.randn(4, 8, requires_grad=True)
     >>> y = checkpoint_sequential(model, 2, x, use_reentrant=False)
+    >>> y.sum().backward()
     """
     if hasattr(functions, "children") and not isinstance(functions, Sequence):
         functions = list(functions.children())

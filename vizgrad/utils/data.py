@@ -84,7 +84,10 @@ def random_split(dataset: Dataset, lengths: Sequence[float], generator: Any = No
 
     Example
     -------
+    >>> data = TensorDataset(vizgrad.randn(10, 3), vizgrad.arange(10))
     >>> train, test = random_split(data, [0.8, 0.2])
+    >>> len(train), len(test)
+    (8, 2)
     """
     total = len(dataset)
     if all(0 <= f <= 1 for f in lengths) and abs(sum(lengths) - 1) < 1e-9 \
@@ -131,9 +134,13 @@ class DataLoader:
 
     Example
     -------
+    >>> data = TensorDataset(vizgrad.randn(100, 3), vizgrad.randn(100, 1))
+    >>> model, loss_fn = vizgrad.nn.Linear(3, 1), vizgrad.nn.MSELoss()
     >>> loader = DataLoader(data, batch_size=32, shuffle=True, drop_last=True)
     >>> for inputs, targets in loader:
     ...     loss = loss_fn(model(inputs), targets)
+    >>> len(loader), inputs.shape                 # 100 // 32 full batches
+    (3, (32, 3))
     """
 
     def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool = False,

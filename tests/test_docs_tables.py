@@ -1,0 +1,149 @@
+"""The lists in the docs that can drift from the code are checked against it.
+
+- docs/architecture.md, "`ops/`: one module per topic": one row per module of
+  ``vizgrad/ops``, naming the op classes (``Function`` subclasses) it defines;
+  private helper bases (``_Piecewise``) are left out.
+- the output formats: ``vizgrad.render.output.FORMATS`` against the suffixes that
+  docs/cli.md's **Output.** paragraph lists, and the formats README.md and
+  docs/rendering.md name for ``render.save``.
+- docs/cli.md against the ``vizgrad`` commands' click options: every option of a
+  command is named in that command's section, and every ``--flag`` the page names
+  exists.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from pathlib import Path
+
+import click
+import pytest
+
+from vizgrad.core.function import Function
+from vizgrad.render.output import FORMATS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _section(text: str, heading: str) -> str:
+    """The text under the ``## `` heading that starts with ``heading``."""
+    parts = re.split(r"^## ", text, flags=re.MULTILINE)
+    found = [part for part in parts if part.startswith(heading)]
+    assert len(found) == 1, f"no single section {heading!r}"
+    return found[0]
+
+
+# ---------------------------------------------------------------- op table
+
+def _expand(cell: str) -> set[str]:
+    """``Add, ReflectionPad1D/2D/3D`` -> {Add, ReflectionPad1D, ReflectionPad2D, ...};
+    a cell in parentheses (``(none: a Mul)``) names no class."""
+    if cell.startswith("("):
+        return set()
+    names = set()
+    for item in (part.strip() for part in cell.split(",")):
+        family = re.fullmatch(r"(\w*?)(\d\w*(?:/\d\w*)+)", item)
+        if family:
+            names |= {family.group(1) + suffix for suffix in family.group(2).split("/")}
+        else:
+            names.add(item)
+    return names
+
+
+def op_table() -> dict[str, set[str]]:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in _section(text, "`ops/`: one module per topic").splitlines():
+        if line.startswith("| `"):
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            rows[cells[0].strip("`")] = _expand(cells[2])
+    return rows
+
+
+def _op_classes(module_name: str) -> set[str]:
+    module = importlib.import_module(module_name)
+    return {name for name, value in vars(module).items()
+            if inspect.isclass(value) and issubclass(value, Function)
+            and value.__module__ == module.__name__ and not name.startswith("_")}
+
+
+def test_expand_reads_the_table_cells():
+    assert _expand("Add, ReflectionPad1D/2D/3D, UpsampleNearest1d/2d/3d") == {
+        "Add", "ReflectionPad1D", "ReflectionPad2D", "ReflectionPad3D",
+        "UpsampleNearest1d", "UpsampleNearest2d", "UpsampleNearest3d"}
+    assert _expand("(none: a `Mul`)") == set()
+
+
+def test_the_op_table_has_a_row_for_every_ops_module():
+    modules = {path.name for path in (ROOT / "vizgrad" / "ops").glob("*.py")
+               if path.name != "__init__.py"}
+    assert set(op_table()) == modules
+
+
+@pytest.mark.parametrize("file", sorted(op_table()))
+def test_the_op_table_row_names_the_modules_op_classes(file):
+    documented = op_table()[file]
+    defined = _op_classes("vizgrad.ops." + file.removesuffix(".py"))
+    assert documented == defined, (
+        f"docs/architecture.md's row for {file}: not in the code {sorted(documented - defined)}, "
+        f"not in the row {sorted(defined - documented)}")
+
+
+# ---------------------------------------------------------------- formats
+
+def test_cli_md_lists_every_output_suffix():
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    paragraph = text.split("**Output.**", 1)[1].split("\n\n", 1)[0]
+    listed = set(re.findall(r"`(\.[a-z]+)`", paragraph.replace("`/`", "` `")))
+    assert listed == set(FORMATS)
+
+
+def test_readme_and_rendering_md_name_every_format_save_writes():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    named = re.search(r"`render\.save` to ([A-Z/]+)", readme).group(1)
+    assert {name.lower() for name in named.split("/")} == set(FORMATS.values())
+    rendering = (ROOT / "docs" / "rendering.md").read_text(encoding="utf-8")
+    comment = re.search(r'render\.save\(loss, "graph\.svg".*#((?: \.[a-z]+)+)', rendering)
+    assert {suffix.strip(".") for suffix in comment.group(1).split()} == set(FORMATS.values())
+
+
+# ---------------------------------------------------------------- CLI options
+
+#: ``--flags`` docs/cli.md names that are not vizgrad's: the example script's own.
+SCRIPT_FLAGS = {"--epochs"}
+_FLAG = re.compile(r"(?<![\w-])(--?[a-z][a-z-]*)")
+
+
+def _commands() -> dict[str, click.Command]:
+    from vizgrad_cli.main import main
+
+    return dict(main.commands)
+
+
+def _options(command: click.Command) -> list[str]:
+    return [name for param in command.params if isinstance(param, click.Option)
+            for name in param.opts + param.secondary_opts]
+
+
+def test_cli_md_has_a_section_per_command():
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    for name in _commands():
+        _section(text, f"`vizgrad {name}")
+
+
+@pytest.mark.parametrize("name", sorted(_commands()))
+def test_every_option_of_the_command_is_in_its_section(name):
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = _section(text, f"`vizgrad {name}")
+    named = set(_FLAG.findall(section))
+    missing = [option for option in _options(_commands()[name]) if option not in named]
+    assert not missing, f"docs/cli.md does not describe {name}'s {missing}"
+
+
+def test_every_flag_cli_md_names_exists():
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    options = {option for command in _commands().values() for option in _options(command)}
+    unknown = set(_FLAG.findall(text)) - options - SCRIPT_FLAGS - {"--help"}
+    assert not unknown, f"docs/cli.md names options no command has: {sorted(unknown)}"
