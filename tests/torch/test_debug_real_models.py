@@ -137,6 +137,11 @@ def test_memory_report_agrees_with_saved_tensors_hooks(name) -> None:
     assert sum(item.bytes for item in report.nodes) == saved
     dot = vizgrad.make_dot(loss, show_memory=True).source
     assert "saved " in dot
+    from vizgrad.debug.memory import human_bytes
+
+    notes = vizgrad.render.build_view(loss, show_memory=True).notes
+    assert any(f"{human_bytes(saved - leaves)} activations, {human_bytes(leaves)} parameters "
+               "and inputs" in note for note in notes)
     summary = graph_summary(loss)["saved"]
     assert (summary["held_leaf_bytes"], summary["held_activation_bytes"]) == (
         leaves, saved - leaves)
