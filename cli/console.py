@@ -179,13 +179,22 @@ def print_summary(console: Console, summary: dict, how: str, tree: Tree) -> None
                        "yes" if leaf["has_grad"] else "")
     console.print(leaves)
     saved = summary["saved"]
+    held = human_bytes(saved["held_bytes"])
+    if "held_leaf_bytes" in saved and saved["held_bytes"]:  # parameters are not activations
+        held += (f": {human_bytes(saved['held_activation_bytes'])} activations, "
+                 f"{human_bytes(saved['held_leaf_bytes'])} parameters and inputs")
+    freed = ""
+    if saved.get("unknown"):  # PyTorch keeps no size of what backward freed: not guessed
+        freed = f"; {saved['unknown']} freed by backward, size unknown"
     by_node = _table(f"Saved tensors by node ({human_bytes(saved['total_bytes'])} saved, "
-                     f"{human_bytes(saved['held_bytes'])} still held)",
+                     f"{held} still held{freed})",
                      "node", "scope", "bytes", "state", "line")
     for item in saved["by_node"]:
+        size = human_bytes(item["bytes"])
+        if item.get("unknown"):
+            size = "?" if not item["bytes"] else f"{size} + ?"
         by_node.add_row(escape(f"{item['name']} #{item['id']}"), escape(item["scope"]),
-                        human_bytes(item["bytes"]), "freed" if item["freed"] else "held",
-                        escape(item["line"]))
+                        size, "freed" if item["freed"] else "held", escape(item["line"]))
     console.print(by_node)
     by_scope = _table("Saved tensors by module", "scope", "nodes", "bytes")
     for item in saved["by_scope"]:

@@ -43,7 +43,7 @@ from ..core.stack import StackFrame, format_frames
 from ..core.tensor import NAMES_KEY
 from ..graph.protocol import NodeFacts
 from ..graph.tensors import SavedInfo, TensorInfo, to_dtype_name
-from .torch_tensor import TorchTensorInfo, WalkedLeafInfo, name_leaf
+from .torch_tensor import TorchTensorInfo, WalkedLeafInfo, leaf_memory, name_leaf, wrapped_number
 
 __all__ = ["FORWARD_KEY", "LEAF_SEQ", "TorchLeafNode", "TorchNode", "TorchTensorInfo", "adapt",
            "is_torch_node", "name_leaf", "node_name"]
@@ -414,8 +414,11 @@ class TorchNode:
             tensors = fn.saved_tensors
         except RuntimeError:
             tensors = None
-            saved.extend(SavedInfo(f"saved_tensors[{i}]", (), "?", True, "input", None)
-                         for i in range(len(fn._raw_saved_tensors)))
+            try:
+                names = [f"saved_tensors[{i}]" for i in range(len(fn._raw_saved_tensors))]
+            except RuntimeError:  # freed: not even how many is kept; one record says so
+                names = ["saved_tensors"]
+            saved.extend(SavedInfo(name, (), "?", True, "input", None) for name in names)
         for i, tensor in enumerate(tensors or ()):
             if isinstance(tensor, torch.Tensor):
                 saved.append(_tensor_info(f"saved_tensors[{i}]", tensor))
@@ -427,6 +430,51 @@ class TorchNode:
     def saved(self) -> tuple[SavedInfo, ...]:
         """Tensors saved for backward (metadata stays readable after they are freed)."""
         return self._read_saved()[1]
+
+    def saved_buffers(self) -> tuple[tuple[int, int, bool], ...]:
+        """``(storage key, bytes, leaf)`` of each saved tensor still held, as
+        :meth:`vizgrad.graph.GraphNode.saved_buffers` answers for vizgrad's nodes.
+
+        The buffer is the tensor's storage (a view shares its base's): two saves of
+        one storage have the same key and count once, at its whole size.  ``leaf``:
+        a tensor without history (a parameter, an input batch) or a view of one,
+        which outlives the graph.  Freed saves hold nothing and are left out.
+        """
+        fn = self.fn
+        if self.freed:
+            return ()
+        tensors: list[Any] = []
+        python_node = isinstance(fn, _PY_NODE)  # its tensors: ctx.saved_tensors, below
+        for name in () if python_node else _names(fn)[1]:
+            try:
+                value = getattr(fn, _SAVED + name)
+            except RuntimeError:  # released (a node partly run): holds nothing now
+                continue
+            if isinstance(value, torch.Tensor):
+                tensors.append(value)
+            elif isinstance(value, (tuple, list)):
+                tensors.extend(v for v in value if isinstance(v, torch.Tensor))
+        if python_node:  # a custom Function's ctx.save_for_backward
+            try:
+                tensors.extend(t for t in fn.saved_tensors if isinstance(t, torch.Tensor))
+            except RuntimeError:
+                pass
+        out = []
+        for tensor in tensors:
+            if wrapped_number(tensor):  # a Python number PyTorch made a tensor: a scalar
+                continue
+            try:
+                storage = tensor.untyped_storage()
+                key, size = storage.data_ptr(), storage.nbytes()
+            except (RuntimeError, NotImplementedError):  # sparse, meta: no plain storage
+                continue
+            # an empty storage holds nothing (and its pointer may be shared)
+            out.append((key if size else id(tensor), size, leaf_memory(tensor, key)))
+        return tuple(out)
+
+    def saved_value(self, name: str) -> Any:
+        """The value saved as ``_saved_<name>`` (raises RuntimeError once freed)."""
+        return getattr(self.fn, _SAVED + name)
 
     @property
     def saved_attributes(self) -> dict[str, Any]:
@@ -502,6 +550,9 @@ class TorchLeafNode(TorchNode):
 
     @property
     def saved(self) -> tuple[SavedInfo, ...]:
+        return ()
+
+    def saved_buffers(self) -> tuple[tuple[int, int, bool], ...]:
         return ()
 
     @property

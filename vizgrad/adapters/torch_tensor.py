@@ -1,4 +1,5 @@
-"""PyTorch tensors through :mod:`vizgrad.graph`: ``TorchTensorInfo`` and leaf names.
+"""PyTorch tensors through :mod:`vizgrad.graph`: ``TorchTensorInfo``, leaf names, and
+what a saved tensor is (a wrapped Python number; memory of a leaf).
 
 ``vizgrad.graph.TensorInfo(t)`` of a ``torch.Tensor`` is a :class:`TorchTensorInfo`
 (picked in ``TensorInfo.__new__``); its ``node`` and ``grad_fn`` are adapted by
@@ -20,7 +21,7 @@ import torch
 
 from ..graph.tensors import TensorInfo, to_dtype_name, to_numpy
 
-__all__ = ["TorchTensorInfo", "WalkedLeafInfo", "name_leaf"]
+__all__ = ["TorchTensorInfo", "WalkedLeafInfo", "leaf_memory", "name_leaf", "wrapped_number"]
 
 # id(leaf) -> (weak reference to it, name): names given by vizgrad.torch.capture (module
 # parameter paths).  Not a WeakKeyDictionary: it compares keys with ==, which a tensor
@@ -97,3 +98,37 @@ class WalkedLeafInfo(TorchTensorInfo):
     (``TorchNode.walk_graph``): ``signature`` is that reading, kept, not read again."""
 
     __slots__ = ("signature",)  # (shadows the property: the value the walk read)
+
+
+#: dtypes PyTorch gives a Python number it wraps as a tensor (``x * 0.5`` saves ``other``)
+_NUMBER_DTYPES = frozenset({torch.float64, torch.int64, torch.complex128, torch.bool})
+
+
+def wrapped_number(tensor: Any) -> bool:
+    """Whether a saved tensor is a Python number PyTorch wrapped (0-d, on the CPU, no
+    history, a Python number's dtype).  PyTorch does not hand these to
+    ``saved_tensors_hooks`` either: they are scalars, as vizgrad's own saved scalars."""
+    return (tensor.dim() == 0 and tensor.grad_fn is None and not tensor.requires_grad
+            and tensor.dtype in _NUMBER_DTYPES and tensor.device.type == "cpu")
+
+
+def leaf_memory(tensor: Any, key: int) -> bool:
+    """Whether a saved tensor's memory belongs to a tensor without history (a parameter,
+    an input batch), which outlives the graph: the tensor itself, or a view of one
+    (linear's ``weight.t()``).  A view unpacked through ``saved_tensors_hooks`` has lost
+    its ``_base``: then the chain of one-input nodes below it is followed to a leaf's
+    accumulator holding the same storage (a few steps at most: views of views)."""
+    fn = tensor.grad_fn
+    if fn is None:
+        return True
+    base = tensor._base
+    if base is not None:
+        return base.grad_fn is None
+    for _ in range(8):
+        nexts = [child for child, _ in fn.next_functions if child is not None]
+        if len(nexts) != 1:
+            return False
+        fn = nexts[0]
+        if type(fn) is torch._C._functions.AccumulateGrad:
+            return fn.variable.untyped_storage().data_ptr() == key
+    return False

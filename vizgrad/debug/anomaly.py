@@ -376,8 +376,9 @@ def backward_lines(node: graph.GraphNode, flat: int, grad: Any, incoming: list) 
     slot, rank = node.flat_slots[flat] if flat < len(node.flat_slots) else (flat, 0)
     names = node.input_names
     name = names[flat] if flat < len(names) else f"input{flat}"
-    metas = [meta for row in node.output_meta for meta in row]
-    shape = tuple(metas[flat].shape) if flat < len(metas) else tuple(grad.shape)
+    metas = node.flat_output_meta  # aligned with the inputs (a PyTorch (None, 0) too)
+    meta = metas[flat] if flat < len(metas) else None
+    shape = tuple(grad.shape) if meta is None else tuple(meta.shape)
     lines = [f"Function '{node.name()}' returned {kind} values in its {_ordinal(flat)} "
              "output.",
              f"  gradient {slot}.{rank} (for input '{name}' of shape {shape}), going "

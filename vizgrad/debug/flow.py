@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from .. import graph
+from . import gradstats
 from .gradstats import METADATA_KEY
 from .svgplot import bar_chart
 
@@ -69,6 +70,12 @@ class ParamGrad:
     dead_units: int = 0
     units: int = 0
     flags: list[str] = field(default_factory=list)
+    #: a per-row parameter (an embedding's weight): its units are the rows the batch
+    #: used (``rows_used``; None where they could not be seen, and then not judged)
+    per_row: bool = False
+    rows_used: int | None = None
+    #: requires_grad=False: it gets no gradient by design (never flagged ``no_grad``)
+    frozen: bool = False
 
 
 @dataclass
@@ -93,11 +100,15 @@ class GradStats:
     nodes: list[NodeGrad]
     vanishing: float
     exploding: float
+    #: nodes whose gradient was not recorded (their hook stepped aside), one line each
+    unrecorded: list[str] = field(default_factory=list)
+    #: what was not judged and why (an embedding whose rows used are unknown)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def problems(self) -> list[str]:
-        """One sentence per flagged parameter or node."""
-        out = []
+        """One sentence per flagged parameter or node (and per node not seen)."""
+        out = list(self.unrecorded)
         for item in self.params:
             for flag in item.flags:
                 out.append(f"{item.name}: {_FLAG_TEXT[flag](item, self)}")
@@ -120,7 +131,7 @@ class GradStats:
         return {"vanishing": self.vanishing, "exploding": self.exploding,
                 "params": [_row(p) for p in self.params],
                 "nodes": [_row(n) for n in self.nodes],
-                "problems": self.problems}
+                "problems": self.problems, "notes": list(self.notes)}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1, allow_nan=False)
@@ -137,7 +148,9 @@ class GradStats:
         for item in self.params:
             if not item.has_grad:
                 table.add_row(item.name, _shape(item.shape), "-", "-", "-", "-", "-",
-                              _num(item.weight_norm), "-", "no gradient", style="red")
+                              _num(item.weight_norm), "-",
+                              "frozen" if item.frozen else "no gradient",
+                              style=None if item.frozen else "red")
                 continue
             style = "red" if item.flags else None
             table.add_row(item.name, _shape(item.shape), _num(item.norm), _num(item.mean),
@@ -158,6 +171,8 @@ class GradStats:
         problems = self.problems
         if problems:
             text += "\nproblems:\n" + "\n".join(f"  {line}" for line in problems)
+        if self.notes:
+            text += "\nnot judged:\n" + "\n".join(f"  {line}" for line in self.notes)
         return text
 
     def flow_svg(self, title: str = "gradient flow") -> str:
@@ -180,8 +195,10 @@ _FLAG_TEXT = {
                               f"{s.vanishing:g}",
     "exploding": lambda p, s: f"exploding gradient: |grad|/|weight| = {p.ratio:.3g} > "
                               f"{s.exploding:g}",
-    "dead_units": lambda p, s: f"{p.dead_units} of {p.units} output units got zero gradient "
-                               "for the whole batch (dead units)",
+    "dead_units": lambda p, s: (f"{p.dead_units} of the {p.units} rows the batch used got "
+                                "zero gradient (dead rows)") if p.per_row else (
+        f"{p.dead_units} of {p.units} output units got zero gradient for the whole batch "
+        "(dead units)"),
 }
 
 
@@ -232,15 +249,62 @@ def _named_parameters(target: Any) -> list[tuple[str, Any]]:
     return out
 
 
+#: ``rows`` of :func:`_param_grad` for a per-row parameter whose rows used are unknown
+UNKNOWN_ROWS = "unknown"
+#: module classes whose ``weight`` is per-row (vizgrad's and torch's share the names)
+ROW_MODULES = frozenset({"Embedding", "EmbeddingBag"})
+
+
+def _row_parameters(target: Any, walk: graph.GraphWalk | None) -> dict[int, Any]:
+    """``id(parameter) -> rows used`` (a sorted array, or :data:`UNKNOWN_ROWS`) of the
+    per-row parameters: embedding modules' weights, and leaves fed only by embedding
+    nodes of the graph (a weight tied to an output layer gets a gradient in every row:
+    it is judged as a whole)."""
+    found: dict[int, Any] = {}
+    modules = getattr(target, "named_modules", None)
+    if modules is not None:
+        for _, module in modules():
+            kinds = {kind.__name__ for kind in type(module).__mro__}
+            weight = getattr(module, "weight", None)
+            if kinds & ROW_MODULES and weight is not None:
+                found[id(weight)] = UNKNOWN_ROWS
+    if walk is None:
+        return found
+    consumers: dict[Any, list[graph.GraphNode]] = {}
+    for edge in walk.edges:
+        if edge.next_node.is_accumulate:
+            consumers.setdefault(edge.next_node, []).append(edge.node)
+    for leaf, nodes in consumers.items():
+        key = id(leaf.variable.tensor)
+        if not all(node.name() in gradstats.ROW_NODES for node in nodes):
+            found.pop(key, None)  # some other use reaches every row
+            continue
+        parts = [_rows_of(node) for node in nodes]
+        found[key] = UNKNOWN_ROWS if any(p is None for p in parts) else \
+            np.unique(np.concatenate(parts))
+    return found
+
+
+def _rows_of(node: graph.GraphNode) -> Any:
+    """:func:`gradstats.rows_used`, None (not judged, and said) where it cannot be read."""
+    try:
+        return gradstats.rows_used(node)
+    except Exception:  # noqa: BLE001 - unreadable indices: the rows stay unknown
+        return None
+
+
 def _param_grad(name: str, tensor: Any, depth: int, vanishing: float,
-                exploding: float) -> ParamGrad:
+                exploding: float, rows: Any = None) -> ParamGrad:
     # One float64 copy of the gradient at most and no masked copy when every value is
     # finite (the common case): the Recorder takes these figures on its steps.
     weight = graph.to_numpy(tensor).astype(np.float64, copy=False).ravel()
     item = ParamGrad(name, tuple(tensor.shape), depth, tensor.grad is not None,
                      weight_norm=float(np.sqrt(np.dot(weight, weight))))
     if tensor.grad is None:
-        item.flags.append("no_grad")
+        # a frozen parameter (requires_grad=False) is meant to get none: not flagged
+        item.frozen = not getattr(tensor, "requires_grad", True)
+        if not item.frozen:
+            item.flags.append("no_grad")
         return item
     grad = graph.to_numpy(tensor.grad).astype(np.float64)
     flat = grad.ravel()
@@ -266,6 +330,17 @@ def _param_grad(name: str, tensor: Any, depth: int, vanishing: float,
             item.flags.append("vanishing")
         elif item.ratio > exploding:
             item.flags.append("exploding")
+    if rows is not None and grad.ndim >= 1:  # per row: a row no sample picked is unused
+        item.per_row = True
+        if isinstance(rows, str):  # not seen: not judged (a note says so)
+            return item
+        rows = rows[(rows >= 0) & (rows < grad.shape[0])]
+        item.rows_used = item.units = int(rows.size)
+        used = grad.reshape(grad.shape[0], -1)[rows]
+        item.dead_units = int((~used.any(axis=1)).sum())
+        if item.dead_units:
+            item.flags.append("dead_units")
+        return item
     if grad.ndim >= 2:  # a unit is an output row: all its weights got exactly nothing
         item.units = int(grad.shape[0])
         item.dead_units = int((~grad.reshape(grad.shape[0], -1).any(axis=1)).sum())
@@ -274,16 +349,22 @@ def _param_grad(name: str, tensor: Any, depth: int, vanishing: float,
     return item
 
 
-def _recorded_nodes(roots: Any) -> list[NodeGrad]:
-    out = []
+def _recorded_nodes(roots: Any) -> tuple[list[NodeGrad], list[str]]:
+    """The nodes' recorded statistics, and one line per node whose recording stepped
+    aside (its hook failed: what it did not see is said, not read as no gradient)."""
+    out, unrecorded = [], []
     walk = roots if isinstance(roots, graph.GraphWalk) else graph.walk(roots)
     for node in walk.nodes:
         entry = node.get_metadata(METADATA_KEY)
         if entry is None or node.is_accumulate:
             continue
+        if "skipped" in entry:
+            unrecorded.append(f"{node.name()} (seq {node.seq}): gradient not recorded, "
+                              f"the recording stepped aside ({entry['skipped']})")
+            continue
         out.append(NodeGrad(node.seq, node.name(), node.scope, entry["norm"], entry["finite"],
                             entry["zero"], entry.get("dead_units", 0), entry.get("units", 0)))
-    return out
+    return out, unrecorded
 
 
 def grad_stats(target: Any, loss: Any = None, *, vanishing: float = VANISHING,
@@ -316,10 +397,17 @@ def grad_stats(target: Any, loss: Any = None, *, vanishing: float = VANISHING,
     (True, [], ['no_grad'])
     """
     pairs = _named_parameters(target)
-    params = [_param_grad(name, tensor, depth, vanishing, exploding)
-              for depth, (name, tensor) in enumerate(pairs)]
     roots = loss if loss is not None else (
         None if hasattr(target, "named_parameters") or isinstance(target, (dict, list, tuple))
         else target)
-    nodes = _recorded_nodes(roots) if roots is not None else []
-    return GradStats(params, nodes, vanishing, exploding)
+    walk = None if roots is None else (
+        roots if isinstance(roots, graph.GraphWalk) else graph.walk(roots))
+    per_row = _row_parameters(target, walk)
+    params = [_param_grad(name, tensor, depth, vanishing, exploding, per_row.get(id(tensor)))
+              for depth, (name, tensor) in enumerate(pairs)]
+    notes = [f"{item.name}: a per-row parameter (an embedding) whose rows the batch used "
+             "could not be seen (backward freed the indices): its zero rows are not judged;"
+             " record with vizgrad.debug.record_grads(loss) to judge them"
+             for item in params if item.per_row and item.rows_used is None and item.has_grad]
+    nodes, unrecorded = _recorded_nodes(walk) if walk is not None else ([], [])
+    return GradStats(params, nodes, vanishing, exploding, unrecorded, notes)

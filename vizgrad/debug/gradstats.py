@@ -14,6 +14,7 @@ Example
 from __future__ import annotations
 
 import math
+import warnings
 import weakref
 from typing import Any
 
@@ -85,19 +86,23 @@ class StatsCache:
         self._seen.clear()
 
 
-def node_entry(grad_outputs: tuple, grad_inputs: tuple, metas: list,
+def node_entry(grad_outputs: tuple, grad_inputs: tuple, metas: Any,
                stats: Any = None) -> dict[str, Any]:
     """The statistics a recorder keeps for one node's backward: those of the gradients
     that reached it (``norm``, ``finite``, ``zero``) and, under ``"edges"``, one entry per
     forward input for the gradient it sent there, summed to that input's shape (from
-    ``metas``) as the engine sums it; ``stats`` measures one array (:func:`grad_stats`)."""
+    ``metas``, aligned with the inputs: :attr:`vizgrad.graph.GraphNode.flat_output_meta`)
+    as the engine sums it; ``stats`` measures one array (:func:`grad_stats`).  Where
+    an input has no metadata (``None``: a PyTorch input that needs no gradient) its
+    gradient goes nowhere: the entry is ``None``."""
     stats = stats or grad_stats
     entry = combine_stats([stats(graph.to_numpy(g)) for g in grad_outputs])
     edges = []
     for nr, grad in enumerate(grad_inputs):
-        array = graph.to_numpy(grad)
-        if array is not None and nr < len(metas):
-            array = graph.sum_to_array(array, metas[nr].shape)
+        meta = metas[nr] if nr < len(metas) else None
+        array = None if grad is None or meta is None else graph.to_numpy(grad)
+        if array is not None:
+            array = graph.sum_to_array(array, meta.shape)
         edges.append(None if array is None else stats(array))
     entry["edges"] = edges
     return entry
@@ -107,6 +112,31 @@ def node_entry(grad_outputs: tuple, grad_inputs: tuple, metas: list,
 #: or channel, axis 1) whose gradient is zero over the whole batch is dead.
 RELU_NODES = frozenset({"ReluBackward0", "ThresholdBackward0", "HardtanhBackward0",
                         "Relu6Backward0"})
+
+
+#: Nodes that pick rows of their weight by index (embeddings): a row no sample picked
+#: gets no gradient, and is not dead for that; a parameter is judged by the rows used.
+ROW_NODES = frozenset({"EmbeddingBackward0", "EmbeddingBagBackward0"})
+#: Key of ``node.metadata`` where :class:`GradRecord` keeps a row node's rows used
+#: (read before backward frees its saved indices).
+ROWS_KEY = "vizgrad.rows"
+
+
+def rows_used(node: graph.GraphNode) -> np.ndarray | None:
+    """The rows of its weight an embedding node picked (its ``padding_idx`` row left
+    out: it never gets a gradient), or None where that cannot be seen any more (backward
+    freed the indices, and no :func:`record_grads` kept them)."""
+    found = node.get_metadata(ROWS_KEY)
+    if found is not None:
+        return found
+    indices = node.saved_value("indices")
+    if indices is None:
+        return None
+    rows = np.unique(indices.astype(np.int64, copy=False).ravel())
+    padding = node.saved_attributes.get("padding_idx")
+    if isinstance(padding, int) and not isinstance(padding, bool) and padding >= 0:
+        rows = rows[rows != padding]
+    return rows
 
 
 def dead_unit_counts(array: np.ndarray | None) -> dict[str, Any]:
@@ -128,35 +158,70 @@ class GradRecord:
     (with respect to its outputs) and ``edges`` -- one entry per flat input --
     those it sent on.  The same dict is stored in ``node.metadata["vizgrad.grad"]``,
     where the renderer finds it.
+
+    The hooks sit in a backward vizgrad does not own (PyTorch's, or a user's): they
+    never raise into it and never change a gradient (they return nothing).  A hook
+    that fails inside warns once (a ``RuntimeWarning`` naming the node) and stops
+    recording that node; ``skipped[seq]`` says why, and the node's metadata holds
+    ``{"skipped": reason}`` instead of statistics, so no tool reads the missing
+    record as "no gradient".
     """
 
     def __init__(self, roots: Any) -> None:
         self.walk = graph.walk(roots)
         self.stats: dict[int, dict[str, Any]] = {}
+        self.skipped: dict[int | None, str] = {}
         self._handles: list[Any] = []
         self._stats = StatsCache()
 
     def _hook_for(self, node: graph.GraphNode) -> Any:
-        metas = [meta for row in node.output_meta for meta in row]
+        metas = node.flat_output_meta
         dead_units = node.name() in RELU_NODES
         stats = self._stats
+        failed = [False]  # set once this node's hook stepped aside
 
         def hook(grad_inputs: tuple, grad_outputs: tuple) -> None:
-            entry = node_entry(grad_outputs, grad_inputs, metas, stats)
-            if dead_units and grad_inputs and grad_inputs[0] is not None:
-                entry.update(dead_unit_counts(graph.to_numpy(grad_inputs[0])))
-            self._store(node, entry)
+            if failed[0]:
+                return
+            try:
+                entry = node_entry(grad_outputs, grad_inputs, metas, stats)
+                if dead_units and grad_inputs and grad_inputs[0] is not None:
+                    entry.update(dead_unit_counts(graph.to_numpy(grad_inputs[0])))
+                self._store(node, entry)
+            except Exception as error:  # noqa: BLE001 - never raise into the user's backward
+                failed[0] = True
+                self._step_aside(node, error)
 
         return hook
 
+    def _step_aside(self, node: graph.GraphNode, error: BaseException) -> None:
+        reason = f"{type(error).__name__}: {error}"
+        self.skipped[node.seq] = reason
+        self.stats.pop(node.seq, None)
+        try:
+            node.metadata[METADATA_KEY] = {"skipped": reason}
+        except Exception:  # noqa: BLE001 - a node without metadata: skipped says it
+            pass
+        warnings.warn(f"vizgrad.debug.record_grads: not recording {node.name()} (seq "
+                      f"{node.seq}) any more, its hook failed ({reason}); the gradient "
+                      "was not changed", RuntimeWarning, stacklevel=2)
+
     def _store(self, node: graph.GraphNode, entry: dict[str, Any]) -> None:
-        self.stats[node.seq] = entry
+        if node.seq is not None:  # (PyTorch's leaves have none: their node keeps it)
+            self.stats[node.seq] = entry
         node.metadata[METADATA_KEY] = entry
 
     def __enter__(self) -> GradRecord:
         for node in self.walk:
             if not node.is_accumulate:
                 self._handles.append(node.register_hook(self._hook_for(node)))
+            if node.name() in ROW_NODES:  # backward frees the indices: kept now
+                try:
+                    rows = rows_used(node)
+                except Exception:  # noqa: BLE001 - the step goes on; the rows stay unknown
+                    rows = None  # (grad_stats then says it could not judge them)
+                if rows is not None:
+                    node.metadata[ROWS_KEY] = rows
         return self
 
     def __exit__(self, *exc: object) -> None:

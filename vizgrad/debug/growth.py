@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,12 +69,19 @@ class GrowthWarning:
     old_nodes: int = 0
     attachments: list[Attachment] = field(default_factory=list)
     growing: bool = False
+    #: False when old nodes could not be looked for (the graph's nodes have no ``seq``)
+    checked: bool = True
 
     def __bool__(self) -> bool:
         return bool(self.old_nodes or self.growing)
 
     def __str__(self) -> str:
-        return self.message or f"step {self.step}: the graph does not grow"
+        if self.message:
+            return self.message
+        if not self.checked:  # what was not looked at is not reported as fine
+            return (f"step {self.step}: not checked for nodes of earlier steps (this graph's "
+                    "nodes have no sequence numbers); the node count does not grow")
+        return f"step {self.step}: the graph does not grow"
 
     @property
     def lines(self) -> list[str]:
@@ -116,8 +124,9 @@ class GraphMonitor:
         warning = GrowthWarning(number)
         if previous is None:
             return warning
-        if previous.newest_seq is not None and (size.oldest_op_seq is None
-                                                or size.oldest_op_seq <= previous.newest_seq):
+        if previous.newest_seq is None or size.newest_seq is None:
+            warning.checked = False  # nothing to compare creation order by
+        elif size.oldest_op_seq is None or size.oldest_op_seq <= previous.newest_seq:
             self._find_old(graph.topology(loss), previous, warning)
         counts = [r.nodes for r in self.history[-(self.growth_steps + 1):]]
         warning.growing = len(counts) == self.growth_steps + 1 and all(
@@ -156,10 +165,14 @@ class GraphMonitor:
             lines.append(f"  {warning.old_nodes} nodes of this graph were made in an earlier "
                          "step: a tensor from a previous step was used without .detach() "
                          "(a hidden state, a running loss)")
-            for item in warning.attachments[:5]:
+            shown = warning.attachments[:5]
+            for item in shown:
                 lines.append(f"  old {item.old} (seq {item.old_seq}) created at "
                              f"{item.old_line or '?'}")
                 lines.append(f"    used by {item.new} at {item.new_line or '?'}")
+            if any(not (item.old_line and item.new_line) for item in shown):
+                lines.append("  (?: the line was not recorded; a PyTorch forward records "
+                             "its lines under vizgrad.torch.capture)")
             lines.append("  Detach it where the step begins (h = h.detach()), or accumulate "
                          "running values with .item().")
         elif warning.growing:
@@ -167,12 +180,67 @@ class GraphMonitor:
         return "\n".join(lines)
 
 
-# -- graph_diff --------------------------------------------------------------------------
+# -- graph_diff ---------------------------------------------------------------------------
 
-def _keys(source: Any) -> Counter:
-    """``(name, scope, user line)`` of every node, counted (leaves by their name too)."""
-    walk = source if isinstance(source, graph.GraphWalk) else graph.walk(source)
-    return Counter(_node_key(node) for node in walk.nodes)
+@dataclass
+class _Side:
+    """One graph to compare: ``(name, leaf name, scope, line)`` of every node."""
+
+    nodes: list[tuple[str, str | None, str, str]]
+    saved: bool  # read back from a saved JSON picture (no user lines kept there)
+    notes: list[str]
+
+
+def _side(source: Any, label: str) -> _Side:
+    """Read ``source`` (a tensor or several, a node, a walk, a saved graph's path or
+    view); anything else is a ``TypeError``, never an empty graph."""
+    from vizgrad.render import GraphView, load_view
+
+    if isinstance(source, (str, os.PathLike)):
+        if not str(source).lower().endswith(".json"):
+            raise TypeError(f"graph_diff: {label} is a string but not the path of a saved "
+                            f"graph (.json): {str(source)!r}")
+        source = load_view(source)
+    if isinstance(source, GraphView):
+        return _saved_side(source, label)
+    if not isinstance(source, graph.GraphWalk):
+        values = (list(source.values()) if isinstance(source, Mapping)
+                  else list(source) if isinstance(source, (list, tuple)) else [source])
+        wrong = [v for v in values if not (graph.is_tensor(v) or graph.is_node(v))]
+        if not values or wrong:
+            kind = type(wrong[0] if wrong else source).__name__
+            raise TypeError(f"graph_diff: {label} must be a tensor (or a list or dict of "
+                            "them), a node, a vizgrad.graph.walk or a saved graph (.json "
+                            f"path or GraphView), not {kind}")
+        source = graph.walk(source)
+    notes = [] if source.nodes else [f"{label} has no backward graph"]
+    nodes = []
+    for node in source.nodes:
+        variable = node.variable
+        line = innermost_line(node.stack, source=True)
+        nodes.append((node.name(), None if variable is None else (variable.name or "?"),
+                      node.scope, line.split("  ")[0] if line else ""))
+    return _Side(nodes, False, notes)
+
+
+def _saved_side(view: Any, label: str) -> _Side:
+    """The op boxes of a saved picture; an accumulator's leaf is the leaf box feeding it."""
+    by_id = {node.id: node for node in view.nodes}
+    leaf_of = {edge.target: by_id[edge.source].title for edge in view.edges
+               if edge.source in by_id and by_id[edge.source].kind == "leaf"}
+    nodes = [(node.title, leaf_of.get(node.id, "?") if node.title == "AccumulateGrad"
+              else None, node.scope or "", "") for node in view.nodes if node.kind == "op"]
+    notes = []
+    hidden = [node for node in view.nodes if node.kind in ("fold", "group")]
+    if hidden:  # what a fold or a collapsed scope hides was not compared: say so
+        notes.append(f"{label} was saved with {len(hidden)} folded or collapsed boxes: the "
+                     "nodes inside them are not compared")
+    return _Side(nodes, True, notes)
+
+
+def _keys(side: _Side, lines: bool, leaves: bool) -> Counter:
+    return Counter((name if leaf is None else f"{name} ({leaf if leaves else '?'})", scope,
+                    line if lines else "") for name, leaf, scope, line in side.nodes)
 
 
 @dataclass
@@ -182,13 +250,19 @@ class GraphDiff:
     added: list[dict[str, Any]]
     removed: list[dict[str, Any]]
     b: Any = None
+    #: what nodes were matched by (a saved graph keeps no user lines)
+    compared_by: str = "op name, module scope and user line"
+    #: what could not be compared (folded boxes of a saved graph, a missing graph)
+    notes: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.added or self.removed)
 
     def __str__(self) -> str:
+        notes = [f"({note})" for note in self.notes]
         if not self:
-            return "the graphs have the same nodes"
+            return "\n".join([f"the graphs have the same nodes (compared by "
+                              f"{self.compared_by})", *notes])
         lines = []
         for sign, items in (("+", self.added), ("-", self.removed)):
             for item in items:
@@ -196,10 +270,11 @@ class GraphDiff:
                 where = f"  {item['line']}" if item["line"] else ""
                 count = f" x{item['count']}" if item["count"] > 1 else ""
                 lines.append(f"{sign} {item['name']}{count}{scope}{where}")
-        return "\n".join(lines)
+        return "\n".join(lines + notes)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"added": self.added, "removed": self.removed}
+        return {"added": self.added, "removed": self.removed,
+                "compared_by": self.compared_by, "notes": list(self.notes)}
 
     def view(self, **options: Any) -> Any:
         """``b``'s picture: added nodes green, removed ones as red dashed boxes aside."""
@@ -246,10 +321,15 @@ def _node_key(node: graph.GraphNode) -> tuple:
 
 
 def graph_diff(a: Any, b: Any) -> GraphDiff:
-    """Compare two graphs (tensors, or walks): nodes added and removed.
+    """Compare two graphs: nodes added and removed.
 
-    Nodes are matched by op name, module scope and the user line that created them
-    (``file.py:12``), counted, so a loop that ran one more time shows as ``+1``.
+    ``a`` and ``b``: tensors (or a list or dict of them), nodes, walks, or saved graphs
+    (the JSON ``vizgrad.render.save`` and the Recorder write: a path or a loaded
+    ``GraphView``); anything else raises ``TypeError``.  Nodes are matched by op name,
+    module scope and the user line that created them (``file.py:12``), counted, so a
+    loop that ran one more time shows as ``+1``.  A saved graph keeps no user lines:
+    with one, nodes are matched by op name and scope (``compared_by`` says which),
+    and leaves by name only between two live or two saved graphs.
 
     Example
     -------
@@ -265,11 +345,19 @@ def graph_diff(a: Any, b: Any) -> GraphDiff:
     >>> diff.save("diff.svg")
     PosixPath('diff.svg')
     """
-    before, after = _keys(a), _keys(b)
+    first, second = _side(a, "a"), _side(b, "b")
+    lines = not (first.saved or second.saved)
+    leaves = first.saved == second.saved
+    before, after = _keys(first, lines, leaves), _keys(second, lines, leaves)
 
     def listing(counter: Counter) -> list[dict[str, Any]]:
         return [{"name": name, "scope": scope, "line": line, "count": count}
                 for (name, scope, line), count in sorted(counter.items())]
 
-    return GraphDiff(listing(after - before), listing(before - after),
-                     None if isinstance(b, graph.GraphWalk) else b)
+    compared = "op name, module scope and user line" if lines else (
+        "op name and module scope: a saved graph keeps no user lines"
+        + ("" if leaves else "; leaves not by name, a live and a saved graph name them "
+           "apart"))
+    live_b = None if second.saved or isinstance(b, graph.GraphWalk) else b
+    return GraphDiff(listing(after - before), listing(before - after), live_b, compared,
+                     first.notes + second.notes)

@@ -26,6 +26,7 @@ Example
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import vizgrad
@@ -40,8 +41,24 @@ def _listener(raw: Any, grad_outputs: tuple, grad_inputs: tuple | None,
               error: BaseException | None) -> None:
     if error is not None or grad_inputs is None:
         return
-    metas = [meta for row in graph.GraphNode(raw).output_meta for meta in row]
-    raw.metadata[METADATA_KEY] = node_entry(grad_outputs, grad_inputs, metas)
+    try:
+        if "skipped" in raw.metadata.get(METADATA_KEY, ()):  # stepped aside before
+            return
+        metas = graph.GraphNode(raw).flat_output_meta
+        raw.metadata[METADATA_KEY] = node_entry(grad_outputs, grad_inputs, metas)
+    except Exception as failure:  # noqa: BLE001 - never raise into the user's backward
+        _step_aside(raw, failure)
+
+
+def _step_aside(raw: Any, failure: BaseException) -> None:
+    reason = f"{type(failure).__name__}: {failure}"
+    try:
+        raw.metadata[METADATA_KEY] = {"skipped": reason}
+    except Exception:  # noqa: BLE001 - nothing more to record it in
+        pass
+    warnings.warn(f"vizgrad.debug.keep_grad_stats: not recording {raw.name()} any more, "
+                  f"its statistics failed ({reason}); the gradient was not changed",
+                  RuntimeWarning, stacklevel=2)
 
 
 def is_keeping_grad_stats() -> bool:

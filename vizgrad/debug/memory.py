@@ -51,6 +51,8 @@ class MemoryReport:
     nodes: list[NodeMemory]
     by_scope: dict[str, int]
     node_count: int
+    #: saved tensors backward already released (they hold nothing: not in any byte count)
+    freed: int = 0
 
     @property
     def activation_bytes(self) -> int:
@@ -64,7 +66,8 @@ class MemoryReport:
     def to_dict(self) -> dict[str, Any]:
         return {"total_bytes": self.total_bytes, "leaf_bytes": self.leaf_bytes,
                 "activation_bytes": self.activation_bytes, "node_count": self.node_count,
-                "by_scope": dict(self.by_scope), "nodes": [asdict(n) for n in self.nodes]}
+                "freed": self.freed, "by_scope": dict(self.by_scope),
+                "nodes": [asdict(n) for n in self.nodes]}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1)
@@ -74,6 +77,8 @@ class MemoryReport:
                  f"({self.total_bytes:,} bytes; {human_bytes(self.activation_bytes)} "
                  f"activations, {human_bytes(self.leaf_bytes)} leaves/inputs) in "
                  f"{self.node_count} nodes"]
+        if self.freed:
+            lines.append(f"{self.freed} saved tensors were freed by backward (held no more)")
         top = [n for n in self.top() if n.bytes]
         if top:
             lines.append("top holders:")
@@ -144,7 +149,11 @@ def memory_report(roots: Any) -> MemoryReport:
     """Bytes held by the saved tensors of ``roots``' graph (a tensor, list or dict).
 
     Each buffer counts once (views and tensors saved by several nodes share it).
-    After ``backward()`` without ``retain_graph`` the total is 0: everything was freed.
+    Saved leaves (parameters, input batches, and views of them) count in
+    ``leaf_bytes``, apart from the graph's own activations.  After ``backward()``
+    without ``retain_graph`` the total is 0: everything was freed (``freed`` counts
+    those saves).  PyTorch graphs are read the same way: a save's buffer is its
+    tensor's storage.
 
     Example
     -------
@@ -157,7 +166,10 @@ def memory_report(roots: Any) -> MemoryReport:
     per_node, total, leaf = node_bytes(walk)
     nodes = []
     scopes: dict[str, int] = defaultdict(int)
+    freed = 0
     for node in walk.nodes:
+        if node.freed:
+            freed += sum(1 for item in node.saved if item.freed and item.kind != "scalar")
         found = per_node.get(node.raw)
         if found is None:
             continue
@@ -167,4 +179,4 @@ def memory_report(roots: Any) -> MemoryReport:
                                 [item.name for item in node.saved
                                  if item.kind != "scalar" and not item.freed]))
         scopes[node.scope or "(top level)"] += own
-    return MemoryReport(total, leaf, nodes, dict(scopes), len(walk.nodes))
+    return MemoryReport(total, leaf, nodes, dict(scopes), len(walk.nodes), freed)

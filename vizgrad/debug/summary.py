@@ -22,6 +22,8 @@ import numpy as np
 from vizgrad import graph
 from vizgrad.location import innermost_line
 
+from .memory import node_bytes
+
 
 def _nbytes(shape: tuple[int, ...], dtype: str) -> int:
     try:
@@ -29,6 +31,19 @@ def _nbytes(shape: tuple[int, ...], dtype: str) -> int:
     except TypeError:
         itemsize = 8
     return int(np.prod(shape, dtype=np.int64)) * itemsize if shape else itemsize
+
+
+#: the dtype a saved tensor's record gives once its data is gone and nothing else says
+#: (PyTorch keeps no dtype of a freed save): its size is unknown, never guessed
+UNKNOWN_DTYPE = "?"
+
+
+def _saved_nbytes(item: graph.SavedInfo) -> int | None:
+    """Bytes of one saved tensor, or None where its record does not say (a PyTorch
+    save freed by backward: numpy would read its ``"?"`` dtype as bool)."""
+    if item.dtype == UNKNOWN_DTYPE:
+        return None
+    return _nbytes(item.shape, item.dtype)
 
 
 def _node_label(node: graph.GraphNode, names: dict[int, str]) -> str:
@@ -81,24 +96,31 @@ def graph_summary(roots: Any, names: dict[int, str] | None = None, top: int = 10
             continue
         size = int(np.prod(variable.shape, dtype=np.int64)) if variable.shape else 1
         leaves.append({
-            "name": names.get(id(variable.tensor)) or variable.name or f"leaf#{node.seq}",
+            # (a PyTorch leaf has no seq: numbered by its place among the leaves)
+            "name": names.get(id(variable.tensor)) or variable.name or (
+                f"leaf#{node.seq}" if node.seq is not None else f"leaf{len(leaves)}"),
             "shape": list(variable.shape), "dtype": variable.dtype, "size": size,
             "bytes": _nbytes(variable.shape, variable.dtype),
             "parameter": type(variable.tensor).__name__ == "Parameter",
             "has_grad": getattr(variable.tensor, "grad", None) is not None,
         })
     by_node, by_scope = [], defaultdict(lambda: [0, 0])
-    total = held = 0
+    total = held = freed_count = unknown_count = 0
     for node in walk.nodes:
         items = [item for item in node.saved if item.kind != "scalar"]
         if not items:
             continue
-        size = sum(_nbytes(item.shape, item.dtype) for item in items)
+        sizes = [_saved_nbytes(item) for item in items]
+        size = sum(value for value in sizes if value is not None)
+        unknown = sizes.count(None)
         freed = all(item.freed for item in items)
         total += size
-        held += 0 if freed else size
+        held += sum(value for item, value in zip(items, sizes)
+                    if value is not None and not item.freed)
+        freed_count += sum(1 for item in items if item.freed)
+        unknown_count += unknown
         by_node.append({"id": node.seq, "name": node.name(), "scope": node.scope,
-                        "bytes": size, "freed": freed,
+                        "bytes": size, "freed": freed, "unknown": unknown,
                         "line": innermost_line(node.stack, source=True)})
         entry = by_scope[node.scope or "(top level)"]
         entry[0] += size
@@ -107,6 +129,7 @@ def graph_summary(roots: Any, names: dict[int, str] | None = None, top: int = 10
     scopes = sorted(({"scope": scope, "bytes": value[0], "nodes": value[1]}
                      for scope, value in by_scope.items()),
                     key=lambda item: (-item["bytes"], item["scope"]))
+    _, held_unique, leaf_bytes = node_bytes(walk, per_node=False)
     levels = _levels(walk)
     widths = Counter(levels)
     widest_level, widest = max(widths.items(), key=lambda kv: (kv[1], -kv[0]),
@@ -133,8 +156,14 @@ def graph_summary(roots: Any, names: dict[int, str] | None = None, top: int = 10
         "leaves": leaves,
         "parameters": sum(1 for leaf in leaves if leaf["parameter"]),
         "parameter_elements": sum(leaf["size"] for leaf in leaves if leaf["parameter"]),
-        "saved": {"total_bytes": total, "held_bytes": held, "by_node": by_node[:top],
-                  "by_scope": scopes[:top]},
+        # total: bytes of the saves whose size is known (held or freed); held: still
+        # held; of the held memory, each buffer once, leaves' (parameters, inputs)
+        # apart from the graph's own; freed: saves backward released, unknown: those
+        # whose size their record does not give (not counted in any byte figure)
+        "saved": {"total_bytes": total, "held_bytes": held, "freed": freed_count,
+                  "unknown": unknown_count, "held_leaf_bytes": leaf_bytes,
+                  "held_activation_bytes": held_unique - leaf_bytes,
+                  "by_node": by_node[:top], "by_scope": scopes[:top]},
         "depth": max(levels, default=-1) + 1,
         "widest_level": {"level": widest_level, "width": widest},
         "graph": nodes,

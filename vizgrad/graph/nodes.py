@@ -107,12 +107,32 @@ class GraphNode:
     @property
     def flat_slots(self) -> tuple[tuple[int, int], ...]:
         """``(slot, rank)`` of each flat input (the order of ``next_functions``)."""
+        count = len(self.raw.next_functions)
+        if getattr(self.raw, "next_edges", None) is None:  # a foreign node: one slot each
+            return tuple((i, 0) for i in range(count))
         out: list[tuple[int, int]] = []
         for slot, row in enumerate(self.output_meta):
             out.extend((slot, rank) for rank in range(len(row)))
-        count = len(self.raw.next_functions)
         out.extend((i, 0) for i in range(len(out), count))
         return tuple(out[:count])
+
+    @property
+    def flat_output_meta(self) -> tuple[SlotMeta | None, ...]:
+        """The :class:`SlotMeta` of each flat input, aligned with ``next_functions`` (what a
+        node hook's ``grad_inputs`` follow); ``None`` where the node does not say.
+
+        A foreign node's inputs are one slot each, and a PyTorch input that needs no
+        gradient (``next_functions`` entry ``(None, 0)``) has no metadata: flattening
+        ``output_meta`` would shift every later input onto the wrong gradient.
+        """
+        metas = self.output_meta
+        count = len(self.raw.next_functions)
+        if getattr(self.raw, "next_edges", None) is None:
+            return tuple(metas[i][0] if i < len(metas) and metas[i] else None
+                         for i in range(count))
+        flat: list[SlotMeta | None] = [meta for row in metas for meta in row]
+        flat.extend([None] * (count - len(flat)))
+        return tuple(flat[:count])
 
     def facts(self) -> NodeFacts:
         """Name, outputs, input count, scope, freed, variable and output names in one call
@@ -162,6 +182,9 @@ class GraphNode:
         raw = self.raw
         if fast.reads(raw):  # taken every training step by the memory monitors
             return fast.saved_buffers(raw)
+        own = getattr(raw, "saved_buffers", None)
+        if own is not None:  # an adapter reads its own library's buffers (PyTorch's)
+            return tuple(own())
         out = []
         for item in getattr(raw, "saved", ()):
             if item.kind == SavedTensor.SCALAR or item.freed:
@@ -182,6 +205,17 @@ class GraphNode:
     @property
     def saved_attributes(self) -> dict[str, Any]:
         return dict(getattr(self.raw, "saved_attributes", {}) or {})
+
+    def saved_value(self, name: str) -> np.ndarray | None:
+        """A host copy of the tensor the node saved as ``name`` (``indices``), or None
+        where it holds none by that name or backward freed it."""
+        own = getattr(self.raw, "saved_value", None)
+        try:
+            value = own(name) if own is not None else getattr(self.raw, f"_saved_{name}")
+        except (AttributeError, RuntimeError):  # not saved; freed by backward
+            return None
+        return None if value is None or isinstance(value, (bool, int, float)) \
+            else to_numpy(value)
 
     @property
     def freed(self) -> bool:

@@ -55,14 +55,16 @@ class Topology:
 
 
 def _root_nodes(roots: Any) -> list[Any]:
-    """The raw nodes ``roots`` (a tensor, sequence or dict) start from."""
+    """The raw nodes ``roots`` (a tensor, sequence or dict) start from: vizgrad's own,
+    or another library's through its adapter (a PyTorch node read bare has no ``seq``
+    and no saved buffers: the per-step monitors would see neither)."""
     fn = getattr(roots, "grad_fn", None)
-    if fn is not None and not isinstance(fn, GraphNode):  # one tensor: the common case
+    if fn is not None and fast.reads(fn):  # one tensor of vizgrad's: the common case
         return [fn]
     raws = []
     for _, value in root_items(roots):
         fn = getattr(value, "grad_fn", None)
-        if fn is not None and not isinstance(fn, GraphNode):
+        if fn is not None and fast.reads(fn):
             raws.append(fn)
             continue
         raws.extend(root.node.raw for root in walk_roots([value])

@@ -369,9 +369,13 @@ class _Builder:
                 if hooked:  # saved_tensors_hooks hold it packed (checkpoint, save_on_cpu)
                     state += " (packed by hooks)"
                 saved_id = self.node_id(node, "saved", index)
+                # a PyTorch save freed without its sizes kept: nothing says its shape
+                # ("?" dtype, () shape), and "()" would claim a scalar
+                size = "size unknown" if item.dtype == "?" and not item.shape else \
+                    f"{shape_text(item.shape)} {item.dtype}"
                 self.view.nodes.append(ViewNode(
                     saved_id, "saved", item.name,
-                    lines=[f"{shape_text(item.shape)} {item.dtype}{state}"],
+                    lines=[f"{size}{state}"],
                     tooltip=f"saved by {name}: {item.name} ({item.kind}){state}",
                     seq=node.seq, scope=node.scope,
                     marks=(["freed"] if item.freed else []) + (["hooked"] if hooked else []),

@@ -27,17 +27,21 @@ def collect(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
     """Attach ``details["grad"]`` (norm, finite, zero) to every node that has one."""
     by_id = {n.id: n for n in view.nodes}
     edge_stats: dict[tuple[str, int], dict] = {}
+    ops = seen = skipped = 0  # op nodes, those with a gradient, those not recorded
     for node in walk.nodes:
         node_id = builder.node_id(node)
         entry = None
         recorded = node.get_metadata(METADATA_KEY)
+        if not node.is_accumulate:
+            ops += 1
+            skipped += recorded is not None and "skipped" in recorded
         if node.is_accumulate and node.variable is not None:
             if node.variable.grad is not None:
                 entry = grad_stats(node.variable.grad)
                 leaf = by_id.get(builder.node_id(node, "leaf"))
                 if leaf is not None:
                     leaf.details["grad"] = entry
-        elif recorded is not None:
+        elif recorded is not None and "skipped" not in recorded:  # (skipped: not seen)
             entry = {k: recorded[k] for k in ("norm", "finite", "zero")}
             for nr, stats in enumerate(recorded.get("edges", ())):
                 if stats is not None:
@@ -48,16 +52,35 @@ def collect(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
                 entry = combine_stats([grad_stats(g) for g in retained.values()])
         if entry is not None and node_id in by_id:
             by_id[node_id].details["grad"] = entry
+        seen += entry is not None and not node.is_accumulate
+    # an op node without a colour is one whose gradient was not seen, never "no
+    # gradient": say why where it is so
+    if skipped:
+        view.notes.append(f"show_grad: the gradient of {skipped} nodes was not recorded "
+                          "(their recording stepped aside): they are not coloured")
+    if ops and not seen and not skipped:
+        view.notes.append("show_grad: no node's gradient was recorded, only leaves' are "
+                          "shown; record them with vizgrad.debug.record_grads(loss) "
+                          "(or keep_grad_stats() for vizgrad's backward)")
     for index, (_, _, info) in enumerate(builder.items):
         if info.grad is not None:
             for kind in ("output", "base"):
                 tensor_id = box_id(kind, index)
                 if tensor_id in by_id:
                     by_id[tensor_id].details["grad"] = grad_stats(info.grad)
+    slots: dict = {}  # node -> its flat inputs' (slot, rank), read once
     for edge in view.edges:
-        nr = getattr(edge.ref, "input_nr", None)
-        if nr is not None and (edge.target, nr) in edge_stats:
-            edge.details["grad"] = edge_stats[(edge.target, nr)]
+        ref = edge.ref
+        if not isinstance(ref, graph.GraphEdge):
+            continue
+        # the recorded edges follow the consumer's flat inputs; ``input_nr`` is the
+        # producer's output number, the same for every edge from a one-output node
+        flat_slots = slots.get(ref.node)
+        if flat_slots is None:
+            flat_slots = slots[ref.node] = ref.node.flat_slots
+        key = (ref.slot, ref.rank)
+        if key in flat_slots and (edge.target, flat_slots.index(key)) in edge_stats:
+            edge.details["grad"] = edge_stats[(edge.target, flat_slots.index(key))]
 
 
 def _format(value: float) -> str:

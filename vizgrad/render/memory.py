@@ -20,7 +20,7 @@ DARK_STOPS = 2  # the last two need white text
 
 def mark(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
     """Add ``details["saved_bytes"]``, a ``saved 1.2 KiB`` line and a fill to op nodes."""
-    per_node, total, _ = node_bytes(walk)
+    per_node, total, leaf = node_bytes(walk)
     sizes = {builder.node_id(graph.GraphNode(raw)): own for raw, (own, _) in per_node.items()}
     positive = [size for size in sizes.values() if size > 0]
     low = math.log10(min(positive)) if positive else 0.0
@@ -37,5 +37,9 @@ def mark(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
         node.fill = PALETTE[stop]
         node.font = "white" if stop >= len(PALETTE) - DARK_STOPS else "black"
         node.tooltip += f"\nsaved tensors alive: {size:,} bytes"
-    view.notes.append(f"saved tensors alive: {human_bytes(total)} ({total:,} bytes); colour: "
-                      "bytes each node holds (log scale, pale = small, dark red = large)")
+    # parameters and inputs saved by a node are not activations: they outlive the graph
+    apart = (f": {human_bytes(total - leaf)} activations, {human_bytes(leaf)} parameters "
+             "and inputs" if leaf else "")
+    view.notes.append(f"saved tensors alive: {human_bytes(total)} ({total:,} bytes{apart}); "
+                      "colour: bytes each node holds (log scale, pale = small, dark red = "
+                      "large)")

@@ -115,6 +115,8 @@ def lay_out(levels: list[Level], timeout: float | None) -> None:
 
 
 def _nbytes(shape: Any, dtype: str) -> int | None:
+    if dtype == "?":  # a freed PyTorch save's unknown dtype (numpy would read it as bool)
+        return None
     try:
         return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
     except TypeError:  # a dtype numpy does not know
@@ -165,7 +167,7 @@ class _Facts:
             if attributes:
                 facts["attrs"] = [[str(k), str(v)] for k, v in attributes.items()]
             recorded = ref.get_metadata(METADATA_KEY)
-            if recorded is not None:
+            if recorded is not None and "skipped" not in recorded:  # (skipped: not seen)
                 facts["grad"] = {k: recorded[k] for k in ("norm", "finite", "zero")}
         elif hasattr(ref, "grad"):  # a graph.TensorInfo
             facts["bytes"] = _nbytes(ref.shape, ref.dtype)
