@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import gc
 import heapq
-import threading
-import weakref
 from collections.abc import Sequence
-from sys import getrefcount
 from typing import Any
 
 import numpy as np
 
+from .accumulate import ACCUMULATE_LOCK, accumulate_grad, accumulate_leaf
 from .broadcast import sum_to_array
 from .hooks import describe_leaf, describe_output, run_tensor_hook
 from .meta import MetaArray
@@ -282,12 +280,12 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
             elif node.__class__ is AccumulateGrad and plain and not create_graph \
                     and not node._hooked and not node.variable._hooks:
                 # A leaf with no hooks.  The loop's own references to its gradient are
-                # dropped first: _accumulate_leaf tells from reference counts whether
+                # dropped first: accumulate_leaf tells from reference counts whether
                 # anyone else holds it (then it copies, as before).
                 grads = data = child_buffer = old = total = grad = None  # type: ignore[assignment]
                 if buffer[0] is not None:
                     with ACCUMULATE_LOCK:
-                        _accumulate_leaf(node.variable, buffer)
+                        accumulate_leaf(node.variable, buffer)
                 continue
             if buffer is not None:
                 grads = _run_node(node, buffer, create_graph, retain_graph, captures, captured,
@@ -371,7 +369,7 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
                     grad = replaced[0]
         if grad is not None and accumulate and (needed is None or node in needed):
             with ACCUMULATE_LOCK:
-                _accumulate(variable, grad, create_graph)
+                accumulate_grad(variable, grad, create_graph)
         if node._post_hooks and grad is not None:
             for hook in list(node._post_hooks.values()):
                 hook((), (grad,))
@@ -422,80 +420,6 @@ def _call_listened(node: Node, buffer: list) -> Any:
     return grads
 
 
-def _local_refs() -> int:
-    """``getrefcount`` of an object held by one local variable and nothing else (2 on
-    CPython 3.11; measured rather than assumed, as it differs between versions)."""
-    probe = object()
-    return getrefcount(probe)
-
-
-_LOCAL = _local_refs()
-
-#: Held while a gradient is added into a leaf's ``.grad``: backward() calls from several
-#: threads into one shared leaf must not lose updates (PyTorch locks AccumulateGrad too).
-ACCUMULATE_LOCK = threading.Lock()
-
-
-def _accumulate_leaf(variable: Tensor, buffer: list) -> None:
-    """Add the gradient in ``buffer`` (``[grad]``, held by nobody else; the engine keeps
-    no other reference to ``grad``) into a hook-free leaf's ``.grad``, no create_graph.
-
-    The first gradient becomes ``.grad`` without a copy when nothing but this function
-    holds its array: PyTorch's AccumulateGrad "steals" an unshared gradient the same way.
-    Every other holder shows in a reference count: a hook or a user that kept the
-    gradient (the tensor's count), another tensor around the same array (``detach()``,
-    retain_grad, another leaf's ``.grad``: the array's count), a view of the same
-    buffer (the base array's count; a vizgrad view's base tensor must be held by this
-    gradient alone); a weak reference to any of them also means a copy.  Only a
-    C-ordered, writable NumPy array that is its whole buffer qualifies: never a
-    broadcast view, a slice of a larger buffer, or a CuPy or foreign array.  Anything
-    else is copied.  A later gradient makes a new sum.
-    """
-    grad = buffer.pop()
-    if variable._grad is not None:
-        variable.grad = Tensor._make(variable._grad.array + grad.array)
-        return
-    array = grad.array
-    owner = grad._base  # the tensor a vizgrad view was taken from, or None
-    numpy = array.__class__ is np.ndarray
-    base = array.base if numpy else None
-    steal = (
-        numpy and array.flags.c_contiguous and array.flags.writeable  # (a flags object
-        # holds its array: never kept in a local here, or the count below would be off)
-        and grad.__class__ is Tensor and getrefcount(grad) == _LOCAL
-        and not weakref.getweakrefcount(grad)
-        and getrefcount(array) == _LOCAL + 1  # + grad.array
-        and not weakref.getweakrefcount(array))
-    if steal and base is not None:  # a view: of a whole buffer nobody else holds
-        holders = 1  # the view's reference to its base
-        if owner is not None:  # a vizgrad view: its base tensor holds the base array too,
-            holders = 2  # as that array or through a view of it (held by the tensor alone)
-            inner = owner.array
-            steal = (owner._base is None and getrefcount(owner) == _LOCAL + 1  # grad._base
-                     and not weakref.getweakrefcount(owner)
-                     and (inner is base or inner.__class__ is np.ndarray and inner.base is base
-                          and getrefcount(inner) == _LOCAL + 1  # + owner.array
-                          and not weakref.getweakrefcount(inner)))
-            inner = None  # (it may be the base itself: not counted below)
-        steal = (steal and base.__class__ is np.ndarray and base.base is None
-                 and base.nbytes == array.nbytes and getrefcount(base) == _LOCAL + holders
-                 and not weakref.getweakrefcount(base))
-    elif owner is not None:
-        steal = False  # a vizgrad view of a tensor whose array it does not share: odd, copy
-    variable.grad = Tensor._make(array if steal else array.copy())
-
-
-def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
-    if not create_graph:
-        grad = Tensor._make(grad.array.copy() if variable.grad is None else grad.array)
-    if variable.grad is None:
-        variable.grad = grad
-    elif create_graph:
-        variable.grad = variable.grad + grad
-    else:
-        variable.grad = Tensor._make(variable.grad.array + grad.array)
-
-
 def call_node(node: Node, grads: tuple) -> Any:
     """``node(*grads)``: one node's backward run by hand (see ``Node.__call__``)."""
     meta = node._result_meta
@@ -515,7 +439,7 @@ def call_node(node: Node, grads: tuple) -> Any:
     if node.__class__ is AccumulateGrad:
         if buffer[0] is not None:
             with ACCUMULATE_LOCK:
-                _accumulate(node.variable, buffer[0], grad_enabled())
+                accumulate_grad(node.variable, buffer[0], grad_enabled())
         return ()
     if all(grad is None for grad in buffer):
         result: Any = [None] * len(node._next_nodes)
