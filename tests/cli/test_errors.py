@@ -28,13 +28,13 @@ def test_script_raises(script) -> None:
     assert "Traceback (most recent call last)" in err
     assert 'raises.py", line 9, in <module>' in err and 'raises.py", line 6, in forward' in err
     assert err.index("line 9") < err.index("line 6")  # outermost user frame first
-    assert "inside vizgrad hidden" in err and "ValueError" in err
+    assert "inside vizgrad hidden" in err and "ShapeError" in err
     for internal in ("runpy", "click", "capture.py", "cli/main.py", "/vizgrad/ops/"):
         assert internal not in err
     assert "--at-error" in err
     assert not path.with_suffix(".svg").exists()
     inspected = cli("inspect", path)
-    assert inspected.exit_code == 1 and "ValueError" in inspected.stderr
+    assert inspected.exit_code == 1 and "ShapeError" in inspected.stderr
 
 
 def test_at_error_still_writes_the_graph(script, tmp_path) -> None:
@@ -42,13 +42,13 @@ def test_at_error_still_writes_the_graph(script, tmp_path) -> None:
     out = tmp_path / "at_error.dot"
     result = cli("render", "--at-error", "-o", out, path)
     assert result.exit_code == 1
-    assert "ValueError" in result.stderr and "as it stood" in result.stderr
+    assert "ShapeError" in result.stderr and "as it stood" in result.stderr
     dot = out.read_text()
     # issue 12 point 13: the op that raised, red, fed by its inputs (names, shapes,
     # dtypes) and joined to the graph they came from, with the message and user line
     assert "the op that raised (Mm) and its inputs" in result.stdout
-    assert "failed [label=<Mm raised ValueError<BR/>" in dot and 'fillcolor="#ff6b6b"' in dot
-    assert "raises.py:6  return hidden @ w" in dot and "mismatch" in dot
+    assert "failed [label=<Mm raised ShapeError<BR/>" in dot and 'fillcolor="#ff6b6b"' in dot
+    assert "raises.py:6  return hidden @ w" in dot and "cannot be multiplied (4x4 and 3x2)" in dot
     assert "<hidden<BR/>(4, 4) float32>" in dot and "<w<BR/>(3, 2) float32>" in dot
     assert "ExpBackward0" in dot and "-> failed" in dot
 
@@ -156,7 +156,7 @@ def test_real_process_exit_codes(tmp_path) -> None:
     raises = tmp_path / "raises.py"
     raises.write_text(RAISES)
     done = vizgrad_process("render", raises)
-    assert done.returncode == 1 and "ValueError" in done.stderr and "runpy" not in done.stderr
+    assert done.returncode == 1 and "ShapeError" in done.stderr and "runpy" not in done.stderr
     assert vizgrad_process("render", tmp_path / "nope.py").returncode == 2
     done = vizgrad_process("inspect", "--at-error", raises)
     assert done.returncode == 1 and "the op that raised (Mm)" in done.stdout

@@ -206,8 +206,9 @@ class Function:
                 out = cls.forward(FORWARD_ONLY if cls.builtin else ForwardCtx(args),
                                   *raw)
             except (ValueError, IndexError, TypeError) as error:
-                raise op_error(cls, [a for a in args if isinstance(a, Tensor)], error) \
-                    from error
+                raised = op_error(cls, [a for a in args if isinstance(a, Tensor)], error,
+                                  raw)
+                raise raised from raised.__cause__
             if out.__class__ in backend.ARRAY_TYPES and not cls.view_of_input:
                 return Tensor._make(out)
             return wrap_unrecorded(cls, out, args)
@@ -271,7 +272,8 @@ class Function:
         try:
             out = cls.forward(node, *raw)
         except (ValueError, IndexError, TypeError) as error:
-            raise op_error(cls, tensors, error) from error
+            raised = op_error(cls, tensors, error, raw)
+            raise raised from raised.__cause__
         node._layout = LAYOUTS.get(mask) or simple_layout(mask)
         if own_meta:
             node._own_operand_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])

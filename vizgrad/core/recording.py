@@ -105,7 +105,8 @@ def run_forward(cls: type[Function], ctx: Any, raw: list, tensors: list) -> Any:
     try:
         return cls.forward(ctx, *raw)
     except (ValueError, IndexError, TypeError) as error:
-        raise op_error(cls, tensors, error) from error
+        raised = op_error(cls, tensors, error, raw)
+        raise raised from raised.__cause__
 
 
 def run_unrecorded(cls: type[Function], args: tuple, raw: list | None,
@@ -335,17 +336,39 @@ def mark_views(cls: type[Function], args: tuple, results: list) -> None:
             result._view_chain = None if prefix is None else prefix + ((cls, args[1:]),)
 
 
-def op_error(cls: type[Function], tensors: list, error: Exception) -> Exception:
+class ShapeError(RuntimeError, ValueError):
+    """Shapes that do not fit an op, said in PyTorch's words ("mat1 and mat2 shapes
+    cannot be multiplied (5x16 and 32x3)"): a RuntimeError as PyTorch raises, and a
+    ValueError as vizgrad's shape errors always were."""
+
+
+def op_error(cls: type[Function], tensors: list, error: Exception,
+             raw: Any = ()) -> Exception:
+    """The error a failed forward raises: what went wrong first -- the op's shape rule's
+    words where the rule refuses these inputs (PyTorch's wording), else the forward's
+    own -- then the op, its inputs and the user's line.  Only on this (rare) path."""
+    reason: Exception = error
+    rule = getattr(cls, "infer_shape", None)
+    if rule is not None and isinstance(error, ValueError) and raw:
+        try:
+            rule(*raw)
+        except (ValueError, IndexError, TypeError) as refused:
+            reason = refused
+        except Exception:  # noqa: BLE001 - a rule that cannot read these inputs: no better words
+            pass
     shapes = ", ".join(f"{tuple(t.shape)} {t.dtype}" for t in tensors) or "no tensors"
-    message = (f"{cls.__name__.lower()} failed on inputs [{shapes}] at "
-               f"{user_location()}: {error}")
+    message = f"{reason} ({cls.__name__.lower()} of [{shapes}] at {user_location()})"
+    kind = type(reason)
     try:
-        raised = type(error)(message)
+        raised = kind(message)
     except Exception:  # noqa: BLE001 - exotic exception signatures
         raised = RuntimeError(message)
     # What failed, for tools that draw it (``vizgrad render --at-error``): the op's
     # name, its tensor inputs and the underlying message.  Set only on this (rare) path.
     raised.vizgrad_op = cls.__name__  # type: ignore[attr-defined]
     raised.vizgrad_inputs = tuple(tensors)  # type: ignore[attr-defined]
-    raised.vizgrad_reason = str(error)  # type: ignore[attr-defined]
+    raised.vizgrad_reason = str(reason)  # type: ignore[attr-defined]
+    # Raised "from" the forward's own error only when that error is the story: in PyTorch's
+    # words NumPy's message ("matmul: Input operand 1 has a mismatch ...") is noise.
+    raised.__cause__ = error if reason is error else None
     return raised

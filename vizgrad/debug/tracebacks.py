@@ -19,7 +19,7 @@ Example
 >>> print(format_traceback(run.error))
 Traceback (most recent call last):
 ...
-ValueError: addmm failed on inputs [(2,) float32, (16, 3) float32, (4, 2) float32] at ...
+vizgrad.core.recording.ShapeError: mat1 and mat2 shapes cannot be multiplied (16x3 and 4x2) ...
 """
 
 from __future__ import annotations
@@ -115,7 +115,6 @@ def format_traceback(error: BaseException) -> str:
     >>> run = run_script("train.py")
     >>> print(format_traceback(run.error))
     Traceback (most recent call last):
-    ...
       File ".../train.py", line 10, in <module>
         loss = model(randn(16, 3)).sum()   # 3 features where fc1 takes 4
     ...

@@ -9,6 +9,7 @@ from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.recording import ShapeError
 from .operands import promote, result_type
 from .shape_rules import dim as _checked_dim
 from .shape_rules import shape_of
@@ -42,12 +43,17 @@ class Cat(Function):
         _no_scalars(tensors)
         axis = _dim(dim, tensors[0].ndim)
         first = tuple(tensors[0].shape)
-        for tensor in tensors[1:]:
+        for number, tensor in enumerate(tensors[1:], 1):  # in PyTorch's words
             shape = tuple(tensor.shape)
-            if len(shape) != len(first) or shape[:axis] + shape[axis + 1:] != \
-                    first[:axis] + first[axis + 1:]:
-                raise ValueError(f"cat: shapes {first} and {shape} differ outside "
-                                 f"dimension {axis}")
+            if len(shape) != len(first):
+                raise ShapeError(f"Tensors must have same number of dimensions: got "
+                                 f"{len(first)} and {len(shape)}")
+            for other in range(len(first)):
+                if other != axis and shape[other] != first[other]:
+                    raise ShapeError(
+                        f"Sizes of tensors must match except in dimension {axis}. Expected "
+                        f"size {first[other]} but got size {shape[other]} for tensor number "
+                        f"{number} in the list.")
         size = sum(t.shape[axis] for t in tensors)
         return MetaArray(first[:axis] + (size,) + first[axis + 1:], result_type(*tensors))
 
@@ -74,9 +80,11 @@ class Stack(Function):
     @staticmethod
     def infer_shape(tensors, dim):
         first = tuple(tensors[0].shape)
-        for tensor in tensors[1:]:
+        for number, tensor in enumerate(tensors[1:], 1):
             if tuple(tensor.shape) != first:
-                raise ValueError(f"stack: shapes {first} and {tuple(tensor.shape)} differ")
+                raise ShapeError(f"stack expects each tensor to be equal size, but got "
+                                 f"[{', '.join(map(str, first))}] at entry 0 and "
+                                 f"[{', '.join(map(str, tensor.shape))}] at entry {number}")
         axis = _dim(dim, len(first) + 1)
         return MetaArray(first[:axis] + (len(tensors),) + first[axis:],
                          result_type(*tensors))

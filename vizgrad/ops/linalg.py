@@ -11,6 +11,7 @@ from ..core.broadcast import expand
 from ..core.dual import bilinear, plus
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.recording import ShapeError
 from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from .operands import same_dtype as _same_dtype
@@ -34,7 +35,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     """
     a, b = input.ndim, other.ndim
     if a == 0 or b == 0:
-        raise ValueError("matmul: both operands need at least one dimension")
+        raise ShapeError(f"both arguments to matmul need to be at least 1D, but they are "
+                         f"{a}D and {b}D")
     if a == 2 and b == 2:
         return Mm.apply(input, other)
     if a == 1 and b == 1:
@@ -43,9 +45,15 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         return Mv.apply(input, other)
     if a == 1 and b == 2:
         return SqueezeDimInPlace.apply(Mm.apply(input.unsqueeze(0), other), 0)
+    if input.shape[-1] != other.shape[-2 if b > 1 else -1]:  # said before decomposing
+        matmul_shape("matmul", input.array, other.array)  # raises, in PyTorch's words
     if _should_fold(input, other):
         return _folded(input, other)
-    return _batched(input, other)
+    try:
+        return _batched(input, other)
+    except ValueError:  # batch dims that do not broadcast: PyTorch's words, not expand's
+        matmul_shape("matmul", input.array, other.array)
+        raise
 
 
 def _should_fold(input: Tensor, other: Tensor) -> bool:
@@ -126,9 +134,14 @@ class Bmm(Function):
 
     @staticmethod
     def infer_shape(input, mat2):
-        if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0] \
-                or input.shape[2] != mat2.shape[1]:
-            raise ValueError(f"bmm: shapes {input.shape} and {mat2.shape} do not match")
+        if input.ndim != 3:
+            raise ShapeError("batch1 must be a 3D tensor")
+        if mat2.ndim != 3:
+            raise ShapeError("batch2 must be a 3D tensor")
+        if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
+            raise ShapeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                             f"[{input.shape[0]}, {input.shape[2]}] but got: "
+                             f"[{mat2.shape[0]}, {mat2.shape[1]}].")
         return MetaArray(input.shape[:2] + mat2.shape[2:], input.dtype)
 
     @staticmethod
@@ -429,9 +442,10 @@ class Mm(Function):
 
     @staticmethod
     def infer_shape(self, mat2):
-        if self.ndim != 2 or mat2.ndim != 2:
-            raise ValueError(f"mm expects two 2-D tensors, got {self.shape} and "
-                             f"{mat2.shape}")
+        if self.ndim != 2:
+            raise ShapeError("self must be a matrix")
+        if mat2.ndim != 2:
+            raise ShapeError("mat2 must be a matrix")
         return matmul_shape("mm", self, mat2)
 
     @staticmethod
@@ -461,8 +475,8 @@ class Mv(Function):
     @staticmethod
     def infer_shape(self, vec):
         if self.ndim != 2 or vec.ndim != 1:
-            raise ValueError(f"mv expects a 2-D and a 1-D tensor, got {self.shape} and "
-                             f"{vec.shape}")
+            raise ShapeError(f"vector + matrix @ vector expected, got 1, {self.ndim}, "
+                             f"{vec.ndim}")
         return matmul_shape("mv", self, vec)
 
     @staticmethod
@@ -493,8 +507,8 @@ class Dot(Function):
     @staticmethod
     def infer_shape(self, tensor):
         if self.ndim != 1 or tensor.ndim != 1:
-            raise ValueError(f"dot expects two 1-D tensors, got {self.shape} and "
-                             f"{tensor.shape}")
+            raise ShapeError(f"1D tensors expected, but got {self.ndim}D and {tensor.ndim}D "
+                             "tensors")
         return matmul_shape("dot", self, tensor)
 
     @staticmethod

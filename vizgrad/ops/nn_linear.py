@@ -16,12 +16,12 @@ from ..core.backend import array_module
 from ..core.dual import LINEAR, plus, scaled
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.recording import ShapeError
 from ..core.tensor import Tensor
 from .index_checks import index_error
 from .indexing import IndexBackward
 from .linalg import matmul, mm_grads, note_layouts, scale_terms
 from .operands import c_contiguous, same_dtype, save_crossed, saved_crossed
-from .shape_rules import broadcast
 from .views import T
 
 
@@ -35,13 +35,23 @@ class Addmm(Function):
     @staticmethod
     def infer_shape(self, mat1, mat2, beta=1, alpha=1):
         if mat1.ndim != 2 or mat2.ndim != 2 or mat1.shape[1] != mat2.shape[0]:
-            raise ValueError(f"addmm: mat1 {mat1.shape} and mat2 {mat2.shape} do not fit "
-                             f"(mat1's columns must be mat2's rows; in a linear layer, "
-                             f"the input's last size must be the weight's in_features, "
-                             f"{mat2.shape[0]})")
+            # PyTorch's words; in a linear layer, mat2 is weight.T: the input's last size
+            # must be the weight's in_features
+            raise ShapeError(f"mat1 and mat2 shapes cannot be multiplied "
+                             f"({'x'.join(map(str, mat1.shape))} and "
+                             f"{'x'.join(map(str, mat2.shape))})")
         shape = (mat1.shape[0], mat2.shape[1])
-        if broadcast(self, MetaArray(shape, mat1.dtype)) != shape:
-            raise ValueError(f"addmm: the bias {self.shape} does not fit the output {shape}")
+        bias = tuple(getattr(self, "shape", ()))
+        if len(bias) > 2:
+            raise ShapeError(f"expand: the number of sizes provided (2) must be greater or "
+                             f"equal to the number of dimensions in the tensor ({len(bias)})")
+        for axis in range(1, len(bias) + 1):  # the bias expands to the output's shape
+            if bias[-axis] not in (1, shape[-axis]):
+                raise ShapeError(
+                    f"The expanded size of the tensor ({shape[-axis]}) must match the "
+                    f"existing size ({bias[-axis]}) at non-singleton dimension "
+                    f"{2 - axis}.  Target sizes: [{shape[0]}, {shape[1]}].  Tensor sizes: "
+                    f"[{', '.join(map(str, bias))}]")
         return MetaArray(shape, mat1.dtype)
 
     @staticmethod

@@ -26,6 +26,7 @@ import numpy as np
 from ..core.broadcast import c_strides
 from ..core.factory import get_default_dtype
 from ..core.meta import MetaArray
+from ..core.recording import ShapeError
 from .operands import result_type
 
 _INT64 = np.dtype(np.int64)
@@ -65,13 +66,25 @@ def torch_type_name(dtype: Any) -> str:
 
 
 def broadcast(*operands: Any) -> tuple:
-    """The broadcast shape of the operands (numbers count as 0-d)."""
+    """The broadcast shape of the operands (numbers count as 0-d); PyTorch's words when
+    two do not fit ("The size of tensor a (3) must match the size of tensor b (2) at
+    non-singleton dimension 0")."""
     shapes = [shape_of(o) for o in operands if o is not None]
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise ValueError(f"shapes {' and '.join(str(s) for s in shapes)} cannot be "
-                         "broadcast together") from None
+    result: tuple = ()
+    for shape in shapes:
+        result = _broadcast_pair(result, shape)
+    return result
+
+
+def _broadcast_pair(a: tuple, b: tuple) -> tuple:
+    ndim = max(len(a), len(b))
+    a1 = (1,) * (ndim - len(a)) + tuple(a)
+    b1 = (1,) * (ndim - len(b)) + tuple(b)
+    for axis in range(ndim - 1, -1, -1):  # PyTorch names the last mismatch first
+        if a1[axis] != b1[axis] and a1[axis] != 1 and b1[axis] != 1:
+            raise ShapeError(f"The size of tensor a ({a1[axis]}) must match the size of "
+                             f"tensor b ({b1[axis]}) at non-singleton dimension {axis}")
+    return tuple(y if x == 1 else x for x, y in zip(a1, b1))
 
 
 def dim(dim: int, ndim: int) -> int:
@@ -126,16 +139,16 @@ def reshaped(shape: tuple, target: Any) -> tuple:
     target = (target,) if isinstance(target, int) else tuple(int(s) for s in target)
     size = math.prod(shape)
     if target.count(-1) > 1:
-        raise ValueError(f"shape {target}: only one dimension can be -1")
+        raise ShapeError("only one dimension can be inferred")
+    invalid = ShapeError(f"shape '[{', '.join(map(str, target))}]' is invalid for input of "
+                         f"size {size}")
     if -1 in target:
         known = math.prod(s for s in target if s != -1)
         if known == 0 or size % known:
-            raise ValueError(f"shape {target} is invalid for an input of shape {shape} "
-                             f"({size} elements)")
+            raise invalid
         target = tuple(size // known if s == -1 else s for s in target)
     if math.prod(target) != size:
-        raise ValueError(f"shape {target} is invalid for an input of shape {shape} "
-                         f"({size} elements)")
+        raise invalid
     return target
 
 
@@ -181,14 +194,32 @@ def divide(input: Any, other: Any, *rest: Any) -> MetaArray:
 
 def matmul_shape(name: str, first: Any, second: Any) -> MetaArray:
     """``first @ second`` (1-D operands are vectors, leading dims broadcast)."""
+    if not first.ndim or not second.ndim:
+        raise ShapeError(f"both arguments to {name} need to be at least 1D, but they are "
+                         f"{first.ndim}D and {second.ndim}D")
     left = (1,) + tuple(first.shape) if first.ndim == 1 else tuple(first.shape)
     right = tuple(second.shape) + (1,) if second.ndim == 1 else tuple(second.shape)
-    if not first.ndim or not second.ndim or left[-1] != right[-2]:
-        raise ValueError(f"{name}: shapes {tuple(first.shape)} and {tuple(second.shape)} "
-                         "do not fit")
     batch = broadcast(MetaArray(left[:-2], first.dtype), MetaArray(right[:-2], first.dtype))
+    if left[-1] != right[-2]:
+        raise ShapeError(_matmul_mismatch(tuple(first.shape), tuple(second.shape), batch))
     shape = batch + left[-2:-1] * (first.ndim > 1) + right[-1:] * (second.ndim > 1)
     return MetaArray(shape, first.dtype)
+
+
+def _matmul_mismatch(a: tuple, b: tuple, batch: tuple) -> str:
+    """PyTorch's words for ``a @ b`` whose inner sizes differ, by the route it takes."""
+    if len(a) == 1 and len(b) == 1:
+        return (f"inconsistent tensor size, expected tensor [{a[0]}] and src [{b[0]}] to have "
+                f"the same number of elements, but got {a[0]} and {b[0]} elements respectively")
+    rows = math.prod(a[:-1])  # leading dims folded into rows, as PyTorch folds them
+    if len(b) == 1:
+        return f"size mismatch, got input ({rows}), mat ({rows}x{a[-1]}), vec ({b[0]})"
+    if len(b) == 2:
+        return (f"mat1 and mat2 shapes cannot be multiplied ({rows}x{a[-1]} and "
+                f"{b[0]}x{b[1]})")
+    count = math.prod(batch)
+    return (f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{count}, {a[-1]}] but got: [{count}, {b[-2]}].")
 
 
 def whole(input: Any) -> MetaArray:

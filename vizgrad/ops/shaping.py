@@ -18,6 +18,7 @@ from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.recording import ShapeError
 from ..core.tensor import Tensor
 from .shape_rules import dim as _checked_dim
 from .shape_rules import distinct, same
@@ -183,9 +184,13 @@ class _IndexPad(Function):
     def infer_shape(input, pad, mode):
         for dim, (before, after) in _pad_pairs(pad, input.ndim).items():
             limit = input.shape[dim] - (mode == "reflect")
+            if (before > limit or after > limit) and mode == "reflect":  # PyTorch's words
+                raise ShapeError(
+                    f"Argument #4: Padding size should be less than the corresponding input "
+                    f"dimension, but got: padding ({before}, {after}) at dimension {dim} of "
+                    f"input [{', '.join(map(str, input.shape))}]")
             if before > limit or after > limit:
-                raise ValueError(f"pad: {mode} padding ({before}, {after}) is too large "
-                                 f"for dimension {dim} of an input {input.shape}")
+                raise ShapeError("Padding value causes wrapping around more than once.")
         return MetaArray(_padded(input.shape, pad), input.dtype)
 
     @staticmethod
