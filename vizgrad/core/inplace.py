@@ -148,9 +148,12 @@ def refresh_view(view: Tensor) -> None:
     """
     base = view._base
     version = base._vc[0]
+    old_node, old_nr = view.grad_fn, view.output_nr
     if view._view_chain is not None and base._rg and grad_enabled():
         fresh = regenerate_view(base, view._view_chain)
         view.grad_fn = fresh.grad_fn
         view.output_nr = fresh.output_nr
         view._rg = True
     view._view_version = version
+    if view.grad_fn is not old_node:
+        _follow_retain_grad(view, old_node, old_nr)  # as PyTorch: .grad follows the view

@@ -326,8 +326,17 @@ class Tensor:
     def retains_grad(self) -> bool:
         return self._retains_grad
 
+    def _refresh_if_stale(self) -> None:
+        # A view whose base was written since it was made gets its new history first, so
+        # a hook or retain_grad lands on the node its gradient will really pass through.
+        if self._base is not None and self._view_version != self._vc[0]:
+            from .inplace import refresh_view
+
+            refresh_view(self)
+
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward."""
+        self._refresh_if_stale()
         if self.grad_fn is None:
             if not self._rg:
                 raise RuntimeError("can't retain_grad on a tensor that doesn't require grad")
@@ -347,6 +356,7 @@ class Tensor:
         >>> handle = h.register_hook(lambda g: g * 2)
         >>> handle.remove()
         """
+        self._refresh_if_stale()
         if not self._rg:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require grad")
         if self.grad_fn is None:
