@@ -271,5 +271,10 @@ def reproducer(program: list[Instr], problems: list[str]) -> str:
     found = "\n".join("# " + p for p in problems[:12])
     return (f"# vizgrad and PyTorch disagree:\n{found}\n{HELPERS.strip()}\n\n\n{text}\n\n"
             "import torch\nimport vizgrad\n\nmine, theirs = [], []\n"
-            "program(vizgrad, mine)\nprogram(torch, theirs)\n")
+            "program(vizgrad, mine)\nprogram(torch, theirs)\n"
+            "for number, (got, want) in enumerate(zip(mine, theirs)):\n"
+            "    for key in sorted(want):\n"
+            "        a, b = got.get(key), want[key]\n"
+            "        if (a is None) != (b is None) or a is not None and not np.allclose(a, b):\n"
+            "            print(number, key, a, b)\n")
 
