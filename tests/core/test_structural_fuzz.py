@@ -122,6 +122,18 @@ FIXED = {
     "retain_grad_follows_a_stale_view": _program(
         W, "v = w * 1.0", "u = v[0:2]", "u.retain_grad()", "v.mul_(2.0)",
         "(u * 3.0).sum().backward()"),
+    # ...and with inputs=, gradients for every tensor of a list argument (cat) when one
+    # of them is wanted, as PyTorch computes them together
+    "post_hook_sees_a_list_arguments_gradients_together": _program(
+        X, "y = lib.tensor(-0.65, dtype=lib.float64, requires_grad=True)", "v = y - x",
+        "c = lib.cat([x, v], 0)", "h = []",
+        "c.grad_fn.register_hook(lambda gi, go: h.append(_rec(tuple(gi) + tuple(go))))",
+        "g, = lib.autograd.grad([c.sigmoid().sum()], [v])"),
+    # a view made before its base came to require grad (copy_ of a tensor that does)
+    # said requires_grad=False
+    "view_of_a_base_that_came_to_require_grad": _program(
+        W, "c = lib.tensor([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], dtype=lib.float64)",
+        "v = c.view((3, 2, 1))", "c.copy_(-w)"),
     # view on a non-contiguous tensor raised ValueError (PyTorch: RuntimeError)
     "view_error_is_a_runtime_error": _program(X, "v = x[:, 0:2]", "u = v.view((4,))"),
 }

@@ -422,11 +422,23 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
 
 def _as_grad_inputs(node: Node, grads: Any, needed: set | None) -> list:
     """The gradients a post hook sees, as PyTorch's nodes return them: reduced to each
-    input's shape and dtype, None for an input that needs none (no history, or no
-    wanted input below it with ``inputs=``)."""
+    input's shape and dtype, None for an input that needs none (no history, or, with
+    ``inputs=``, no wanted input below it nor below another tensor of its list
+    argument: PyTorch computes a list argument's gradients together)."""
+    wanted = None
+    if needed is not None:
+        wanted = [child in needed for child in node._next_nodes]
+        layout = node._layout
+        if layout.__class__ is not ContiguousLayout:
+            start = 0
+            for _, ranks in layout:
+                stop = start + (1 if ranks < 0 else ranks)
+                if ranks > 0 and any(wanted[start:stop]):
+                    wanted[start:stop] = [True] * (stop - start)
+                start = stop
     out: list[Tensor | None] = []
-    for child, nr, grad in zip(node._next_nodes, node._next_nrs, grads):
-        if child is None or grad is None or (needed is not None and child not in needed):
+    for index, (child, nr, grad) in enumerate(zip(node._next_nodes, node._next_nrs, grads)):
+        if child is None or grad is None or (wanted is not None and not wanted[index]):
             out.append(None)
             continue
         shape, dtype = child._result_meta[nr]

@@ -273,6 +273,10 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
+        # A view made before its base came to require grad (a write of a tensor that
+        # does) requires grad too, as in PyTorch: its history is derived on reading.
+        if self._base is not None and self._view_version != self._vc[0]:
+            self._refresh_if_stale()
         return self._rg
 
     @requires_grad.setter
