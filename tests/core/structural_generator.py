@@ -113,11 +113,12 @@ class Generator:
         pool = self.tensors(rg=True) if self.rng.random() < 0.85 else self.tensors()
         return self.pick(pool) or self.leaf(SHAPES[int(self.rng.integers(len(SHAPES)))])
 
-    def result(self, src: str, shape, args: list[str], base: str | None = None,
-               prefix: str = "v") -> str:
-        out = self.name(prefix)
-        self.emit(src.format(out=out), [out], args)
+    def result(self, src: str, shape, args: list[str], base: str | None = None) -> str:
         vals = [self.vals[a] for a in args]
+        # "d" for a value made from a gradient: the snapshot does not compare whether it
+        # requires grad (see _snap).
+        out = self.name("d" if any(v.higher for v in vals) else "v")
+        self.emit(src.format(out=out), [out], args)
         deps = frozenset().union(*(v.deps | ({a} if v.rg else set()) for a, v in zip(args, vals)))
         self.vals[out] = Val(tuple(shape), any(v.rg for v in vals), base=base, deps=deps,
                              higher=any(v.higher for v in vals),
@@ -237,7 +238,7 @@ class Generator:
             d = big[int(self.rng.integers(len(big)))]
             size = int(self.rng.integers(1, shape[d]))
             sizes = [min(size, shape[d] - s) for s in range(0, shape[d], size)]
-            outs = [self.name("v") for _ in sizes]
+            outs = [self.name("d" if v.higher else "v") for _ in sizes]
             self.emit(f"{', '.join(outs)}, = {a}.split({size}, {d})", outs, [a])
             for out, n in zip(outs, sizes):
                 self.vals[out] = Val(shape[:d] + (n,) + shape[d + 1:], v.rg, base=base,

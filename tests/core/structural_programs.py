@@ -77,7 +77,13 @@ def _snap(scope):
         for name, obj in sorted(scope.items()):
             if hasattr(obj, "grad_fn"):
                 state[name] = _v(obj)
-                if obj.requires_grad:
+                if name[0] in "gd":  # made from a gradient (g: by grad, d: from those)
+                    # Whether it requires grad follows how each library writes a
+                    # derivative (PyTorch's x.pow(2) backward keeps x.pow(1) in the
+                    # graph), so only a gradient it got is compared.
+                    if obj.requires_grad and obj.grad is not None:
+                        state[name + ".grad"] = _v(obj.grad)
+                elif obj.requires_grad:
                     state[name + ".grad"] = _v(obj.grad)
             elif name.startswith("h") and isinstance(obj, list):
                 for call, record in enumerate(obj):
