@@ -112,6 +112,10 @@ FIXED = {
     "stale_view_as_root": _program(
         W, "v = w * 1.0", "u = v.unsqueeze(0)", "v.mul_(0.5)",
         "u.backward(lib.tensor([[1.0, 2.0, 3.0]], dtype=lib.float64))"),
+    # ...and one whose base came to require grad since was refused as a root
+    "stale_view_of_a_base_that_came_to_require_grad_as_root": _program(
+        W, "c = lib.tensor([0.1, 0.2, 0.3], dtype=lib.float64)", "t = c.unsqueeze(0)",
+        "c.copy_(w * 2.0)", "t.backward(lib.tensor([[1.0, 2.0, 3.0]], dtype=lib.float64))"),
     # a hook registered on a stale view never fired
     "hook_on_stale_view": _program(
         W, "v = w.pow(3)", "u = v.unsqueeze(1)", "v.mul_(0.5)", "u.grad_fn", "h = []",

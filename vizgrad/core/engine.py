@@ -195,11 +195,11 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     """The engine.  ``inputs`` restricts the work; with ``accumulate=False`` the
     gradients of ``inputs`` are returned instead of added into ``.grad``."""
     outputs = list(outputs)
-    _check_roots(outputs)
     for tensor in (*outputs, *(inputs or ())):
         if isinstance(tensor, Tensor) and tensor._base is not None \
                 and tensor._view_version != tensor._vc[0]:
             refresh_view(tensor)  # its base was written since: its history is the new one
+    _check_roots(outputs)  # after: a write may have made a view's base require grad
     root_grads = _root_gradients(outputs, gradients)
     root_edges = [edge_of(t) for t in outputs]
     roots = [node for node, _ in root_edges]
