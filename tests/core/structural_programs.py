@@ -172,8 +172,9 @@ def _kind(error: BaseException) -> str:
 
 def compare(program: list[Instr], mine: Outcome, theirs: Outcome) -> list[str]:
     """What differs between vizgrad's run (``mine``) and PyTorch's (``theirs``); empty when
-    they agree.  Values are compared in float64 within ``4 * eps * steps * scale``, with
-    ``steps`` the program's length and ``scale`` the largest value PyTorch produced.
+    they agree.  Values are compared in float64 within ``4 * eps * steps * M**2``, with
+    ``steps`` the program's length and ``M`` the largest value PyTorch produced (at
+    least 1).
 
     The order in which different hooks ran is not compared: PyTorch's leaves'
     AccumulateGrad nodes all have the largest sequence number, so its heap orders them,
@@ -188,7 +189,10 @@ def compare(program: list[Instr], mine: Outcome, theirs: Outcome) -> list[str]:
     scale = max([1.0] + [float(np.abs(a[np.isfinite(a)]).max()) for s in theirs.snapshots
                          for a in s.values() if isinstance(a, np.ndarray) and a.size
                          and np.isfinite(a).any()])
-    bound = tol(np.float64, steps=max(len(program), 1), scale=scale)
+    # A rounding in a value of size M reaches a gradient through derivatives as large
+    # as M (cos of a value near 500, times the 1600 its chain rule multiplies by), so
+    # the scale is M squared once M is above 1.
+    bound = tol(np.float64, steps=max(len(program), 1), scale=scale * scale)
     for number, (got, want) in enumerate(zip(mine.snapshots, theirs.snapshots)):
         where = f"snapshot {number}"
         for key in sorted(set(got) | set(want)):
