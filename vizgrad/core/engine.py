@@ -20,6 +20,7 @@ import numpy as np
 from .accumulate import ACCUMULATE_LOCK, accumulate_grad, accumulate_leaf
 from .broadcast import sum_to_array
 from .hooks import describe_leaf, describe_output, run_tensor_hook
+from .inplace import refresh_view
 from .meta import MetaArray
 from .node import AccumulateGrad, ContiguousLayout, Node
 from .saved import GraphError
@@ -193,7 +194,11 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     """The engine.  ``inputs`` restricts the work; with ``accumulate=False`` the
     gradients of ``inputs`` are returned instead of added into ``.grad``."""
     outputs = list(outputs)
-    _check_roots(outputs)
+    for tensor in (*outputs, *(inputs or ())):
+        if isinstance(tensor, Tensor) and tensor._base is not None \
+                and tensor._view_version != tensor._vc[0]:
+            refresh_view(tensor)  # its base was written since: its history is the new one
+    _check_roots(outputs)  # after: a write may have made a view's base require grad
     root_grads = _root_gradients(outputs, gradients)
     root_edges = [edge_of(t) for t in outputs]
     roots = [node for node, _ in root_edges]
@@ -346,7 +351,10 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
         for nr, ref in node._retained.items():
             tensor = ref()
             if tensor is not None and buffer[nr] is not None:
-                grad = buffer[nr] if create_graph else buffer[nr].detach()
+                # A copy, as PyTorch's retain_grad makes: the gradient itself flows on (and
+                # may come back from autograd.grad), so sharing it would let a write into
+                # one change the other.
+                grad = buffer[nr].clone() if create_graph else Tensor._make(buffer[nr].array.copy())
                 tensor.grad = grad if tensor.grad is None else tensor.grad + grad
     if captures:
         for nr, grad in enumerate(buffer):
@@ -375,9 +383,11 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
                 hook((), (grad,))
         return []
 
-    # With inputs=, a node runs only when a wanted gradient lies below it: a target
-    # non-leaf just has its gradient captured (as in PyTorch), so its history may be freed.
-    if needed is not None and (node not in needed or not any(
+    # With inputs=, a node runs only when a wanted gradient lies below it.  A target
+    # non-leaf of autograd.grad just has its gradient captured; one of backward(inputs=)
+    # runs (its retain_grad fills .grad, its hooks fire, its saved values are freed), as
+    # in PyTorch.
+    if needed is not None and (node not in needed or not accumulate and not any(
             child in needed for child in node._next_nodes if child is not None)):
         return [None] * len(node._next_nodes)
     if node._pre_hooks:
@@ -385,6 +395,7 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
             replaced = hook(tuple(buffer))
             if replaced is not None:
                 buffer = list(replaced)
+    arrived = buffer  # what post hooks see: None where no gradient came, as in PyTorch
     if all(grad is None for grad in buffer):
         grads = [None] * len(node._next_nodes)
     else:
@@ -395,8 +406,9 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
         else:
             grads = _call_backward(node, buffer)
     if node._post_hooks:
+        grads = _as_grad_inputs(node, grads, needed)
         for hook in list(node._post_hooks.values()):
-            replaced = hook(tuple(grads), tuple(buffer))
+            replaced = hook(tuple(grads), tuple(arrived))
             if replaced is not None:
                 grads = list(replaced)
     if not retain_graph:
@@ -405,6 +417,34 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
         grads = [grad if child in needed else None
                  for child, grad in zip(node._next_nodes, grads)]
     return grads
+
+
+def _as_grad_inputs(node: Node, grads: Any, needed: set | None) -> list:
+    """The gradients a post hook sees, as PyTorch's nodes return them: reduced to each
+    input's shape and dtype, None for an input that needs none (no history, or, with
+    ``inputs=``, no wanted input below it nor below another tensor of its list
+    argument: PyTorch computes a list argument's gradients together)."""
+    wanted = None
+    if needed is not None:
+        wanted = [child in needed for child in node._next_nodes]
+        layout = node._layout
+        if layout.__class__ is not ContiguousLayout:
+            start = 0
+            for _, ranks in layout:
+                stop = start + (1 if ranks < 0 else ranks)
+                if ranks > 0 and any(wanted[start:stop]):
+                    wanted[start:stop] = [True] * (stop - start)
+                start = stop
+    out: list[Tensor | None] = []
+    for index, (child, nr, grad) in enumerate(zip(node._next_nodes, node._next_nrs, grads)):
+        if child is None or grad is None or (wanted is not None and not wanted[index]):
+            out.append(None)
+            continue
+        shape, dtype = child._result_meta[nr]
+        if grad.array.shape != shape or grad.array.dtype != dtype:
+            grad = _reduce_to(grad, shape, dtype, node, child)
+        out.append(grad)
+    return out
 
 
 def _call_listened(node: Node, buffer: list) -> Any:
@@ -481,19 +521,20 @@ def backward(outputs: Any, gradients: Any = None, retain_graph: bool | None = No
     input_list = None if inputs is None else _as_list(inputs)
     if input_list is not None and not input_list:
         raise RuntimeError("backward(inputs=...) got an empty list of inputs")
+    for tensor in input_list or ():
+        if isinstance(tensor, Tensor) and tensor._rg and tensor._grad_fn is not None:
+            # As PyTorch: a non-leaf input keeps its .grad from now on (this call and
+            # later ones), and its node runs, so its gradient arrives through retain_grad.
+            tensor.retain_grad()
     try:
-        captured = run_backward(outputs, gradients, retain_graph, create_graph, input_list,
-                                accumulate=True)
+        run_backward(outputs, gradients, retain_graph, create_graph, input_list,
+                     accumulate=True)
     except GraphError as error:
         # Raised again from here without the engine's frames below: a second backward
         # or an in-place error shows the user's call and the message, not vizgrad's
         # internals; IPython and pytest also skip frames that set __tracebackhide__.
         __tracebackhide__ = True  # noqa: F841
         raise error.with_traceback(None) from error.__cause__
-    for tensor, grad in zip(input_list or (), captured):
-        if tensor._grad_fn is not None and grad is not None:
-            value = grad if create_graph else grad.detach()
-            tensor.grad = value if tensor.grad is None else tensor.grad + value
     for listener in list(BACKWARD_DONE_LISTENERS):
         listener(outputs)
 

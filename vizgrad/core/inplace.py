@@ -205,9 +205,12 @@ def refresh_view(view: Tensor) -> None:
     version = base._vc[0]
     if view._creation is not None and (view._rg or base._rg) and grad_enabled():
         raise view_write_error(view, False)  # its history cannot be derived again
+    old_node, old_nr = view._grad_fn, view._output_nr
     if view._view_chain is not None and base._rg and grad_enabled():
         fresh = regenerate_view(base, view._view_chain)
         view._grad_fn = fresh._grad_fn
         view._output_nr = fresh._output_nr
         view._rg = True
     view._view_version = version
+    if view._grad_fn is not old_node:
+        _follow_retain_grad(view, old_node, old_nr)  # as PyTorch: .grad follows the view

@@ -307,6 +307,10 @@ class Tensor(TensorMethods):
 
         Only floating-point tensors may require grad, and only a leaf may stop.
         """
+        # A view made before its base came to require grad (a write of a tensor that
+        # does) requires grad too, as in PyTorch: its history is derived on reading.
+        if self._base is not None and self._view_version != self._vc[0]:
+            self._refresh_if_stale()
         return self._rg
 
     @requires_grad.setter
@@ -366,8 +370,17 @@ class Tensor(TensorMethods):
         (``torch.Tensor.retains_grad``)."""
         return self._retains_grad
 
+    def _refresh_if_stale(self) -> None:
+        # A view whose base was written since it was made gets its new history first, so
+        # a hook or retain_grad lands on the node its gradient will really pass through.
+        if self._base is not None and self._view_version != self._vc[0]:
+            from .inplace import refresh_view
+
+            refresh_view(self)
+
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward."""
+        self._refresh_if_stale()
         if self._grad_fn is None:
             if not self._rg:
                 raise RuntimeError("can't retain_grad on a tensor that doesn't require grad")
@@ -392,6 +405,7 @@ class Tensor(TensorMethods):
         tensor([6., 6.])
         >>> handle.remove()
         """
+        self._refresh_if_stale()
         if not self._rg:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require grad")
         if self._grad_fn is None:

@@ -68,7 +68,7 @@ class View(Function):
         ctx.input_shape = input.shape
         out = input.reshape(shape)
         if out.size and not array_module(input).may_share_memory(out, input):
-            raise ValueError(
+            raise RuntimeError(  # PyTorch raises RuntimeError here
                 f"view of shape {shape} is not compatible with the input's memory layout "
                 f"(shape {input.shape}, not contiguous); use .reshape(...) instead")
         return out
