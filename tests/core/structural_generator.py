@@ -309,13 +309,10 @@ class Generator:
                       f"else {h}.append(_rec((g,))))", [h, r], [a])
             self.handles.append(r)
             return
-        # Not on a stale view: vizgrad's .grad_fn is its old node until the view is used
-        # (PyTorch regenerates it on reading); an xfail holds the bug.  Not on a value
-        # made from a gradient: the nodes of a backward formula's graph are each
-        # library's own way of writing the derivative (2 * x * g or (g * 2) * x).
+        # Not on a value made from a gradient: the nodes of a backward formula's graph are
+        # each library's own way of writing the derivative (2 * x * g or (g * 2) * x).
         a = self.pick([n for n in self.tensors(rg=True, nonleaf=True)
-                       if not self.vals[n].leaf and not self.vals[n].stale
-                       and not self.vals[n].higher])
+                       if not self.vals[n].leaf and not self.vals[n].higher])
         if a is None:
             return
         if kind == 2:

@@ -153,6 +153,8 @@ class Tensor(TensorMethods):
         >>> (x * 2).grad_fn.name(), x.grad_fn
         ('MulBackward0', None)
         """
+        if self._base is not None and self._view_version != self._vc[0]:
+            self._refresh_if_stale()  # a view whose base was written since: its new node
         return self._grad_fn
 
     @grad_fn.setter
