@@ -80,6 +80,29 @@ class TensorMethods:
         """``self *= other``, in place (``torch.Tensor.__imul__``)."""
     def __itruediv__(self, other: Any) -> Tensor:
         """``self /= other``, in place (``torch.Tensor.__itruediv__``)."""
+    def atan2(self, other: Tensor) -> Tensor:
+        """Elementwise arctangent of ``input / other`` in the right quadrant (``torch.atan2``); both
+        must be tensors, as in PyTorch."""
+    def xlogy(self, other: Tensor | _float) -> Tensor:
+        """``input * log(other)``, 0 where ``input`` is 0 (``torch.xlogy``); one side may be a
+        number."""
+    def fmod(self, other: Tensor | _float) -> Tensor:
+        """Remainder of ``input / other`` rounded toward zero: the sign of ``input``
+        (``torch.fmod``)."""
+    def remainder(self, other: Tensor | _float) -> Tensor:
+        """Python's modulus, elementwise: the sign of ``other`` (``torch.remainder``, ``%``)."""
+    def floor_divide(self, other: Tensor | _float) -> Tensor:
+        """``input / other`` rounded down (``torch.floor_divide``, ``//``); no derivative, as in
+        PyTorch."""
+    def __mod__(self, other: Tensor | _float) -> Tensor:
+        """Python's modulus, elementwise: the sign of ``other`` (``torch.remainder``, ``%``)."""
+    def __rmod__(self, other: _float) -> Tensor:
+        """``other % self`` for a number on the left (``torch.Tensor.__rmod__``)."""
+    def __floordiv__(self, other: Tensor | _float) -> Tensor:
+        """``input / other`` rounded down (``torch.floor_divide``, ``//``); no derivative, as in
+        PyTorch."""
+    def __rfloordiv__(self, other: _float) -> Tensor:
+        """``other // self`` for a number on the left (``torch.Tensor.__rfloordiv__``)."""
     def eq(self, other: Tensor | _float) -> Tensor:
         """``input == other``, elementwise, as a bool tensor (``torch.eq``)."""
     def ne(self, other: Tensor | _float) -> Tensor:

@@ -19,6 +19,7 @@ from .activations import (
 )
 from .arithmetic import add, addcdiv, addcmul, div, mul, neg, pow, sub
 from .basic_index import getitem
+from .binary_math import atan2, floor_divide, fmod, remainder, xlogy
 from .bounds import clamp, clip, maximum, minimum
 from .comparison import all, allclose, any, eq, ge, gt, le, logical_not, lt, ne
 from .copying import clone, where
@@ -83,4 +84,6 @@ __all__ = [
     "take_along_dim", "tile", "tril", "triu", "unflatten",
     # the PyTorch tutorial surface
     "addcdiv", "addcmul", "argsort", "dot", "log_softmax", "mm", "mv", "softmax", "sort", "topk",
+    # issue 31: more of PyTorch's math
+    "atan2", "floor_divide", "fmod", "remainder", "xlogy",
 ]

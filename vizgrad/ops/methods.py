@@ -27,6 +27,7 @@ from . import activations as act
 from . import arithmetic as ar
 from . import (
     basic_index,
+    binary_math,
     bounds,
     copying,
     cumulative,
@@ -399,6 +400,11 @@ METHODS = {
     "__iadd__": _iadd_operator,
     "__isub__": _isub_operator, "__imul__": _inplace(ar.Mul),
     "__itruediv__": _inplace(ar.Div),
+    # -- binary_math.py: atan2, xlogy, fmod, remainder (%), floor_divide (//)
+    "atan2": binary_math.atan2, "xlogy": binary_math.xlogy, "fmod": binary_math.fmod,
+    "remainder": binary_math.remainder, "floor_divide": binary_math.floor_divide,
+    "__mod__": binary_math.remainder, "__rmod__": binary_math._rmod,
+    "__floordiv__": binary_math.floor_divide, "__rfloordiv__": binary_math._rfloordiv,
     # -- comparison.py: comparisons and logical tests (no gradient)
     "eq": cmp.eq, "ne": cmp.ne, "lt": cmp.lt, "le": cmp.le, "gt": cmp.gt, "ge": cmp.ge,
     "any": cmp.any, "all": cmp.all, "logical_not": cmp.logical_not, "equal": _equal,

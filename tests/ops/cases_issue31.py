@@ -1,0 +1,40 @@
+"""Op-table rows for issue 31's ops: atan2, xlogy, fmod, remainder (``%``) and the
+ones after them in docs/architecture.md's list. floor_divide (``//``) has no
+derivative in PyTorch and so no row; tests/ops/test_binary_math.py checks it."""
+
+from __future__ import annotations
+
+from .cases_library import lib, row
+from .optable import Arg as A
+from .optable import OpCase
+
+POS = dict(low=0.5, high=3.0)
+# Divisor and dividend apart from the rounding jumps of fmod/remainder: |b| in [0.7, 1.3]
+# and a in [-2.6, 2.6], seeded so no quotient is within eps of an integer.
+DIVISOR = A((3, 4), values=[[0.7, -0.9, 1.1, 1.3], [-0.8, 0.75, -1.2, 0.95],
+                            [1.05, -0.85, 0.9, -1.15]])
+DIVIDEND = A((3, 4), values=[[2.2, -1.3, 0.5, -2.45], [1.7, -0.3, 2.55, -1.05],
+                             [-2.35, 0.4, 1.55, 0.8]])
+
+
+
+CASES: list[OpCase] = [
+    row("atan2", lambda a, b: lib(a).atan2(a, b), [A((3, 4)), A((3, 4))], ("Atan2",),
+        "Atan2Backward0"),
+    row("atan2_broadcast", lambda a, b: a.atan2(b), [A((3, 4)), A((4,), **POS)], ("Atan2",)),
+    row("xlogy", lambda a, b: lib(a).xlogy(a, b), [A((3, 4)), A((3, 4), **POS)], ("Xlogy",),
+        "XlogyBackward0"),
+    row("xlogy_scalar_other", lambda a: lib(a).xlogy(a, 2.5), [A((3, 4))],
+        ("XlogyScalarOther",), "XlogyBackward2"),
+    row("xlogy_scalar_self", lambda b: lib(b).xlogy(1.5, b), [A((3, 4), **POS)],
+        ("XlogyScalarSelf",), "XlogyBackward1"),
+    row("fmod", lambda a, b: lib(a).fmod(a, b), [DIVIDEND, DIVISOR], ("Fmod",),
+        "FmodBackward1"),
+    row("fmod_scalar", lambda a: a.fmod(0.7), [DIVIDEND], ("FmodScalar",), "FmodBackward0"),
+    row("remainder", lambda a, b: lib(a).remainder(a, b), [DIVIDEND, DIVISOR],
+        ("Remainder",), "RemainderBackward1"),
+    row("remainder_operator", lambda a, b: a % b, [DIVIDEND, DIVISOR], ("Remainder",),
+        "RemainderBackward1"),
+    row("remainder_scalar", lambda a: a % 0.7, [DIVIDEND], ("RemainderScalar",),
+        "RemainderBackward0"),
+]
