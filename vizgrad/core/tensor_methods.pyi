@@ -271,6 +271,10 @@ class TensorMethods:
         """Transpose a matrix; a 0-d or 1-d tensor comes back as is (``torch.t``)."""
     def expand(self, *sizes: Any) -> Tensor:
         """Broadcast ``tensor`` to ``sizes`` (``-1`` keeps a dimension), as a view."""
+    def movedim(self, source: _int | tuple[_int, ...] | list[_int],
+        destination: _int | tuple[_int, ...] | list[_int]) -> Tensor:
+        """Move dims ``source`` to positions ``destination``, the rest keeping their order: a view,
+        recorded as PyTorch records it (a ``permute``) (``torch.movedim``)."""
     def expand_as(self, other: Tensor) -> Tensor:
         """``self.expand(other.shape)``, a view (``torch.Tensor.expand_as``)."""
     def view_as(self, other: Tensor) -> Tensor:
@@ -365,6 +369,16 @@ class TensorMethods:
         """Lower triangle of the last two dims (entries above ``diagonal`` set to 0)."""
     def triu(self, diagonal: _int = 0) -> Tensor:
         """Upper triangle of the last two dims (entries below ``diagonal`` set to 0)."""
+    def trace(self) -> Tensor:
+        """Sum of the main diagonal of a matrix (``torch.trace``); integers sum in int64."""
+    def diag(self, diagonal: _int = 0) -> Tensor:
+        """A vector to a square matrix with it on diagonal ``diagonal``, or a matrix's diagonal as a
+        new vector (``torch.diag``)."""
+    def diagonal(self, offset: _int = 0, dim1: _int = 0, dim2: _int = 1) -> Tensor:
+        """The diagonal of dims ``dim1``, ``dim2`` (above it for ``offset > 0``), as a view with the
+        diagonal as the last dim (``torch.diagonal``)."""
+    def diag_embed(self, offset: _int = 0, dim1: _int = -2, dim2: _int = -1) -> Tensor:
+        """Matrices with the last dim of ``input`` on their diagonal (``torch.diag_embed``)."""
     def tril_(self, diagonal: _int = 0) -> Tensor:
         """In-place ``tril``: zero the entries above ``diagonal`` (``torch.Tensor.tril_``)."""
     def triu_(self, diagonal: _int = 0) -> Tensor:

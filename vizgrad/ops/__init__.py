@@ -24,7 +24,7 @@ from .bounds import clamp, clip, maximum, minimum
 from .comparison import all, allclose, any, eq, ge, gt, le, logical_not, lt, ne
 from .copying import clone, where
 from .cumulative import cumprod, cumsum
-from .diagonal import tril, triu
+from .diagonal import diag, diag_embed, diagonal, trace, tril, triu
 from .elementwise import (
     abs,
     ceil,
@@ -63,7 +63,7 @@ from .operands import promote_types, result_type
 from .reductions import logsumexp, mean, norm, prod, std, sum, var
 from .shaping import flatten, flip, narrow, pad, repeat, roll, tile, unflatten
 from .sorting import argsort, sort, topk
-from .views import permute, reshape, squeeze, t, transpose, unsqueeze, view
+from .views import movedim, permute, reshape, squeeze, t, transpose, unsqueeze, view
 
 __all__ = [
     "add", "all", "allclose", "any", "cat", "chunk", "clone", "concat", "div", "eq", "exp",
@@ -86,4 +86,5 @@ __all__ = [
     "addcdiv", "addcmul", "argsort", "dot", "log_softmax", "mm", "mv", "softmax", "sort", "topk",
     # issue 31: more of PyTorch's math
     "atan2", "floor_divide", "fmod", "remainder", "xlogy",
+    "diag", "diag_embed", "diagonal", "movedim", "trace",
 ]

@@ -437,7 +437,7 @@ METHODS = {
     # -- views.py (and core.broadcast's expand): results share the input's memory
     "reshape": views.reshape, "view": views.view, "transpose": views.transpose,
     "permute": views.permute, "squeeze": views.squeeze, "unsqueeze": views.unsqueeze,
-    "t": views.t, "expand": expand,
+    "t": views.t, "expand": expand, "movedim": views.movedim,
     "expand_as": _expand_as,
     "view_as": _view_as,
     "reshape_as": _reshape_as,
@@ -464,7 +464,8 @@ METHODS = {
     "dot": linalg.dot, "outer": linalg.outer,
     "__matmul__": _matmul_operator, "__rmatmul__": _rmatmul,
     # -- diagonal.py
-    "tril": diag.tril, "triu": diag.triu,
+    "tril": diag.tril, "triu": diag.triu, "trace": diag.trace, "diag": diag.diag,
+    "diagonal": diag.diagonal, "diag_embed": diag.diag_embed,
     "tril_": _tril_, "triu_": _triu_, "fill_diagonal_": _fill_diagonal_,
     # -- copying.py: copies, dtype/device casts, fills
     "clone": copying.clone, "contiguous": _contiguous, "to": _to, "type": _type,
