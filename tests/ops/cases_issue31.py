@@ -4,6 +4,8 @@ derivative in PyTorch and so no row; tests/ops/test_binary_math.py checks it."""
 
 from __future__ import annotations
 
+import vizgrad as vg
+
 from .cases_library import lib, row
 from .optable import Arg as A
 from .optable import OpCase
@@ -16,6 +18,15 @@ DIVISOR = A((3, 4), values=[[0.7, -0.9, 1.1, 1.3], [-0.8, 0.75, -1.2, 0.95],
 DIVIDEND = A((3, 4), values=[[2.2, -1.3, 0.5, -2.45], [1.7, -0.3, 2.55, -1.05],
                              [-2.35, 0.4, 1.55, 0.8]])
 
+
+
+def nn(t):
+    """``vizgrad.nn.functional`` or ``torch.nn.functional``, by the tensor's kind."""
+    if isinstance(t, vg.Tensor):
+        return vg.nn.functional
+    import torch.nn.functional
+
+    return torch.nn.functional
 
 
 CASES: list[OpCase] = [
@@ -58,4 +69,30 @@ CASES: list[OpCase] = [
         "PermuteBackward0"),
     row("movedim_many", lambda a: a.movedim((0, 1), (2, 0)), [A((2, 3, 4))], ("Permute",),
         "PermuteBackward0"),
+    # distances (nn_distance.py)
+    row("normalize", lambda a: nn(a).normalize(a), [A((3, 4))], ("ClampMin", "Norm"),
+        "DivBackward0"),
+    row("normalize_p1_dim", lambda a: nn(a).normalize(a, p=1.0, dim=-1), [A((2, 3, 4))],
+        ("ClampMin", "Norm")),
+    row("normalize_clamped", lambda a: nn(a).normalize(a, dim=0, eps=0.5), [A((2, 3), -0.3, 0.3)],
+        ("ClampMin", "Norm")),
+    row("cosine_similarity", lambda a, b: nn(a).cosine_similarity(a, b), [A((3, 4)), A((3, 4))],
+        ("Norm", "Clone", "Div", "Mul", "SumDim"), "SumBackward1"),
+    row("cosine_similarity_broadcast", lambda a, b: nn(a).cosine_similarity(a, b, dim=-1),
+        [A((2, 3, 4)), A((3, 4))], ("Norm", "Clone", "Div", "Mul", "SumDim")),
+    row("pairwise_distance", lambda a, b: nn(a).pairwise_distance(a, b), [A((3, 4)), A((3, 4))],
+        ("NormScalar", "AddScalar", "Sub"), "NormBackward1"),
+    row("pairwise_distance_p1_keepdim",
+        lambda a, b: nn(a).pairwise_distance(a, b, p=3.0, keepdim=True),
+        [A((2, 3, 4)), A((4,))], ("NormScalar", "AddScalar", "Sub"), "NormBackward1"),
+    row("cdist", lambda a, b: lib(a).cdist(a, b), [A((3, 4)), A((5, 4))], ("Cdist",),
+        "CdistBackward0"),
+    row("cdist_p1_batched", lambda a, b: lib(a).cdist(a, b, p=1.0), [A((2, 3, 4)), A((5, 4))],
+        ("Cdist",), "CdistBackward0", second_order=False),
+    row("cdist_p3", lambda a, b: lib(a).cdist(a, b, p=3.0), [A((3, 2)), A((2, 4, 2))],
+        ("Cdist",), "CdistBackward0"),
+    row("cdist_inf", lambda a, b: lib(a).cdist(a, b, p=float("inf")), [A((3, 2)), A((4, 2))],
+        ("Cdist",), "CdistBackward0", second_order=False),
+    row("cdist_euclid", lambda a, b: lib(a).cdist(a, b), [A((27, 3)), A((4, 3))],
+        ("EuclideanDist", "View"), "ViewBackward0"),
 ]

@@ -59,6 +59,7 @@ from .indexing import (
 )
 from .join import cat, chunk, concat, split, stack, unbind
 from .linalg import baddbmm, bmm, dot, einsum, matmul, mm, mv, outer
+from .nn_distance import cdist
 from .operands import promote_types, result_type
 from .reductions import logsumexp, mean, norm, prod, std, sum, var
 from .shaping import flatten, flip, narrow, pad, repeat, roll, tile, unflatten
@@ -86,5 +87,5 @@ __all__ = [
     "addcdiv", "addcmul", "argsort", "dot", "log_softmax", "mm", "mv", "softmax", "sort", "topk",
     # issue 31: more of PyTorch's math
     "atan2", "floor_divide", "fmod", "remainder", "xlogy",
-    "diag", "diag_embed", "diagonal", "movedim", "trace",
+    "cdist", "diag", "diag_embed", "diagonal", "movedim", "trace",
 ]
