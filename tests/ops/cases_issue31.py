@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import vizgrad as vg
 
-from .cases_library import lib, row
+from .cases_library import MASK, flags, lib, row
 from .optable import Arg as A
 from .optable import OpCase
 
@@ -95,4 +95,13 @@ CASES: list[OpCase] = [
         ("Cdist",), "CdistBackward0", second_order=False),
     row("cdist_euclid", lambda a, b: lib(a).cdist(a, b), [A((27, 3)), A((4, 3))],
         ("EuclideanDist", "View"), "ViewBackward0"),
+    # masking.py and cumulative.py
+    row("masked_select", lambda a, m: lib(a).masked_select(a, m), [A((3, 4)), flags(MASK)],
+        ("MaskedSelect", "MaskedSelectGrad"), "MaskedSelectBackward0"),
+    row("masked_select_broadcast", lambda a, m: a.masked_select(m), [A((4,)), flags(MASK)],
+        ("MaskedSelect", "MaskedSelectGrad"), "MaskedSelectBackward0"),
+    row("logcumsumexp", lambda a: lib(a).logcumsumexp(a, 1), [A((3, 4), -3.0, 3.0)],
+        ("Logcumsumexp", "Flip"), "LogcumsumexpBackward0"),
+    row("logcumsumexp_dim0", lambda a: a.logcumsumexp(-2), [A((4, 3), -4.0, 4.0)],
+        ("Logcumsumexp", "Flip"), "LogcumsumexpBackward0"),
 ]

@@ -231,6 +231,8 @@ class TensorMethods:
         """Running sum along ``dim``."""
     def cumprod(self, dim: _int, dtype: Any = None) -> Tensor:
         """Running product along ``dim``; exact gradients when zeros are present."""
+    def logcumsumexp(self, dim: _int) -> Tensor:
+        """``log(cumsum(exp(input)))`` along ``dim``, computed stably (``torch.logcumsumexp``)."""
     def max(self, dim: _int | Tensor | None = None, keepdim: _bool = False) -> Any:
         """``max(x)`` -> value; ``max(x, dim)`` -> ``(values, indices)``; ``max(x, y)`` ->
         maximum."""
@@ -342,6 +344,12 @@ class TensorMethods:
         """The slice of ``input`` at ``index`` along ``dim`` (a view without that dim)."""
     def index_add_(self, dim: _int, index: Tensor, source: Tensor, *, alpha: _float = 1) -> Tensor:
         """In-place ``index_add`` (``torch.Tensor.index_add_``)."""
+    def masked_select(self, mask: Tensor) -> Tensor:
+        """The elements of ``input`` where ``mask`` is true (the two broadcast), as a 1-D tensor
+        (``torch.masked_select``)."""
+    def nonzero(self, *, as_tuple: _bool = False) -> Any:
+        """The indices of the nonzero elements: an int64 tensor of shape (count, ndim), or with
+        ``as_tuple`` one index tensor per dim (``torch.nonzero``); no gradient."""
     def matmul(self, other: Tensor) -> Tensor:
         """``input @ other`` with NumPy's rules, recorded as ATen's ``matmul`` decomposes it:
         ``Dot``, ``Mv``, ``unsqueeze -> Mm -> squeeze_`` (``SqueezeBackward4``) for a vector times a

@@ -23,7 +23,7 @@ from .binary_math import atan2, floor_divide, fmod, remainder, xlogy
 from .bounds import clamp, clip, maximum, minimum
 from .comparison import all, allclose, any, eq, ge, gt, le, logical_not, lt, ne
 from .copying import clone, where
-from .cumulative import cumprod, cumsum
+from .cumulative import cumprod, cumsum, logcumsumexp
 from .diagonal import diag, diag_embed, diagonal, trace, tril, triu
 from .elementwise import (
     abs,
@@ -59,6 +59,7 @@ from .indexing import (
 )
 from .join import cat, chunk, concat, split, stack, unbind
 from .linalg import baddbmm, bmm, dot, einsum, matmul, mm, mv, outer
+from .masking import masked_select, nonzero
 from .nn_distance import cdist
 from .operands import promote_types, result_type
 from .reductions import logsumexp, mean, norm, prod, std, sum, var
@@ -88,4 +89,5 @@ __all__ = [
     # issue 31: more of PyTorch's math
     "atan2", "floor_divide", "fmod", "remainder", "xlogy",
     "cdist", "diag", "diag_embed", "diagonal", "movedim", "trace",
+    "logcumsumexp", "masked_select", "nonzero",
 ]

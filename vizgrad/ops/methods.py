@@ -35,6 +35,7 @@ from . import (
     indexing,
     join,
     linalg,
+    masking,
     reductions,
     shaping,
     sorting,
@@ -429,6 +430,7 @@ METHODS = {
     "std": reductions.std, "prod": reductions.prod,
     "logsumexp": reductions.logsumexp, "norm": reductions.norm,
     "cumsum": cumulative.cumsum, "cumprod": cumulative.cumprod,
+    "logcumsumexp": cumulative.logcumsumexp,
     # -- extremes.py
     "max": extremes.max, "min": extremes.min, "amax": extremes.amax, "amin": extremes.amin,
     "argmax": extremes.argmax, "argmin": extremes.argmin,
@@ -458,6 +460,7 @@ METHODS = {
     "scatter_add_": _scatter_add_,
     "select": indexing.select,
     "index_add_": _index_add_,
+    "masked_select": masking.masked_select, "nonzero": masking.nonzero,
     # -- linalg.py
     "matmul": linalg.matmul, "bmm": linalg.bmm, "baddbmm": linalg.baddbmm, "mm": linalg.mm,
     "mv": linalg.mv,
