@@ -80,6 +80,29 @@ class TensorMethods:
         """``self *= other``, in place (``torch.Tensor.__imul__``)."""
     def __itruediv__(self, other: Any) -> Tensor:
         """``self /= other``, in place (``torch.Tensor.__itruediv__``)."""
+    def atan2(self, other: Tensor) -> Tensor:
+        """Elementwise arctangent of ``input / other`` in the right quadrant (``torch.atan2``); both
+        must be tensors, as in PyTorch."""
+    def xlogy(self, other: Tensor | _float) -> Tensor:
+        """``input * log(other)``, 0 where ``input`` is 0 (``torch.xlogy``); one side may be a
+        number."""
+    def fmod(self, other: Tensor | _float) -> Tensor:
+        """Remainder of ``input / other`` rounded toward zero: the sign of ``input``
+        (``torch.fmod``)."""
+    def remainder(self, other: Tensor | _float) -> Tensor:
+        """Python's modulus, elementwise: the sign of ``other`` (``torch.remainder``, ``%``)."""
+    def floor_divide(self, other: Tensor | _float) -> Tensor:
+        """``input / other`` rounded down (``torch.floor_divide``, ``//``); no derivative, as in
+        PyTorch."""
+    def __mod__(self, other: Tensor | _float) -> Tensor:
+        """Python's modulus, elementwise: the sign of ``other`` (``torch.remainder``, ``%``)."""
+    def __rmod__(self, other: _float) -> Tensor:
+        """``other % self`` for a number on the left (``torch.Tensor.__rmod__``)."""
+    def __floordiv__(self, other: Tensor | _float) -> Tensor:
+        """``input / other`` rounded down (``torch.floor_divide``, ``//``); no derivative, as in
+        PyTorch."""
+    def __rfloordiv__(self, other: _float) -> Tensor:
+        """``other // self`` for a number on the left (``torch.Tensor.__rfloordiv__``)."""
     def eq(self, other: Tensor | _float) -> Tensor:
         """``input == other``, elementwise, as a bool tensor (``torch.eq``)."""
     def ne(self, other: Tensor | _float) -> Tensor:
@@ -208,6 +231,8 @@ class TensorMethods:
         """Running sum along ``dim``."""
     def cumprod(self, dim: _int, dtype: Any = None) -> Tensor:
         """Running product along ``dim``; exact gradients when zeros are present."""
+    def logcumsumexp(self, dim: _int) -> Tensor:
+        """``log(cumsum(exp(input)))`` along ``dim``, computed stably (``torch.logcumsumexp``)."""
     def max(self, dim: _int | Tensor | None = None, keepdim: _bool = False) -> Any:
         """``max(x)`` -> value; ``max(x, dim)`` -> ``(values, indices)``; ``max(x, y)`` ->
         maximum."""
@@ -248,6 +273,10 @@ class TensorMethods:
         """Transpose a matrix; a 0-d or 1-d tensor comes back as is (``torch.t``)."""
     def expand(self, *sizes: Any) -> Tensor:
         """Broadcast ``tensor`` to ``sizes`` (``-1`` keeps a dimension), as a view."""
+    def movedim(self, source: _int | tuple[_int, ...] | list[_int],
+        destination: _int | tuple[_int, ...] | list[_int]) -> Tensor:
+        """Move dims ``source`` to positions ``destination``, the rest keeping their order: a view,
+        recorded as PyTorch records it (a ``permute``) (``torch.movedim``)."""
     def expand_as(self, other: Tensor) -> Tensor:
         """``self.expand(other.shape)``, a view (``torch.Tensor.expand_as``)."""
     def view_as(self, other: Tensor) -> Tensor:
@@ -315,6 +344,12 @@ class TensorMethods:
         """The slice of ``input`` at ``index`` along ``dim`` (a view without that dim)."""
     def index_add_(self, dim: _int, index: Tensor, source: Tensor, *, alpha: _float = 1) -> Tensor:
         """In-place ``index_add`` (``torch.Tensor.index_add_``)."""
+    def masked_select(self, mask: Tensor) -> Tensor:
+        """The elements of ``input`` where ``mask`` is true (the two broadcast), as a 1-D tensor
+        (``torch.masked_select``)."""
+    def nonzero(self, *, as_tuple: _bool = False) -> Any:
+        """The indices of the nonzero elements: an int64 tensor of shape (count, ndim), or with
+        ``as_tuple`` one index tensor per dim (``torch.nonzero``); no gradient."""
     def matmul(self, other: Tensor) -> Tensor:
         """``input @ other`` with NumPy's rules, recorded as ATen's ``matmul`` decomposes it:
         ``Dot``, ``Mv``, ``unsqueeze -> Mm -> squeeze_`` (``SqueezeBackward4``) for a vector times a
@@ -342,6 +377,16 @@ class TensorMethods:
         """Lower triangle of the last two dims (entries above ``diagonal`` set to 0)."""
     def triu(self, diagonal: _int = 0) -> Tensor:
         """Upper triangle of the last two dims (entries below ``diagonal`` set to 0)."""
+    def trace(self) -> Tensor:
+        """Sum of the main diagonal of a matrix (``torch.trace``); integers sum in int64."""
+    def diag(self, diagonal: _int = 0) -> Tensor:
+        """A vector to a square matrix with it on diagonal ``diagonal``, or a matrix's diagonal as a
+        new vector (``torch.diag``)."""
+    def diagonal(self, offset: _int = 0, dim1: _int = 0, dim2: _int = 1) -> Tensor:
+        """The diagonal of dims ``dim1``, ``dim2`` (above it for ``offset > 0``), as a view with the
+        diagonal as the last dim (``torch.diagonal``)."""
+    def diag_embed(self, offset: _int = 0, dim1: _int = -2, dim2: _int = -1) -> Tensor:
+        """Matrices with the last dim of ``input`` on their diagonal (``torch.diag_embed``)."""
     def tril_(self, diagonal: _int = 0) -> Tensor:
         """In-place ``tril``: zero the entries above ``diagonal`` (``torch.Tensor.tril_``)."""
     def triu_(self, diagonal: _int = 0) -> Tensor:

@@ -32,6 +32,7 @@ from ..ops.activations import (
 from ..ops.activations import relu as _relu
 from ..ops.nn_attention import scaled_dot_product_attention
 from ..ops.nn_conv import convolution, convolution_transpose
+from ..ops.nn_distance import cosine_similarity, normalize, pairwise_distance
 from ..ops.nn_dropout import dropout, dropout2d
 from ..ops.nn_linear import (
     bilinear,
@@ -54,7 +55,8 @@ from ..ops.shaping import pad
 
 __all__ = [
     "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "bilinear", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+    "binary_cross_entropy_with_logits", "conv1d", "cosine_similarity", "normalize",
+    "pairwise_distance", "conv2d", "conv3d", "conv_transpose1d",
     "conv_transpose2d", "cross_entropy", "dropout", "dropout2d", "elu", "embedding", "gelu",
     "group_norm", "huber_loss", "instance_norm", "interpolate", "kl_div", "l1_loss",
     "layer_norm", "leaky_relu", "linear", "log_softmax", "max_pool2d", "mse_loss", "nll_loss",

@@ -19,11 +19,12 @@ from .activations import (
 )
 from .arithmetic import add, addcdiv, addcmul, div, mul, neg, pow, sub
 from .basic_index import getitem
+from .binary_math import atan2, floor_divide, fmod, remainder, xlogy
 from .bounds import clamp, clip, maximum, minimum
 from .comparison import all, allclose, any, eq, ge, gt, le, logical_not, lt, ne
 from .copying import clone, where
-from .cumulative import cumprod, cumsum
-from .diagonal import tril, triu
+from .cumulative import cumprod, cumsum, logcumsumexp
+from .diagonal import diag, diag_embed, diagonal, trace, tril, triu
 from .elementwise import (
     abs,
     ceil,
@@ -58,11 +59,13 @@ from .indexing import (
 )
 from .join import cat, chunk, concat, split, stack, unbind
 from .linalg import baddbmm, bmm, dot, einsum, matmul, mm, mv, outer
+from .masking import masked_select, nonzero
+from .nn_distance import cdist
 from .operands import promote_types, result_type
 from .reductions import logsumexp, mean, norm, prod, std, sum, var
 from .shaping import flatten, flip, narrow, pad, repeat, roll, tile, unflatten
 from .sorting import argsort, sort, topk
-from .views import permute, reshape, squeeze, t, transpose, unsqueeze, view
+from .views import movedim, permute, reshape, squeeze, t, transpose, unsqueeze, view
 
 __all__ = [
     "add", "all", "allclose", "any", "cat", "chunk", "clone", "concat", "div", "eq", "exp",
@@ -83,4 +86,8 @@ __all__ = [
     "take_along_dim", "tile", "tril", "triu", "unflatten",
     # the PyTorch tutorial surface
     "addcdiv", "addcmul", "argsort", "dot", "log_softmax", "mm", "mv", "softmax", "sort", "topk",
+    # issue 31: more of PyTorch's math
+    "atan2", "floor_divide", "fmod", "remainder", "xlogy",
+    "cdist", "diag", "diag_embed", "diagonal", "movedim", "trace",
+    "logcumsumexp", "masked_select", "nonzero",
 ]

@@ -1,4 +1,4 @@
-"""Running sums and products along a dim: cumsum and cumprod.
+"""Running sums and products along a dim: cumsum, cumprod and logcumsumexp.
 
 cumprod's gradient is exact when the input contains zeros, to every order (the usual
 ``reverse_cumsum(grad * out) / x`` divides by zero there).
@@ -159,3 +159,84 @@ def cumprod(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     if dtype is not None:
         input = input.to(dtype)
     return Cumprod.apply(input, dim)
+
+
+class Logcumsumexp(Function):
+    """``log(cumsum(exp(x)))`` along dim, without overflow; backward: ``exp(x) *
+    reverse_cumsum(grad * exp(-result))`` in log space, positive and negative grads
+    apart (PyTorch's ``logcumsumexp_backward``)."""
+
+    @staticmethod
+    def infer_shape(input, dim):
+        _checked_dim(dim, input.ndim)
+        _floating_only(input)
+        return MetaArray(input.shape, input.dtype)
+
+    @staticmethod
+    def forward(ctx, input, dim):
+        _floating_only(input)
+        ctx.dim = dim  # as given, as PyTorch saves it
+        (axis,) = normalize_dims(dim, input.ndim)
+        xp = array_module(input)
+        result = xp.logaddexp.accumulate(input.reshape(1) if not input.ndim else input,
+                                         axis=axis).reshape(input.shape)
+        ctx.save_for_backward(input, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_values
+        (dim,) = normalize_dims(ctx.dim, x.ndim)
+        return _logcumsumexp_grad(grad, x, result, dim), None
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        input, dim = args
+        (dim,) = normalize_dims(dim, input.ndim)
+        # PyTorch's logcumsumexp_jvp: shifted by the slice's max, and 1e-13 added to the
+        # denominator (so its values far below a slice's max, too)
+        weights = (input - _slice_max(input, dim)).exp()
+        return Cumsum.apply(tangents[0] * weights, dim) / (Cumsum.apply(weights, dim) + 1e-13)
+
+
+def _logcumsumexp_grad(grad, x, result, dim):
+    """PyTorch's: ``exp(reverse_logcumsumexp(log|grad| - result) + x)`` for the positive
+    grads minus the same for the negative ones (nothing overflows)."""
+    from .shaping import flip
+
+    xp = array_module(grad.array)
+    lowest = float(xp.finfo(grad.dtype).min)
+    log_abs = grad.abs().log()
+    parts = []
+    for chosen in (grad.array > 0, grad.array < 0):
+        logs = where(chosen, log_abs, lowest) - result
+        reverse = flip(Logcumsumexp.apply(flip(logs, dim), dim), dim)
+        parts.append((reverse + x).exp())
+    return parts[0] - parts[1]
+
+
+def _floating_only(input):
+    if input.dtype.kind not in "fc":
+        from .shape_rules import torch_type_name
+
+        raise NotImplementedError('"logcumsumexp_out_cpu" not implemented for '
+                                  f"'{torch_type_name(input.dtype)}'")
+
+
+def _slice_max(x, dim):
+    """The largest finite value of each slice along dim (a constant: no gradient)."""
+    xp = array_module(x.array)
+    data = x.array
+    finite = xp.where(xp.isfinite(data), data, xp.zeros_like(data))
+    return Tensor.from_array(xp.amax(finite, axis=dim, keepdims=True) if data.ndim else finite)
+
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """``log(cumsum(exp(input)))`` along ``dim``, computed stably (``torch.logcumsumexp``).
+
+    Example
+    -------
+    >>> vizgrad.logcumsumexp(vizgrad.tensor([0.0, 0.0]), 0).exp().tolist()
+    [1.0, 2.0]
+    """
+    return Logcumsumexp.apply(input, dim)

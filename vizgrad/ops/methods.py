@@ -27,6 +27,7 @@ from . import activations as act
 from . import arithmetic as ar
 from . import (
     basic_index,
+    binary_math,
     bounds,
     copying,
     cumulative,
@@ -34,6 +35,7 @@ from . import (
     indexing,
     join,
     linalg,
+    masking,
     reductions,
     shaping,
     sorting,
@@ -399,6 +401,11 @@ METHODS = {
     "__iadd__": _iadd_operator,
     "__isub__": _isub_operator, "__imul__": _inplace(ar.Mul),
     "__itruediv__": _inplace(ar.Div),
+    # -- binary_math.py: atan2, xlogy, fmod, remainder (%), floor_divide (//)
+    "atan2": binary_math.atan2, "xlogy": binary_math.xlogy, "fmod": binary_math.fmod,
+    "remainder": binary_math.remainder, "floor_divide": binary_math.floor_divide,
+    "__mod__": binary_math.remainder, "__rmod__": binary_math._rmod,
+    "__floordiv__": binary_math.floor_divide, "__rfloordiv__": binary_math._rfloordiv,
     # -- comparison.py: comparisons and logical tests (no gradient)
     "eq": cmp.eq, "ne": cmp.ne, "lt": cmp.lt, "le": cmp.le, "gt": cmp.gt, "ge": cmp.ge,
     "any": cmp.any, "all": cmp.all, "logical_not": cmp.logical_not, "equal": _equal,
@@ -423,6 +430,7 @@ METHODS = {
     "std": reductions.std, "prod": reductions.prod,
     "logsumexp": reductions.logsumexp, "norm": reductions.norm,
     "cumsum": cumulative.cumsum, "cumprod": cumulative.cumprod,
+    "logcumsumexp": cumulative.logcumsumexp,
     # -- extremes.py
     "max": extremes.max, "min": extremes.min, "amax": extremes.amax, "amin": extremes.amin,
     "argmax": extremes.argmax, "argmin": extremes.argmin,
@@ -431,7 +439,7 @@ METHODS = {
     # -- views.py (and core.broadcast's expand): results share the input's memory
     "reshape": views.reshape, "view": views.view, "transpose": views.transpose,
     "permute": views.permute, "squeeze": views.squeeze, "unsqueeze": views.unsqueeze,
-    "t": views.t, "expand": expand,
+    "t": views.t, "expand": expand, "movedim": views.movedim,
     "expand_as": _expand_as,
     "view_as": _view_as,
     "reshape_as": _reshape_as,
@@ -452,13 +460,15 @@ METHODS = {
     "scatter_add_": _scatter_add_,
     "select": indexing.select,
     "index_add_": _index_add_,
+    "masked_select": masking.masked_select, "nonzero": masking.nonzero,
     # -- linalg.py
     "matmul": linalg.matmul, "bmm": linalg.bmm, "baddbmm": linalg.baddbmm, "mm": linalg.mm,
     "mv": linalg.mv,
     "dot": linalg.dot, "outer": linalg.outer,
     "__matmul__": _matmul_operator, "__rmatmul__": _rmatmul,
     # -- diagonal.py
-    "tril": diag.tril, "triu": diag.triu,
+    "tril": diag.tril, "triu": diag.triu, "trace": diag.trace, "diag": diag.diag,
+    "diagonal": diag.diagonal, "diag_embed": diag.diag_embed,
     "tril_": _tril_, "triu_": _triu_, "fill_diagonal_": _fill_diagonal_,
     # -- copying.py: copies, dtype/device casts, fills
     "clone": copying.clone, "contiguous": _contiguous, "to": _to, "type": _type,

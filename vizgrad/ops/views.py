@@ -335,6 +335,36 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
     return Permute.apply(input, _shape_arg(dims))
 
 
+def movedim(input: Tensor, source: int | tuple[int, ...] | list[int],
+            destination: int | tuple[int, ...] | list[int]) -> Tensor:
+    """Move dims ``source`` to positions ``destination``, the rest keeping their order:
+    a view, recorded as PyTorch records it (a ``permute``) (``torch.movedim``).
+
+    Example
+    -------
+    >>> vizgrad.zeros(2, 3, 4).movedim(0, -1).shape
+    (3, 4, 2)
+    """
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} "
+                           "dims)")
+    ndim = input.ndim
+    src_axes = [_checked_dim(d, ndim) for d in src]
+    dst_axes = [_checked_dim(d, ndim) for d in dst]
+    for name, given, axes in (("source", src, src_axes), ("destination", dst, dst_axes)):
+        if len(set(axes)) != len(axes):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({given})")
+    order = [-1] * max(ndim, 1)
+    for s, d in zip(src_axes, dst_axes):
+        order[d] = s
+    rest = iter(d for d in range(ndim) if d not in src_axes)
+    order = [next(rest) if o < 0 else o for o in order][:ndim]
+    return Permute.apply(input, tuple(order))
+
+
 def squeeze(input: Tensor, dim: int | tuple[int, ...] | None = None) -> Tensor:
     """Drop size-1 dims: all of them, or those in ``dim`` (``torch.squeeze``)."""
     # PyTorch's three overloads have three node names (SqueezeBackward0/1/2)
