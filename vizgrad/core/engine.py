@@ -19,7 +19,7 @@ import numpy as np
 
 from .accumulate import ACCUMULATE_LOCK, accumulate_grad, accumulate_leaf
 from .broadcast import sum_to_array
-from .hooks import describe_leaf, describe_output, run_tensor_hook
+from .hooks import describe_leaf, describe_output, run_post_accumulate_hooks, run_tensor_hook
 from .meta import MetaArray
 from .node import AccumulateGrad, ContiguousLayout, Node
 from .saved import GraphError
@@ -370,6 +370,8 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
         if grad is not None and accumulate and (needed is None or node in needed):
             with ACCUMULATE_LOCK:
                 accumulate_grad(variable, grad, create_graph)
+            if variable._post_acc_hooks:  # after .grad was added into, as PyTorch
+                run_post_accumulate_hooks(variable)
         if node._post_hooks and grad is not None:
             for hook in list(node._post_hooks.values()):
                 hook((), (grad,))
@@ -440,6 +442,8 @@ def call_node(node: Node, grads: tuple) -> Any:
         if buffer[0] is not None:
             with ACCUMULATE_LOCK:
                 accumulate_grad(node.variable, buffer[0], grad_enabled())
+            if node.variable._post_acc_hooks:
+                run_post_accumulate_hooks(node.variable)
         return ()
     if all(grad is None for grad in buffer):
         result: Any = [None] * len(node._next_nodes)
