@@ -503,8 +503,13 @@ def backward(outputs: Any, gradients: Any = None, retain_graph: bool | None = No
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool = False) -> tuple[Tensor, ...]:
+         create_graph: bool = False, allow_unused: bool | None = None,
+         materialize_grads: bool = False) -> tuple[Tensor, ...]:
     """Return d(outputs)/d(inputs) without touching any ``.grad`` (``torch.autograd.grad``).
+
+    An input the outputs do not depend on is an error, unless ``allow_unused`` (its
+    gradient is None) or ``materialize_grads`` (zeros, requiring grad under
+    ``create_graph``; ``allow_unused`` then defaults to True, and False is refused).
 
     Example
     -------
@@ -514,7 +519,15 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     >>> (ddx,) = vizgrad.autograd.grad(dx.sum(), [x])
     >>> dx, ddx                                      # 3 x**2, 6 x
     (tensor([ 3., 12.], grad_fn=<...>), tensor([ 6., 12.]))
+    >>> z = vizgrad.zeros(2, requires_grad=True)
+    >>> vizgrad.autograd.grad(y, [x, z], materialize_grads=True)    # z is unused: zeros
+    (tensor([ 3., 12.]), tensor([0., 0.]))
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
     outputs = _as_list(outputs)
     input_list = _as_list(inputs)
     gradients = None if grad_outputs is None else _as_list(grad_outputs)
@@ -537,5 +550,9 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
                 "so it has no gradient. Pass allow_unused=True to get None for it.")
         if value is not None and not create_graph:
             value = value.detach()
+        elif value is None and materialize_grads:
+            from .factory import zeros_like
+
+            value = zeros_like(tensor, requires_grad=create_graph)
         result.append(value)
     return tuple(result)
