@@ -206,3 +206,35 @@ def test_a_module_without_backward_hooks_records_no_extra_node():
     handle.remove()
     out = layer(vg.ones(2, 3, requires_grad=True))
     assert out.grad_fn.name() == "AddmmBackward0"
+
+
+def _kept(lib):
+    """Gradients a hook keeps are never changed afterwards (the gradient-ownership rule),
+    though the module's output and input are used again, so more gradient arrives."""
+    kept = []
+    layer = lib.nn.Linear(3, 3).double()
+    with lib.no_grad():
+        layer.weight.copy_(lib.tensor(np.arange(9.0).reshape(3, 3) / 5, dtype=lib.float64))
+        layer.bias.fill_(0.5)
+    layer.register_full_backward_pre_hook(lambda m, go: kept.append(("pre", go[0])))
+    layer.register_full_backward_hook(
+        lambda m, gi, go: kept.append(("full", gi[0], go[0])))
+    x = lib.tensor(np.linspace(-1, 1, 6).reshape(2, 3), dtype=lib.float64,
+                   requires_grad=True)
+    h = x * 2
+    out = layer(h)
+    loss = (out * 3).sum() + (out ** 2).sum() + (h * out).sum() + (h ** 2).sum()
+    loss.backward()
+    # read after backward: had a later contribution been added into a kept tensor in
+    # place, these would differ from PyTorch's
+    after = [[np.array(t.detach().numpy()) for t in entry[1:]] for entry in kept]
+    return [entry[0] for entry in kept], after, x.grad.numpy().copy()
+
+
+def test_gradients_kept_by_hooks_are_not_changed_afterwards():
+    ours, theirs = _kept(vg), _kept(torch)
+    assert ours[0] == theirs[0] == ["pre", "full"]
+    for a, b in zip(ours[1], theirs[1]):
+        for left, right in zip(a, b):
+            np.testing.assert_allclose(left, right, rtol=1e-12)
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-12)
