@@ -11,7 +11,7 @@ Example
 'SumBackward0'
 """
 
-from . import autograd, cuda, debug, graph, nn, onnx, ops, optim, render, static, utils
+from . import accelerator, autograd, cuda, debug, graph, nn, onnx, ops, optim, render, static, utils
 from .autograd import Function  # a user op's base, as torch.autograd.Function
 from .core import (
                    AccumulateGrad,
@@ -103,7 +103,7 @@ __all__ = [
     "debug", "detect_anomaly", "graph", "is_anomaly_enabled", "make_dot",
     "make_dot_from_trace", "set_detect_anomaly", "print_graph", "render", "show",
     "BoolTensor", "ByteTensor", "DoubleTensor", "FloatTensor", "Generator", "HalfTensor",
-    "IntTensor", "LongTensor", "cuda", "device", "get_default_device", "onnx",
+    "IntTensor", "LongTensor", "accelerator", "cuda", "device", "get_default_device", "onnx",
     "set_default_device", "utils",
     "on_backward", "unwatch", "watch", "watched",
     "CheckpointError", "load", "nn", "optim", "save",

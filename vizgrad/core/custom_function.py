@@ -14,7 +14,12 @@ from ``apply_user``:
 - integer and bool outputs and those given to ``ctx.mark_non_differentiable`` carry
   no gradient;
 - ``backward`` must return one gradient (or None) per forward argument, each a Tensor
-  whose shape the input broadcasts to: anything else raises PyTorch's error.
+  whose shape the input broadcasts to: anything else raises PyTorch's error;
+- PyTorch 2's style: a class that defines ``setup_context(ctx, inputs, output)`` has a
+  ``forward(*args)`` without ctx, and ``setup_context`` fills the ctx right after it;
+- under forward AD (``vizgrad.autograd.forward_ad``) the user's ``jvp(ctx, *tangents)``
+  gives the output tangents (zeros for a tensor input without one, None for a
+  non-tensor), reading what ``ctx.save_for_forward`` kept as ``ctx.saved_tensors``.
 """
 
 from __future__ import annotations
@@ -68,9 +73,13 @@ class CustomFunction(Function):
     """
 
     builtin = False
+    #: whether ``forward(*args)`` takes no ctx, ``setup_context(ctx, inputs, output)``
+    #: filling it instead (PyTorch 2's style; set when a subclass defines setup_context)
+    _setup_context_style = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        cls._setup_context_style = cls.setup_context is not CustomFunction.setup_context
         backward = cls.__dict__.get("backward")
         if backward is not None:
             function = backward.__func__ if isinstance(backward, staticmethod) else backward
@@ -83,14 +92,52 @@ class CustomFunction(Function):
         """Run forward on the Tensors (grad off) and record a node when needed."""
         return apply_user(cls, *args)
 
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+        """Define it to write ``forward(*args)`` without ctx: it is called right after
+        forward with the arguments and forward's result, to save what backward and jvp
+        need (``torch.autograd.Function.setup_context``).
+
+        Example
+        -------
+        >>> class Cube(vizgrad.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(x):
+        ...         return x ** 3
+        ...     @staticmethod
+        ...     def setup_context(ctx, inputs, output):
+        ...         ctx.save_for_backward(inputs[0])
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         (x,) = ctx.saved_tensors
+        ...         return 3 * x ** 2 * grad
+        >>> x = vizgrad.tensor([2.0], requires_grad=True)
+        >>> Cube.apply(x).sum().backward()
+        >>> x.grad
+        tensor([12.])
+        """
+        raise NotImplementedError("setup_context is not implemented.")
+
 
 def apply_user(cls: type[Function], *args: Any) -> Any:
     """``apply`` of a user Function: forward on Tensors under no_grad, then record."""
     if _DUAL_LEVELS and _dual.OWNER[0] == get_ident():  # (another thread's: not ours)
-        from .dual import _tangents_of, no_jvp_error
+        return _apply_dual(cls, args)[0]
+    return _apply(cls, args)[0]
 
-        if any(_tangents_of(args, level)[1] for level in _DUAL_LEVELS):
-            raise no_jvp_error(cls)
+
+def _forward(cls: Any, ctx: Any, args: tuple) -> Any:
+    """Run the user's forward (grad mode is off): ``forward(ctx, *args)``, or in the
+    ``setup_context`` style ``forward(*args)`` then ``setup_context(ctx, args, output)``."""
+    if cls._setup_context_style:
+        out = cls.forward(*args)
+        cls.setup_context(ctx, args, out)
+        return out
+    return cls.forward(ctx, *args)
+
+
+def _apply(cls: Any, args: tuple) -> tuple[Any, Any]:
+    """``apply_user``'s work: ``(result, ctx)``, the ctx for a jvp to read."""
     tensors: list[Tensor] = []
     grad_mask = 0
     mask = 0  # argument positions that are single tensors
@@ -117,14 +164,15 @@ def apply_user(cls: type[Function], *args: Any) -> Any:
         index += 1
     previous = grad_enabled()
     if not (previous and grad_mask):
+        ctx = ForwardCtx(args)
         set_grad_mode(False)
         try:
-            out = cls.forward(ForwardCtx(args), *args)
+            out = _forward(cls, ctx, args)
         finally:
             set_grad_mode(previous)
         if out.__class__ is tuple or out.__class__ is list:
-            return out.__class__([_as_tensor(o, tensors) for o in out])
-        return _as_tensor(out, tensors)
+            return out.__class__([_as_tensor(o, tensors) for o in out]), ctx
+        return _as_tensor(out, tensors), ctx
 
     node = cls._node_class(cls, tuple([next_node_of(t) for t in tensors]), numbers_of(tensors),
                 grad_mask)
@@ -132,7 +180,7 @@ def apply_user(cls: type[Function], *args: Any) -> Any:
     node._arg_count = len(args)  # type: ignore[attr-defined]  # (in the node's __dict__)
     set_grad_mode(False)
     try:
-        out = cls.forward(node, *args)
+        out = _forward(cls, node, args)
     finally:
         set_grad_mode(previous)
 
@@ -211,8 +259,71 @@ def apply_user(cls: type[Function], *args: Any) -> Any:
             tensors = [Tensor._make(t.array[...]) if id(t) in dirty else t for t in tensors]
         resolve_saved(node, tensors, results)
     if kind == OUT_SINGLE:
-        return results[0]
-    return tuple(results) if kind == OUT_TUPLE else results
+        return results[0], node
+    return (tuple(results) if kind == OUT_TUPLE else results), node
+
+
+# -- forward mode: the user's jvp ------------------------------------------------------
+
+def _apply_dual(cls: Any, args: tuple) -> tuple[Any, Any]:
+    """``apply`` under forward AD, levels peeled innermost first as ``dual.apply_dual``
+    does: the primal runs with the outer levels on, then the user's ``jvp(ctx, *tangents)``
+    gives this level's output tangents (PyTorch: zeros for a tensor input without a
+    tangent, None for a non-tensor argument)."""
+    from .dual import _record, _tangents_of
+
+    level = _DUAL_LEVELS[-1]
+    tangents, found = _tangents_of(args, level)
+    if not found and not any(_tangents_of(args, outer)[1] for outer in _DUAL_LEVELS[:-1]):
+        return _apply(cls, args)
+    _DUAL_LEVELS.pop()
+    try:
+        result, ctx = _apply_dual(cls, args) if _DUAL_LEVELS else _apply(cls, args)
+        if found:
+            if cls.jvp is None:
+                raise NotImplementedError(
+                    "You must implement the jvp function for custom autograd.Function to use "
+                    f"it with forward mode AD: trying to use forward AD with {cls.__name__} "
+                    "that has no jvp. Define jvp(ctx, *grad_inputs) returning one tangent "
+                    "per output (save what it needs with ctx.save_for_forward).")
+            from .factory import zeros_like
+
+            given = [zeros_like(arg) if tangent is None and isinstance(arg, Tensor) else tangent
+                     for arg, tangent in zip(args, tangents)]
+            out = cls.jvp(_JvpCtx(ctx), *given)
+            count = len(result) if isinstance(result, (tuple, list)) else 1
+            got = len(out) if isinstance(out, (tuple, list)) else 1
+            if got != count:
+                raise RuntimeError("Function's jvp returned an invalid number of forward "
+                                   f"gradients (expected {count} but got {got})")
+            if isinstance(result, Tensor):
+                out = out[0] if isinstance(out, (tuple, list)) else out
+            elif not isinstance(out, (tuple, list)):
+                out = (out,)
+            _record(level, result, out)
+    finally:
+        _DUAL_LEVELS.append(level)
+    return result, ctx
+
+
+class _JvpCtx:
+    """The ctx a user's ``jvp`` sees: forward's ctx, whose ``saved_tensors`` are what
+    ``ctx.save_for_forward`` kept (PyTorch's)."""
+
+    __slots__ = ("_ctx",)
+
+    def __init__(self, ctx: Any) -> None:
+        object.__setattr__(self, "_ctx", ctx)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        return self._ctx.__dict__.get("_forward_saved", ())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._ctx, name, value)
 
 
 def _is_input(tensor: Tensor, tensors: list) -> bool:

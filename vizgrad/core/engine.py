@@ -19,7 +19,7 @@ import numpy as np
 
 from .accumulate import ACCUMULATE_LOCK, accumulate_grad, accumulate_leaf
 from .broadcast import sum_to_array
-from .hooks import describe_leaf, describe_output, run_tensor_hook
+from .hooks import describe_leaf, describe_output, run_post_accumulate_hooks, run_tensor_hook
 from .inplace import refresh_view
 from .meta import MetaArray
 from .node import AccumulateGrad, ContiguousLayout, Node
@@ -378,6 +378,8 @@ def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
         if grad is not None and accumulate and (needed is None or node in needed):
             with ACCUMULATE_LOCK:
                 accumulate_grad(variable, grad, create_graph)
+            if variable._post_acc_hooks:  # after .grad was added into, as PyTorch
+                run_post_accumulate_hooks(variable)
         if node._post_hooks and grad is not None:
             for hook in list(node._post_hooks.values()):
                 hook((), (grad,))
@@ -435,8 +437,14 @@ def _as_grad_inputs(node: Node, grads: Any, needed: set | None) -> list:
                 if ranks > 0 and any(wanted[start:stop]):
                     wanted[start:stop] = [True] * (stop - start)
                 start = stop
+    # A user Function's node passes on what its backward returned, also for an input
+    # that needs none (PyTorch's PyNode); a built-in op computes nothing there.
+    builtin = getattr(node.fn, "builtin", True)
     out: list[Tensor | None] = []
     for index, (child, nr, grad) in enumerate(zip(node._next_nodes, node._next_nrs, grads)):
+        if child is None and not builtin and grad is not None:
+            out.append(grad)
+            continue
         if child is None or grad is None or (wanted is not None and not wanted[index]):
             out.append(None)
             continue
@@ -480,6 +488,8 @@ def call_node(node: Node, grads: tuple) -> Any:
         if buffer[0] is not None:
             with ACCUMULATE_LOCK:
                 accumulate_grad(node.variable, buffer[0], grad_enabled())
+            if node.variable._post_acc_hooks:
+                run_post_accumulate_hooks(node.variable)
         return ()
     if all(grad is None for grad in buffer):
         result: Any = [None] * len(node._next_nodes)
@@ -540,8 +550,13 @@ def backward(outputs: Any, gradients: Any = None, retain_graph: bool | None = No
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool = False) -> tuple[Tensor, ...]:
+         create_graph: bool = False, allow_unused: bool | None = None,
+         materialize_grads: bool = False) -> tuple[Tensor, ...]:
     """Return d(outputs)/d(inputs) without touching any ``.grad`` (``torch.autograd.grad``).
+
+    An input the outputs do not depend on is an error, unless ``allow_unused`` (its
+    gradient is None) or ``materialize_grads`` (zeros, requiring grad under
+    ``create_graph``; ``allow_unused`` then defaults to True, and False is refused).
 
     Example
     -------
@@ -551,7 +566,15 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     >>> (ddx,) = vizgrad.autograd.grad(dx.sum(), [x])
     >>> dx, ddx                                      # 3 x**2, 6 x
     (tensor([ 3., 12.], grad_fn=<...>), tensor([ 6., 12.]))
+    >>> z = vizgrad.zeros(2, requires_grad=True)
+    >>> vizgrad.autograd.grad(y, [x, z], materialize_grads=True)    # z is unused: zeros
+    (tensor([ 3., 12.]), tensor([0., 0.]))
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
     outputs = _as_list(outputs)
     input_list = _as_list(inputs)
     gradients = None if grad_outputs is None else _as_list(grad_outputs)
@@ -574,5 +597,9 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
                 "so it has no gradient. Pass allow_unused=True to get None for it.")
         if value is not None and not create_graph:
             value = value.detach()
+        elif value is None and materialize_grads:
+            from .factory import zeros_like
+
+            value = zeros_like(tensor, requires_grad=create_graph)
         result.append(value)
     return tuple(result)

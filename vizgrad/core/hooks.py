@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .node import RemovableHandle, add_hook
 from .tensor import Tensor
 
 
@@ -58,3 +59,38 @@ def describe_leaf(tensor: Tensor) -> str:
 def describe_output(node: Any, nr: int) -> str:
     shape, dtype = node._result_meta[nr]
     return f"output {nr} of {node.name()} (shape {tuple(shape)}, {dtype})"
+
+
+def register_post_accumulate(tensor: Tensor, hook: Callable) -> RemovableHandle:
+    """``tensor.register_post_accumulate_grad_hook(hook)``: PyTorch's checks, then the hook
+    kept on the leaf; its AccumulateGrad node (now or made later) leaves the engine's fast
+    path, whose general path calls the hooks after adding into ``.grad``."""
+    if not tensor._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if tensor._grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    if tensor._post_acc_hooks is None:
+        tensor._post_acc_hooks = {}
+    handle = add_hook(tensor._post_acc_hooks, hook)
+    ref = tensor._accumulator
+    node = ref() if ref is not None else None
+    if node is not None:  # one made later is marked by accumulator_of
+        node._hooked = True
+    return handle
+
+
+def run_post_accumulate_hooks(tensor: Tensor) -> None:
+    """Call each post-accumulate-grad hook with the leaf, in registration order; a hook
+    must return None (PyTorch's errors otherwise)."""
+    for hook in list(tensor._post_acc_hooks.values()):  # type: ignore[union-attr]
+        value = hook(tensor)
+        if value is None:
+            continue
+        if isinstance(value, Tensor):
+            raise RuntimeError(
+                f"Tensor post accumulate grad hooks should return None: hook {_describe(hook)} "
+                f"registered on {describe_leaf(tensor)} returned a tensor. Change .grad in "
+                "place (tensor.grad.mul_(...)) or assign tensor.grad instead.")
+        raise TypeError(
+            f"expected None, but hook returned '{type(value).__name__}': post accumulate grad "
+            f"hook {_describe(hook)} registered on {describe_leaf(tensor)} must return None")

@@ -497,6 +497,11 @@ class FunctionNode(Node):
         """
         return self.saved_values
 
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Keep tensors for the Function's ``jvp``, which reads them as ``ctx.saved_tensors``
+        (``torch.autograd.function.FunctionCtx.save_for_forward``)."""
+        self._forward_saved = tensors
+
 
 #: Every per-op node class (``MulBackward0`` ...): the renderer's fast path checks it.
 OP_NODE_CLASSES: set[type] = set()

@@ -40,6 +40,10 @@ class ForwardCtx(ForwardOnly):
     def __init__(self, args: tuple) -> None:
         self.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
 
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Keep tensors for the Function's ``jvp`` (its ``ctx.saved_tensors`` there)."""
+        self._forward_saved = tensors
+
 
 #: Callables told ``listener(node, inputs, output_arrays)`` after every *recorded* op's
 #: forward, once its node knows its stack and scope (anomaly mode's ``check_forward``

@@ -107,6 +107,7 @@ class Tensor(TensorMethods):
     _view_chain: tuple | None = None
     _accumulator: Any = None
     _hooks: dict | None = None
+    _post_acc_hooks: dict | None = None  #: register_post_accumulate_grad_hook's hooks
     _retains_grad = False
     _view_version = 0  # a view's base version when its grad_fn was last derived
     #: how a view was made when PyTorch refuses in-place writes through it
@@ -421,6 +422,22 @@ class Tensor(TensorMethods):
         hooks = node._tensor_hooks.setdefault(self._output_nr, {})
         return add_hook(hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]
+                                           ) -> RemovableHandle:
+        """Call ``hook(tensor)`` after backward added into this leaf's ``.grad``; it returns None
+        (``torch.Tensor.register_post_accumulate_grad_hook``; a non-leaf raises).
+
+        Example
+        -------
+        >>> w = vizgrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> handle = w.register_post_accumulate_grad_hook(lambda t: print("grad", t.grad))
+        >>> (w * 3).sum().backward()
+        grad tensor([3., 3.])
+        """
+        from .hooks import register_post_accumulate
+
+        return register_post_accumulate(self, hook)
+
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Any = None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad``.
@@ -570,6 +587,8 @@ def accumulator_of(tensor: Tensor) -> AccumulateGrad:
     if node is None:
         node = AccumulateGrad(tensor)
         tensor._accumulator = weakref.ref(node)
+        if tensor._post_acc_hooks:  # the engine's general path runs them
+            node._hooked = True
     return node
 
 

@@ -11,8 +11,8 @@ from . import backend
 
 # Graph bookkeeping a copy must not share: the original's AccumulateGrad node (backward
 # through the copy would fill the original's .grad), its hooks, its view history.
-NOT_COPIED = frozenset({"_accumulator", "_hooks", "_view_chain", "_view_version",
-                        "_retains_grad"})
+NOT_COPIED = frozenset({"_accumulator", "_hooks", "_post_acc_hooks", "_view_chain",
+                        "_view_version", "_retains_grad"})
 
 
 def rebuild_tensor(array: np.ndarray, requires_grad: bool, name: str | None,

@@ -36,6 +36,7 @@ from typing import Any
 from ..core.node import RemovableHandle, add_hook
 from ..core.state import current_scope, no_grad, set_scope
 from ..core.tensor import Tensor
+from .backward_hooks import finish_backward_hooks, start_backward_hooks
 from .parameter import Parameter
 from .state import IncompatibleKeys, cast_tensor, load_into
 
@@ -43,6 +44,13 @@ _ACTIVE = threading.local()  # (module, scope) of every module whose forward is 
 #: ``namer(module) -> str`` naming root modules (``vizgrad render`` names a script's
 #: modules by their globals); None: a root module's own ops are unscoped.
 _ROOT_NAMER: list[Callable[[Module], str]] = []
+
+
+def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool) -> RemovableHandle:
+    handle = add_hook(hooks, hook)
+    if prepend:
+        hooks.move_to_end(handle._key, last=False)
+    return handle
 
 
 class root_scope_names:  # noqa: N801 - used like a function, as a context manager
@@ -104,6 +112,8 @@ class Module:
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_scope_name", None)
         object.__setattr__(self, "_parent", None)
 
@@ -128,6 +138,9 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+        backward_hook = None
+        if self._backward_hooks or self._backward_pre_hooks:
+            backward_hook, args = start_backward_hooks(self, args)
         try:
             active = _ACTIVE.stack
         except AttributeError:  # this thread's first module call
@@ -146,6 +159,8 @@ class Module:
                 result = hook(self, args, output)
                 if result is not None:
                     output = result
+        if backward_hook is not None:
+            output = finish_backward_hooks(backward_hook, output)
         return output
 
     def _call_scope(self, active: list, current: str) -> str:
@@ -200,6 +215,39 @@ class Module:
     def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
         """Call ``hook(module, inputs)`` before forward; a non-None result replaces the inputs."""
         return add_hook(self._forward_pre_hooks, hook)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False
+                                        ) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients of the module's outputs are
+        computed; a returned tuple replaces ``grad_output``
+        (``torch.nn.Module.register_full_backward_pre_hook``).
+
+        Example
+        -------
+        >>> layer = vizgrad.nn.Linear(3, 2)
+        >>> h = layer.register_full_backward_pre_hook(lambda m, go: (go[0] * 0,))
+        >>> layer(vizgrad.ones(1, 3)).sum().backward()
+        >>> layer.bias.grad                        # the gradient was replaced by zeros
+        tensor([0., 0.])
+        """
+        return _add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False
+                                    ) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients of the module's
+        positional tensor inputs are computed (of its outputs, when no input requires
+        grad); a returned tuple replaces ``grad_input``
+        (``torch.nn.Module.register_full_backward_hook``).
+
+        Example
+        -------
+        >>> layer = vizgrad.nn.Linear(3, 2)
+        >>> h = layer.register_full_backward_hook(
+        ...     lambda m, gi, go: print([tuple(g.shape) for g in gi + go]))
+        >>> layer(vizgrad.ones(1, 3, requires_grad=True)).sum().backward()
+        [(1, 3), (1, 2)]
+        """
+        return _add_hook(self._backward_hooks, hook, prepend)
 
     # -- registration -------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
