@@ -3,6 +3,7 @@ break the user's step, never change a gradient, and their figures are right."""
 
 from __future__ import annotations
 
+import importlib
 import warnings
 
 import pytest
@@ -476,3 +477,19 @@ def test_rows_that_cannot_be_read_are_not_judged(monkeypatch) -> None:
     assert stats["embed.weight"].per_row and stats["embed.weight"].rows_used is None
     assert not stats["embed.weight"].flags
     assert any("embed.weight" in note for note in stats.notes)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_graph_size_reads_pytorch_nodes_bare_with_the_topology_figures(name) -> None:
+    """GraphMonitor's per-step walk on PyTorch (vizgrad/adapters/torch_size.py) gives
+    what the full topology gives, before backward and after it freed the saves."""
+    shape = importlib.import_module("vizgrad.graph.topology")
+    case = build(name)
+    loss = case.loss()
+    before = graph.graph_size(loss)
+    assert before == shape._size_of(graph.topology(loss))
+    assert before.nodes > 10 and before.saved_bytes > 0 and before.newest_seq is not None
+    loss.backward()
+    after = graph.graph_size(loss)
+    assert after == shape._size_of(graph.topology(loss))
+    assert after.saved_bytes == 0 and after.nodes == before.nodes
