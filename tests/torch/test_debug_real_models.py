@@ -493,3 +493,28 @@ def test_graph_size_reads_pytorch_nodes_bare_with_the_topology_figures(name) -> 
     after = graph.graph_size(loss)
     assert after == shape._size_of(graph.topology(loss))
     assert after.saved_bytes == 0 and after.nodes == before.nodes
+
+
+class _Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 3 * x ** 2 * grad
+
+
+def test_graph_size_on_a_custom_function_and_wrapped_numbers() -> None:
+    shape = importlib.import_module("vizgrad.graph.topology")
+    torch.manual_seed(0)
+    w = torch.randn(4, 4, requires_grad=True)
+    h = _Cube.apply(torch.randn(3, 4) @ w) * 0.5  # ctx's save; 0.5: a wrapped number
+    loss = torch.cat([h, h.exp()]).sum()  # a tuple-less save (exp's result) and cat's sizes
+    before = graph.graph_size(loss)
+    assert before == shape._size_of(graph.topology(loss)) and before.saved_bytes > 0
+    loss.backward()
+    assert graph.graph_size(loss) == shape._size_of(graph.topology(loss))
+    assert graph.graph_size(loss).saved_bytes == 0
