@@ -50,7 +50,7 @@ class Example:
     @property
     def needs(self) -> str:
         """The optional package the script imports (``"torch"``), or ``""``."""
-        return "torch" if self.twin else ""
+        return "torch" if self.twin or self.name.startswith("torch_") else ""
 
     @property
     def script(self) -> str:
@@ -106,6 +106,12 @@ EXAMPLES: list[Example] = [
             {"cluster": True}, twin="lstm"),
     Example("torch_debug_nan", "PyTorch: the same NaN from log(0), named by vizgrad's "
             "anomaly mode (--anomaly)", {"anomaly": True}, twin="debug_nan"),
+    Example("torch_debug_vanishing", "PyTorch: the same vanishing gradients, coloured by "
+            "--show-grad on PyTorch's backward", {"show_grad": True}, twin="debug_vanishing"),
+    Example("torch_debug_rnn_detach", "PyTorch: the same RNN state never detached "
+            "(GraphMonitor)", {"target": "loss"}, twin="debug_rnn_detach"),
+    Example("torch_debug_total_loss", "PyTorch: a running total_loss += loss keeps every "
+            "step's graph (GraphMonitor)", {"target": "total_loss"}),
     # Static graphs (vizgrad.static): drawn before anything runs.
     Example("static_mlp", "Static graph: an MLP's traced forward (vizgrad.static.trace)",
             {"static_graph": "forward"}),
@@ -162,6 +168,7 @@ def render_example(example: Example, folder: Path, out_dir: Path) -> Entry:
     dtype, grad_mode = vizgrad.get_default_dtype(), vizgrad.is_grad_enabled()
     flags = dict(example.options)
     anomaly = flags.pop("anomaly", False)
+    target = flags.pop("target", None)  # the script's variable to draw (--target)
     try:
         mode = vizgrad.detect_anomaly(check_forward=True) if anomaly \
             else contextlib.nullcontext()
@@ -169,8 +176,10 @@ def render_example(example: Example, folder: Path, out_dir: Path) -> Entry:
             if anomaly:  # the example makes a NaN on purpose: NumPy's warning is noise here
                 warnings.simplefilter("ignore", RuntimeWarning)
             # as `vizgrad render` runs it: stopped when a second backward() starts
+            # (with --target run to its end)
             run = run_script(folder / example.script, list(example.args), step=example.step,
-                             record_grads=bool(flags.get("show_grad")), stop_at_second=True)
+                             record_grads=bool(flags.get("show_grad")),
+                             stop_at_second=target is None)
         if run.failed and anomaly and getattr(run.error, "node", None) is not None:
             result = render_error(run.error, run.last_backward, out_dir / f"{example.name}.svg")
             viewer = render_error(run.error, run.last_backward,
@@ -189,7 +198,7 @@ def render_example(example: Example, folder: Path, out_dir: Path) -> Entry:
                                    out_dir / f"{example.name}.html").path
             return Entry(example, True, time.perf_counter() - start,
                          f"{result.nodes} nodes, {result.edges} edges", result.path, viewer)
-        choice = select_roots(run)
+        choice = select_roots(run, target=target)
         options = render_options(**flags)
         params = script_parameters(run.namespace)
         if params:

@@ -3,6 +3,7 @@ break the user's step, never change a gradient, and their figures are right."""
 
 from __future__ import annotations
 
+import importlib
 import warnings
 
 import pytest
@@ -476,3 +477,44 @@ def test_rows_that_cannot_be_read_are_not_judged(monkeypatch) -> None:
     assert stats["embed.weight"].per_row and stats["embed.weight"].rows_used is None
     assert not stats["embed.weight"].flags
     assert any("embed.weight" in note for note in stats.notes)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_graph_size_reads_pytorch_nodes_bare_with_the_topology_figures(name) -> None:
+    """GraphMonitor's per-step walk on PyTorch (vizgrad/adapters/torch_size.py) gives
+    what the full topology gives, before backward and after it freed the saves."""
+    shape = importlib.import_module("vizgrad.graph.topology")
+    case = build(name)
+    loss = case.loss()
+    before = graph.graph_size(loss)
+    assert before == shape._size_of(graph.topology(loss))
+    assert before.nodes > 10 and before.saved_bytes > 0 and before.newest_seq is not None
+    loss.backward()
+    after = graph.graph_size(loss)
+    assert after == shape._size_of(graph.topology(loss))
+    assert after.saved_bytes == 0 and after.nodes == before.nodes
+
+
+class _Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 3 * x ** 2 * grad
+
+
+def test_graph_size_on_a_custom_function_and_wrapped_numbers() -> None:
+    shape = importlib.import_module("vizgrad.graph.topology")
+    torch.manual_seed(0)
+    w = torch.randn(4, 4, requires_grad=True)
+    h = _Cube.apply(torch.randn(3, 4) @ w) * 0.5  # ctx's save; 0.5: a wrapped number
+    loss = torch.cat([h, h.exp()]).sum()  # a tuple-less save (exp's result) and cat's sizes
+    before = graph.graph_size(loss)
+    assert before == shape._size_of(graph.topology(loss)) and before.saved_bytes > 0
+    loss.backward()
+    assert graph.graph_size(loss) == shape._size_of(graph.topology(loss))
+    assert graph.graph_size(loss).saved_bytes == 0

@@ -77,6 +77,18 @@ def test_find_unused_true_the_skip_is_named_though_the_reduce_hides_it(tmp_path)
     assert not (tmp_path / "graph.json").exists()
     views = [vizgrad.render.load_view(tmp_path / f"graph.rank{rank}.json") for rank in (0, 1)]
     assert len(views[0].nodes) > len(views[1].nodes)
+    # graph_diff over the two ranks' saved graphs names what rank 1 skipped, and only that
+    diff = vizgrad.debug.graph_diff(tmp_path / "graph.rank0.json",
+                                    tmp_path / "graph.rank1.json")
+    assert not diff.added
+    removed = {(item["name"], item["scope"]): item["count"] for item in diff.removed}
+    assert removed == {("AccumulateGrad (extra.bias)", ""): 1,
+                       ("AccumulateGrad (extra.weight)", ""): 1,
+                       ("AddmmBackward0", "extra"): 1, ("TBackward0", "extra"): 1,
+                       ("AddBackward0", ""): 1}  # (the "out + extra(h)" itself)
+    assert "- AccumulateGrad (extra.weight)" in str(diff)
+    assert "- AddmmBackward0 [extra]" in str(diff)
+    assert "saved graph" in diff.compared_by
 
 
 def test_find_unused_false_named_before_pytorch_fails_a_step_later(tmp_path) -> None:

@@ -153,10 +153,19 @@ def graph_size(roots: Any) -> GraphSize:
     >>> size.nodes, size.depth
     (11, 7)
     """
-    found = fast.graph_size(_root_nodes(roots))
-    if found is None:  # a node that is not vizgrad's (PyTorch's, through the adapter)
+    raws = _root_nodes(roots)
+    found = fast.graph_size(raws)
+    if found is None:  # a node that is not vizgrad's
+        if all(type(raw).__module__ == _TORCH_ADAPTERS for raw in raws):
+            # PyTorch's: its nodes read bare, no adapters (the same figures)
+            from ..adapters.torch_size import torch_graph_size
+
+            return GraphSize(*torch_graph_size([raw.fn for raw in raws]))
         return _size_of(topology(roots))
     return GraphSize(*found)
+
+
+_TORCH_ADAPTERS = "vizgrad.adapters.torch"
 
 
 def _size_of(shape: Topology) -> GraphSize:
