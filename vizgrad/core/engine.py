@@ -15,70 +15,17 @@ import heapq
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from .accumulate import ACCUMULATE_LOCK, accumulate_grad, accumulate_leaf
 from .broadcast import sum_to_array
 from .hooks import describe_leaf, describe_output, run_post_accumulate_hooks, run_tensor_hook
 from .inplace import refresh_view
-from .meta import MetaArray
 from .node import AccumulateGrad, ContiguousLayout, Node
+from .roots import as_list as _as_list
+from .roots import check_roots as _check_roots
+from .roots import root_gradients as _root_gradients
 from .saved import GraphError
 from .state import grad_enabled, set_grad_mode
 from .tensor import Tensor, accumulator_of, edge_of
-
-
-def _as_list(value: Any) -> list:
-    if value is None:
-        return []
-    if isinstance(value, Tensor):
-        return [value]
-    return list(value)
-
-
-def _root_gradients(outputs: list[Tensor], gradients: list | None) -> list[Tensor]:
-    from .factory import ones_like
-
-    if gradients is not None and len(gradients) != len(outputs):
-        raise ValueError(f"got {len(gradients)} gradients for {len(outputs)} outputs")
-    result = []
-    for index, output in enumerate(outputs):
-        gradient = None if gradients is None else gradients[index]
-        if gradient is None:
-            array = output.array
-            if array.size != 1:
-                raise RuntimeError(
-                    f"backward() on a non-scalar tensor of shape {output.shape} needs a "
-                    "gradient: grad can be created implicitly only for scalar outputs. Pass "
-                    "gradient=vizgrad.ones_like(t) (or reduce it first, e.g. t.sum()).")
-            gradient = (Tensor._make(np.ones(array.shape, array.dtype))
-                        if array.__class__ is np.ndarray else ones_like(output))
-        elif not isinstance(gradient, Tensor):
-            from .factory import tensor as make_tensor
-
-            gradient = make_tensor(gradient, dtype=output.dtype, device=output.device)
-        if tuple(gradient.shape) != tuple(output.shape):
-            raise RuntimeError(f"gradient of shape {gradient.shape} does not match the output "
-                               f"of shape {output.shape}")
-        result.append(gradient)
-    return result
-
-
-def _check_roots(outputs: list[Tensor]) -> None:
-    for index, output in enumerate(outputs):
-        if not isinstance(output, Tensor):
-            raise TypeError(f"backward() needs tensors, got {type(output).__name__}")
-        if not output._rg:
-            raise RuntimeError(
-                f"element {index} of the outputs does not require grad and has no grad_fn: "
-                "nothing it was computed from requires grad. Create the leaves with "
-                "requires_grad=True, and make sure the computation is not inside no_grad().")
-        if output.array.__class__ is MetaArray:
-            raise RuntimeError(
-                f"backward() of a meta tensor {output.shape}: its graph has shapes but no "
-                "saved values, so it cannot run eagerly. Draw it (vizgrad.make_dot(loss)), "
-                "or trace the step (g = vizgrad.static.trace(step, x)) and build its "
-                "backward graph with vizgrad.static.compile_backward(g).")
 
 
 def _reachable(roots: list[Node]) -> set:

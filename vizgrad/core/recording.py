@@ -236,7 +236,7 @@ def check_output_dtype(cls: type, node: Node, outs: Any) -> None:
     """
     kinds = [o.dtype.kind for o in outs]
     if "c" in kinds:
-        from .tensor import COMPLEX_AUTOGRAD
+        from .tensor_checks import COMPLEX_AUTOGRAD
 
         raise RuntimeError(
             f"{cls.__name__.lower()} at {user_location()} would give a complex result that "

@@ -57,3 +57,37 @@ def check_grad(tensor: Any, grad: Any) -> None:
             f"attempting to assign a gradient located on device '{grad.device}' to a tensor "
             f"located on device '{tensor.device}'. Please ensure that the gradient and the "
             "tensor are on the same device")
+
+
+class _Size(int):
+    """``t.size`` is the element count (NumPy/Paddle); ``t.size()`` is the shape (PyTorch)."""
+
+    _shape: tuple[int, ...]
+
+    def __new__(cls, shape: tuple[int, ...]) -> _Size:
+        count = 1
+        for extent in shape:
+            count *= extent
+        value = super().__new__(cls, count)
+        value._shape = shape
+        return value
+
+    def __call__(self, dim: int | None = None) -> Any:
+        return self._shape if dim is None else self._shape[dim]
+
+
+#: Why complex tensors may not require grad: vizgrad implements no complex
+#: (conjugate Wirtinger) derivatives, and a half-right gradient would be silently wrong.
+COMPLEX_AUTOGRAD = (
+    "complex autograd is not supported: vizgrad computes no gradients for complex tensors "
+    "(PyTorch's conjugate Wirtinger derivatives are not implemented), so a complex tensor "
+    "cannot require grad. Compute with complex numbers outside the graph (under "
+    "vizgrad.no_grad(), or on .detach()ed tensors), or keep the real and imaginary parts "
+    "as two real tensors.")
+
+
+def _no_grad_dtype_message(dtype: Any) -> str:
+    if np.dtype(dtype).kind == "c":
+        return f"this tensor is {dtype}: {COMPLEX_AUTOGRAD}"
+    return (f"only floating-point tensors can require gradients; this tensor is {dtype}. "
+            "Convert it first: t = t.float() (or .double())")
