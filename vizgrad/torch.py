@@ -118,7 +118,8 @@ class capture(TorchFunctionMode):
         if parent is not None:
             own = next((key for key, child in parent._modules.items() if child is module),
                        None)
-        own = own or type(module).__name__.lower()
+        own = own or (self._root_name(module) if parent is None
+                      else type(module).__name__.lower())
         base = self._scopes[-1] if self._scopes else ""
         path = f"{base}.{own}" if base else own
         self._paths[id(module)] = path
@@ -127,9 +128,18 @@ class capture(TorchFunctionMode):
             for sub, child in module.named_modules():
                 if sub:
                     self._paths.setdefault(id(child), f"{path}.{sub}")
+            prefix = self._leaf_prefix(path)
             for name, parameter in module.named_parameters():
-                name_leaf(parameter, name)
+                name_leaf(parameter, prefix + name)
         return path
+
+    def _root_name(self, module: torch.nn.Module) -> str:
+        """The scope of a module outside ``model`` called from no module: its class name."""
+        return type(module).__name__.lower()
+
+    def _leaf_prefix(self, path: str) -> str:
+        """What the names of such a root's parameters start with (nothing: ``weight``)."""
+        return ""
 
     def _leave_module(self, module: torch.nn.Module, args: Any, output: Any) -> None:
         if self._scopes:
