@@ -39,6 +39,11 @@ from .core.stack import hide_package
 __all__ = ["adapt", "capture", "name_leaf"]
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+#: Modules with a fused inference path (eval mode, no graph made) that PyTorch skips
+#: while any TorchFunctionMode is on: the capture steps aside for their call, so their
+#: results are the same bits as without it (nothing is recorded there: no node is made).
+_FAST_PATHS = (torch.nn.MultiheadAttention, torch.nn.TransformerEncoderLayer,
+               torch.nn.TransformerEncoder)
 
 
 def _tensors(value: Any) -> list:
@@ -53,6 +58,14 @@ def _tensors(value: Any) -> list:
         elif isinstance(item, dict):
             stack.extend(item.values())
     return found
+
+
+def _no_graph(module: torch.nn.Module, args: Any) -> bool:
+    """Whether the call makes no graph: grad off, or nothing it is given requires grad."""
+    if not torch.is_grad_enabled():
+        return True
+    return not any(t.requires_grad for t in _tensors(args)) and not any(
+        p.requires_grad for p in module.parameters())
 
 
 class capture(TorchFunctionMode):
@@ -101,6 +114,7 @@ class capture(TorchFunctionMode):
         self._keep: list[torch.nn.Module] = []
         self._handles: list[Any] = []
         self._start = LEAF_SEQ
+        self._aside: torch.nn.Module | None = None  # a fast path runs without the mode
 
     # -- module scopes ------------------------------------------------------------
     def _enter_module(self, module: torch.nn.Module, args: Any) -> None:
@@ -109,6 +123,12 @@ class capture(TorchFunctionMode):
             path = self._path_of(module)
         self._scopes.append(path)
         self._modules.append(module)
+        if self._aside is None and isinstance(module, _FAST_PATHS) and not module.training \
+                and _no_graph(module, args):
+            count = torch._C._len_torch_function_stack()
+            if count and torch._C._get_function_stack_at(count - 1) is self:
+                torch._C._pop_torch_function_stack()
+                self._aside = module
 
     def _path_of(self, module: torch.nn.Module) -> str:
         """A module outside ``model``: its attribute name in the module running it (a
@@ -133,6 +153,10 @@ class capture(TorchFunctionMode):
                 name_leaf(parameter, prefix + name)
         return path
 
+    def _step_back(self) -> None:
+        torch._C._push_on_torch_function_stack(self)
+        self._aside = None
+
     def _root_name(self, module: torch.nn.Module) -> str:
         """The scope of a module outside ``model`` called from no module: its class name."""
         return type(module).__name__.lower()
@@ -142,6 +166,8 @@ class capture(TorchFunctionMode):
         return ""
 
     def _leave_module(self, module: torch.nn.Module, args: Any, output: Any) -> None:
+        if self._aside is module:
+            self._step_back()
         if self._scopes:
             self._scopes.pop()
             self._modules.pop()
@@ -183,7 +209,8 @@ class capture(TorchFunctionMode):
         if self.model is not None:
             for path, parameter in self.model.named_parameters():
                 name_leaf(parameter, path)
-        probe = torch.zeros((), requires_grad=True).view(())  # where this capture starts
+        with torch.enable_grad():  # where this capture starts (entered under no_grad too)
+            probe = torch.zeros((), requires_grad=True).view(())
         self._start = probe.grad_fn._sequence_nr()
         self._handles = [register_module_forward_pre_hook(self._enter_module),
                          register_module_forward_hook(self._leave_module, always_call=True)]
@@ -192,6 +219,8 @@ class capture(TorchFunctionMode):
         return super().__enter__()
 
     def __exit__(self, *exc: object) -> None:
+        if self._aside is not None:  # left from inside a fast path's call
+            self._step_back()
         try:
             super().__exit__(*exc)
         finally:

@@ -370,3 +370,37 @@ def test_a_fresh_process_captures_from_the_scripts_import_of_torch(cnn, tmp_path
     graph = _graph(out)
     assert {c["label"] for c in graph["clusters"]} == {"model", "conv1", "conv2", "pool", "fc"}
     assert any(line == "cnn.py:20 in forward" for n in graph["nodes"] for line in n["lines"])
+
+
+TRANSFORMER = """
+import torch
+torch.manual_seed(0)
+layer = torch.nn.TransformerEncoderLayer(16, 4, 32, batch_first=True)
+model = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+x = torch.randn(2, 5, 16)
+loss = model(x).pow(2).mean()
+loss.backward()
+model.eval()
+with torch.no_grad():                  # PyTorch's fused inference path
+    evaluated = model(x)
+    attended = model.layers[0].self_attn(x, x, x)[0]
+"""
+
+
+def test_fused_inference_paths_give_the_same_bits_under_the_capture(tmp_path):
+    """PyTorch skips the fused path of MultiheadAttention / TransformerEncoder(Layer)
+    while any TorchFunctionMode is on, which changes the last bits of their results;
+    the capture steps aside for a call that makes no graph."""
+    from vizgrad import graph
+    from vizgrad.debug.capture import run_script
+
+    path = tmp_path / "transformer.py"
+    path.write_text(textwrap.dedent(TRANSFORMER), encoding="utf-8")
+    plain, captured = run_script(path), run_script(path, torch_capture=True)
+    assert plain.error is None and captured.error is None and captured.torch_captured
+    for name in ("evaluated", "attended", "loss"):
+        assert torch.equal(plain.namespace[name], captured.namespace[name]), name
+    # the training forward before it was recorded as usual
+    scopes = {node.scope for node in graph.walk(captured.namespace["loss"]).nodes}
+    assert {"model.layers.0.self_attn", "model.layers.1.linear2"} <= scopes
+    assert torch._C._len_torch_function_stack() == 0
