@@ -39,7 +39,6 @@ from vizgrad.adapters.torch import FORWARD_KEY
 
 __all__ = ["ScriptCapture", "call_name", "uncaptured"]
 
-_LEAF = torch._C._functions.AccumulateGrad
 _NAMESPACES = {"torch._C._nn": "torch.nn.functional", "torch._C._linalg": "torch.linalg",
                "torch._C._fft": "torch.fft", "torch._C._special": "torch.special"}
 
@@ -54,7 +53,7 @@ class ScriptCapture(vizgrad.torch.capture):
         self._namer = namer
 
     def _root_name(self, module: torch.nn.Module) -> str:
-        return self._namer(module) or super()._root_name(module)
+        return self._namer(module) or type(module).__name__.lower()
 
     def _leaf_prefix(self, path: str) -> str:
         return f"{path}."  # the scope's path: model.fc1 holds model.fc1.weight
@@ -144,7 +143,7 @@ def uncaptured(roots: Any) -> tuple[int, int]:
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
-        if type(node) is not _LEAF:
+        if type(node).__name__ != "AccumulateGrad":  # a leaf's accumulator
             total += 1
             missing += FORWARD_KEY not in node.metadata
         stack.extend(child for child, _ in node.next_functions)
