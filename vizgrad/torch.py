@@ -60,6 +60,15 @@ def _tensors(value: Any) -> list:
     return found
 
 
+_ENTERED = [0]  # captures entered now (all threads)
+
+
+def captures_entered() -> int:
+    """How many :class:`capture` contexts are entered now (``vizgrad render``'s own
+    capture of a script defers to one the script enters itself)."""
+    return _ENTERED[0]
+
+
 def _no_graph(module: torch.nn.Module, args: Any) -> bool:
     """Whether the call makes no graph: grad off, or nothing it is given requires grad."""
     if not torch.is_grad_enabled():
@@ -216,11 +225,13 @@ class capture(TorchFunctionMode):
                          register_module_forward_hook(self._leave_module, always_call=True)]
         self._scopes.clear()
         self._modules.clear()
+        _ENTERED[0] += 1
         return super().__enter__()
 
     def __exit__(self, *exc: object) -> None:
         if self._aside is not None:  # left from inside a fast path's call
             self._step_back()
+        _ENTERED[0] -= 1
         try:
             super().__exit__(*exc)
         finally:

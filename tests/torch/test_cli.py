@@ -404,3 +404,17 @@ def test_fused_inference_paths_give_the_same_bits_under_the_capture(tmp_path):
     scopes = {node.scope for node in graph.walk(captured.namespace["loss"]).nodes}
     assert {"model.layers.0.self_attn", "model.layers.1.linear2"} <= scopes
     assert torch._C._len_torch_function_stack() == 0
+
+
+def test_a_capture_the_script_enters_itself_names_its_nodes(tmp_path):
+    path = tmp_path / "own.py"
+    source = textwrap.dedent(CNN).replace(
+        "    loss = F.cross_entropy(", "    with vizgrad.torch.capture(model, name='net'):\n"
+        "        loss = F.cross_entropy(")
+    source = source.replace("import torch\n", "import torch\nimport vizgrad\n", 1)
+    path.write_text(source, encoding="utf-8")
+    out = tmp_path / "graph.json"
+    result = cli("render", "-q", "--cluster", "-o", out, path)
+    assert result.exit_code == 0, result.output
+    scopes = {n["scope"] for n in _graph(out)["nodes"] if n["kind"] == "op"}
+    assert {"net", "net.conv1", "net.fc"} <= scopes and "model.conv1" not in scopes

@@ -61,6 +61,8 @@ class ScriptCapture(vizgrad.torch.capture):
     def __torch_function__(self, func: Any, types: Any, args: Any = (),
                            kwargs: Any = None) -> Any:
         try:
+            if vizgrad.torch.captures_entered() > 1:  # the script's own capture names
+                return func(*args, **(kwargs or {}))  # its nodes (it tags after this)
             return super().__torch_function__(func, types, args, kwargs)
         except Exception as error:
             if not hasattr(error, "vizgrad_inputs"):  # the innermost call seen marks it
