@@ -14,11 +14,8 @@ import contextlib
 import difflib
 import json
 import re
-import signal
 import sys
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -26,7 +23,6 @@ import click
 import vizgrad
 import vizgrad.render
 from vizgrad.debug.capture import (
-    REAL_EXIT,
     NotAPythonScriptError,
     ScriptNotFoundError,
     check_script,
@@ -47,6 +43,8 @@ from .rendering import (
     render_roots,
     render_static,
 )
+from .running import hard_stop as _hard_stop
+from .running import terminate_as_exit as _terminate_as_exit
 
 PHASES = {"walking": "walking the graph", "layout": "layout (graphviz dot)"}
 # vizgrad's options are read anywhere before `--`; other options (`--epochs 3`) and
@@ -58,10 +56,6 @@ EXIT_RULE = ("Exit codes: 0 success; 2 when the command line must change (a miss
              "non-Python script, a bad option, a --target or --step the script does not "
              "have, an output that cannot be written); 1 when anything else failed (the "
              "script raised or timed out, no graph was found, or rendering failed).")
-
-#: Seconds past ``--timeout`` a script stuck outside Python (a C loop) is given before
-#: vizgrad ends the whole process.
-HARD_STOP_GRACE = 10.0
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_RULE)
@@ -99,67 +93,54 @@ def _no_such_option(given: str) -> str:
     return f"no such option: {given}{hint} (see {command} --help)"
 
 
-@contextlib.contextmanager
-def _hard_stop(seconds: float | None, script: str, stderr) -> Iterator[None]:
-    """End the process if the script is still running ``HARD_STOP_GRACE`` s after
-    ``--timeout`` (the in-script stop needs Python code to run; a C loop never does)."""
-    if seconds is None:
-        yield
-        return
-    finished = threading.Event()
-
-    def watch() -> None:
-        if not finished.wait(seconds + HARD_STOP_GRACE):
-            out.error(stderr, f"{script} did not stop within {seconds:g} s (--timeout) and "
-                      f"did not respond for {HARD_STOP_GRACE:g} s more; vizgrad ended it "
-                      "(exit code 1); no graph was drawn")
-            for stream in (sys.stdout, sys.stderr):
-                stream.flush()
-            REAL_EXIT(1)
-
-    threading.Thread(target=watch, name="vizgrad-timeout", daemon=True).start()
-    try:
-        yield
-    finally:
-        finished.set()
-
-
 def _capture(script: str, script_args: tuple, step: int | str | None, steps: out.Steps,
              stderr, grads: bool = False, timeout: float | None = None,
-             run_all: bool = False):
+             run_all: bool = False, scopes: bool = False):
     """Run the script (exit 2 when it cannot be run); return the ScriptRun.
 
     Without ``--step`` the script is stopped when a second ``backward()`` starts (the
     first one's graph is drawn by default) unless ``run_all`` (``--target`` and
-    ``--at-error`` need the script to run to its end)."""
+    ``--at-error`` need the script to run to its end).  ``scopes``: record PyTorch's
+    module scopes, user lines and failing call (``run_script(torch_capture=True)``)."""
     steps.step(f"running {script}")
     try:
         with _hard_stop(timeout, script, stderr):
             return run_script(script, list(script_args), step=step, record_grads=grads,
-                              timeout=timeout, stop_at_second=not run_all)
+                              timeout=timeout, stop_at_second=not run_all,
+                              torch_capture=scopes)
     except (ScriptNotFoundError, NotAPythonScriptError) as problem:
         steps.__exit__(None, None, None)
         out.error(stderr, str(problem), USAGE)
         sys.exit(2)
 
 
-@contextlib.contextmanager
-def _terminate_as_exit() -> Iterator[None]:
-    """SIGTERM raises ``SystemExit(143)`` meanwhile, so ``finally`` blocks run: the
-    ``dot`` child of a layout is killed (``subprocess.run`` kills its child when
-    interrupted by an exception) and temporary files are removed."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+#: ``render`` options that need PyTorch's module scopes or user lines: with one of them
+#: (or ``--at-error``) a PyTorch script runs under ``vizgrad.debug.torch_script``'s capture.
+SCOPE_OPTIONS = ("cluster", "collapse", "depth", "show_stack")
 
-    def terminated(signum: int, frame: object) -> None:
-        raise SystemExit(128 + signum)
 
-    previous = signal.signal(signal.SIGTERM, terminated)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+def _torch_notes(run, roots: dict, drawn: int) -> list[str]:
+    """What a PyTorch graph lacks: the ops the capture did not see being made, or (not
+    captured) the module boxes a big graph would have had."""
+    if "torch" not in sys.modules or not any(
+            type(t).__module__.startswith("torch") for t in roots.values()):
+        return []
+    if not run.torch_captured:
+        module = sys.modules["torch"].nn.Module
+        if drawn <= vizgrad.render.view.BIG_GRAPH or not any(
+                isinstance(value, module) for value in list(run.namespace.values())):
+            return []
+        return [f"{drawn:,} graph nodes drawn without module boxes: a PyTorch script's "
+                "module scopes and lines are recorded when an option needs them (--cluster, "
+                "--collapse, --show-stack, --at-error)"]
+    from vizgrad.debug.torch_script import uncaptured
+
+    missing, total = uncaptured(roots)
+    if not missing:
+        return []
+    return [f"{missing} of {total} PyTorch ops have no module scope or user line: they were "
+            "made where vizgrad could not see (on another thread, in compiled code, or by "
+            "the backward itself)"]
 
 
 def _report_failure(run, stderr, at_error: bool) -> None:
@@ -348,7 +329,8 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
     with mode, out.Steps(stderr, quiet) as steps, traced as recording:
         run = _capture(script, script_args, 1 if recording else step, steps, stderr,
                        bool(flags["show_grad"]), timeout,
-                       run_all=bool(target or at_error or anomaly))
+                       run_all=bool(target or at_error or anomaly),
+                       scopes=at_error or any(flags[key] for key in SCOPE_OPTIONS))
     started = rank_info() or run.ranks  # the script started a process group itself
     if ranks is None and started is not None:
         path = rank_path(asked, started)
@@ -395,7 +377,7 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
     except (OSError, ValueError, TypeError) as problem:
         out.error(stderr, f"could not write {path}: {problem}")
         sys.exit(1)
-    for note in result.notes:
+    for note in result.notes + _torch_notes(run, choice.roots, result.graph_nodes):
         out.note(stderr, note)
     if not quiet:
         stopped = ""
@@ -539,7 +521,7 @@ def _inspect(stdout, stderr, script, script_args, target, step, at_error, timeou
     redirect = contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext()
     with redirect, out.Steps(stderr, quiet or as_json) as steps:
         run = _capture(script, script_args, step, steps, stderr, timeout=timeout,
-                       run_all=bool(target or at_error))
+                       run_all=bool(target or at_error), scopes=True)
     if run.failed:
         _report_failure(run, stderr, at_error)
         if not at_error:
@@ -547,6 +529,8 @@ def _inspect(stdout, stderr, script, script_args, target, step, at_error, timeou
     choice = _choose(run, target, at_error and run.failed, stderr, "inspect")
     params = script_parameters(run.namespace)
     names = {id(tensor): name for name, tensor in params.items()}
+    for note in _torch_notes(run, choice.roots, 0):
+        out.note(stderr, note)
     summary = graph_summary(choice.roots, names=names)
     if as_json:
         report = {"script": str(run.path), "chosen_by": as_flags(choice.how), **summary}

@@ -39,6 +39,11 @@ from .core.stack import hide_package
 __all__ = ["adapt", "capture", "name_leaf"]
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+#: Modules with a fused inference path (eval mode, no graph made) that PyTorch skips
+#: while any TorchFunctionMode is on: the capture steps aside for their call, so their
+#: results are the same bits as without it (nothing is recorded there: no node is made).
+_FAST_PATHS = (torch.nn.MultiheadAttention, torch.nn.TransformerEncoderLayer,
+               torch.nn.TransformerEncoder)
 
 
 def _tensors(value: Any) -> list:
@@ -53,6 +58,23 @@ def _tensors(value: Any) -> list:
         elif isinstance(item, dict):
             stack.extend(item.values())
     return found
+
+
+_ENTERED = [0]  # captures entered now (all threads)
+
+
+def captures_entered() -> int:
+    """How many :class:`capture` contexts are entered now (``vizgrad render``'s own
+    capture of a script defers to one the script enters itself)."""
+    return _ENTERED[0]
+
+
+def _no_graph(module: torch.nn.Module, args: Any) -> bool:
+    """Whether the call makes no graph: grad off, or nothing it is given requires grad."""
+    if not torch.is_grad_enabled():
+        return True
+    return not any(t.requires_grad for t in _tensors(args)) and not any(
+        p.requires_grad for p in module.parameters())
 
 
 class capture(TorchFunctionMode):
@@ -101,6 +123,7 @@ class capture(TorchFunctionMode):
         self._keep: list[torch.nn.Module] = []
         self._handles: list[Any] = []
         self._start = LEAF_SEQ
+        self._aside: torch.nn.Module | None = None  # a fast path runs without the mode
 
     # -- module scopes ------------------------------------------------------------
     def _enter_module(self, module: torch.nn.Module, args: Any) -> None:
@@ -109,6 +132,12 @@ class capture(TorchFunctionMode):
             path = self._path_of(module)
         self._scopes.append(path)
         self._modules.append(module)
+        if self._aside is None and isinstance(module, _FAST_PATHS) and not module.training \
+                and _no_graph(module, args):
+            count = torch._C._len_torch_function_stack()
+            if count and torch._C._get_function_stack_at(count - 1) is self:
+                torch._C._pop_torch_function_stack()
+                self._aside = module
 
     def _path_of(self, module: torch.nn.Module) -> str:
         """A module outside ``model``: its attribute name in the module running it (a
@@ -118,7 +147,8 @@ class capture(TorchFunctionMode):
         if parent is not None:
             own = next((key for key, child in parent._modules.items() if child is module),
                        None)
-        own = own or type(module).__name__.lower()
+        own = own or (self._root_name(module) if parent is None
+                      else type(module).__name__.lower())
         base = self._scopes[-1] if self._scopes else ""
         path = f"{base}.{own}" if base else own
         self._paths[id(module)] = path
@@ -127,11 +157,26 @@ class capture(TorchFunctionMode):
             for sub, child in module.named_modules():
                 if sub:
                     self._paths.setdefault(id(child), f"{path}.{sub}")
+            prefix = self._leaf_prefix(path)
             for name, parameter in module.named_parameters():
-                name_leaf(parameter, name)
+                name_leaf(parameter, prefix + name)
         return path
 
+    def _step_back(self) -> None:
+        torch._C._push_on_torch_function_stack(self)
+        self._aside = None
+
+    def _root_name(self, module: torch.nn.Module) -> str:
+        """The scope of a module outside ``model`` called from no module: its class name."""
+        return type(module).__name__.lower()
+
+    def _leaf_prefix(self, path: str) -> str:
+        """What the names of such a root's parameters start with (nothing: ``weight``)."""
+        return ""
+
     def _leave_module(self, module: torch.nn.Module, args: Any, output: Any) -> None:
+        if self._aside is module:
+            self._step_back()
         if self._scopes:
             self._scopes.pop()
             self._modules.pop()
@@ -173,15 +218,20 @@ class capture(TorchFunctionMode):
         if self.model is not None:
             for path, parameter in self.model.named_parameters():
                 name_leaf(parameter, path)
-        probe = torch.zeros((), requires_grad=True).view(())  # where this capture starts
+        with torch.enable_grad():  # where this capture starts (entered under no_grad too)
+            probe = torch.zeros((), requires_grad=True).view(())
         self._start = probe.grad_fn._sequence_nr()
         self._handles = [register_module_forward_pre_hook(self._enter_module),
                          register_module_forward_hook(self._leave_module, always_call=True)]
         self._scopes.clear()
         self._modules.clear()
+        _ENTERED[0] += 1
         return super().__enter__()
 
     def __exit__(self, *exc: object) -> None:
+        if self._aside is not None:  # left from inside a fast path's call
+            self._step_back()
+        _ENTERED[0] -= 1
         try:
             super().__exit__(*exc)
         finally:

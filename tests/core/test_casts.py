@@ -113,3 +113,34 @@ def test_every_op_output_requires_grad_as_in_pytorch(case):
     theirs = _outputs(case.torch_fn(*torch_inputs))
     assert [o.requires_grad for o in ours] == [t.requires_grad for t in theirs]
     assert [o.grad_fn is None for o in ours] == [t.grad_fn is None for t in theirs]
+
+
+def test_to_and_cuda_take_non_blocking_as_pytorch_does(monkeypatch):
+    """Issue 28: ``x.to(device, non_blocking=True)`` is in nearly every training loop."""
+    from vizgrad.core import backend
+
+    x, tx = vg.tensor(VALUES, requires_grad=True), torch.tensor(VALUES, requires_grad=True)
+    assert tx.to("cpu", non_blocking=True) is tx  # the oracle: nothing to move, itself
+    assert x.to("cpu", non_blocking=True) is x
+    assert x.to(device="cpu", non_blocking=False) is x
+    # positional, as torch.Tensor.to(device, dtype, non_blocking, copy) takes them
+    ours, theirs = x.to("cpu", vg.float64, True), tx.to("cpu", torch.float64, True)
+    assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "") == "float64"
+    assert ours.grad_fn.name() == theirs.grad_fn.name() == "ToCopyBackward0"
+    assert tx.to("cpu", None, True, True) is not tx  # copy=True: a copy, in both
+    copied = x.to("cpu", None, True, True)
+    assert copied is not x and np.array_equal(copied.detach().numpy(), x.detach().numpy())
+    assert x.to(vg.float32, non_blocking=True, copy=False) is x
+    with pytest.raises(TypeError):
+        x.to("cpu", True, True, True)
+    # .cuda(non_blocking=True) reaches the device check (no CuPy here), not a TypeError
+    monkeypatch.setattr(backend, "_cupy", None)
+    monkeypatch.setattr(backend, "_cupy_checked", True)
+    with pytest.raises(backend.BackendUnavailableError, match=r"vizgrad\[gpu\]"):
+        x.cuda(non_blocking=True)
+    with pytest.raises(backend.BackendUnavailableError, match=r"vizgrad\[gpu\]"):
+        x.cuda(0, True)
+    model = vg.nn.Linear(3, 2)
+    weight = model.weight
+    assert model.to("cpu", non_blocking=True) is model and model.weight is weight
+    assert model.to("cpu", vg.float64, True).weight.dtype == vg.float64

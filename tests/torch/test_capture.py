@@ -213,3 +213,15 @@ def test_without_a_model_roots_are_the_modules_called_from_no_module():
         "smallcnn.head", "linear"}
     leaves = {n.title for n in build_view(loss).nodes if n.kind == "leaf"}
     assert {"conv.weight", "norm.bias", "head.weight", "weight", "bias"} <= leaves
+
+
+def test_capture_entered_under_no_grad():
+    """Entering it under ``torch.no_grad()`` failed: its start probe made no node."""
+    model = torch.nn.Linear(3, 2)
+    with torch.no_grad(), vizgrad.torch.capture(model):
+        assert model(torch.ones(1, 3)).grad_fn is None  # no graph: nothing to record
+        with torch.enable_grad():
+            out = model(torch.ones(1, 3))
+    assert out.grad_fn.name() == "AddmmBackward0"
+    assert graph.as_node(out.grad_fn).scope == ""  # the root's own op, recorded
+    assert graph.as_node(out.grad_fn).stack

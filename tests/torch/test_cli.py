@@ -156,3 +156,265 @@ def test_anomaly_in_a_real_process_where_the_script_imports_torch(tmp_path) -> N
     assert done.returncode == 1, done.stderr
     assert "Forward of 'LogBackward0' (torch.log) produced nan values" in done.stderr
     assert "LogBackward0" in picture.read_text(encoding="utf-8")
+
+
+# Issue 28: an unmodified PyTorch script gets module boxes, user lines and its failing
+# call drawn, as a vizgrad script does (vizgrad.debug.torch_script's capture).
+CNN = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+
+
+class SmallCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 4, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 8, 3, padding=1)
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(8 * 2 * 2, 3)
+
+    def forward(self, x):
+        x = self.pool(F.relu(self.conv1(x)))                   # line 18
+        x = self.pool(F.relu(self.conv2(x)))                   # line 19
+        return self.fc(x.flatten(1))                           # line 20
+
+
+model = SmallCNN()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(2, 1, 8, 8), torch.tensor([0, 2])
+for step in range(2):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x.to("cpu", non_blocking=True)), y)   # line 28
+    loss.backward()
+    optimizer.step()
+    print("loss", repr(loss.item()))
+"""
+
+
+@pytest.fixture
+def cnn(tmp_path):
+    path = tmp_path / "cnn.py"
+    path.write_text(textwrap.dedent(CNN), encoding="utf-8")
+    return path
+
+
+def _graph(path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_cluster_draws_module_boxes_named_by_the_modules_paths(cnn, tmp_path):
+    out = tmp_path / "graph.json"
+    result = cli("render", "-q", "--cluster", "-o", out, cnn)
+    assert result.exit_code == 0, result.output
+    graph = _graph(out)
+    clusters = {c["id"]: c for c in graph["clusters"]}
+
+    def path(cluster):  # the box's full path, from its nesting
+        parts = []
+        while cluster is not None:
+            parts.append(cluster["label"])
+            cluster = clusters.get(cluster["parent"])
+        return ".".join(reversed(parts))
+
+    boxes = {path(c): {n for n in c["nodes"]} for c in clusters.values()}
+    assert set(boxes) == {"model", "model.conv1", "model.conv2", "model.pool", "model.fc"}
+    ops = {n["id"]: n for n in graph["nodes"] if n["kind"] == "op"}
+    inside = {path: sorted(ops[i]["title"] for i in ids if i in ops)
+              for path, ids in boxes.items()}
+    assert inside["model.conv1"] == inside["model.conv2"] == ["ConvolutionBackward0"]
+    assert inside["model.pool"] == ["MaxPool2DWithIndicesBackward0"] * 2
+    assert inside["model.fc"] == ["AddmmBackward0", "TBackward0"]
+    assert inside["model"] == ["ReluBackward0", "ReluBackward0", "ViewBackward0"]  # forward's own
+    scopes = {n["title"]: n["scope"] for n in ops.values()}
+    assert scopes["NllLossBackward0"] == ""  # the script's top level: in no box
+    # leaves are named with the same paths as the boxes
+    leaves = {n["title"] for n in graph["nodes"] if n["kind"] == "leaf"}
+    assert leaves == {f"model.{m}.{p}" for m in ("conv1", "conv2", "fc")
+                      for p in ("weight", "bias")}
+
+
+def test_show_stack_puts_the_scripts_lines_on_the_nodes(cnn, tmp_path):
+    out = tmp_path / "graph.json"
+    result = cli("render", "-q", "--show-stack", "-o", out, cnn)
+    assert result.exit_code == 0, result.output
+    lines: dict[str, list] = {}
+    for node in _graph(out)["nodes"]:
+        if node["kind"] == "op" and node["title"] != "AccumulateGrad":
+            lines.setdefault(node["title"], []).extend(node["lines"])
+    assert sorted(lines["ConvolutionBackward0"]) == ["cnn.py:18 in forward",
+                                                     "cnn.py:19 in forward"]
+    assert lines["AddmmBackward0"] == ["cnn.py:20 in forward"]
+    assert lines["NllLossBackward0"] == ["cnn.py:28 in <module>"]
+    tooltip = next(n["tooltip"] for n in _graph(out)["nodes"]
+                   if n["title"] == "AddmmBackward0")
+    assert "return self.fc(x.flatten(1))" in tooltip and "scope: model.fc" in tooltip
+    assert "torch/nn" not in tooltip  # PyTorch's own frames are not the user's
+
+
+def test_collapse_folds_each_module_into_one_node(cnn, tmp_path):
+    out = tmp_path / "graph.json"
+    result = cli("render", "-q", "--collapse", "--depth", "2", "-o", out, cnn)
+    assert result.exit_code == 0, result.output
+    groups = {n["title"]: n["details"]["ops"] for n in _graph(out)["nodes"]
+              if n["kind"] == "group"}
+    assert groups["model.conv1"] == {"ConvolutionBackward0": 1}
+    assert groups["model.pool"] == {"MaxPool2DWithIndicesBackward0": 2}
+    assert groups["model.fc"] == {"AddmmBackward0": 1, "TBackward0": 1}
+
+
+def test_at_error_draws_the_failing_torch_call_red_with_its_inputs(tmp_path):
+    path = tmp_path / "broken.py"   # fc takes 72 features where the pooled map has 32
+    path.write_text(textwrap.dedent(CNN).replace("nn.Linear(8 * 2 * 2, 3)",
+                                                 "nn.Linear(8 * 3 * 3, 3)"), encoding="utf-8")
+    out = tmp_path / "graph.dot"
+    result = cli("render", "--at-error", "-o", out, path)
+    assert result.exit_code == 1
+    assert "mat1 and mat2 shapes cannot be multiplied (2x32 and 72x3)" in result.stderr
+    assert ("the op that raised (torch.nn.functional.linear in model.fc) and its inputs"
+            in result.stdout)
+    dot = out.read_text(encoding="utf-8")
+    assert ("failed [label=<torch.nn.functional.linear in model.fc raised RuntimeError<BR/>"
+            "mat1 and mat2 shapes cannot be multiplied (2x32 and 72x3)<BR/>"
+            "broken.py:20  return self.fc(x.flatten(1))") in dot
+    assert 'fillcolor="#ff6b6b"' in dot
+    # its inputs, named, with shapes: the activation, fc's weight and bias
+    assert "<input 0<BR/>(2, 32) float32>" in dot
+    assert "<model.fc.weight<BR/>(3, 72) float32>" in dot
+    assert "<model.fc.bias<BR/>(3) float32>" in dot
+    assert dot.count("-> failed") == 3
+    assert "ConvolutionBackward0" in dot  # joined to the graph they came from
+    # PyTorch's own frames are counted, not shown, and named as PyTorch's
+    assert "frames inside PyTorch and vizgrad hidden]" in result.stderr
+    assert 'broken.py", line 20, in forward' in result.stderr
+
+
+def test_the_script_computes_the_same_with_and_without_the_capture(cnn, capsys):
+    from vizgrad.debug.capture import run_script
+
+    runs = {}
+    for captured in (False, True):
+        run = run_script(cnn, torch_capture=captured)
+        assert run.error is None and run.torch_captured is captured
+        model = run.namespace["model"]
+        runs[captured] = (capsys.readouterr().out, run.namespace["loss"].detach(),
+                          {n: (p.detach().clone(), p.grad.clone())
+                           for n, p in model.named_parameters()})
+        # the mode is gone with the script: nothing of it stays on torch's stack
+        assert torch._C._len_torch_function_stack() == 0
+    (out, loss, params), (out_c, loss_c, params_c) = runs[False], runs[True]
+    assert out == out_c and out.count("loss") == 2  # the script's own prints, same digits
+    assert torch.equal(loss, loss_c)
+    assert params.keys() == params_c.keys()
+    for name, (value, grad) in params.items():
+        assert torch.equal(value, params_c[name][0]) and torch.equal(grad, params_c[name][1])
+    # without it no node carries a scope: nothing was recorded
+    plain = run_script(cnn, stop_at_second=True).namespace["loss"]
+    assert "vizgrad.forward" not in plain.grad_fn.next_functions[0][0].metadata
+
+
+THREADED = """
+import threading
+import torch
+torch.manual_seed(0)
+model = torch.nn.Linear(3, 2)
+x = torch.randn(4, 3)
+made = {}
+worker = threading.Thread(target=lambda: made.update(hidden=model(x)))
+worker.start()
+worker.join()
+loss = made["hidden"].tanh().sum()
+loss.backward()
+"""
+
+
+def test_the_summary_says_what_could_not_be_captured(tmp_path):
+    path = tmp_path / "threaded.py"
+    path.write_text(textwrap.dedent(THREADED), encoding="utf-8")
+    result = cli("render", "--cluster", "-o", tmp_path / "g.dot", path)
+    assert result.exit_code == 0, result.output
+    # Linear's two nodes were made on another thread: PyTorch's function modes are per thread
+    assert ("2 of 4 PyTorch ops have no module scope or user line: they were made where "
+            "vizgrad could not see (on another thread") in " ".join(result.stderr.split())
+    drawn = (tmp_path / "g.dot").read_text(encoding="utf-8")
+    assert drawn.count("subgraph cluster_") == 0  # nothing to box: no scope was recorded
+
+
+BIG = """
+import torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(24)])
+loss = model(torch.randn(2, 4)).sum()
+loss.backward()
+"""
+
+
+def test_a_big_graph_drawn_without_capture_names_the_options_that_record_modules(tmp_path):
+    path = tmp_path / "big.py"
+    path.write_text(textwrap.dedent(BIG), encoding="utf-8")
+    result = cli("render", "-o", tmp_path / "g.dot", path)
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stderr.split())
+    assert "graph nodes drawn without module boxes" in said and "--cluster" in said
+    boxed = cli("render", "--cluster", "-o", tmp_path / "g.dot", path)
+    assert "without module boxes" not in boxed.stderr
+    assert (tmp_path / "g.dot").read_text(encoding="utf-8").count("subgraph cluster_") == 25
+
+
+def test_a_fresh_process_captures_from_the_scripts_import_of_torch(cnn, tmp_path):
+    out = tmp_path / "graph.json"
+    done = vizgrad_process("render", "-q", "--cluster", "--show-stack", "-o", out, cnn)
+    assert done.returncode == 0, done.stderr
+    graph = _graph(out)
+    assert {c["label"] for c in graph["clusters"]} == {"model", "conv1", "conv2", "pool", "fc"}
+    assert any(line == "cnn.py:20 in forward" for n in graph["nodes"] for line in n["lines"])
+
+
+TRANSFORMER = """
+import torch
+torch.manual_seed(0)
+layer = torch.nn.TransformerEncoderLayer(16, 4, 32, batch_first=True)
+model = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+x = torch.randn(2, 5, 16)
+loss = model(x).pow(2).mean()
+loss.backward()
+model.eval()
+with torch.no_grad():                  # PyTorch's fused inference path
+    evaluated = model(x)
+    attended = model.layers[0].self_attn(x, x, x)[0]
+"""
+
+
+def test_fused_inference_paths_give_the_same_bits_under_the_capture(tmp_path):
+    """PyTorch skips the fused path of MultiheadAttention / TransformerEncoder(Layer)
+    while any TorchFunctionMode is on, which changes the last bits of their results;
+    the capture steps aside for a call that makes no graph."""
+    from vizgrad import graph
+    from vizgrad.debug.capture import run_script
+
+    path = tmp_path / "transformer.py"
+    path.write_text(textwrap.dedent(TRANSFORMER), encoding="utf-8")
+    plain, captured = run_script(path), run_script(path, torch_capture=True)
+    assert plain.error is None and captured.error is None and captured.torch_captured
+    for name in ("evaluated", "attended", "loss"):
+        assert torch.equal(plain.namespace[name], captured.namespace[name]), name
+    # the training forward before it was recorded as usual
+    scopes = {node.scope for node in graph.walk(captured.namespace["loss"]).nodes}
+    assert {"model.layers.0.self_attn", "model.layers.1.linear2"} <= scopes
+    assert torch._C._len_torch_function_stack() == 0
+
+
+def test_a_capture_the_script_enters_itself_names_its_nodes(tmp_path):
+    path = tmp_path / "own.py"
+    source = textwrap.dedent(CNN).replace(
+        "    loss = F.cross_entropy(", "    with vizgrad.torch.capture(model, name='net'):\n"
+        "        loss = F.cross_entropy(")
+    source = source.replace("import torch\n", "import torch\nimport vizgrad\n", 1)
+    path.write_text(source, encoding="utf-8")
+    out = tmp_path / "graph.json"
+    result = cli("render", "-q", "--cluster", "-o", out, path)
+    assert result.exit_code == 0, result.output
+    scopes = {n["scope"] for n in _graph(out)["nodes"] if n["kind"] == "op"}
+    assert {"net", "net.conv1", "net.fc"} <= scopes and "model.conv1" not in scopes

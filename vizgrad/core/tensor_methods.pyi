@@ -398,7 +398,8 @@ class TensorMethods:
     def contiguous(self) -> Tensor:
         """``self`` if its memory is C-contiguous, else a contiguous copy
         (``torch.Tensor.contiguous``)."""
-    def to(self, *args: Any, dtype: Any = None, device: Any = None, copy: _bool = False) -> Tensor:
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: _bool = False,
+        copy: _bool = False) -> Tensor:
         """Cast to a dtype and/or move to a device (``torch.Tensor.to``)."""
     def type(self, dtype: Any = None, non_blocking: _bool = False, **kwargs: Any) -> Any:
         """``torch.Tensor.type``: no argument, the type name (``"torch.FloatTensor"``, the string
@@ -419,8 +420,9 @@ class TensorMethods:
         """Cast to bool (``torch.Tensor.bool``)."""
     def cpu(self) -> Tensor:
         """This tensor in host memory (``torch.Tensor.cpu``); already there, itself."""
-    def cuda(self, device: Any = 0) -> Tensor:
-        """This tensor on a GPU, ``cuda:<device>`` (``torch.Tensor.cuda``); needs CuPy."""
+    def cuda(self, device: Any = 0, non_blocking: _bool = False) -> Tensor:
+        """This tensor on a GPU, ``cuda:<device>`` (``torch.Tensor.cuda``); needs CuPy.
+        ``non_blocking`` is accepted, as PyTorch takes it; the copy is done when it returns."""
     def copy_(self, src: Tensor | _float, non_blocking: _bool = False) -> Tensor:
         """Copy ``src``'s values into this tensor, broadcast and cast (``torch.Tensor.copy_``)."""
     def zero_(self) -> Tensor:

@@ -113,6 +113,9 @@ class ScriptRun:
     #: ``(rank, world_size)`` seen at a backward() call when the script ran as one of
     #: several ranks (its process group may be gone by the end)
     ranks: tuple[int, int] | None = None
+    #: True when PyTorch's module scopes and user stacks were recorded (``torch_capture``
+    #: and the script used torch)
+    torch_captured: bool = False
 
     @property
     def failed(self) -> bool:
@@ -240,9 +243,18 @@ def _global_namer(namespace: dict[str, Any]) -> Any:
     return namer
 
 
+def _enter_torch_capture(namer: Any) -> Any:
+    from .torch_script import ScriptCapture  # imports torch: only once the script has
+
+    mode = ScriptCapture(namer)
+    mode.__enter__()
+    return mode
+
+
 def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), *,
                step: int | str | None = None, record_grads: bool = False,
-               timeout: float | None = None, stop_at_second: bool = False) -> ScriptRun:
+               timeout: float | None = None, stop_at_second: bool = False,
+               torch_capture: bool = False) -> ScriptRun:
     """Run ``path`` as ``python path *args`` would and record its ``backward()`` calls.
 
     Exceptions the script raises are kept in ``ScriptRun.error`` (never raised here,
@@ -256,6 +268,10 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
     still runs to its end -- its later ``vizgrad.watch()`` calls and errors count).
     ``timeout`` (seconds) stops the script with ``ScriptTimeout`` (``run.timed_out``);
     ``os._exit()`` in the script stops it with ``ScriptExited`` (``run.exited``).
+    ``torch_capture=True`` records module scopes and user stacks on PyTorch's nodes from
+    the script's start, and marks the torch call that raised
+    (:mod:`vizgrad.debug.torch_script`): what ``vizgrad.torch.capture`` does, without
+    touching the script.
 
     Example
     -------
@@ -291,11 +307,15 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
     sys.path.insert(0, script_dir)
     sys.modules["__main__"] = module
     vizgrad.unwatch()
-    naming = vizgrad.nn.module.root_scope_names(_global_namer(module.__dict__))
+    namer = _global_namer(module.__dict__)
+    naming = vizgrad.nn.module.root_scope_names(namer)
     naming.__enter__()
     handle = vizgrad.on_backward(recorder)
     done = vizgrad.watching.on_backward_done(lambda outputs: recorder.after_backward())
     torch_watch = TorchBackwardWatch(recorder, recorder.after_backward)  # PyTorch's backward
+    modes: list[Any] = []
+    if torch_capture:  # once torch is loaded (now, or when the script imports it)
+        torch_watch.after_import = lambda torch: modes.append(_enter_torch_capture(namer))
     torch_watch.start()
     start = time.perf_counter()
     try:
@@ -320,6 +340,9 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
         run.exit_code = 1
     finally:
         run.seconds = time.perf_counter() - start
+        for mode in modes:
+            mode.__exit__(None, None, None)
+        run.torch_captured = bool(modes)
         recorder.finish_recording()
         if stats is not None:
             stats.__exit__(None, None, None)

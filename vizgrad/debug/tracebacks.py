@@ -25,6 +25,7 @@ vizgrad.core.recording.ShapeError: mat1 and mat2 shapes cannot be multiplied (16
 from __future__ import annotations
 
 import os
+import sys
 import traceback
 import types
 
@@ -83,13 +84,25 @@ def user_frames(error: BaseException) -> list[types.FrameType]:
     return frames[::-1]
 
 
-def _filtered(stack: traceback.StackSummary) -> tuple[list, int]:
+_VIZGRAD = os.path.dirname(os.path.abspath(vizgrad.__file__)) + os.sep
+
+
+def _filtered(stack: traceback.StackSummary) -> tuple[list, int, str]:
+    """The user's frames, how many were hidden, and whose they were (``"vizgrad"``;
+    ``"PyTorch and vizgrad"`` once a capture hid PyTorch's frames too)."""
     frames = list(stack)
     # The runner's own frame (the exec) comes first: it is not the script's, drop it.
     while frames and os.path.abspath(frames[0].filename) == _RUNNER:
         frames.pop(0)
     kept = [frame for frame in frames if vizgrad.watching.is_user_file(frame.filename)]
-    return kept, len(frames) - len(kept)
+    torch = getattr(sys.modules.get("torch"), "__file__", None)
+    torch = os.path.dirname(os.path.abspath(torch)) + os.sep if torch else None
+    owners = {"PyTorch" if torch and path.startswith(torch) else
+              "vizgrad" if path.startswith(_VIZGRAD) else "Python"
+              for path in (os.path.abspath(frame.filename) for frame in frames
+                           if not vizgrad.watching.is_user_file(frame.filename))}
+    whose = " and ".join(name for name in ("PyTorch", "vizgrad", "Python") if name in owners)
+    return kept, len(frames) - len(kept), whose
 
 
 def format_traceback(error: BaseException) -> str:
@@ -123,13 +136,13 @@ def format_traceback(error: BaseException) -> str:
         return f"SystemExit: {error.code}"
     blocks = []
     for exception, link in reversed(_chain(error)):
-        kept, hidden = _filtered(traceback.extract_tb(exception.__traceback__))
+        kept, hidden, whose = _filtered(traceback.extract_tb(exception.__traceback__))
         lines = []
         if kept or hidden:
             lines.append("Traceback (most recent call last):\n")
             lines.extend(traceback.StackSummary.from_list(kept).format())
         if hidden:
-            lines.append(f"  [{hidden} frame{'s' if hidden != 1 else ''} inside vizgrad "
+            lines.append(f"  [{hidden} frame{'s' if hidden != 1 else ''} inside {whose} "
                          "hidden]\n")
         lines.extend(traceback.format_exception_only(type(exception), exception))
         if link is not None:

@@ -101,6 +101,8 @@ def cast_tensor(tensor: Tensor, args: tuple, kwargs: dict) -> Tensor:
     dtype = kwargs.get("dtype")
     device = kwargs.get("device")
     for arg in args:
+        if isinstance(arg, bool):  # non_blocking, as PyTorch's Module.to takes it
+            continue
         if backend.is_device_name(arg):
             device = arg
         elif isinstance(arg, Tensor):

@@ -47,18 +47,30 @@ from . import elementwise as el
 
 
 def _to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
-        copy: bool = False) -> Tensor:
+        non_blocking: bool = False, copy: bool = False) -> Tensor:
     """Cast to a dtype and/or move to a device (``torch.Tensor.to``).
 
     Arguments are a dtype, a device name (``"cpu"``, ``"cuda:0"``) or a tensor whose dtype
     and device to take; with nothing to change it returns ``self`` (a copy if ``copy``).
+    ``non_blocking`` is accepted as PyTorch takes it (keyword, or the first bool after
+    them, ``copy`` the second) and changes nothing: a copy here is done when it returns.
 
     Example
     -------
     >>> vizgrad.tensor([1.5, 2.5]).to(vizgrad.float64).dtype
     dtype('float64')
+    >>> x = vizgrad.ones(2)
+    >>> x.to("cpu", non_blocking=True) is x
+    True
     """
+    flags = [arg for arg in args if isinstance(arg, bool)]
+    if len(flags) > 2:
+        raise TypeError(f"to() takes at most two bools (non_blocking, copy), got {len(flags)}")
+    if len(flags) == 2:
+        copy = copy or flags[1]
     for arg in args:
+        if isinstance(arg, bool):
+            continue
         if isinstance(arg, Tensor):
             dtype, device = arg.dtype, arg.device
         elif backend.is_device_name(arg):
@@ -364,8 +376,9 @@ def _cpu(self: Tensor) -> Tensor:
     return _to(self, device="cpu")
 
 
-def _cuda(self: Tensor, device: Any = 0) -> Tensor:
-    """This tensor on a GPU, ``cuda:<device>`` (``torch.Tensor.cuda``); needs CuPy."""
+def _cuda(self: Tensor, device: Any = 0, non_blocking: bool = False) -> Tensor:
+    """This tensor on a GPU, ``cuda:<device>`` (``torch.Tensor.cuda``); needs CuPy.
+    ``non_blocking`` is accepted, as PyTorch takes it; the copy is done when it returns."""
     return _to(self, device=f"cuda:{device}" if isinstance(device, int) else device)
 
 

@@ -1,0 +1,62 @@
+"""Running the script for ``vizgrad render`` / ``inspect``: the hard stop past
+``--timeout`` and SIGTERM as an exit (so a layout's ``dot`` child is killed)."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+
+from vizgrad.debug.capture import REAL_EXIT
+
+from . import console as out
+
+#: Seconds past ``--timeout`` a script stuck outside Python (a C loop) is given before
+#: vizgrad ends the whole process.
+HARD_STOP_GRACE = 10.0
+
+
+@contextlib.contextmanager
+def hard_stop(seconds: float | None, script: str, stderr) -> Iterator[None]:
+    """End the process if the script is still running ``HARD_STOP_GRACE`` s after
+    ``--timeout`` (the in-script stop needs Python code to run; a C loop never does)."""
+    if seconds is None:
+        yield
+        return
+    finished = threading.Event()
+
+    def watch() -> None:
+        if not finished.wait(seconds + HARD_STOP_GRACE):
+            out.error(stderr, f"{script} did not stop within {seconds:g} s (--timeout) and "
+                      f"did not respond for {HARD_STOP_GRACE:g} s more; vizgrad ended it "
+                      "(exit code 1); no graph was drawn")
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+            REAL_EXIT(1)
+
+    threading.Thread(target=watch, name="vizgrad-timeout", daemon=True).start()
+    try:
+        yield
+    finally:
+        finished.set()
+
+
+@contextlib.contextmanager
+def terminate_as_exit() -> Iterator[None]:
+    """SIGTERM raises ``SystemExit(143)`` meanwhile, so ``finally`` blocks run: the
+    ``dot`` child of a layout is killed (``subprocess.run`` kills its child when
+    interrupted by an exception) and temporary files are removed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
