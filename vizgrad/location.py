@@ -25,11 +25,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .core.stack import notebook_cell
+from .core.stack import hide_own_frames_in_notebooks, notebook_cell
 from .core.stack import traceback_entry as stack_entry
 
-__all__ = ["innermost_line", "notebook_cell", "place", "stack_entry", "user_frames",
-           "user_line"]
+__all__ = [
+    "hide_own_frames_in_notebooks", "innermost_line", "notebook_cell", "place", "stack_entry",
+    "user_frames", "user_line",
+]
 
 
 def place(frame: Any) -> str:

@@ -106,6 +106,9 @@ def test_notebook_errors_show_the_users_cell_not_vizgrads_frames(tmp_path: Path)
         "x = vizgrad.ones(3, requires_grad=True)\ny = x.exp().sum()\ny.backward()",
         "y.backward()",
         "print([str(f) for f in y.grad_fn.stack])",
+        "a = vizgrad.ones(5, 16, requires_grad=True)\nb = vizgrad.ones(32, 3)\nc = a @ b",
+        "with vizgrad.detect_anomaly(check_forward=True):\n"
+        "    z = vizgrad.log(vizgrad.tensor([0.0, 1.0], requires_grad=True))",
     ]]
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                        "language": "python"}
@@ -124,3 +127,12 @@ def test_notebook_errors_show_the_users_cell_not_vizgrads_frames(tmp_path: Path)
     assert "ipykernel" not in error["evalue"] and "IPython" not in error["evalue"]
     stack = executed.cells[3].outputs[0]["text"]
     assert stack.count("<module>") == 1 and "interactiveshell" not in stack, stack
+    # errors raised in a forward: the cell, then only the frame that raised (IPython
+    # always shows that one); the op functions between are hidden
+    for cell, name, last in ((4, "ShapeError", "function.py"), (5, "AnomalyError", "anomaly.py")):
+        error = next(o for o in executed.cells[cell].outputs if o["output_type"] == "error")
+        assert error["ename"] == name
+        shown = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error["traceback"]))
+        frames = [line for line in shown.splitlines() if line.startswith(("File ", "Cell "))]
+        assert frames[0].startswith(f"Cell In[{cell + 1}]") and len(frames) == 2, shown
+        assert last in frames[1] and "skipping hidden" in shown

@@ -25,7 +25,7 @@ from . import backend
 from .inplace import NO_GRAD, inherited_creation, refresh_view
 from .node import FORWARD_ONLY, OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, ForwardOnly, Node
 from .saving import resolve_saved
-from .stack import capture, user_location
+from .stack import capture, hide_own_frames_in_notebooks, user_location
 from .state import STACK, current_scope, grad_enabled
 from .tensor import Tensor, accumulator_of
 
@@ -351,6 +351,7 @@ def op_error(cls: type[Function], tensors: list, error: Exception,
     """The error a failed forward raises: what went wrong first -- the op's shape rule's
     words where the rule refuses these inputs (PyTorch's wording), else the forward's
     own -- then the op, its inputs and the user's line.  Only on this (rare) path."""
+    hide_own_frames_in_notebooks()
     reason: Exception = error
     rule = getattr(cls, "infer_shape", None)
     if rule is not None and isinstance(error, ValueError) and raw:

@@ -80,6 +80,21 @@ def is_internal(filename: str) -> bool:
     return bool(hidden)
 
 
+def hide_own_frames_in_notebooks() -> None:
+    """Before vizgrad raises its own error in a notebook: mark vizgrad's frames on the
+    stack (the caller's and up, to the user's code) ``__tracebackhide__``, which
+    IPython's tracebacks honour, so a shape error shows the user's cell and one frame of
+    vizgrad's (where it was raised: IPython always shows that one), not four.  Only on
+    an error path, and only where IPython is loaded (pytest reads the mark too)."""
+    if "IPython" not in sys.modules:
+        return
+    frame = _getframe(1)  # the frame that raises (or makes the error), then its callers
+    while frame is not None and is_internal(frame.f_code.co_filename) \
+            and _INTERNAL.get(frame.f_code.co_filename) is not RUNNER:
+        frame.f_locals["__tracebackhide__"] = True  # kept: not one of the frame's names
+        frame = frame.f_back
+
+
 # The callers' part of a stack (the tail) depends only on the raw chain of (code, offset)
 # pairs above the innermost user frame, and that chain rarely changes between ops, so
 # the last walk is kept: (depth, tag, chain walked, walk reached the outermost frame,

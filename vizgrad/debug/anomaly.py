@@ -42,7 +42,7 @@ import numpy as np
 import vizgrad
 
 from .. import graph
-from ..location import stack_entry
+from ..location import hide_own_frames_in_notebooks, stack_entry
 
 
 class AnomalyError(graph.GraphError):
@@ -423,6 +423,7 @@ def _forward_listener(raw: Any, inputs: list, outputs: tuple) -> None:
         picture = _picture(node, f"AnomalyError: {lines[0]}")
         if picture is not None:
             lines.append(f"  picture of the neighbourhood: {picture}")
+        hide_own_frames_in_notebooks()
         raise AnomalyError("\n".join(lines), node, "forward", picture)
 
 
