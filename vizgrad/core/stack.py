@@ -88,7 +88,7 @@ def hide_own_frames_in_notebooks() -> None:
     an error path, and only where IPython is loaded (pytest reads the mark too)."""
     if "IPython" not in sys.modules:
         return
-    frame = _getframe(1)  # the frame that raises (or makes the error), then its callers
+    frame: Any = _getframe(1)  # the frame that raises (or makes the error), then callers
     while frame is not None and is_internal(frame.f_code.co_filename) \
             and _INTERNAL.get(frame.f_code.co_filename) is not RUNNER:
         frame.f_locals["__tracebackhide__"] = True  # kept: not one of the frame's names
