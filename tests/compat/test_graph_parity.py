@@ -217,6 +217,11 @@ LOSSES = [
                covers=("l1_loss",)),
     functional("kl_div", lambda F, x, t: F.kl_div(x, t, reduction="batchmean"), [(4, 3)],
                extra=[PROBS]),
+    # distances and normalising (issue 31)
+    functional("normalize", lambda F, x: F.normalize(x, dim=1), [(3, 4)]),
+    functional("cosine_similarity", lambda F, x, y: F.cosine_similarity(x, y), [(3, 4), (3, 4)]),
+    functional("pairwise_distance", lambda F, x, y: F.pairwise_distance(x, y),
+               [(3, 4), (3, 4)]),
 ]
 
 NORMS = [

@@ -47,3 +47,26 @@ def test_shape_errors_in_pytorchs_words(name):
     assert str(mine.value).startswith(str(theirs.value)), (str(mine.value), str(theirs.value))
     assert isinstance(mine.value, ValueError)  # as vizgrad's shape errors always were
     assert "gufunc" not in str(mine.value) and mine.value.__cause__ is None
+
+
+MORE = {
+    "expand": lambda L: L.ones(4).expand(5, 3),
+    "expand fewer dims": lambda L: L.ones(2, 3).expand(3),
+    "repeat": lambda L: L.ones(2, 3).repeat(2),
+    "permute length": lambda L: L.ones(2, 3).permute(0),
+    "permute duplicate": lambda L: L.ones(2, 3).permute(0, 0),
+    "split 0": lambda L: L.ones(4).split(0),
+    "one_hot too large": lambda L: L.nn.functional.one_hot(L.tensor([5]), 3),
+    "one_hot negative": lambda L: L.nn.functional.one_hot(L.tensor([-1]), 3),
+    "narrow past the end": lambda L: L.ones(4).narrow(0, 2, 5),
+}
+
+
+@pytest.mark.parametrize("name", list(MORE))
+def test_more_shape_errors_in_pytorchs_words(name):
+    with pytest.raises(RuntimeError) as theirs:
+        MORE[name](torch)
+    with pytest.raises(RuntimeError) as mine:
+        MORE[name](vg)
+    assert str(mine.value).startswith(str(theirs.value)), (str(mine.value), str(theirs.value))
+    assert isinstance(mine.value, ValueError)

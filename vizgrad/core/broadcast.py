@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from .backend import array_module
 from .dual import LINEAR
 from .function import Function
 from .meta import MetaArray
+from .recording import ShapeError, torch_type_name
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -73,16 +72,21 @@ class Expand(Function):
     def infer_shape(input, shape):
         lead = len(shape) - input.ndim
         if lead < 0:
-            raise ValueError(f"expand: the target shape {tuple(shape)} has fewer dimensions "
-                             f"than the input {input.shape}")
+            raise ShapeError(f"expand(torch.{torch_type_name(input.dtype)}Tensor{{"
+                             f"[{', '.join(map(str, input.shape))}]}}, size="
+                             f"[{', '.join(map(str, shape))}]): the number of sizes provided "
+                             f"({len(shape)}) must be "
+                             f"greater or equal to the number of dimensions in the tensor "
+                             f"({input.ndim})")
         target = tuple(input.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
-        try:
-            ok = np.broadcast_shapes(input.shape, target) == target
-        except ValueError:
-            ok = False
-        if not ok:
-            raise ValueError(f"expand: the input {input.shape} cannot be expanded to "
-                             f"{tuple(shape)}")
+        for axis in range(len(target) - 1, lead - 1, -1):  # PyTorch's words, last dim first
+            size = input.shape[axis - lead]
+            if size != 1 and size != target[axis]:
+                raise ShapeError(
+                    f"The expanded size of the tensor ({target[axis]}) must match the existing "
+                    f"size ({size}) at non-singleton dimension {axis}.  Target sizes: "
+                    f"[{', '.join(map(str, shape))}].  Tensor sizes: "
+                    f"[{', '.join(map(str, input.shape))}]")
         if target == input.shape:
             return MetaArray(target, input.dtype, getattr(input, "layout", None))
         strides = getattr(input, "layout", None) or c_strides(input.shape)

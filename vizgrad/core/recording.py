@@ -340,6 +340,20 @@ def mark_views(cls: type[Function], args: tuple, results: list) -> None:
             result._view_chain = None if prefix is None else prefix + ((cls, args[1:]),)
 
 
+#: PyTorch's names of dtypes as its error messages say them (``'Long'``, ``'Float'``).
+TORCH_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+                    "int32": "Int", "int64": "Long", "uint16": "UInt16", "uint32": "UInt32",
+                    "uint64": "UInt64", "float16": "Half", "float32": "Float",
+                    "float64": "Double", "complex64": "ComplexFloat",
+                    "complex128": "ComplexDouble"}
+
+
+def torch_type_name(dtype: Any) -> str:
+    """``dtype`` as PyTorch's messages name it (int64: ``Long``)."""
+    name = str(np.dtype(dtype))
+    return TORCH_TYPE_NAMES.get(name, name)
+
+
 class ShapeError(RuntimeError, ValueError):
     """Shapes that do not fit an op, said in PyTorch's words ("mat1 and mat2 shapes
     cannot be multiplied (5x16 and 32x3)"): a RuntimeError as PyTorch raises, and a

@@ -151,26 +151,33 @@ class Split(SplitSizes):
 
     @staticmethod
     def infer_shape(input, split_size, dim):
-        extent = input.shape[_dim(dim, input.ndim)]
-        if split_size <= 0:
-            raise ValueError(f"split_size must be positive, got {split_size}")
-        sizes = [split_size] * (extent // split_size)
-        if extent % split_size:
-            sizes.append(extent % split_size)
-        return SplitSizes.infer_shape(input, sizes or [0], dim)
+        sizes = _split_sizes(input.shape[_dim(dim, input.ndim)], split_size)
+        return SplitSizes.infer_shape(input, sizes, dim)
 
     @staticmethod
     def forward(ctx, input, split_size, dim):
-        extent = input.shape[_dim(dim, input.ndim)]
-        if split_size <= 0:
-            raise ValueError(f"split_size must be positive, got {split_size}")
-        sizes = [split_size] * (extent // split_size)
-        if extent % split_size:
-            sizes.append(extent % split_size)
+        sizes = _split_sizes(input.shape[_dim(dim, input.ndim)], split_size)
         ctx.split_size = split_size
-        return _pieces(ctx, input, sizes or [0], dim)
+        return _pieces(ctx, input, sizes, dim)
 
     jvp = LINEAR
+
+
+def _split_sizes(extent: int, split_size: int) -> list[int]:
+    """The pieces' sizes of ``split(split_size)`` along a dim of ``extent`` (PyTorch's
+    rule and words: 0 only for an empty dim)."""
+    if split_size < 0:
+        raise ShapeError(f"split expects split_size be non-negative, but got split_size="
+                         f"{split_size}")
+    if split_size == 0:
+        if extent:
+            raise ShapeError(f"split_size can only be 0 if dimension size is 0, but got "
+                             f"dimension size of {extent}")
+        return [0]
+    sizes = [split_size] * (extent // split_size)
+    if extent % split_size:
+        sizes.append(extent % split_size)
+    return sizes or [0]
 
 
 class UnsafeSplit(Split):

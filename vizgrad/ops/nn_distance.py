@@ -90,7 +90,7 @@ class NormScalar(Norm):
     @staticmethod
     def forward(ctx, input, p, dim, keepdim):
         result = Norm.forward(ctx, input, p, dim, keepdim)
-        ctx.p = p
+        ctx.p = ctx.__dict__.pop("ord", p)  # saved under PyTorch's name for this overload
         return result
 
 

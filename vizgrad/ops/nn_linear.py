@@ -282,6 +282,8 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     xp = array_module(indices)
     if num_classes < 0:
         num_classes = int(indices.max()) + 1 if indices.size else 0
-    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= num_classes):
-        raise ValueError(f"one_hot: class values must be in [0, {num_classes})")
+    if indices.size and int(indices.min()) < 0:  # PyTorch's words
+        raise ShapeError("Class values must be non-negative.")
+    if indices.size and int(indices.max()) >= num_classes:
+        raise ShapeError("Class values must be smaller than num_classes.")
     return Tensor.from_array((indices[..., None] == xp.arange(num_classes)).astype(xp.int64))

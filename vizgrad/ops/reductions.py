@@ -467,7 +467,8 @@ class Norm(Function):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_values
-        p, dims, xd = ctx.ord, normalize_dims(ctx.dim, x.ndim), x.array
+        p = ctx.ord if "ord" in ctx.__dict__ else ctx.p  # NormBackward1 saves it as p
+        dims, xd = normalize_dims(ctx.dim, x.ndim), x.array
         xp = array_module(xd)
         grad = expand_reduced(grad, x.shape, dims, ctx.keepdim)
         sign = xp.sign(xd)

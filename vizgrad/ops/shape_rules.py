@@ -26,7 +26,7 @@ import numpy as np
 from ..core.broadcast import c_strides
 from ..core.factory import get_default_dtype
 from ..core.meta import MetaArray
-from ..core.recording import ShapeError
+from ..core.recording import TORCH_TYPE_NAMES, ShapeError, torch_type_name  # noqa: F401
 from .operands import result_type
 
 _INT64 = np.dtype(np.int64)
@@ -50,19 +50,6 @@ def accumulated(dtype: Any) -> np.dtype:
     dtype = np.dtype(dtype)
     return _INT64 if dtype.kind in "biu" else dtype
 
-
-#: PyTorch's names of dtypes as its error messages say them (``'Long'``, ``'Float'``).
-TORCH_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
-                    "int32": "Int", "int64": "Long", "uint16": "UInt16", "uint32": "UInt32",
-                    "uint64": "UInt64", "float16": "Half", "float32": "Float",
-                    "float64": "Double", "complex64": "ComplexFloat",
-                    "complex128": "ComplexDouble"}
-
-
-def torch_type_name(dtype: Any) -> str:
-    """``dtype`` as PyTorch's messages name it (int64: ``Long``)."""
-    name = str(np.dtype(dtype))
-    return TORCH_TYPE_NAMES.get(name, name)
 
 
 def broadcast(*operands: Any) -> tuple:

@@ -38,9 +38,9 @@ class Repeat(Function):
     @staticmethod
     def infer_shape(input, repeats):
         repeats = tuple(repeats)
-        if len(repeats) < input.ndim:
-            raise ValueError(f"repeat: {len(repeats)} repeat counts given for a tensor "
-                             f"of shape {input.shape} (need at least {input.ndim})")
+        if len(repeats) < input.ndim:  # PyTorch's words
+            raise ShapeError("Number of dimensions of repeat dims can not be smaller than "
+                             "number of dimensions of tensor")
         padded = (1,) * (len(repeats) - input.ndim) + tuple(input.shape)
         return MetaArray(tuple(s * r for s, r in zip(padded, repeats)), input.dtype)
 
@@ -357,7 +357,7 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
                          f"but got {start})")
     start = int(start) + size if start < 0 else int(start)
-    if start + length > input.shape[axis]:
-        raise IndexError(f"narrow: start {start} + length {length} exceeds dimension {axis} "
-                         f"of size {input.shape[axis]}")
+    if start + length > input.shape[axis]:  # PyTorch's words
+        raise ShapeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                         f"({input.shape[axis]}).")
     return Slice.apply(input, dim, start, start + length, 1)  # dim as given, as PyTorch

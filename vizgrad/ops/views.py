@@ -12,6 +12,7 @@ from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.recording import ShapeError
 from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from .operands import c_contiguous
@@ -170,10 +171,14 @@ class Permute(Function):
 
     @staticmethod
     def infer_shape(input, dims):
+        if len(dims) != input.ndim:  # PyTorch's words
+            raise ShapeError(f"permute(sparse_coo): number of dimensions in the tensor input "
+                             f"does not match the length of the desired ordering of "
+                             f"dimensions i.e. input.dim() = {input.ndim} is not equal to "
+                             f"len(dims) = {len(dims)}")
         order = tuple(_checked_dim(d, input.ndim) for d in dims)
         if sorted(order) != list(range(input.ndim)):
-            raise ValueError(f"permute: {tuple(dims)} is not a permutation of the dims of "
-                             f"a tensor of shape {input.shape}")
+            raise ShapeError("permute(): duplicate dims are not allowed.")
         return MetaArray(tuple(input.shape[d] for d in order), input.dtype,
                          permuted(input, order))
 
