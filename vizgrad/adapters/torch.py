@@ -43,7 +43,14 @@ from ..core.stack import StackFrame, format_frames
 from ..core.tensor import NAMES_KEY
 from ..graph.protocol import NodeFacts
 from ..graph.tensors import SavedInfo, TensorInfo, to_dtype_name
-from .torch_tensor import TorchTensorInfo, WalkedLeafInfo, leaf_memory, name_leaf, wrapped_number
+from .torch_tensor import (
+    TorchTensorInfo,
+    WalkedLeafInfo,
+    leaf_memory,
+    name_leaf,
+    storage_of,
+    wrapped_number,
+)
 
 __all__ = ["FORWARD_KEY", "LEAF_SEQ", "TorchLeafNode", "TorchNode", "TorchTensorInfo", "adapt",
            "is_torch_node", "name_leaf", "node_name"]
@@ -463,13 +470,10 @@ class TorchNode:
         for tensor in tensors:
             if wrapped_number(tensor):  # a Python number PyTorch made a tensor: a scalar
                 continue
-            try:
-                storage = tensor.untyped_storage()
-                key, size = storage.data_ptr(), storage.nbytes()
-            except (RuntimeError, NotImplementedError):  # sparse, meta: no plain storage
-                continue
-            # an empty storage holds nothing (and its pointer may be shared)
-            out.append((key if size else id(tensor), size, leaf_memory(tensor, key)))
+            found = storage_of(tensor)
+            if found is not None:
+                key, size, pointer = found
+                out.append((key, size, leaf_memory(tensor, pointer)))
         return tuple(out)
 
     def saved_value(self, name: str) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from .torch import _LEAF, _PY_NODE, _SAVED, LEAF_SEQ, _names
-from .torch_tensor import wrapped_number
+from .torch_tensor import storage_of, wrapped_number
 
 _Tensor = torch.Tensor
 
@@ -78,12 +78,9 @@ def torch_graph_size(fns: list[Any]) -> tuple[int, int, int, int | None, int | N
         seen[id(tensor)] = tensor  # (kept: its id is not reused meanwhile)
         if tensor.dim() == 0 and wrapped_number(tensor):
             continue
-        try:
-            storage = tensor.untyped_storage()
-            key, size = storage.data_ptr(), storage.nbytes()
-        except (RuntimeError, NotImplementedError):  # sparse, meta: no plain storage
-            continue
-        buffers[key if size else id(tensor)] = size
+        found = storage_of(tensor)
+        if found is not None:
+            buffers[found[0]] = found[1]
     if not no_seq:  # (a graph without leaves: topology() sorts it by seq)
         order.sort(key=_seq_of, reverse=True)
     index = {fn: i for i, fn in enumerate(order)}

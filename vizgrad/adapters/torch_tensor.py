@@ -112,6 +112,18 @@ def wrapped_number(tensor: Any) -> bool:
             and tensor.dtype in _NUMBER_DTYPES and tensor.device.type == "cpu")
 
 
+def storage_of(tensor: Any) -> tuple[int, int, int] | None:
+    """``(key, bytes, data pointer)`` of a saved tensor's storage: the key is the data
+    pointer, or the tensor's id for an empty storage (whose pointer may be shared); None
+    for a sparse or meta tensor, which has no plain storage."""
+    try:
+        storage = tensor.untyped_storage()
+        pointer, size = storage.data_ptr(), storage.nbytes()
+    except (RuntimeError, NotImplementedError):
+        return None
+    return (pointer if size else id(tensor)), size, pointer
+
+
 def leaf_memory(tensor: Any, key: int) -> bool:
     """Whether a saved tensor's memory belongs to a tensor without history (a parameter,
     an input batch), which outlives the graph: the tensor itself, or a view of one

@@ -1,25 +1,6 @@
 """A script's traceback as its author wants it: their frames, not vizgrad's or the runner's.
 
-Example
--------
->>> from vizgrad.debug.capture import run_script
->>> from pathlib import Path
->>> _ = Path("train.py").write_text('''
-... from vizgrad import nn, randn
-... class Net(nn.Module):
-...     def __init__(self):
-...         super().__init__()
-...         self.fc1 = nn.Linear(4, 2)
-...     def forward(self, x):
-...         return self.fc1(x)
-... model = Net()
-... loss = model(randn(16, 3)).sum()   # 3 features where fc1 takes 4
-... ''')
->>> run = run_script("train.py")
->>> print(format_traceback(run.error))
-Traceback (most recent call last):
-...
-vizgrad.core.recording.ShapeError: mat1 and mat2 shapes cannot be multiplied (16x3 and 4x2) ...
+See :func:`format_traceback` for an example.
 """
 
 from __future__ import annotations

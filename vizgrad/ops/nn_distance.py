@@ -30,7 +30,7 @@ from ..core.tensor import Tensor
 from .copying import where
 from .operands import result_type
 from .reductions import Norm
-from .shape_rules import broadcast, dims, floating, reduced, same, torch_type_name
+from .shape_rules import broadcast, same, torch_type_name
 
 
 class ClampMin(Function):
@@ -83,12 +83,7 @@ class NormScalar(Norm):
     backward_name = "NormBackward1"
 
     @staticmethod
-    def infer_shape(input, p, dim, keepdim):
-        return MetaArray(reduced(input.shape, dims(dim, input.ndim), keepdim),
-                         floating(input.dtype))
-
-    @staticmethod
-    def forward(ctx, input, p, dim, keepdim):
+    def forward(ctx, input, p, dim, keepdim):  # (Norm's shape rule, inherited)
         result = Norm.forward(ctx, input, p, dim, keepdim)
         ctx.p = ctx.__dict__.pop("ord", p)  # saved under PyTorch's name for this overload
         return result
