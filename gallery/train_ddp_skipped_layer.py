@@ -68,6 +68,7 @@ def spawned(rank: int, world: int, port: int) -> None:
                             world_size=world)
     try:
         train(rank, world)
+        dist.barrier()  # both ranks done before either tears gloo down (else one may abort)
     finally:
         dist.destroy_process_group()
 
@@ -77,6 +78,7 @@ if __name__ == "__main__":
         dist.init_process_group("gloo")
         try:
             train(dist.get_rank(), dist.get_world_size())
+            dist.barrier()
         finally:
             dist.destroy_process_group()
     else:
