@@ -11,7 +11,21 @@ Example
 'SumBackward0'
 """
 
-from . import accelerator, autograd, cuda, debug, graph, nn, onnx, ops, optim, render, static, utils
+from . import (
+    accelerator,
+    autograd,
+    cuda,
+    debug,
+    graph,
+    linalg,
+    nn,
+    onnx,
+    ops,
+    optim,
+    render,
+    static,
+    utils,
+)
 from .autograd import Function  # a user op's base, as torch.autograd.Function
 from .core import (
                    AccumulateGrad,

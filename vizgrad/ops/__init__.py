@@ -59,6 +59,7 @@ from .indexing import (
 )
 from .join import cat, chunk, concat, split, stack, unbind
 from .linalg import baddbmm, bmm, dot, einsum, matmul, mm, mv, outer
+from .linalg_decomp import cross, det, inverse, slogdet
 from .masking import masked_select, nonzero
 from .nn_distance import cdist
 from .operands import promote_types, result_type
@@ -90,4 +91,6 @@ __all__ = [
     "atan2", "floor_divide", "fmod", "remainder", "xlogy",
     "cdist", "diag", "diag_embed", "diagonal", "movedim", "trace",
     "logcumsumexp", "masked_select", "nonzero",
+    # issue 31: torch.linalg (vizgrad.linalg) and its top-level aliases
+    "cross", "det", "inverse", "slogdet",
 ]
