@@ -120,5 +120,5 @@ __all__ = [
     "IntTensor", "LongTensor", "accelerator", "cuda", "device", "get_default_device", "onnx",
     "set_default_device", "utils",
     "on_backward", "unwatch", "watch", "watched",
-    "CheckpointError", "load", "nn", "optim", "save",
+    "CheckpointError", "linalg", "load", "nn", "optim", "save",
 ]

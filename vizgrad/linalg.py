@@ -25,10 +25,10 @@ from .core.tensor import Tensor
 from .ops.extremes import amax, amin
 from .ops.linalg import matmul
 from .ops.linalg_decomp import (
-    LinAlgError,
     LinalgCholeskyEx,
     LinalgCross,
     LinalgDet,
+    LinAlgError,
     LinalgSlogdet,
     LinalgSolveEx,
     inv,
@@ -37,7 +37,6 @@ from .ops.linalg_decomp import (
 from .ops.linalg_spectral import LinalgEigh, LinalgQr, LinalgSvd
 from .ops.reductions import Norm
 from .ops.shape_rules import dim as _wrap_dim
-from .ops.views import movedim
 
 __all__ = ["LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "matmul",
            "matrix_norm", "norm", "qr", "slogdet", "solve", "svd", "svdvals",
@@ -154,8 +153,8 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = Fals
     5.0
     """
     if isinstance(ord, str):
-        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, "
-                        f"not str")
+        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, "
+                        "not str")
     if dtype is not None:
         x = x.to(dtype)
     return Norm.apply(x, float(ord), dim, keepdim)
@@ -172,25 +171,24 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple = (-2, -1), keepdim: boo
     if dtype is not None:
         A = A.to(dtype)
     if A.ndim < 2:
-        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 "
-                           f"dimensions.")
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
     dims = [_wrap_dim(d, A.ndim) for d in dim]
     if len(dims) != 2 or dims[0] == dims[1]:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got "
                            f"({dim[0]}, {dim[1]})")
     if ord == "fro":
         return Norm.apply(A, 2.0, tuple(dims), keepdim)
-    if ord == "nuc" or ord in (2, -2):
-        if tuple(dims) != (A.ndim - 2, A.ndim - 1):
-            A = movedim(A, tuple(dims), (-2, -1))
-        values = svdvals(A)
+    if ord == "nuc" or ord in (2, -2):  # ATen: permute (always), svdvals, reduce
+        permutation = [d for d in range(A.ndim) if d not in dims] + dims
+        values = svdvals(A.permute(*permutation))
         if ord == "nuc":
-            result = values.sum(-1)
+            result = values.sum(-1, keepdim=keepdim)
         else:
-            result = (amax if ord == 2 else amin)(values, -1)
+            result = (amax if ord == 2 else amin)(values, -1, keepdim)
         if keepdim:
-            for d in sorted(dims):
-                result = result.unsqueeze(d)
+            reverse = sorted(range(A.ndim), key=permutation.__getitem__)
+            result = result.unsqueeze(-1).permute(*reverse)
         return result
     if ord in (1, -1, math.inf, -math.inf):
         if abs(ord) == math.inf:

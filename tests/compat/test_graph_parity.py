@@ -379,8 +379,51 @@ ATTENTION_VARIANTS = [
           covers=("TransformerDecoder",), extra=[CAUSAL]),
 ]
 
+
+
+def linalg(name, fn, shapes, differs="", square=()):
+    """A row calling ``fn(lib.linalg, *leaves)`` (issue 31); leaves listed in ``square``
+    get 4 I added, far from singular."""
+
+    def build(lib):
+        leaves = []
+        for i, shape in enumerate(shapes):
+            array = _array(shape, i).astype(np.float64)
+            if i in square:
+                array = array + 4 * np.eye(shape[-1])
+            leaves.append(lib.tensor(array, requires_grad=True))
+        return _first(fn(lib.linalg, *leaves))
+
+    return Row(name, (), build, differs)
+
+
+LU = "PyTorch's node also saves the LU factorization it solved with (LU, pivots)"
+AMAX = "vizgrad's AmaxBackward0 saves its tie weights, PyTorch's self and result"
+LINALG = [
+    linalg("inv", lambda L, a: L.inv(a), [(2, 3, 3)], square=(0,)),
+    linalg("det", lambda L, a: L.det(a), [(3, 3)], LU, square=(0,)),
+    linalg("slogdet", lambda L, a: L.slogdet(a).logabsdet, [(3, 3)], LU, square=(0,)),
+    linalg("solve", lambda L, a, b: L.solve(a, b), [(3, 3), (3, 2)], LU, square=(0,)),
+    linalg("cholesky", lambda L, a: L.cholesky(a @ a.mT), [(3, 3)], square=(0,)),
+    linalg("cross", lambda L, a, b: L.cross(a, b), [(2, 3), (2, 3)]),
+    linalg("qr", lambda L, a: L.qr(a).R, [(4, 3)]),
+    linalg("svd", lambda L, a: L.svd(a).S, [(4, 3)]),
+    linalg("svdvals", lambda L, a: L.svdvals(a), [(3, 4)]),
+    linalg("eigh", lambda L, a: L.eigh(a + a.mT).eigenvalues, [(3, 3)]),
+    linalg("eigvalsh", lambda L, a: L.eigvalsh(a + a.mT), [(2, 3, 3)]),
+    linalg("vector_norm", lambda L, a: L.vector_norm(a, 3, dim=0), [(3, 4)]),
+    linalg("matrix_norm", lambda L, a: L.matrix_norm(a), [(2, 3, 4)]),
+    linalg("matrix_norm_1", lambda L, a: L.matrix_norm(a, 1), [(2, 3, 4)], AMAX),
+    linalg("matrix_norm_inf_keepdim", lambda L, a: L.matrix_norm(a, float("inf"),
+                                                                 keepdim=True), [(3, 4)], AMAX),
+    linalg("matrix_norm_2", lambda L, a: L.matrix_norm(a, 2), [(2, 3, 4)], AMAX),
+    linalg("matrix_norm_nuc", lambda L, a: L.matrix_norm(a, "nuc"), [(3, 4)]),
+    linalg("norm_nuc_dims_keepdim", lambda L, a: L.norm(a, "nuc", dim=(0, 2), keepdim=True),
+           [(3, 4, 2)]),
+]
+
 ROWS = [*ACTIVATIONS, *LINEAR, *LOSSES, *NORMS, *CONV, *RECURRENT, *ATTENTION,
-        *ATTENTION_VARIANTS]
+        *ATTENTION_VARIANTS, *LINALG]
 
 
 def _params():

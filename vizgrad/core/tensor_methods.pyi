@@ -369,6 +369,15 @@ class TensorMethods:
         """Inner product of two vectors. Example: ``vizgrad.dot(u, v)``."""
     def outer(self, vec2: Tensor) -> Tensor:
         """Outer product of two vectors (``input[:, None] * vec2``, as PyTorch records it)."""
+    def det(self) -> Tensor:
+        """The determinant of a square matrix (or of each in a batch), ``torch.det``."""
+    def inverse(self) -> Tensor:
+        """``torch.inverse``: ``vizgrad.linalg.inv``."""
+    def slogdet(self) -> Tensor:
+        """``(sign, logabsdet)`` of the determinant, ``torch.slogdet``."""
+    def cross(self, other: Tensor, dim: _int | None = None) -> Tensor:
+        """``torch.cross``: the cross product along ``dim``; without ``dim`` the first dim of size
+        3, as PyTorch (which warns that this default will change)."""
     def __matmul__(self, other: Tensor) -> Tensor:
         """``self @ other``: ``vizgrad.matmul`` (``torch.Tensor.__matmul__``)."""
     def __rmatmul__(self, other: Tensor) -> Tensor:

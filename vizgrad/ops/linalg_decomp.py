@@ -12,6 +12,8 @@ import warnings
 from collections import namedtuple
 from typing import Any
 
+import numpy as np
+
 from ..core.backend import array_module
 from ..core.dual import plus
 from ..core.function import Function
@@ -19,6 +21,10 @@ from ..core.meta import MetaArray
 from ..core.recording import ShapeError, torch_type_name
 from ..core.tensor import Tensor
 from .shape_rules import as_results, broadcast
+
+#: What a backend's factorization raises for a singular or indefinite input (NumPy's and
+#: CuPy's both; the class only, no math).
+LAPACK_ERRORS = (np.linalg.LinAlgError,)
 
 
 class LinAlgError(RuntimeError):
@@ -103,7 +109,7 @@ class LinalgInvEx(Function):
         xp = array_module(A)
         try:
             inverse = xp.linalg.inv(A)
-        except xp.linalg.LinAlgError:
+        except LAPACK_ERRORS:
             raise _singular("linalg.inv", xp, A) from None
         ctx.save_named("inverse", inverse)
         return inverse
@@ -191,7 +197,9 @@ class LinalgSlogdet(Function):
 
     @staticmethod
     def jvp(args, tangents, result):
-        return None, _trace_of_product(LinalgInvEx.apply(args[0]), tangents[0])
+        sign = result[0].array
+        return (Tensor.from_array(array_module(sign).zeros_like(sign)),  # as PyTorch's
+                _trace_of_product(LinalgInvEx.apply(args[0]), tangents[0]))
 
 
 def _vector_case(A: Any, B: Any, left: bool) -> bool:
@@ -241,7 +249,7 @@ class LinalgSolveEx(Function):
             else:
                 result = xp.swapaxes(xp.linalg.solve(xp.swapaxes(A, -1, -2),
                                                      xp.swapaxes(B, -1, -2)), -1, -2)
-        except xp.linalg.LinAlgError:
+        except LAPACK_ERRORS:
             raise LinAlgError("torch.linalg.solve: The solver failed because the input "
                               "matrix is singular.") from None
         result = xp.ascontiguousarray(xp.broadcast_to(result, shape))
@@ -286,7 +294,7 @@ def _not_positive_definite(xp: Any, a: Any) -> LinAlgError:
         for order in range(1, a.shape[-1] + 1):
             try:
                 xp.linalg.cholesky(flat[index, :order, :order])
-            except xp.linalg.LinAlgError:
+            except LAPACK_ERRORS:
                 prefix = f"(Batch element {index}): " if a.ndim > 2 else ""
                 return LinAlgError(
                     f"linalg.cholesky: {prefix}The factorization could not be completed "
@@ -320,7 +328,7 @@ class LinalgCholeskyEx(Function):
         xp = array_module(A)
         try:
             L = xp.linalg.cholesky(A)
-        except xp.linalg.LinAlgError:
+        except LAPACK_ERRORS:
             raise _not_positive_definite(xp, A) from None
         if upper:
             ctx.upper = True
@@ -367,8 +375,8 @@ class LinalgCross(Function):
     @staticmethod
     def infer_shape(input, other, dim=-1):
         if input.ndim != other.ndim:
-            raise ShapeError(f"linalg.cross: inputs must have the same number of "
-                             f"dimensions.")
+            raise ShapeError("linalg.cross: inputs must have the same number of "
+                             "dimensions.")
         _cross_dim(input, other, dim)
         return MetaArray(broadcast(input, other), input.dtype)
 
@@ -439,7 +447,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """``torch.cross``: the cross product along ``dim``; without ``dim`` the first dim of
     size 3, as PyTorch (which warns that this default will change).
 
-    >>> vizgrad.cross(vizgrad.tensor([0.0, 1.0, 0.0]), vizgrad.tensor([0.0, 0.0, 1.0])).tolist()
+    >>> vizgrad.cross(vizgrad.tensor([0.0, 1.0, 0.0]), vizgrad.tensor([0.0, 0.0, 1.0]), 0).tolist()
     [1.0, 0.0, 0.0]
     """
     if dim is None:

@@ -97,11 +97,11 @@ class LinalgQr(Function):
         gV = None if gR is None else gR[..., :, m:]
         gQ2 = gQ if gV is None else plus(gQ, Y @ mT(gV))
         gX = _qr_backward_tall(gQ2, gU, Q, X_)
-        gY = Q @ gV if gV is not None else Tensor.from_array(
-            array_module(Q.array).zeros(Q.shape[:-1] + (n - m,), dtype=Q.dtype))
+        if gV is None:
+            return _zero_columns(gX, n), None
         from .join import cat
 
-        return cat([gX, gY], -1), None
+        return cat([gX, Q @ gV], -1), None
 
     @staticmethod
     def jvp(args, tangents, result):
@@ -147,7 +147,8 @@ class LinalgSvd(Function):
     ``gA = U [(skew(U^H gU) / E) S + S (skew(V^H gV) / E) + diag(gS)] V^H`` plus
     ``(I - U U^H) gU S^-1 V^H`` (``m > n``) or ``U S^-1 gV^H (I - V V^H)`` (``m < n``),
     ``E_jk = S_k^2 - S_j^2``, ``skew(X) = X - X^H``; only ``gS``: ``U diag(gS) V^H``.
-    With ``full_matrices`` the vectors past ``min(m, n)`` carry no gradient.
+    With ``full_matrices`` the vectors past ``min(m, n)`` carry no gradient (and get a
+    zero tangent), as in PyTorch.
     Forward mode: ``dP = U^H dA V``, ``dS = diag(dP)`` and the matching ``dU``, ``dV``."""
 
     @staticmethod
@@ -213,10 +214,7 @@ class LinalgSvd(Function):
         dA = tangents[0]
         m, n = U.shape[-2], Vh.shape[-1]
         k = S.shape[-1]
-        if full_matrices and m != n:
-            raise RuntimeError("linalg.svd: forward-mode AD is not implemented for "
-                               "full_matrices=True with non-square inputs")
-        V = mT(Vh)
+        U, V = U[..., :, :k], mT(Vh[..., :k, :])
         dP = mT(U) @ dA @ V
         dS = dP.diagonal(0, -2, -1)
         S2 = S * S
@@ -228,7 +226,20 @@ class LinalgSvd(Function):
             dU = dU + (dA @ V - U @ dP) / S.unsqueeze(-2)
         if n > k:
             dV = dV + (mT(dA) @ U - V @ dPt) / S.unsqueeze(-2)
+        if full_matrices and m != n:  # the vectors past min(m, n): a zero tangent
+            dU, dV = _zero_columns(dU, m), _zero_columns(dV, n)
         return dU, dS, mT(dV)
+
+
+def _zero_columns(x: Tensor, total: int) -> Tensor:
+    """``x`` padded with zero columns to ``total`` columns."""
+    from .join import cat
+
+    if x.shape[-1] == total:
+        return x
+    xp = array_module(x.array)
+    zeros = xp.zeros(x.shape[:-1] + (total - x.shape[-1],), dtype=x.dtype)
+    return cat([x, Tensor.from_array(zeros)], -1)
 
 
 class LinalgEigh(Function):

@@ -35,6 +35,7 @@ from . import (
     indexing,
     join,
     linalg,
+    linalg_decomp,
     masking,
     reductions,
     shaping,
@@ -478,6 +479,9 @@ METHODS = {
     "matmul": linalg.matmul, "bmm": linalg.bmm, "baddbmm": linalg.baddbmm, "mm": linalg.mm,
     "mv": linalg.mv,
     "dot": linalg.dot, "outer": linalg.outer,
+    # -- linalg_decomp.py (torch.linalg's Tensor methods)
+    "det": linalg_decomp.det, "inverse": linalg_decomp.inverse,
+    "slogdet": linalg_decomp.slogdet, "cross": linalg_decomp.cross,
     "__matmul__": _matmul_operator, "__rmatmul__": _rmatmul,
     # -- diagonal.py
     "tril": diag.tril, "triu": diag.triu, "trace": diag.trace, "diag": diag.diag,
