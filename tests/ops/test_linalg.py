@@ -175,3 +175,20 @@ def test_norm_values_as_pytorch(args):
     theirs = torch.linalg.norm(torch.tensor(array), ord, dim, keepdim)
     assert mine.shape == tuple(theirs.shape)
     np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-12)
+
+
+def test_det_of_a_singular_matrix_as_pytorch():
+    """A singular matrix: PyTorch's first-order gradient is zero (it solves with
+    ``grad * det = 0``); under ``create_graph`` it is the cofactor matrix, from an SVD,
+    and its own gradient follows."""
+    batch = np.stack([SINGULAR, SINGULAR + np.eye(3)])
+    results = []
+    for lib, grad in ((vg, vg.autograd.grad), (torch, torch.autograd.grad)):
+        a = lib.tensor(batch, requires_grad=True)
+        lib.linalg.det(a).sum().backward()
+        b = lib.tensor(SINGULAR, requires_grad=True)
+        (cofactors,) = grad(lib.linalg.det(b), b, create_graph=True)
+        (cofactors * lib.tensor(SQUARE)).sum().backward()
+        results.append([np.asarray(t.tolist()) for t in (a.grad, cofactors, b.grad)])
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, atol=1e-12)

@@ -19,6 +19,7 @@ from ..core.dual import plus
 from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.recording import ShapeError, torch_type_name
+from ..core.state import grad_enabled
 from ..core.tensor import Tensor
 from .shape_rules import as_results, broadcast
 
@@ -137,8 +138,9 @@ def inv(A: Tensor) -> Tensor:
 
 
 class LinalgDet(Function):
-    """``det(A)``; backward: ``grad * det * A^-H`` (A invertible); forward mode:
-    ``det * trace(A^-1 dA)``."""
+    """``det(A)``; backward: ``grad * det * A^-H`` (A invertible; a singular A: zero,
+    or under ``create_graph`` the cofactors ``U diag(prod_{j!=i} S_j) V^H det(U V^H)``,
+    as PyTorch); forward mode: ``det * trace(A^-1 dA)``."""
 
     @staticmethod
     def infer_shape(A):
@@ -156,7 +158,18 @@ class LinalgDet(Function):
     def backward(ctx, grad):
         A, result = ctx.saved_values
         scale = (grad * result).unsqueeze(-1).unsqueeze(-1)
-        return scale * mT(LinalgInvEx.apply(A))
+        xp = array_module(result.array)
+        singular = result.array == 0
+        if not bool(singular.any()):
+            return scale * mT(LinalgInvEx.apply(A))
+        if grad_enabled():  # higher order: the cofactors from an SVD, as PyTorch
+            from .linalg_spectral import cofactors
+
+            return grad.unsqueeze(-1).unsqueeze(-1) * cofactors(A)
+        # PyTorch's first order solves with (grad * det) I: zero where det is 0
+        n = A.shape[-1]
+        safe = xp.where(singular[..., None, None], xp.eye(n, dtype=A.dtype), A.array)
+        return scale * mT(Tensor.from_array(xp.linalg.inv(safe)))
 
     @staticmethod
     def jvp(args, tangents, result):

@@ -285,3 +285,19 @@ class LinalgEigh(Function):
         dL = dP.diagonal(0, -2, -1)
         dV = V @ (dP * _off_diagonal_inverse(L.unsqueeze(-2) - L.unsqueeze(-1)))
         return dL, dV
+
+
+def cofactors(A: Tensor) -> Tensor:
+    """The gradient of ``det(A)``, singular ``A`` too: ``det(U V^H) U diag(P) V^H`` with
+    ``P_i`` the product of the singular values but the ``i``-th (PyTorch's rule under
+    ``create_graph``)."""
+    from .cumulative import cumprod
+    from .join import cat
+    from .linalg_decomp import LinalgDet
+
+    U, S, Vh = LinalgSvd.apply(A, False)
+    ones = Tensor.from_array(array_module(S.array).ones(S.shape[:-1] + (1,), dtype=S.dtype))
+    before = cumprod(cat([ones, S[..., :-1]], -1), -1)
+    after = cumprod(cat([ones, S.flip(-1)[..., :-1]], -1), -1).flip(-1)
+    sign = LinalgDet.apply(U.detach()) * LinalgDet.apply(Vh.detach())
+    return (U * (before * after).unsqueeze(-2)) @ Vh * sign.unsqueeze(-1).unsqueeze(-1)
