@@ -21,6 +21,7 @@ import math
 from collections import namedtuple
 from typing import Any
 
+from .core.recording import torch_type_name
 from .core.tensor import Tensor
 from .ops.extremes import amax, amin
 from .ops.linalg import matmul
@@ -155,9 +156,17 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = Fals
     if isinstance(ord, str):
         raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, "
                         "not str")
+    _floating("linalg.vector_norm", x)
     if dtype is not None:
         x = x.to(dtype)
     return Norm.apply(x, float(ord), dim, keepdim)
+
+
+def _floating(name: str, x: Tensor) -> None:
+    """PyTorch's refusal of an integer or bool input, in its words."""
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {torch_type_name(x.dtype)}")
 
 
 def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple = (-2, -1), keepdim: bool = False,
@@ -168,6 +177,7 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple = (-2, -1), keepdim: boo
     >>> vizgrad.linalg.matrix_norm(vizgrad.tensor([[1.0, -2.0], [3.0, 4.0]]), 1).item()
     6.0
     """
+    _floating("linalg.matrix_norm", A)
     if dtype is not None:
         A = A.to(dtype)
     if A.ndim < 2:

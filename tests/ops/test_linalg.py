@@ -49,6 +49,14 @@ def _both(fn, *arrays):
     ("cross_not_3", lambda L, a, b: L.linalg.cross(a, b), [np.ones((3, 4)), np.ones((3, 4))]),
     ("cross_ndim", lambda L, a, b: L.linalg.cross(a, b), [np.ones(3), np.ones((2, 3))]),
     ("qr_mode", lambda L, a: L.linalg.qr(a, mode="bad"), [np.ones((3, 4))]),
+    ("qr_integer", lambda L, a: L.linalg.qr(a), [np.ones((3, 4), dtype=np.int64)]),
+    ("solve_dtypes", lambda L, a, b: L.linalg.solve(a, b),
+     [np.eye(3, dtype=np.float32), np.ones(3)]),
+    ("cross_dtypes", lambda L, a, b: L.linalg.cross(a, b),
+     [np.ones(3, dtype=np.float32), np.ones(3)]),
+    ("vector_norm_integer", lambda L, a: L.linalg.vector_norm(a), [np.ones(3, dtype=np.int64)]),
+    ("matrix_norm_integer", lambda L, a: L.linalg.matrix_norm(a, "nuc"),
+     [np.ones((2, 2), dtype=np.int64)]),
     ("matrix_norm_ord", lambda L, a: L.linalg.matrix_norm(a, "bad"), [np.ones((3, 4))]),
     ("norm_3d_with_ord", lambda L, a: L.linalg.norm(a, 2), [np.ones((2, 2, 2))]),
 ])
@@ -192,3 +200,12 @@ def test_det_of_a_singular_matrix_as_pytorch():
         results.append([np.asarray(t.tolist()) for t in (a.grad, cofactors, b.grad)])
     for mine, theirs in zip(*results):
         np.testing.assert_allclose(mine, theirs, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["inv", "det", "slogdet", "svdvals", "eigvalsh", "cholesky"])
+def test_float32_stays_float32(name):
+    array = (SQUARE @ SQUARE.T + np.eye(3)).astype(np.float32)
+    mine = getattr(vg.linalg, name)(vg.tensor(array, requires_grad=True))
+    theirs = getattr(torch.linalg, name)(torch.tensor(array, requires_grad=True))
+    mine, theirs = (mine[1], theirs[1]) if name == "slogdet" else (mine, theirs)
+    assert str(mine.dtype) == str(theirs.dtype).removeprefix("torch.")

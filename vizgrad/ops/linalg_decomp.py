@@ -399,6 +399,9 @@ class LinalgCross(Function):
             raise ShapeError("linalg.cross: inputs must have the same number of "
                              "dimensions.")
         _cross_dim(input, other, dim)
+        if input.dtype != other.dtype:
+            raise RuntimeError(f"expected scalar type {torch_type_name(input.dtype)} but "
+                               f"found {torch_type_name(other.dtype)}")
         ctx.dim = dim
         need = ctx.needs_input_grad
         if need[0] and need[1]:
