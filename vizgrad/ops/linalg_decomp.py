@@ -225,13 +225,12 @@ def _solve_shape(A: Any, B: Any, left: bool) -> tuple:
     vector = _vector_case(A, B, left)
     rows = B.shape[-1] if vector else B.shape[-2 if left else -1]
     if rows != A.shape[-1]:
-        other = B.shape[-1:] + (1,) if vector else \
-            B.shape[-2:] if left else B.shape[-2:]
+        other = B.shape[-1:] + (1,) if vector else B.shape[-2:]
         raise ShapeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                          f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
                          f"{other[0]}x{other[1]})")
-    batch = broadcast(MetaArray(A.shape[:-2], A.dtype),
-                      MetaArray(B.shape[:-1] if vector else B.shape[:-2], B.dtype))
+    batch = broadcast(MetaArray(B.shape[:-1] if vector else B.shape[:-2], B.dtype),
+                      MetaArray(A.shape[:-2], A.dtype))  # PyTorch's order in its message
     return batch + (B.shape[-1:] if vector else B.shape[-2:])
 
 
