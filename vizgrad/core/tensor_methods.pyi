@@ -135,8 +135,6 @@ class TensorMethods:
         """``input > other``, elementwise, as a bool tensor (``torch.gt``)."""
     def __ge__(self, other: Tensor | _float) -> Tensor:
         """``input >= other``, elementwise, as a bool tensor (``torch.ge``)."""
-    def __invert__(self) -> Tensor:
-        """``not input``, elementwise, as a bool tensor (``torch.logical_not``)."""
     def exp(self) -> Tensor:
         """``e ** self``, elementwise (``torch.Tensor.exp``); ``vizgrad.exp``."""
     def log(self) -> Tensor:
@@ -418,6 +416,12 @@ class TensorMethods:
         """Cast to int32 (``torch.Tensor.int``)."""
     def bool(self) -> Tensor:
         """Cast to bool (``torch.Tensor.bool``)."""
+    def byte(self) -> Tensor:
+        """Cast to uint8 (``torch.Tensor.byte``)."""
+    def char(self) -> Tensor:
+        """Cast to int8 (``torch.Tensor.char``)."""
+    def short(self) -> Tensor:
+        """Cast to int16 (``torch.Tensor.short``)."""
     def cpu(self) -> Tensor:
         """This tensor in host memory (``torch.Tensor.cpu``); already there, itself."""
     def cuda(self, device: Any = 0, non_blocking: _bool = False) -> Tensor:
@@ -454,3 +458,117 @@ class TensorMethods:
         requires_grad: _bool = False) -> Tensor:
         """``vizgrad.tensor(data)`` with this tensor's dtype and device
         (``torch.Tensor.new_tensor``)."""
+    def bitwise_and(self, other: Tensor | _int) -> Tensor:
+        """``input & other``, elementwise, on bool and integer tensors (``torch.bitwise_and``)."""
+    def bitwise_or(self, other: Tensor | _int) -> Tensor:
+        """``input | other``, elementwise, on bool and integer tensors (``torch.bitwise_or``)."""
+    def bitwise_xor(self, other: Tensor | _int) -> Tensor:
+        """``input ^ other``, elementwise, on bool and integer tensors (``torch.bitwise_xor``)."""
+    def bitwise_not(self) -> Tensor:
+        """``~input``: every bit flipped (integers), ``not`` (bools) (``torch.bitwise_not``)."""
+    def bitwise_and_(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self &= other`` (``torch.Tensor.bitwise_and_``)."""
+    def bitwise_or_(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self |= other`` (``torch.Tensor.bitwise_or_``)."""
+    def bitwise_xor_(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self ^= other`` (``torch.Tensor.bitwise_xor_``)."""
+    def bitwise_not_(self) -> Tensor:
+        """In place: ``self = ~self`` (``torch.Tensor.bitwise_not_``)."""
+    def __and__(self, other: Tensor | _int) -> Tensor:
+        """``input & other``, elementwise, on bool and integer tensors (``torch.bitwise_and``)."""
+    def __or__(self, other: Tensor | _int) -> Tensor:
+        """``input | other``, elementwise, on bool and integer tensors (``torch.bitwise_or``)."""
+    def __xor__(self, other: Tensor | _int) -> Tensor:
+        """``input ^ other``, elementwise, on bool and integer tensors (``torch.bitwise_xor``)."""
+    def __rand__(self, other: _int) -> Tensor:
+        """``other & self`` for a number on the left (``torch.Tensor.__rand__``)."""
+    def __ror__(self, other: _int) -> Tensor:
+        """``other | self`` for a number on the left (``torch.Tensor.__ror__``)."""
+    def __rxor__(self, other: _int) -> Tensor:
+        """``other ^ self`` for a number on the left (``torch.Tensor.__rxor__``)."""
+    def __iand__(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self &= other`` (``torch.Tensor.bitwise_and_``)."""
+    def __ior__(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self |= other`` (``torch.Tensor.bitwise_or_``)."""
+    def __ixor__(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self ^= other`` (``torch.Tensor.bitwise_xor_``)."""
+    def __invert__(self) -> Tensor:
+        """``~self``: ``bitwise_not`` on bool and integer tensors (``torch.Tensor.__invert__``); a
+        TypeError on floats, as in PyTorch."""
+    def kthvalue(self, k: _int, dim: _int = -1, keepdim: _bool = False) -> tuple:
+        """``(values, indices)`` of the ``k``-th smallest element along ``dim``
+        (``torch.kthvalue``)."""
+    def median(self, dim: _int | None = None, keepdim: _bool = False) -> Tensor:
+        """The lower median of all elements (a 0-d tensor), or ``(values, indices)`` along ``dim``
+        (``torch.median``)."""
+    def unique(self, sorted: _bool = True, return_inverse: _bool = False,
+        return_counts: _bool = False, dim: _int | None = None) -> Tensor:
+        """The distinct elements, sorted, and optionally where each input element is among them
+        (``return_inverse``) and how often each occurs (``return_counts``) (``torch.unique``);
+        ``dim`` is not supported yet."""
+    def repeat_interleave(self, repeats: Tensor | _int | None = None, dim: _int | None = None, *,
+        output_size: _int | None = None) -> Tensor:
+        """Each element (each slice along ``dim``) repeated ``repeats`` times, in place of
+        ``tile``'s whole copies (``torch.repeat_interleave``); ``repeats`` a number or one count per
+        element. With only a tensor of counts, the indices they repeat."""
+    def tensor_split(self, indices_or_sections: Any, dim: _int = 0) -> tuple:
+        """``input`` cut along ``dim`` into ``sections`` nearly equal views (the first ``size %
+        sections`` one longer) or at the given indices (``torch.tensor_split``); each piece is a
+        ``SliceBackward0`` view, as PyTorch's."""
+    def exp_(self) -> Tensor:
+        """In-place ``exp`` (``torch.Tensor.exp_``)."""
+    def log_(self) -> Tensor:
+        """In-place ``log`` (``torch.Tensor.log_``)."""
+    def neg_(self) -> Tensor:
+        """In-place ``neg`` (``torch.Tensor.neg_``)."""
+    def sin_(self) -> Tensor:
+        """In-place ``sin`` (``torch.Tensor.sin_``)."""
+    def cos_(self) -> Tensor:
+        """In-place ``cos`` (``torch.Tensor.cos_``)."""
+    def tan_(self) -> Tensor:
+        """In-place ``tan`` (``torch.Tensor.tan_``)."""
+    def tanh_(self) -> Tensor:
+        """In-place ``tanh`` (``torch.Tensor.tanh_``)."""
+    def sigmoid_(self) -> Tensor:
+        """In-place ``sigmoid`` (``torch.Tensor.sigmoid_``)."""
+    def rsqrt_(self) -> Tensor:
+        """In-place ``rsqrt`` (``torch.Tensor.rsqrt_``)."""
+    def expm1_(self) -> Tensor:
+        """In-place ``expm1`` (``torch.Tensor.expm1_``)."""
+    def log1p_(self) -> Tensor:
+        """In-place ``log1p`` (``torch.Tensor.log1p_``)."""
+    def log2_(self) -> Tensor:
+        """In-place ``log2`` (``torch.Tensor.log2_``)."""
+    def erf_(self) -> Tensor:
+        """In-place ``erf`` (``torch.Tensor.erf_``)."""
+    def reciprocal_(self) -> Tensor:
+        """In-place ``reciprocal`` (``torch.Tensor.reciprocal_``)."""
+    def sign_(self) -> Tensor:
+        """In-place ``sign`` (``torch.Tensor.sign_``)."""
+    def floor_(self) -> Tensor:
+        """In-place ``floor`` (``torch.Tensor.floor_``)."""
+    def ceil_(self) -> Tensor:
+        """In-place ``ceil`` (``torch.Tensor.ceil_``)."""
+    def round_(self, decimals: _int = 0) -> Tensor:
+        """In-place ``round`` (``torch.Tensor.round_``)."""
+    def square_(self) -> Tensor:
+        """In-place ``square``: ``self ** 2`` (``torch.Tensor.square_``, a ``PowBackward0``)."""
+    def pow_(self, exponent: Tensor | _float) -> Tensor:
+        """In place: ``self **= exponent`` (``torch.Tensor.pow_``)."""
+    def fmod_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``fmod`` (``torch.Tensor.fmod_``)."""
+    def remainder_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``remainder``: ``self %= other`` (``torch.Tensor.remainder_``)."""
+    def floor_divide_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``floor_divide``: ``self //= other`` (``torch.Tensor.floor_divide_``); no
+        derivative, as in PyTorch."""
+    def atan2_(self, other: Tensor) -> Tensor:
+        """In-place ``atan2`` (``torch.Tensor.atan2_``)."""
+    def xlogy_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``xlogy`` (``torch.Tensor.xlogy_``)."""
+    def __imod__(self, other: Tensor | _float) -> Tensor:
+        """``self %= other``, in place (``torch.Tensor.__imod__``)."""
+    def __ifloordiv__(self, other: Tensor | _float) -> Tensor:
+        """``self //= other``, in place (``torch.Tensor.__ifloordiv__``)."""
+    def __ipow__(self, other: Tensor | _float) -> Tensor:
+        """``self **= other``, in place (``torch.Tensor.__ipow__``)."""

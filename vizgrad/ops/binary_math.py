@@ -336,13 +336,14 @@ class NotDifferentiable(Function):
 
     @staticmethod
     def infer_shape(input, other, name):
-        if name == "floor_divide":
+        if name.startswith("floor_divide"):
             return binary_op(input, other)
         return MetaArray(broadcast(input, other), result_type(input, other))
 
     @staticmethod
     def forward(ctx, input, other, name):
-        ctx.op = name
+        ctx.op = name  # floor_divide_ for the in-place form, as PyTorch's message says
+        name = name.rstrip("_")
         xp = array_module(input if hasattr(input, "shape") else other)
         if name != "floor_divide":
             return _modulo(name, input, other)
