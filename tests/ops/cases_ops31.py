@@ -99,4 +99,18 @@ CASES: list[OpCase] = [
     row("inplace_pow_tensor", _on_copy("pow_"), [A((3, 4), **POS), A((3, 4))], (),
         "PowBackward1"),
     row("inplace_pow_operator", _ipow, [A((3, 4))], (), "PowBackward0"),
+    # in-place view ops: the tensor itself takes the new shape
+    row("inplace_t", _on_copy("t_"), [A((3, 4))], ("TInPlace",), "TBackward1"),
+    row("inplace_transpose", _on_copy("transpose_", 0, 2), [A((2, 3, 4))],
+        ("TransposeInPlace",), "TransposeBackward1"),
+    row("inplace_unsqueeze", _on_copy("unsqueeze_", -1), [A((3, 4))], ("UnsqueezeInPlace",),
+        "UnsqueezeBackward1"),
+    row("inplace_squeeze", _on_copy("squeeze_"), [A((3, 1, 4, 1))], ("SqueezeInPlace",),
+        "SqueezeBackward3"),
+    row("inplace_squeeze_dim", _on_copy("squeeze_", 1), [A((3, 1, 4))],
+        ("SqueezeDimInPlace",), "SqueezeBackward4"),
+    row("inplace_squeeze_dims", _on_copy("squeeze_", (1, 3)), [A((3, 1, 4, 1))],
+        ("SqueezeDimsInPlace",), "SqueezeBackward5"),
+    row("inplace_t_then_write", lambda a: _on_copy("t_")(a).mul_(2)[0], [A((3, 4))],
+        ("TInPlace",), "SelectBackward0"),
 ]

@@ -146,3 +146,48 @@ def test_through_a_view_the_base_gets_copy_slices_and_torchs_gradient():
 def test_atan2_in_place_needs_a_tensor():
     with pytest.raises(TypeError, match="must be Tensor, not float"):
         vg.ones(2).atan2_(1.0)
+
+
+# -- in-place view ops ---------------------------------------------------------------------
+@pytest.mark.parametrize("call", [lambda x: x.t_(), lambda x: x.transpose_(0, 1),
+                                  lambda x: x.unsqueeze_(1), lambda x: x.unsqueeze_(-1),
+                                  lambda x: x.unsqueeze_(0).squeeze_(),
+                                  lambda x: x.unsqueeze_(2).squeeze_(2),
+                                  lambda x: x.unsqueeze_(0).unsqueeze_(2).squeeze_((0, 2))])
+def test_view_ops_in_place_reshape_the_tensor_itself_as_torch(call):
+    x, t = vg.tensor(VALUES), torch.tensor(VALUES)
+    assert call(x) is x
+    call(t)
+    assert x.shape == tuple(t.shape) and x._version == t._version
+    np.testing.assert_array_equal(x.numpy(), t.numpy())
+
+
+def test_a_view_transposed_in_place_still_writes_into_its_base():
+    x, t = vg.tensor(VALUES, requires_grad=True), torch.tensor(VALUES, requires_grad=True)
+    for leaf in (x, t):
+        y = leaf * 1
+        v = y[:, 1:]
+        v.t_()
+        v.mul_(leaf[:, :2].t())
+        (y * y).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("call,kind", [(lambda m: m.ones(2, 3, 4).t_(), RuntimeError),
+                                       (lambda m: m.ones(2, 3).unsqueeze_(4), IndexError),
+                                       (lambda m: m.ones(2, 3).transpose_(0, 3), IndexError)])
+def test_view_ops_in_place_errors_are_torchs(call, kind):
+    with pytest.raises(kind) as theirs:
+        call(torch)
+    with pytest.raises(kind, match=str(theirs.value).replace("(", r"\(").replace(")", r"\)")
+                       .replace("[", r"\[").replace("]", r"\]")):
+        call(vg)
+
+
+def test_view_ops_in_place_refuse_a_leaf_that_requires_grad():
+    with pytest.raises(RuntimeError, match=r"in-place operation \(t_\)"):
+        vg.ones(2, 3, requires_grad=True).t_()
+    with vg.no_grad():
+        leaf = vg.ones(2, 3, requires_grad=True)
+        leaf.t_()
+    assert leaf.is_leaf and leaf.shape == (3, 2)

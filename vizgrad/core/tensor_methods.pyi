@@ -566,6 +566,16 @@ class TensorMethods:
         """In-place ``atan2`` (``torch.Tensor.atan2_``)."""
     def xlogy_(self, other: Tensor | _float) -> Tensor:
         """In-place ``xlogy`` (``torch.Tensor.xlogy_``)."""
+    def t_(self) -> Tensor:
+        """Transpose a matrix in place (``torch.Tensor.t_``); a ``TBackward1`` node."""
+    def transpose_(self, dim0: _int, dim1: _int) -> Tensor:
+        """Swap two dims in place (``torch.Tensor.transpose_``); a ``TransposeBackward1`` node."""
+    def squeeze_(self, dim: _int | tuple[_int, ...] | None = None) -> Tensor:
+        """Drop size-1 dims in place (``torch.Tensor.squeeze_``): all of them
+        (``SqueezeBackward3``), ``dim`` (``SqueezeBackward4``) or a tuple of dims
+        (``SqueezeBackward5``)."""
+    def unsqueeze_(self, dim: _int) -> Tensor:
+        """Insert a size-1 dim in place (``torch.Tensor.unsqueeze_``); ``UnsqueezeBackward1``."""
     def __imod__(self, other: Tensor | _float) -> Tensor:
         """``self %= other``, in place (``torch.Tensor.__imod__``)."""
     def __ifloordiv__(self, other: Tensor | _float) -> Tensor:

@@ -24,11 +24,14 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from ..core.inplace import apply_view_inplace
 from ..core.tensor import Tensor
 from . import activations as act
 from . import arithmetic as ar
 from . import binary_math as bm
 from . import elementwise as el
+from . import views
+from .shape_rules import dim as _checked_dim
 
 
 def _unary(cls: Any, name: str) -> Any:
@@ -117,12 +120,44 @@ def _ipow(self: Tensor, other: Tensor | float) -> Tensor:
     return _pow_(self, other)
 
 
+# -- in-place view ops: the tensor itself takes the new shape (core.inplace)
+def _t_(self: Tensor) -> Tensor:
+    """Transpose a matrix in place (``torch.Tensor.t_``); a ``TBackward1`` node."""
+    if self.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.ndim}D")
+    return apply_view_inplace(views.TInPlace, self, (), "t_")
+
+
+def _transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap two dims in place (``torch.Tensor.transpose_``); a ``TransposeBackward1`` node."""
+    return apply_view_inplace(views.TransposeInPlace, self, (dim0, dim1), "transpose_")
+
+
+def _squeeze_(self: Tensor, dim: int | tuple[int, ...] | None = None) -> Tensor:
+    """Drop size-1 dims in place (``torch.Tensor.squeeze_``): all of them
+    (``SqueezeBackward3``), ``dim`` (``SqueezeBackward4``) or a tuple of dims
+    (``SqueezeBackward5``)."""
+    if dim is None:
+        return apply_view_inplace(views.SqueezeInPlace, self, (None,), "squeeze_")
+    if isinstance(dim, int):
+        return apply_view_inplace(views.SqueezeDimInPlace, self, (dim,), "squeeze_")
+    return apply_view_inplace(views.SqueezeDimsInPlace, self, (tuple(dim),), "squeeze_")
+
+
+def _unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    """Insert a size-1 dim in place (``torch.Tensor.unsqueeze_``); ``UnsqueezeBackward1``."""
+    _checked_dim(dim, self.ndim + 1)
+    return apply_view_inplace(views.UnsqueezeInPlace, self, (dim,), "unsqueeze_")
+
+
 #: The Tensor methods of this module (``ops/methods.py`` installs them).
 METHODS: dict[str, Any] = {name: _unary(cls, name) for name, cls in _UNARY.items()}
 METHODS.update({
     "round_": _round_, "square_": _square_, "pow_": _pow_, "fmod_": _fmod_,
     "remainder_": _remainder_, "floor_divide_": _floor_divide_, "atan2_": _atan2_,
-    "xlogy_": _xlogy_, "__imod__": _imod, "__ifloordiv__": _ifloordiv, "__ipow__": _ipow,
+    "xlogy_": _xlogy_, "t_": _t_, "transpose_": _transpose_, "squeeze_": _squeeze_,
+    "unsqueeze_": _unsqueeze_, "__imod__": _imod, "__ifloordiv__": _ifloordiv, "__ipow__": _ipow,
 })
 _SELF = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
 for _name in _UNARY:
