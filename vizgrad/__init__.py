@@ -11,7 +11,21 @@ Example
 'SumBackward0'
 """
 
-from . import accelerator, autograd, cuda, debug, graph, nn, onnx, ops, optim, render, static, utils
+from . import (
+    accelerator,
+    autograd,
+    cuda,
+    debug,
+    graph,
+    nn,
+    onnx,
+    ops,
+    optim,
+    render,
+    special,
+    static,
+    utils,
+)
 from .autograd import Function  # a user op's base, as torch.autograd.Function
 from .core import (
                    AccumulateGrad,
@@ -110,5 +124,5 @@ __all__ = [
     "IntTensor", "LongTensor", "accelerator", "cuda", "device", "get_default_device", "onnx",
     "set_default_device", "utils",
     "on_backward", "unwatch", "watch", "watched",
-    "CheckpointError", "load", "nn", "optim", "save",
+    "CheckpointError", "load", "nn", "optim", "save", "special",
 ]

@@ -99,6 +99,15 @@ CASES: list[OpCase] = [
     row("inplace_pow_tensor", _on_copy("pow_"), [A((3, 4), **POS), A((3, 4))], (),
         "PowBackward1"),
     row("inplace_pow_operator", _ipow, [A((3, 4))], (), "PowBackward0"),
+    # torch.special
+    row("special_xlog1py", lambda a, b: lib(a).special.xlog1py(a, b),
+        [A((3, 4)), A((3, 4), -0.5, 2.0)], ("Xlog1py",), "SpecialXlog1PyBackward0"),
+    row("special_xlog1py_scalar_other", lambda a: lib(a).special.xlog1py(a, 1.5), [A((3, 4))],
+        ("Xlog1pyScalarOther",), "SpecialXlog1PyBackward2"),
+    row("special_xlog1py_scalar_self", lambda b: lib(b).special.xlog1py(2.5, b),
+        [A((3, 4), -0.5, 2.0)], ("Xlog1pyScalarSelf",), "SpecialXlog1PyBackward1"),
+    row("special_xlogy", lambda a, b: lib(a).special.xlogy(a, b), [A((3, 4)), A((3, 4), **POS)],
+        ("Xlogy",), "XlogyBackward0"),
     # in-place view ops: the tensor itself takes the new shape
     row("inplace_t", _on_copy("t_"), [A((3, 4))], ("TInPlace",), "TBackward1"),
     row("inplace_transpose", _on_copy("transpose_", 0, 2), [A((2, 3, 4))],
