@@ -99,6 +99,8 @@ CASES: list[OpCase] = [
     row("inplace_pow_tensor", _on_copy("pow_"), [A((3, 4), **POS), A((3, 4))], (),
         "PowBackward1"),
     row("inplace_pow_operator", _ipow, [A((3, 4))], (), "PowBackward0"),
+    row("inplace_cumsum", _on_copy("cumsum_", 1), [A((3, 4))], (), "CumsumBackward0"),
+    row("inplace_cumprod", _on_copy("cumprod_", 0), [A((3, 4))], (), "CumprodBackward0"),
     # torch.special
     row("special_xlog1py", lambda a, b: lib(a).special.xlog1py(a, b),
         [A((3, 4)), A((3, 4), -0.5, 2.0)], ("Xlog1py",), "SpecialXlog1PyBackward0"),

@@ -191,3 +191,16 @@ def test_view_ops_in_place_refuse_a_leaf_that_requires_grad():
         leaf = vg.ones(2, 3, requires_grad=True)
         leaf.t_()
     assert leaf.is_leaf and leaf.shape == (3, 2)
+
+
+@pytest.mark.parametrize("dtype,asked", [("float32", "float64"), ("int64", "float64")])
+def test_cumulative_in_place_keeps_the_dtype_in_torchs_words(dtype, asked):
+    with pytest.raises(RuntimeError) as theirs:
+        torch.ones(2, dtype=getattr(torch, dtype)).cumsum_(0, dtype=getattr(torch, asked))
+    with pytest.raises(RuntimeError) as ours:
+        vg.ones(2, dtype=dtype).cumsum_(0, dtype=asked)
+    assert str(ours.value) == str(theirs.value)
+    x, t = vg.tensor(VALUES), torch.tensor(VALUES)
+    x.cumprod_(1, dtype=vg.float64)
+    t.cumprod_(1, dtype=torch.float64)
+    np.testing.assert_allclose(x.numpy(), t.numpy(), rtol=1e-12)

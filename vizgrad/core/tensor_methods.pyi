@@ -576,6 +576,10 @@ class TensorMethods:
         (``SqueezeBackward5``)."""
     def unsqueeze_(self, dim: _int) -> Tensor:
         """Insert a size-1 dim in place (``torch.Tensor.unsqueeze_``); ``UnsqueezeBackward1``."""
+    def cumsum_(self, dim: _int, dtype: Any = None) -> Tensor:
+        """In-place running sum along ``dim`` (``torch.Tensor.cumsum_``)."""
+    def cumprod_(self, dim: _int, dtype: Any = None) -> Tensor:
+        """In-place running product along ``dim`` (``torch.Tensor.cumprod_``)."""
     def __imod__(self, other: Tensor | _float) -> Tensor:
         """``self %= other``, in place (``torch.Tensor.__imod__``)."""
     def __ifloordiv__(self, other: Tensor | _float) -> Tensor:

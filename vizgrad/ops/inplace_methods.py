@@ -24,13 +24,14 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from ..core.factory import as_dtype
 from ..core.inplace import apply_view_inplace
 from ..core.tensor import Tensor
 from . import activations as act
 from . import arithmetic as ar
 from . import binary_math as bm
+from . import cumulative, views
 from . import elementwise as el
-from . import views
 from .shape_rules import dim as _checked_dim
 
 
@@ -105,6 +106,32 @@ def _xlogy_(self: Tensor, other: Tensor | float) -> Tensor:
     return bm.XlogyScalarOther.apply_(self, other)
 
 
+#: the C type names PyTorch's "Bad in-place call" message uses
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "bool": "bool"}
+
+
+def _same_dtype(self: Tensor, dtype: Any) -> None:
+    """PyTorch's error when a cumulative op in place is asked for another dtype."""
+    if dtype is not None and as_dtype(dtype) != self.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_C_NAMES[str(self.dtype)]} "
+                           f"and output tensor dtype {_C_NAMES[str(as_dtype(dtype))]} "
+                           "should match")
+
+
+def _cumsum_(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """In-place running sum along ``dim`` (``torch.Tensor.cumsum_``)."""
+    _same_dtype(self, dtype)
+    return cumulative.Cumsum.apply_(self, dim)
+
+
+def _cumprod_(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """In-place running product along ``dim`` (``torch.Tensor.cumprod_``)."""
+    _same_dtype(self, dtype)
+    return cumulative.Cumprod.apply_(self, dim)
+
+
 def _imod(self: Tensor, other: Tensor | float) -> Tensor:
     """``self %= other``, in place (``torch.Tensor.__imod__``)."""
     return _remainder_(self, other)
@@ -157,7 +184,8 @@ METHODS.update({
     "round_": _round_, "square_": _square_, "pow_": _pow_, "fmod_": _fmod_,
     "remainder_": _remainder_, "floor_divide_": _floor_divide_, "atan2_": _atan2_,
     "xlogy_": _xlogy_, "t_": _t_, "transpose_": _transpose_, "squeeze_": _squeeze_,
-    "unsqueeze_": _unsqueeze_, "__imod__": _imod, "__ifloordiv__": _ifloordiv, "__ipow__": _ipow,
+    "unsqueeze_": _unsqueeze_, "cumsum_": _cumsum_, "cumprod_": _cumprod_,
+    "__imod__": _imod, "__ifloordiv__": _ifloordiv, "__ipow__": _ipow,
 })
 _SELF = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
 for _name in _UNARY:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
-from ..core.backend import array_module
+from ..core.backend import array_module, to_numpy
 from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.tensor import Tensor
@@ -281,7 +281,10 @@ def _repeat_index(repeats: Any) -> Any:
                                   f"'{torch_type_name(repeats.dtype)}'")
     if repeats.size and bool((repeats < 0).any()):
         raise RuntimeError("repeats can not be negative")
-    return xp.repeat(xp.arange(repeats.size, dtype="int64"), repeats.astype("int64"))
+    # CuPy's repeat takes counts as a list: read them on the host (the output's size
+    # depends on them anyway)
+    counts = to_numpy(repeats).astype("int64").tolist()
+    return xp.repeat(xp.arange(repeats.size, dtype="int64"), counts)
 
 
 def repeat_interleave(input: Tensor, repeats: Tensor | int | None = None,
