@@ -204,3 +204,14 @@ def test_cumulative_in_place_keeps_the_dtype_in_torchs_words(dtype, asked):
     x.cumprod_(1, dtype=vg.float64)
     t.cumprod_(1, dtype=torch.float64)
     np.testing.assert_allclose(x.numpy(), t.numpy(), rtol=1e-12)
+
+
+def test_a_stale_view_transposed_in_place_follows_its_base_write_first():
+    x, t = vg.tensor(VALUES, requires_grad=True), torch.tensor(VALUES, requires_grad=True)
+    for leaf in (x, t):
+        y = leaf * 1
+        v = y[:, :2]
+        y.mul_(leaf)  # v's values change through its base
+        v.t_()
+        (v * v).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)

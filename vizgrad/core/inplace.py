@@ -234,7 +234,7 @@ def apply_view_inplace(cls: type[Function], target: Tensor, args: tuple, name: s
             raise RuntimeError(
                 f"a view of a leaf tensor that requires grad is used in an in-place operation "
                 f"({name} at {user_location()}). Modify a clone of the leaf instead.")
-    out = cls.apply(target, *args)
+    out = cls.apply(target, *args)  # (apply re-derives a stale view's history first)
     target.array = out.array
     if grad_enabled():
         old_node, old_nr = target._grad_fn, target._output_nr
