@@ -113,6 +113,34 @@ def test_unique_matches_torch(kw, array):
     _same(*_both(lambda m, x: x.unique(**kw), array))
 
 
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("array", [np.array([[1.0, 2.0], [0.0, 5.0], [1.0, 2.0]]),
+                                   np.array([[[3, 1], [3, 1]], [[0, 2], [3, 1]]]),
+                                   np.zeros((0, 2))])
+def test_unique_along_a_dim_matches_torch(dim, array):
+    if array.size == 0 and dim != 0:
+        for lib in (vg, torch):
+            with pytest.raises(RuntimeError, match="There are 0 sized dimensions"):
+                lib.unique(lib.tensor(array), dim=dim)
+        return
+    kw = dict(dim=dim, return_inverse=True, return_counts=True)
+    _same(*_both(lambda m, x: m.unique(x, **kw), array))
+    _same(*_both(lambda m, x: x.unique(dim=dim), array))
+
+
+def test_unique_along_a_dim_has_no_derivative_and_torchs_errors():
+    x = vg.tensor([[1.0, 2.0], [1.0, 2.0]], requires_grad=True)
+    values = vg.unique(x, dim=0)
+    assert values.grad_fn.name() == "UniqueDimBackward0"
+    with pytest.raises(NotImplementedError, match="the derivative for 'unique_dim' is not "
+                                                  "implemented."):
+        values.sum().backward()
+    for lib in (vg, torch):
+        with pytest.raises(IndexError, match="Dimension specified as 0 but tensor has no "
+                                             "dimensions"):
+            lib.unique(lib.tensor(3.0), dim=0)
+
+
 def test_unique_has_no_derivative_as_torch():
     x = vg.tensor([3.0, 1.0, 3.0], requires_grad=True)
     values, inverse = vg.unique(x, return_inverse=True)

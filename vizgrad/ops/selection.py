@@ -247,21 +247,56 @@ class Unique2(Function):
         raise NotImplementedError("the derivative for '_unique2' is not implemented.")
 
 
+class UniqueDim(Function):
+    """``torch.unique(dim=...)``: the distinct slices along ``dim``, sorted
+    lexicographically, with inverse indices and counts. No derivative, as in PyTorch.
+    Not in the op table (no gradient to check); tests/ops/test_selection.py covers it."""
+
+    registered = False
+    backward_name = "UniqueDimBackward0"
+
+    @staticmethod
+    def forward(ctx, input, dim):
+        xp = array_module(input)
+        if not input.ndim:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        axis = _checked_dim(dim, input.ndim)
+        if input.shape[axis] == 0:
+            empty = xp.zeros(0, dtype="int64")
+            values, inverse, counts = input.copy(), empty, empty.copy()
+        elif input.size == 0:
+            raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
+                               "unique cannot be applied")
+        else:
+            values, inverse, counts = xp.unique(input, axis=axis, return_inverse=True,
+                                                return_counts=True)
+            inverse, counts = inverse.reshape(-1).astype("int64"), counts.astype("int64")
+        ctx.mark_non_differentiable(inverse, counts)
+        return values, inverse, counts
+
+    @staticmethod
+    def backward(ctx, grad, grad_inverse, grad_counts):
+        raise NotImplementedError("the derivative for 'unique_dim' is not implemented.")
+
+
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
            return_counts: bool = False, dim: int | None = None) -> Any:
-    """The distinct elements, sorted, and optionally where each input element is among
-    them (``return_inverse``) and how often each occurs (``return_counts``)
-    (``torch.unique``); ``dim`` is not supported yet.
+    """The distinct elements (with ``dim``: slices along it), sorted, and optionally
+    where each input element is among them (``return_inverse``) and how often each
+    occurs (``return_counts``) (``torch.unique``).
 
     Example
     -------
     >>> values, inverse = vizgrad.unique(vizgrad.tensor([3, 1, 3]), return_inverse=True)
     >>> values.tolist(), inverse.tolist()
     ([1, 3], [1, 0, 1])
+    >>> vizgrad.tensor([[1, 2], [0, 5], [1, 2]]).unique(dim=0).tolist()
+    [[0, 5], [1, 2]]
     """
     if dim is not None:
-        raise NotImplementedError("vizgrad.unique(dim=...) is not supported yet")
-    values, inverse, counts = Unique2.apply(input)
+        values, inverse, counts = UniqueDim.apply(input, dim)
+    else:
+        values, inverse, counts = Unique2.apply(input)
     if return_inverse and return_counts:
         return values, inverse, counts
     if return_inverse:
