@@ -162,3 +162,19 @@ def test_uint8_creation_casts_and_names():
     _same(vg.tensor([1.5, 2.0]).to(vg.uint8), torch.tensor([1.5, 2.0]).to(torch.uint8))
     assert vg.ones(2).byte().to(vg.float32).dtype == vg.float32
     _same(-vg.tensor([1, 0], dtype=vg.uint8), -torch.tensor([1, 0], dtype=torch.uint8))
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "bool"])
+@pytest.mark.parametrize("call", [lambda x: x.sum(), lambda x: x.sum(1), lambda x: x.sum((0, 1)),
+                                  lambda x: x.prod(), lambda x: x.prod(0, keepdim=True),
+                                  lambda x: x.cumsum(0), lambda x: x.cumprod(1),
+                                  lambda x: x.trace(), lambda x: x[0, 0].sum()])
+def test_sums_and_products_of_narrow_integers_are_int64_as_torch(dtype, call):
+    array = np.array([[200, 100], [7, 3]]).astype(dtype)
+    try:
+        expected = call(torch.tensor(array))
+    except (RuntimeError, NotImplementedError) as error:  # trace of bools: both refuse
+        with pytest.raises(type(error), match=str(error)):
+            call(vg.tensor(array))
+        return
+    _same(call(vg.tensor(array)), expected)
