@@ -101,6 +101,12 @@ CASES: list[OpCase] = [
     row("inplace_pow_operator", _ipow, [A((3, 4))], (), "PowBackward0"),
     row("inplace_cumsum", _on_copy("cumsum_", 1), [A((3, 4))], (), "CumsumBackward0"),
     row("inplace_cumprod", _on_copy("cumprod_", 0), [A((3, 4))], (), "CumprodBackward0"),
+    *[row(f"inplace_{name}_", _on_copy(f"{name}_", 0.3), [A((3, 4))],
+          (f"{name.title()}InPlace",), f"{name.title()}Backward0")
+      for name in ("eq", "ne", "lt", "le", "gt", "ge")],
+    *[row(f"inplace_{name}_tensor", _on_copy(f"{name}_"), [A((3, 4)), A((4,))],
+          (f"{name.title()}TensorInPlace",), f"{name.title()}Backward1")
+      for name in ("eq", "ne", "lt", "le", "gt", "ge")],
     # torch.special
     row("special_xlog1py", lambda a, b: lib(a).special.xlog1py(a, b),
         [A((3, 4)), A((3, 4), -0.5, 2.0)], ("Xlog1py",), "SpecialXlog1PyBackward0"),

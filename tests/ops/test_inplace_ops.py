@@ -215,3 +215,45 @@ def test_a_stale_view_transposed_in_place_follows_its_base_write_first():
         v.t_()
         (v * v).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+# -- in-place comparisons ------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["eq_", "ne_", "lt_", "le_", "gt_", "ge_"])
+@pytest.mark.parametrize("dtype", ["float64", "int64", "bool"])
+def test_comparisons_in_place_write_in_the_tensors_dtype_as_torch(name, dtype):
+    values, other = np.array([0, 1, 2, 1]).astype(dtype), np.array([1, 1, 0, 2]).astype(dtype)
+    for make_other in (lambda lib: lib.tensor(other), lambda lib: 1):
+        x, t = vg.tensor(values), torch.tensor(values)
+        assert getattr(x, name)(make_other(vg)) is x
+        getattr(t, name)(make_other(torch))
+        assert str(x.dtype) == str(t.dtype).replace("torch.", "")
+        np.testing.assert_array_equal(x.numpy(), t.numpy())
+
+
+def test_comparison_in_place_gives_zero_gradients_as_torch():
+    for lib in (vg, torch):
+        x = lib.tensor(VALUES, requires_grad=True)
+        o = lib.tensor(OTHER, requires_grad=True)
+        y = x * 2
+        y.lt_(o)
+        (y * 3 + x).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), np.ones(VALUES.shape))
+        np.testing.assert_array_equal(o.grad.numpy(), np.zeros(OTHER.shape))
+
+
+def test_the_graphs_of_issue_31_rows_are_torchs_with_saved_names():
+    """Names, edges and saved names of every row of tests/ops/cases_ops31.py."""
+    from tests.compat.graphs import difference, structure
+
+    from .cases_ops31 import CASES
+
+    for case in CASES:
+        arrays, inputs = case.inputs()
+        ours = case.fn(*inputs)
+        theirs = case.torch_fn(*[torch.tensor(a, requires_grad=arg.requires_grad)
+                                 for a, arg in zip(arrays, case.args)])
+        ours = ours if isinstance(ours, tuple) else (ours,)
+        theirs = theirs if isinstance(theirs, tuple) else (theirs,)
+        for mine, reference in zip(ours, theirs):
+            found = difference(structure(mine.grad_fn), structure(reference.grad_fn))
+            assert not found, f"{case.name}: {found}"

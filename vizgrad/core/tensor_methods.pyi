@@ -495,6 +495,24 @@ class TensorMethods:
     def __invert__(self) -> Tensor:
         """``~self``: ``bitwise_not`` on bool and integer tensors (``torch.Tensor.__invert__``); a
         TypeError on floats, as in PyTorch."""
+    def eq_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``eq``: 1 where true, 0 elsewhere, in this tensor's dtype
+        (``torch.Tensor.eq_``)."""
+    def ne_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``ne``: 1 where true, 0 elsewhere, in this tensor's dtype
+        (``torch.Tensor.ne_``)."""
+    def lt_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``lt``: 1 where true, 0 elsewhere, in this tensor's dtype
+        (``torch.Tensor.lt_``)."""
+    def le_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``le``: 1 where true, 0 elsewhere, in this tensor's dtype
+        (``torch.Tensor.le_``)."""
+    def gt_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``gt``: 1 where true, 0 elsewhere, in this tensor's dtype
+        (``torch.Tensor.gt_``)."""
+    def ge_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``ge``: 1 where true, 0 elsewhere, in this tensor's dtype
+        (``torch.Tensor.ge_``)."""
     def kthvalue(self, k: _int, dim: _int = -1, keepdim: _bool = False) -> tuple:
         """``(values, indices)`` of the ``k``-th smallest element along ``dim``
         (``torch.kthvalue``)."""
@@ -503,9 +521,9 @@ class TensorMethods:
         (``torch.median``)."""
     def unique(self, sorted: _bool = True, return_inverse: _bool = False,
         return_counts: _bool = False, dim: _int | None = None) -> Tensor:
-        """The distinct elements, sorted, and optionally where each input element is among them
-        (``return_inverse``) and how often each occurs (``return_counts``) (``torch.unique``);
-        ``dim`` is not supported yet."""
+        """The distinct elements (with ``dim``: slices along it), sorted, and optionally where each
+        input element is among them (``return_inverse``) and how often each occurs
+        (``return_counts``) (``torch.unique``)."""
     def repeat_interleave(self, repeats: Tensor | _int | None = None, dim: _int | None = None, *,
         output_size: _int | None = None) -> Tensor:
         """Each element (each slice along ``dim``) repeated ``repeats`` times, in place of

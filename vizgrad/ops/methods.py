@@ -514,9 +514,11 @@ METHODS = {
     "new_empty": _new_factory("empty"), "new_full": _new_full, "new_tensor": _new_tensor,
 }
 
-# -- bitwise.py (& | ^ ~), selection.py (kthvalue, median, unique, repeat_interleave,
-# tensor_split) and inplace_methods.py (exp_, fmod_, %=, //= ...): each module's own table
+# -- bitwise.py (& | ^ ~), comparison.py's in-place eq_ ... ge_, selection.py (kthvalue,
+# median, unique, repeat_interleave, tensor_split) and inplace_methods.py (exp_, fmod_,
+# %=, //= ...): each module's own table
 METHODS.update(bitwise.METHODS)
+METHODS.update(cmp.METHODS)
 METHODS.update(selection.METHODS)
 METHODS.update(inplace_methods.METHODS)
 
