@@ -493,46 +493,31 @@ class TensorMethods:
     def __ixor__(self, other: Tensor | _int) -> Tensor:
         """In place: ``self ^= other`` (``torch.Tensor.bitwise_xor_``)."""
     def __invert__(self) -> Tensor:
-        """``~self``: ``bitwise_not`` on bool and integer tensors (``torch.Tensor.__invert__``); a
-        TypeError on floats, as in PyTorch."""
+        """``~self``: ``bitwise_not`` (``torch.Tensor.__invert__``)."""
     def eq_(self, other: Tensor | _float) -> Tensor:
-        """In-place ``eq``: 1 where true, 0 elsewhere, in this tensor's dtype
-        (``torch.Tensor.eq_``)."""
+        """In-place ``eq`` (``torch.Tensor.eq_``)."""
     def ne_(self, other: Tensor | _float) -> Tensor:
-        """In-place ``ne``: 1 where true, 0 elsewhere, in this tensor's dtype
-        (``torch.Tensor.ne_``)."""
+        """In-place ``ne`` (``torch.Tensor.ne_``)."""
     def lt_(self, other: Tensor | _float) -> Tensor:
-        """In-place ``lt``: 1 where true, 0 elsewhere, in this tensor's dtype
-        (``torch.Tensor.lt_``)."""
+        """In-place ``lt`` (``torch.Tensor.lt_``)."""
     def le_(self, other: Tensor | _float) -> Tensor:
-        """In-place ``le``: 1 where true, 0 elsewhere, in this tensor's dtype
-        (``torch.Tensor.le_``)."""
+        """In-place ``le`` (``torch.Tensor.le_``)."""
     def gt_(self, other: Tensor | _float) -> Tensor:
-        """In-place ``gt``: 1 where true, 0 elsewhere, in this tensor's dtype
-        (``torch.Tensor.gt_``)."""
+        """In-place ``gt`` (``torch.Tensor.gt_``)."""
     def ge_(self, other: Tensor | _float) -> Tensor:
-        """In-place ``ge``: 1 where true, 0 elsewhere, in this tensor's dtype
-        (``torch.Tensor.ge_``)."""
+        """In-place ``ge`` (``torch.Tensor.ge_``)."""
     def kthvalue(self, k: _int, dim: _int = -1, keepdim: _bool = False) -> tuple:
-        """``(values, indices)`` of the ``k``-th smallest element along ``dim``
-        (``torch.kthvalue``)."""
+        """``(values, indices)`` of the ``k``-th smallest along ``dim`` (``torch.kthvalue``)."""
     def median(self, dim: _int | None = None, keepdim: _bool = False) -> Tensor:
-        """The lower median of all elements (a 0-d tensor), or ``(values, indices)`` along ``dim``
-        (``torch.median``)."""
+        """The lower median (``torch.median``)."""
     def unique(self, sorted: _bool = True, return_inverse: _bool = False,
         return_counts: _bool = False, dim: _int | None = None) -> Tensor:
-        """The distinct elements (with ``dim``: slices along it), sorted, and optionally where each
-        input element is among them (``return_inverse``) and how often each occurs
-        (``return_counts``) (``torch.unique``)."""
+        """The distinct elements, sorted (``torch.unique``)."""
     def repeat_interleave(self, repeats: Tensor | _int | None = None, dim: _int | None = None, *,
         output_size: _int | None = None) -> Tensor:
-        """Each element (each slice along ``dim``) repeated ``repeats`` times, in place of
-        ``tile``'s whole copies (``torch.repeat_interleave``); ``repeats`` a number or one count per
-        element. With only a tensor of counts, the indices they repeat."""
+        """Each element repeated ``repeats`` times (``torch.repeat_interleave``)."""
     def tensor_split(self, indices_or_sections: Any, dim: _int = 0) -> tuple:
-        """``input`` cut along ``dim`` into ``sections`` nearly equal views (the first ``size %
-        sections`` one longer) or at the given indices (``torch.tensor_split``); each piece is a
-        ``SliceBackward0`` view, as PyTorch's."""
+        """``input`` cut into views along ``dim`` (``torch.tensor_split``)."""
     def exp_(self) -> Tensor:
         """In-place ``exp`` (``torch.Tensor.exp_``)."""
     def log_(self) -> Tensor:
@@ -578,8 +563,7 @@ class TensorMethods:
     def remainder_(self, other: Tensor | _float) -> Tensor:
         """In-place ``remainder``: ``self %= other`` (``torch.Tensor.remainder_``)."""
     def floor_divide_(self, other: Tensor | _float) -> Tensor:
-        """In-place ``floor_divide``: ``self //= other`` (``torch.Tensor.floor_divide_``); no
-        derivative, as in PyTorch."""
+        """In place: ``self //= other`` (``torch.Tensor.floor_divide_``)."""
     def atan2_(self, other: Tensor) -> Tensor:
         """In-place ``atan2`` (``torch.Tensor.atan2_``)."""
     def xlogy_(self, other: Tensor | _float) -> Tensor:
@@ -589,9 +573,7 @@ class TensorMethods:
     def transpose_(self, dim0: _int, dim1: _int) -> Tensor:
         """Swap two dims in place (``torch.Tensor.transpose_``); a ``TransposeBackward1`` node."""
     def squeeze_(self, dim: _int | tuple[_int, ...] | None = None) -> Tensor:
-        """Drop size-1 dims in place (``torch.Tensor.squeeze_``): all of them
-        (``SqueezeBackward3``), ``dim`` (``SqueezeBackward4``) or a tuple of dims
-        (``SqueezeBackward5``)."""
+        """Drop size-1 dims in place (``torch.Tensor.squeeze_``)."""
     def unsqueeze_(self, dim: _int) -> Tensor:
         """Insert a size-1 dim in place (``torch.Tensor.unsqueeze_``); ``UnsqueezeBackward1``."""
     def cumsum_(self, dim: _int, dtype: Any = None) -> Tensor:

@@ -103,8 +103,9 @@ def bitwise_not(input: Tensor) -> Tensor:
 
 
 def _invert(self: Tensor) -> Tensor:
-    """``~self``: ``bitwise_not`` on bool and integer tensors (``torch.Tensor.__invert__``);
-    a TypeError on floats, as in PyTorch."""
+    """``~self``: ``bitwise_not`` (``torch.Tensor.__invert__``).
+
+    Bool and integer tensors only: a float is PyTorch's TypeError."""
     if self.dtype.kind not in "biu":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors")

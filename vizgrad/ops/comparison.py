@@ -218,8 +218,8 @@ def _compare_in_place(scalar: type, tensor: type, name: str) -> Callable:
         return scalar.apply_(self, other)
 
     method.__name__ = method.__qualname__ = name
-    method.__doc__ = (f"In-place ``{name[:-1]}``: 1 where true, 0 elsewhere, in this "
-                      f"tensor's dtype (``torch.Tensor.{name}``).")
+    method.__doc__ = (f"In-place ``{name[:-1]}`` (``torch.Tensor.{name}``).\n\n1 where "
+                      "true, 0 elsewhere, in this tensor's dtype.")
     return method
 
 

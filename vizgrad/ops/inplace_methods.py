@@ -86,8 +86,9 @@ def _remainder_(self: Tensor, other: Tensor | float) -> Tensor:
 
 
 def _floor_divide_(self: Tensor, other: Tensor | float) -> Tensor:
-    """In-place ``floor_divide``: ``self //= other`` (``torch.Tensor.floor_divide_``); no
-    derivative, as in PyTorch."""
+    """In place: ``self //= other`` (``torch.Tensor.floor_divide_``).
+
+    No derivative, as in PyTorch."""
     return bm.NotDifferentiable.apply_(self, other, "floor_divide_")
 
 
@@ -162,8 +163,9 @@ def _transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
 
 
 def _squeeze_(self: Tensor, dim: int | tuple[int, ...] | None = None) -> Tensor:
-    """Drop size-1 dims in place (``torch.Tensor.squeeze_``): all of them
-    (``SqueezeBackward3``), ``dim`` (``SqueezeBackward4``) or a tuple of dims
+    """Drop size-1 dims in place (``torch.Tensor.squeeze_``).
+
+    All of them (``SqueezeBackward3``), ``dim`` (``SqueezeBackward4``) or a tuple of dims
     (``SqueezeBackward5``)."""
     if dim is None:
         return apply_view_inplace(views.SqueezeInPlace, self, (None,), "squeeze_")

@@ -199,8 +199,7 @@ class Median(Function):
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
-    """``(values, indices)`` of the ``k``-th smallest element along ``dim``
-    (``torch.kthvalue``).
+    """``(values, indices)`` of the ``k``-th smallest along ``dim`` (``torch.kthvalue``).
 
     Example
     -------
@@ -211,8 +210,9 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
 
 
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
-    """The lower median of all elements (a 0-d tensor), or ``(values, indices)`` along
-    ``dim`` (``torch.median``).
+    """The lower median (``torch.median``).
+
+    Of all elements a 0-d tensor; along ``dim`` ``(values, indices)``.
 
     Example
     -------
@@ -281,9 +281,10 @@ class UniqueDim(Function):
 
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
            return_counts: bool = False, dim: int | None = None) -> Any:
-    """The distinct elements (with ``dim``: slices along it), sorted, and optionally
-    where each input element is among them (``return_inverse``) and how often each
-    occurs (``return_counts``) (``torch.unique``).
+    """The distinct elements, sorted (``torch.unique``).
+
+    With ``dim``: the distinct slices along it. Optionally also where each input element
+    is among them (``return_inverse``) and how often each occurs (``return_counts``).
 
     Example
     -------
@@ -324,9 +325,11 @@ def _repeat_index(repeats: Any) -> Any:
 
 def repeat_interleave(input: Tensor, repeats: Tensor | int | None = None,
                       dim: int | None = None, *, output_size: int | None = None) -> Tensor:
-    """Each element (each slice along ``dim``) repeated ``repeats`` times, in place of
-    ``tile``'s whole copies (``torch.repeat_interleave``); ``repeats`` a number or one
-    count per element. With only a tensor of counts, the indices they repeat.
+    """Each element repeated ``repeats`` times (``torch.repeat_interleave``).
+
+    With ``dim``, each slice along it (``tile`` repeats whole copies); ``repeats`` a
+    number or one count per element. With only a tensor of counts, the indices they
+    repeat.
 
     Example
     -------
@@ -363,9 +366,10 @@ def repeat_interleave(input: Tensor, repeats: Tensor | int | None = None,
 
 
 def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple:
-    """``input`` cut along ``dim`` into ``sections`` nearly equal views (the first
-    ``size % sections`` one longer) or at the given indices (``torch.tensor_split``);
-    each piece is a ``SliceBackward0`` view, as PyTorch's.
+    """``input`` cut into views along ``dim`` (``torch.tensor_split``).
+
+    Into ``sections`` nearly equal pieces (the first ``size % sections`` one longer) or
+    at the given indices; each piece is a ``SliceBackward0`` view, as PyTorch's.
 
     Example
     -------
