@@ -34,6 +34,12 @@ def _through_view(method):
     return run
 
 
+def _baddbmm_(a, b1, b2):
+    out = a * 1
+    out.baddbmm_(b1, b2, beta=0.5, alpha=2.0)
+    return out
+
+
 def _imod(a, b):
     out = a * 1
     out %= b
@@ -107,6 +113,8 @@ CASES: list[OpCase] = [
     *[row(f"inplace_{name}_tensor", _on_copy(f"{name}_"), [A((3, 4)), A((4,))],
           (f"{name.title()}TensorInPlace",), f"{name.title()}Backward1")
       for name in ("eq", "ne", "lt", "le", "gt", "ge")],
+    row("inplace_baddbmm", _baddbmm_, [A((2, 3, 4)), A((2, 3, 5)), A((2, 5, 4))], (),
+        "BaddbmmBackward0"),
     # torch.special
     row("special_xlog1py", lambda a, b: lib(a).special.xlog1py(a, b),
         [A((3, 4)), A((3, 4), -0.5, 2.0)], ("Xlog1py",), "SpecialXlog1PyBackward0"),

@@ -580,6 +580,10 @@ class TensorMethods:
         """In-place running sum along ``dim`` (``torch.Tensor.cumsum_``)."""
     def cumprod_(self, dim: _int, dtype: Any = None) -> Tensor:
         """In-place running product along ``dim`` (``torch.Tensor.cumprod_``)."""
+    def baddbmm_(self, batch1: Tensor, batch2: Tensor, *, beta: _float = 1,
+        alpha: _float = 1) -> Tensor:
+        """In place: ``self = beta * self + alpha * (batch1 @ batch2)``
+        (``torch.Tensor.baddbmm_``)."""
     def __imod__(self, other: Tensor | _float) -> Tensor:
         """``self %= other``, in place (``torch.Tensor.__imod__``)."""
     def __ifloordiv__(self, other: Tensor | _float) -> Tensor:

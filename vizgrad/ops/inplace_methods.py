@@ -30,7 +30,7 @@ from ..core.tensor import Tensor
 from . import activations as act
 from . import arithmetic as ar
 from . import binary_math as bm
-from . import cumulative, views
+from . import cumulative, linalg, views
 from . import elementwise as el
 from .shape_rules import dim as _checked_dim
 
@@ -133,6 +133,12 @@ def _cumprod_(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     return cumulative.Cumprod.apply_(self, dim)
 
 
+def _baddbmm_(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
+              alpha: float = 1) -> Tensor:
+    """In place: ``self = beta * self + alpha * (batch1 @ batch2)`` (``torch.Tensor.baddbmm_``)."""
+    return linalg.Baddbmm.apply_(self, batch1, batch2, beta, alpha)
+
+
 def _imod(self: Tensor, other: Tensor | float) -> Tensor:
     """``self %= other``, in place (``torch.Tensor.__imod__``)."""
     return _remainder_(self, other)
@@ -187,6 +193,7 @@ METHODS.update({
     "remainder_": _remainder_, "floor_divide_": _floor_divide_, "atan2_": _atan2_,
     "xlogy_": _xlogy_, "t_": _t_, "transpose_": _transpose_, "squeeze_": _squeeze_,
     "unsqueeze_": _unsqueeze_, "cumsum_": _cumsum_, "cumprod_": _cumprod_,
+    "baddbmm_": _baddbmm_,
     "__imod__": _imod, "__ifloordiv__": _ifloordiv, "__ipow__": _ipow,
 })
 _SELF = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
