@@ -178,3 +178,45 @@ def test_sums_and_products_of_narrow_integers_are_int64_as_torch(dtype, call):
             call(vg.tensor(array))
         return
     _same(call(vg.tensor(array)), expected)
+
+
+SHIFTS = {"lshift": operator.lshift, "rshift": operator.rshift}
+
+
+@pytest.mark.parametrize("op", sorted(SHIFTS))
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("amounts", [[0, 1, 3], [7, 8, 9], [-1, 63, 64], 2, 70])
+def test_shifts_match_torch_also_past_the_width(op, dtype, amounts):
+    a, ta = _pair(dtype)
+    if isinstance(amounts, list):
+        b, tb = vg.tensor(amounts), torch.tensor(amounts)
+    else:
+        b = tb = amounts
+    _same(SHIFTS[op](a, b), SHIFTS[op](ta, tb))
+    name = "bitwise_left_shift" if op == "lshift" else "bitwise_right_shift"
+    _same(getattr(vg, name)(a, b), getattr(torch, name)(ta, tb))
+    if not isinstance(amounts, list):
+        _same(SHIFTS[op](3, a.abs() % 8), SHIFTS[op](3, ta.abs() % 8))
+    getattr(a, name + "_")(b)
+    getattr(ta, name + "_")(tb)
+    _same(a, ta)
+
+
+@pytest.mark.parametrize("left,right", [([1.5], 1), ([True], [True]), ([1], [2.0])])
+def test_shifts_refuse_floats_and_bools_in_torchs_words(left, right):
+    for op in ("bitwise_left_shift", "bitwise_right_shift"):
+        with pytest.raises(NotImplementedError) as theirs:
+            getattr(torch, op)(torch.tensor(left),
+                               torch.tensor(right) if isinstance(right, list) else right)
+        with pytest.raises(NotImplementedError) as ours:
+            getattr(vg, op)(vg.tensor(left), vg.tensor(right) if isinstance(right, list)
+                            else right)
+        assert str(ours.value) == str(theirs.value)
+
+
+def test_shift_operators_in_place_keep_the_object():
+    x = vg.tensor([1, 2], dtype=vg.int8)
+    keep = x
+    x <<= 3
+    x >>= 1
+    assert x is keep and x.tolist() == [4, 8] and x.dtype == vg.int8

@@ -257,3 +257,16 @@ def test_the_graphs_of_issue_31_rows_are_torchs_with_saved_names():
         for mine, reference in zip(ours, theirs):
             found = difference(structure(mine.grad_fn), structure(reference.grad_fn))
             assert not found, f"{case.name}: {found}"
+
+
+def test_logical_not_in_place_writes_and_records_nothing_as_torch():
+    for dtype in ("float64", "int64", "bool"):
+        values = np.array([0, 1, 2]).astype(dtype)
+        x, t = vg.tensor(values), torch.tensor(values)
+        assert x.logical_not_() is x
+        t.logical_not_()
+        np.testing.assert_array_equal(x.numpy(), t.numpy())
+    for lib in (vg, torch):
+        y = lib.tensor([0.0, 2.0], requires_grad=True) * 1
+        y.logical_not_()
+        assert y.tolist() == [1.0, 0.0] and y.grad_fn.name() == "MulBackward0"

@@ -494,6 +494,28 @@ class TensorMethods:
         """In place: ``self ^= other`` (``torch.Tensor.bitwise_xor_``)."""
     def __invert__(self) -> Tensor:
         """``~self``: ``bitwise_not`` (``torch.Tensor.__invert__``)."""
+    def bitwise_left_shift(self, other: Tensor | _int) -> Tensor:
+        """``input << other``, elementwise, on integer tensors (``torch.bitwise_left_shift``)."""
+    def bitwise_right_shift(self, other: Tensor | _int) -> Tensor:
+        """``input >> other``, elementwise, on integer tensors (``torch.bitwise_right_shift``)."""
+    def bitwise_left_shift_(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self <<= other`` (``torch.Tensor.bitwise_left_shift_``)."""
+    def bitwise_right_shift_(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self >>= other`` (``torch.Tensor.bitwise_right_shift_``)."""
+    def __lshift__(self, other: Tensor | _int) -> Tensor:
+        """``input << other``, elementwise, on integer tensors (``torch.bitwise_left_shift``)."""
+    def __rshift__(self, other: Tensor | _int) -> Tensor:
+        """``input >> other``, elementwise, on integer tensors (``torch.bitwise_right_shift``)."""
+    def __rlshift__(self, other: _int) -> Tensor:
+        """``other << self`` for a number on the left (``torch.Tensor.__rlshift__``)."""
+    def __rrshift__(self, other: _int) -> Tensor:
+        """``other >> self`` for a number on the left (``torch.Tensor.__rrshift__``)."""
+    def __ilshift__(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self <<= other`` (``torch.Tensor.bitwise_left_shift_``)."""
+    def __irshift__(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self >>= other`` (``torch.Tensor.bitwise_right_shift_``)."""
+    def logical_not_(self) -> Tensor:
+        """In-place ``logical_not`` (``torch.Tensor.logical_not_``)."""
     def eq_(self, other: Tensor | _float) -> Tensor:
         """In-place ``eq`` (``torch.Tensor.eq_``)."""
     def ne_(self, other: Tensor | _float) -> Tensor:

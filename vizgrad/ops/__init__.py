@@ -20,7 +20,14 @@ from .activations import (
 from .arithmetic import add, addcdiv, addcmul, div, mul, neg, pow, sub
 from .basic_index import getitem
 from .binary_math import atan2, floor_divide, fmod, remainder, xlogy
-from .bitwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor
+from .bitwise import (
+    bitwise_and,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
+)
 from .bounds import clamp, clip, maximum, minimum
 from .comparison import all, allclose, any, eq, ge, gt, le, logical_not, lt, ne
 from .copying import clone, where
@@ -92,6 +99,7 @@ __all__ = [
     "atan2", "floor_divide", "fmod", "remainder", "xlogy",
     "cdist", "diag", "diag_embed", "diagonal", "movedim", "trace",
     "logcumsumexp", "masked_select", "nonzero",
-    "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
+    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift",
+    "bitwise_xor",
     "kthvalue", "median", "repeat_interleave", "tensor_split", "unique",
 ]

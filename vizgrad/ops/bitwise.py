@@ -1,4 +1,5 @@
-"""Bitwise ``&``, ``|``, ``^``, ``~`` on bool and integer tensors (no gradient).
+"""Bitwise ``&``, ``|``, ``^``, ``~``, ``<<``, ``>>`` on bool and integer tensors (no
+gradient; the shifts on integers only).
 
 PyTorch's rules: the operands promote as any binary op (``torch.result_type``: a bool
 tensor ``& 3`` is int64, a uint8 tensor ``& True`` stays uint8), and a floating result
@@ -54,6 +55,50 @@ def _bitwise(name: str, input: Any, other: Any) -> Any:
     first, second = promote(first, second)
     dtype = result_type(_data(input), _data(other))
     return xp.asarray(getattr(xp, _NUMPY[name])(first, second), dtype=dtype)
+
+
+def _shift(name: str, input: Any, other: Any) -> Any:
+    """``input << other`` (``lshift``) or ``>>`` (``rshift``) as PyTorch: a shift by a
+    negative amount or by the width or more gives 0 (and -1 for a negative number shifted
+    right), floats and bools are refused."""
+    first, second = _data(input), _data(other)
+    dtype = result_type(first, second)
+    kind = "cuda" if _device(input, other).startswith("cuda") else "cpu"
+    if dtype.kind not in "iu":
+        raise NotImplementedError(f'"{name}_{kind}" not implemented for '
+                                  f"'{torch_type_name(dtype)}'")
+    broadcast(first, second)
+    xp = array_module(first if hasattr(first, "shape") else second)
+    first, second = (xp.asarray(v, dtype=dtype) for v in promote(first, second))
+    bits = dtype.itemsize * 8
+    outside = (second < 0) | (second >= bits)
+    amount = xp.where(outside, 0, second)
+    if name == "lshift":
+        return xp.where(outside, 0, xp.left_shift(first, amount)).astype(dtype)
+    fill = xp.where(first < 0, -1, 0) if dtype.kind == "i" else xp.zeros_like(first)
+    return xp.where(outside, fill, xp.right_shift(first, amount)).astype(dtype)
+
+
+def bitwise_left_shift(input: Tensor | int, other: Tensor | int) -> Tensor:
+    """``input << other``, elementwise, on integer tensors (``torch.bitwise_left_shift``).
+
+    Example
+    -------
+    >>> vizgrad.bitwise_left_shift(vizgrad.tensor([1, 3]), 2).tolist()
+    [4, 12]
+    """
+    return Tensor.from_array(_shift("lshift", input, other))
+
+
+def bitwise_right_shift(input: Tensor | int, other: Tensor | int) -> Tensor:
+    """``input >> other``, elementwise, on integer tensors (``torch.bitwise_right_shift``).
+
+    Example
+    -------
+    >>> vizgrad.bitwise_right_shift(vizgrad.tensor([8, -8]), 2).tolist()
+    [2, -2]
+    """
+    return Tensor.from_array(_shift("rshift", input, other))
 
 
 def bitwise_and(input: Tensor | int, other: Tensor | int) -> Tensor:
@@ -113,6 +158,9 @@ def _invert(self: Tensor) -> Tensor:
 
 
 def _in_place(name: str, self: Tensor, other: Any) -> Tensor:
+    if name in ("lshift", "rshift"):
+        _write(self, _shift(name, self, other))
+        return self
     if name == "bitwise_not":
         _refuse(name, self.dtype, str(self.device))
         result = array_module(self.array).invert(self.array)
@@ -142,6 +190,26 @@ def _bitwise_not_(self: Tensor) -> Tensor:
     return _in_place("bitwise_not", self, None)
 
 
+def _lshift_(self: Tensor, other: Tensor | int) -> Tensor:
+    """In place: ``self <<= other`` (``torch.Tensor.bitwise_left_shift_``)."""
+    return _in_place("lshift", self, other)
+
+
+def _rshift_(self: Tensor, other: Tensor | int) -> Tensor:
+    """In place: ``self >>= other`` (``torch.Tensor.bitwise_right_shift_``)."""
+    return _in_place("rshift", self, other)
+
+
+def _rlshift(self: Tensor, other: int) -> Tensor:
+    """``other << self`` for a number on the left (``torch.Tensor.__rlshift__``)."""
+    return bitwise_left_shift(other, self)
+
+
+def _rrshift(self: Tensor, other: int) -> Tensor:
+    """``other >> self`` for a number on the left (``torch.Tensor.__rrshift__``)."""
+    return bitwise_right_shift(other, self)
+
+
 def _rand(self: Tensor, other: int) -> Tensor:
     """``other & self`` for a number on the left (``torch.Tensor.__rand__``)."""
     return bitwise_and(other, self)
@@ -166,4 +234,9 @@ METHODS = {
     "__rand__": _rand, "__ror__": _ror, "__rxor__": _rxor,
     "__iand__": _bitwise_and_, "__ior__": _bitwise_or_, "__ixor__": _bitwise_xor_,
     "__invert__": _invert,
+    "bitwise_left_shift": bitwise_left_shift, "bitwise_right_shift": bitwise_right_shift,
+    "bitwise_left_shift_": _lshift_, "bitwise_right_shift_": _rshift_,
+    "__lshift__": bitwise_left_shift, "__rshift__": bitwise_right_shift,
+    "__rlshift__": _rlshift, "__rrshift__": _rrshift, "__ilshift__": _lshift_,
+    "__irshift__": _rshift_,
 }

@@ -223,8 +223,22 @@ def _compare_in_place(scalar: type, tensor: type, name: str) -> Callable:
     return method
 
 
+def _logical_not_(self: Tensor) -> Tensor:
+    """In-place ``logical_not`` (``torch.Tensor.logical_not_``).
+
+    1 where zero, 0 elsewhere, in this tensor's dtype. Like PyTorch, it records no node:
+    a tensor that requires grad keeps its history (and its gradient ignores the write).
+    """
+    from ..core.inplace import _write
+
+    xp = array_module(self.array)
+    _write(self, xp.logical_not(self.array).astype(self.dtype))
+    return self
+
+
 #: The Tensor methods of this module's in-place comparisons (``ops/methods.py``).
 METHODS = {
+    "logical_not_": _logical_not_,
     "eq_": _compare_in_place(EqInPlace, EqTensorInPlace, "eq_"),
     "ne_": _compare_in_place(NeInPlace, NeTensorInPlace, "ne_"),
     "lt_": _compare_in_place(LtInPlace, LtTensorInPlace, "lt_"),
