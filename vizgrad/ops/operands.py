@@ -131,8 +131,8 @@ def _cast(operand: Any, dtype: np.dtype) -> Any:
         return None
     if isinstance(operand, np.generic):
         operand = operand.item()  # a Python number: NumPy then keeps the array's dtype
-    if operand.__class__ is int and dtype.kind in "iu":
-        return _wrapped(operand, dtype)
+    if operand.__class__ is int and dtype.kind in "iu" and dtype.itemsize < 8:
+        return _wrapped(operand, dtype)  # (past int64, PyTorch's overflow error stays)
     if not hasattr(operand, "dtype") or operand.dtype == dtype:
         return operand
     return operand.astype(dtype)
