@@ -20,6 +20,14 @@ from .activations import (
 from .arithmetic import add, addcdiv, addcmul, div, mul, neg, pow, sub
 from .basic_index import getitem
 from .binary_math import atan2, floor_divide, fmod, remainder, xlogy
+from .bitwise import (
+    bitwise_and,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
+)
 from .bounds import clamp, clip, maximum, minimum
 from .comparison import all, allclose, any, eq, ge, gt, le, logical_not, lt, ne
 from .copying import clone, where
@@ -64,6 +72,7 @@ from .masking import masked_select, nonzero
 from .nn_distance import cdist
 from .operands import promote_types, result_type
 from .reductions import logsumexp, mean, norm, prod, std, sum, var
+from .selection import kthvalue, median, repeat_interleave, tensor_split, unique
 from .shaping import flatten, flip, narrow, pad, repeat, roll, tile, unflatten
 from .sorting import argsort, sort, topk
 from .views import movedim, permute, reshape, squeeze, t, transpose, unsqueeze, view
@@ -93,4 +102,7 @@ __all__ = [
     "logcumsumexp", "masked_select", "nonzero",
     # issue 31: torch.linalg (vizgrad.linalg) and its top-level aliases
     "cross", "det", "inverse", "slogdet",
+    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift",
+    "bitwise_xor",
+    "kthvalue", "median", "repeat_interleave", "tensor_split", "unique",
 ]
