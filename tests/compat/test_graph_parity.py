@@ -265,6 +265,26 @@ CONV = [
                [(1, 2, 9), (3, 2, 2)], covers=("conv1d",)),
     functional("max_pool2d_strided", lambda F, x: F.max_pool2d(x, 2, stride=1),
                [(1, 2, 4, 4)], covers=("max_pool2d",)),
+    # layer options (issue 31): padding_mode pads first (a pad node), then convolves
+    layer("Conv3d", lambda nn: nn.Conv3d(2, 3, 2, padding=1), [(1, 2, 3, 3, 3)]),
+    layer("Conv2d_reflect", lambda nn: nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect"),
+          [(2, 2, 5, 5)], covers=("Conv2d",)),
+    layer("Conv1d_replicate_same",
+          lambda nn: nn.Conv1d(2, 3, 4, padding="same", padding_mode="replicate"),
+          [(2, 2, 7)], covers=("Conv1d",)),
+    layer("Conv3d_reflect", lambda nn: nn.Conv3d(1, 2, 3, padding=1, padding_mode="reflect"),
+          [(1, 1, 4, 4, 4)], covers=("Conv3d",)),
+    layer("Conv2d_circular",
+          lambda nn: nn.Conv2d(2, 3, 3, padding=1, padding_mode="circular"), [(2, 2, 5, 5)],
+          covers=("Conv2d",), differs="circular padding is one CircularPadBackward0 node; "
+          "PyTorch draws slice copies into an empty tensor (CopySlices, SliceBackward0)"),
+    functional("pad_reflect", lambda F, x: F.pad(x, (1, 2, 0, 1), mode="reflect"),
+               [(1, 2, 4, 4)], covers=("pad",)),
+    functional("pad_replicate_3d", lambda F, x: F.pad(x, (1, 0, 2, 1, 0, 1), mode="replicate"),
+               [(1, 1, 3, 3, 3)], covers=("pad",)),
+    layer("AvgPool2d_options",
+          lambda nn: nn.AvgPool2d(3, 2, 1, ceil_mode=True, divisor_override=4), [(1, 2, 6, 6)],
+          covers=("AvgPool2d",)),
 ]
 
 RECURRENT = [

@@ -24,7 +24,15 @@ from .activation import (
     Tanh,
 )
 from .container import ModuleDict, ModuleList, Sequential
-from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, ConvTranspose2d, MaxPool2d
+from .conv import (
+    AdaptiveAvgPool2d,
+    AvgPool2d,
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose2d,
+    MaxPool2d,
+)
 from .linear import Bilinear, Dropout, Embedding, Flatten, Identity, Linear
 from .loss import (
     BCELoss,
@@ -69,7 +77,7 @@ class DistributedDataParallel(_NotProvided):
 
 __all__ = [
     "ELU", "GELU", "GRU", "LSTM", "RNN", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss",
-    "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Bilinear", "Conv1d", "Conv2d",
+    "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Bilinear", "Conv1d", "Conv2d", "Conv3d",
     "ConvTranspose2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GRUCell",
     "GroupNorm", "Identity", "L1Loss", "LSTMCell", "LayerNorm", "LeakyReLU", "Linear",
     "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList",

@@ -347,6 +347,8 @@ def avg_pool2d(input: Tensor, kernel_size: int | tuple[int, ...],
     tensor([[[[0., 1.],
               [2., 3.]]]])
     """
+    if divisor_override is not None and not divisor_override:
+        raise RuntimeError("divisor must be not zero")  # PyTorch's words
     kernel = as_tuple(kernel_size, 2, "kernel_size")
     stride = () if stride is None or stride == [] else as_tuple(stride, 2, "stride")
     return AvgPool2d.apply(input, kernel, stride, as_tuple(padding, 2, "padding"), ceil_mode,
