@@ -183,6 +183,12 @@ LINEAR = [
           call=lambda m, idx: m(idx), extra=[np.array([[0, 4], [2, 2]])]),
     functional("embedding", lambda F, w, idx: F.embedding(idx, w), [(5, 3)],
                extra=[np.array([1, 3, 0])]),
+    layer("Embedding_max_norm_scaled", lambda nn: nn.Embedding(
+        5, 3, max_norm=1.0, norm_type=1.0, scale_grad_by_freq=True), [],
+        call=lambda m, idx: m(idx), extra=[np.array([[0, 4], [2, 4]])], covers=("Embedding",)),
+    functional("embedding_options", lambda F, w, idx: F.embedding(
+        idx, w, padding_idx=1, max_norm=0.5, scale_grad_by_freq=True), [(5, 3)],
+        extra=[np.array([1, 3, 3])], covers=("embedding",)),
 ]
 
 LOSSES = [

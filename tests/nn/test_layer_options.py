@@ -4,6 +4,7 @@ PyTorch's errors for the combinations it refuses."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -79,3 +80,64 @@ def test_avg_pool2d_zero_divisor_is_refused():
         torch.nn.functional.avg_pool2d(torch.ones(1, 1, 4, 4), 2, divisor_override=0)
     with pytest.raises(RuntimeError, match="divisor must be not zero"):
         nn.functional.avg_pool2d(vizgrad.ones(1, 1, 4, 4), 2, divisor_override=0)
+
+
+# -- Embedding(max_norm, norm_type, scale_grad_by_freq, sparse) ---------------------------
+
+INDICES = np.array([[0, 2, 4, 2], [9, 0, 2, 7]], dtype=np.int64)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(max_norm=1.0), dict(max_norm=1.5, norm_type=1.0), dict(max_norm=0.8, norm_type=3),
+    dict(max_norm=0.5, norm_type=float("inf"), padding_idx=2),
+    dict(scale_grad_by_freq=True), dict(scale_grad_by_freq=True, padding_idx=0, max_norm=1.0),
+])
+def test_embedding_options_match_torch(kwargs):
+    torch.manual_seed(0)
+    tlayer = torch.nn.Embedding(10, 4, **kwargs)
+    vlayer = nn.Embedding(10, 4, **kwargs)
+    vlayer.load_state_dict(tlayer.state_dict())
+    before = vlayer.weight._version, tlayer.weight._version
+    vout, tout = compare_module(vlayer, tlayer, [INDICES])
+    assert vout.grad_fn.name() == tout.grad_fn.name() == "EmbeddingBackward0"
+    assert vout.grad_fn._saved_scale_grad_by_freq == tout.grad_fn._saved_scale_grad_by_freq
+    # max_norm rewrote the looked-up rows of the weight itself, as in PyTorch
+    np.testing.assert_allclose(vlayer.weight.detach().numpy(), tlayer.weight.detach().numpy(),
+                               rtol=1e-6, atol=1e-7)
+    assert vlayer.weight._version - before[0] == tlayer.weight._version - before[1]
+    assert repr(vlayer) == repr(tlayer)
+
+
+@pytest.mark.parametrize("scale", [False, True])
+def test_embedding_options_second_order_match_torch(scale):
+    """First and second order against PyTorch's.  scale_grad_by_freq's gradient is not a
+    derivative (gradcheck fails, in PyTorch too), and PyTorch's double backward leaves
+    the scaling out (embedding_dense_double_backward); vizgrad's is the scaled gather,
+    the adjoint of its backward: there only the first order is compared."""
+    array = randn(6, 3).astype(np.float64) * 3
+    index = np.array([1, 1, 3, 5, 1])
+    grads = []
+    for lib in (vizgrad, torch):
+        weight = lib.tensor(array, requires_grad=True)
+        out = lib.nn.functional.embedding(lib.tensor(index), weight, padding_idx=3,
+                                          max_norm=2.0, scale_grad_by_freq=scale)
+        (first,) = lib.autograd.grad((out ** 3).sum(), weight, create_graph=True)
+        (second,) = lib.autograd.grad((first ** 2).sum(), weight)
+        grads.append((first.detach().numpy(), second.numpy()))
+    pairs = list(zip(*grads))
+    for mine, theirs in pairs[:1] if scale else pairs:
+        np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
+
+
+def test_embedding_refusals_and_errors():
+    with pytest.raises(NotImplementedError, match="sparse=True"):
+        nn.Embedding(5, 2, sparse=True)
+    with pytest.raises(NotImplementedError, match="sparse=True"):
+        nn.functional.embedding(vizgrad.tensor([0]), vizgrad.randn(5, 2), sparse=True)
+    for padding_idx in (5, -6):
+        with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+            torch.nn.Embedding(5, 2, padding_idx=padding_idx)
+        with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+            nn.Embedding(5, 2, padding_idx=padding_idx)
+    frozen = nn.Embedding(3, 2, _weight=vizgrad.ones(3, 2), _freeze=True)
+    assert not frozen.weight.requires_grad
