@@ -141,3 +141,99 @@ def test_embedding_refusals_and_errors():
             nn.Embedding(5, 2, padding_idx=padding_idx)
     frozen = nn.Embedding(3, 2, _weight=vizgrad.ones(3, 2), _freeze=True)
     assert not frozen.weight.requires_grad
+
+
+# -- F.interpolate's interpolating modes, nn.Upsample -------------------------------------
+
+MODES = [("linear", (2, 3, 5)), ("bilinear", (2, 3, 4, 5)), ("bicubic", (2, 3, 4, 5)),
+         ("trilinear", (1, 2, 3, 4, 3))]
+RESIZES = [dict(size=7), dict(scale_factor=2.5), dict(scale_factor=0.6),
+           dict(scale_factor=1.7, recompute_scale_factor=True), dict(size=4), dict(size=1),
+           dict(scale_factor="uneven")]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("resize", RESIZES, ids=lambda r: "-".join(map(str, r.values())))
+@pytest.mark.parametrize("mode, shape", MODES, ids=[m for m, _ in MODES])
+def test_interpolate_modes_match_torch(mode, shape, resize, align_corners, dtype):
+    n = len(shape) - 2
+    kwargs = dict(resize, mode=mode, align_corners=align_corners)
+    if kwargs.get("scale_factor") == "uneven":
+        kwargs["scale_factor"] = (1.5,) * (n - 1) + (3.0,)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(dtype)
+    tx, vx = torch.tensor(x, requires_grad=True), vizgrad.tensor(x, requires_grad=True)
+    tout = torch.nn.functional.interpolate(tx, **kwargs)
+    vout = nn.functional.interpolate(vx, **kwargs)
+    assert vout.shape == tuple(tout.shape)
+    upstream = rng.standard_normal(vout.shape).astype(dtype)
+    tout.backward(torch.tensor(upstream))
+    vout.backward(vizgrad.tensor(upstream))
+    # float32: a few ulps (PyTorch's compiled sums may fuse), float64: the same sums
+    atol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(vout.detach().numpy(), tout.detach().numpy(), atol=atol)
+    np.testing.assert_allclose(vx.grad.numpy(), tx.grad.numpy(), atol=atol)
+    assert vout.grad_fn.name() == tout.grad_fn.name()
+    for name in dir(tout.grad_fn):
+        if name.startswith("_saved") and name != "_saved_self_sym_sizes":
+            assert getattr(vout.grad_fn, name) == getattr(tout.grad_fn, name), name
+
+
+@pytest.mark.parametrize("mode, shape", MODES, ids=[m for m, _ in MODES])
+def test_interpolate_modes_second_order(mode, shape):
+    x = vizgrad.tensor(randn(*shape[:2], *(3,) * (len(shape) - 2)).astype(np.float64),
+                       requires_grad=True)
+    for align_corners in (False, True):
+        def f(x, align_corners=align_corners):
+            return nn.functional.interpolate(x, scale_factor=1.7, mode=mode,
+                                             align_corners=align_corners) ** 2
+
+        assert vizgrad.autograd.gradcheck(f, (x,))
+        assert vizgrad.autograd.gradgradcheck(f, (x,))
+    out = nn.functional.interpolate(x, scale_factor=1.7, mode=mode)
+    first, = vizgrad.autograd.grad((out ** 2).sum(), x, create_graph=True)
+    assert first.grad_fn.name() == out.grad_fn.name().replace("Backward0", "BackwardBackward0")
+
+
+def test_interpolate_errors_match_torch():
+    x4 = np.zeros((1, 1, 3, 3), dtype=np.float32)
+    cases = [
+        (x4, dict(scale_factor=2, align_corners=True)),  # nearest takes no align_corners
+        (x4, dict(size=4, scale_factor=2)),
+        (x4, dict()),
+        (x4, dict(size=(4, 4, 4), mode="bilinear")),
+        (x4, dict(scale_factor=(2, 2, 2), mode="bicubic")),
+        (x4, dict(size=4, mode="bilinear", recompute_scale_factor=True)),
+        (x4, dict(size=4, mode="nearest", antialias=True)),
+        (x4, dict(size=4, mode="linear")),
+        (x4, dict(size=4, mode="trilinear")),
+        (np.zeros((1, 1, 3), dtype=np.float32), dict(size=4, mode="bilinear")),
+        (np.zeros((1, 1, 3, 3, 3), dtype=np.float32), dict(size=4, mode="bicubic")),
+        (np.zeros((1, 3), dtype=np.float32), dict(size=4, mode="linear")),
+        (x4, dict(size=4, mode="lanczos")),
+        (x4, dict(size=4, mode="lanczos", align_corners=True)),
+        (x4, dict(size=4, mode="cubic")),
+    ]
+    for array, kwargs in cases:
+        with pytest.raises(Exception) as theirs:
+            torch.nn.functional.interpolate(torch.tensor(array), **kwargs)
+        with pytest.raises(type(theirs.value)) as ours:
+            nn.functional.interpolate(vizgrad.tensor(array), **kwargs)
+        assert str(ours.value) == str(theirs.value), kwargs
+    with pytest.raises(NotImplementedError, match="antialias=True is not supported"):
+        nn.functional.interpolate(vizgrad.tensor(x4), size=5, mode="bilinear", antialias=True)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.Upsample(scale_factor=2, mode="bilinear"),
+    lambda m: m.Upsample(size=(5, 7), mode="bicubic", align_corners=True),
+    lambda m: m.Upsample(scale_factor=(1.5, 2.0), mode="nearest"),
+    lambda m: m.UpsamplingBilinear2d(scale_factor=2),
+    lambda m: m.UpsamplingNearest2d(size=5),
+])
+def test_upsample_modules_match_torch(make):
+    vmodule, tmodule = make(nn), make(torch.nn)
+    vout, tout = compare_module(vmodule, tmodule, [randn(2, 3, 4, 4)])
+    assert vout.grad_fn.name() == tout.grad_fn.name()
+    assert repr(vmodule) == repr(tmodule)

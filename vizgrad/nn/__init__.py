@@ -32,6 +32,9 @@ from .conv import (
     Conv3d,
     ConvTranspose2d,
     MaxPool2d,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
 )
 from .linear import Bilinear, Dropout, Embedding, Flatten, Identity, Linear
 from .loss import (
@@ -83,7 +86,8 @@ __all__ = [
     "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList",
     "MultiheadAttention", "NLLLoss", "Parameter", "RNNCell", "ReLU", "Sequential", "SiLU",
     "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh", "Transformer", "TransformerDecoder",
-    "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
+    "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer", "Upsample",
+    "UpsamplingBilinear2d", "UpsamplingNearest2d",
     "DataParallel", "DistributedDataParallel",
     "functional", "init", "utils",
 ]

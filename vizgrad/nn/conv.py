@@ -1,5 +1,5 @@
-"""Convolutions and pooling: Conv1d, Conv2d, Conv3d, ConvTranspose2d, MaxPool2d, AvgPool2d,
-AdaptiveAvgPool2d."""
+"""Convolutions, pooling and resizing: Conv1d, Conv2d, Conv3d, ConvTranspose2d, MaxPool2d,
+AvgPool2d, AdaptiveAvgPool2d, Upsample (UpsamplingNearest2d, UpsamplingBilinear2d)."""
 
 from __future__ import annotations
 
@@ -250,3 +250,53 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class Upsample(Module):
+    """Resizes (N, C, *S) inputs with ``F.interpolate``: ``size`` or ``scale_factor``,
+    ``mode`` 'nearest', 'linear', 'bilinear', 'bicubic' or 'trilinear'.
+
+    Example
+    -------
+    >>> up = vizgrad.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+    >>> up(vizgrad.randn(1, 3, 4, 4)).shape
+    (1, 3, 8, 8)
+    """
+
+    def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                 align_corners: bool | None = None,
+                 recompute_scale_factor: bool | None = None) -> None:
+        super().__init__()
+        self.name = type(self).__name__
+        self.size = size
+        if isinstance(scale_factor, tuple):
+            self.scale_factor: Any = tuple(float(factor) for factor in scale_factor)
+        else:
+            self.scale_factor = float(scale_factor) if scale_factor else None
+        self.mode, self.align_corners = mode, align_corners
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                             recompute_scale_factor=self.recompute_scale_factor)
+
+    def extra_repr(self) -> str:
+        if self.scale_factor is not None:
+            info = "scale_factor=" + repr(self.scale_factor)
+        else:
+            info = "size=" + repr(self.size)
+        return info + ", mode=" + repr(self.mode)
+
+
+class UpsamplingNearest2d(Upsample):
+    """``Upsample(mode='nearest')`` for images."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """``Upsample(mode='bilinear', align_corners=True)`` for images."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
