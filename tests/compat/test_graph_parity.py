@@ -139,6 +139,13 @@ def recurrent_rows(kind):
         rows += [recurrent("RNN_relu", kind, nonlinearity="relu"),
                  recurrent("RNN_relu_no_bias_state", kind, state=True, nonlinearity="relu",
                            bias=False)]
+    if kind == "LSTM":  # projections: PyTorch leaves oneDNN for ATen's cells (issue 31)
+        rows += [recurrent("LSTM_proj", kind, proj_size=2),
+                 recurrent("LSTM_proj_2_layers_bidirectional_batch_first_h_n", kind,
+                           proj_size=3, num_layers=2, bidirectional=True, batch_first=True,
+                           shape=(2, 5, 3), output=1),
+                 recurrent("LSTM_proj_float64_no_bias_c_n", kind, "float64", proj_size=1,
+                           bias=False, output=2)]
     return rows + [recurrent(f"{kind}_unbatched_state", kind, state=True, shape=(5, 3)),
                    recurrent(f"{kind}_unbatched_batch_first", kind, shape=(5, 3),
                              batch_first=True)]

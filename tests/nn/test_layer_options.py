@@ -237,3 +237,70 @@ def test_upsample_modules_match_torch(make):
     vout, tout = compare_module(vmodule, tmodule, [randn(2, 3, 4, 4)])
     assert vout.grad_fn.name() == tout.grad_fn.name()
     assert repr(vmodule) == repr(tmodule)
+
+
+# -- LSTM(proj_size=...) ------------------------------------------------------------------
+
+@pytest.mark.filterwarnings("ignore:LSTM with projections")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kwargs", [
+    dict(proj_size=2), dict(proj_size=3, bias=False),
+    dict(proj_size=2, num_layers=2, bidirectional=True, batch_first=True),
+])
+def test_lstm_projections_match_torch(kwargs, dtype):
+    torch.manual_seed(0)
+    tlayer = torch.nn.LSTM(3, 4, **kwargs).to(getattr(torch, dtype))
+    vlayer = nn.LSTM(3, 4, **kwargs).to(getattr(vizgrad, dtype))
+    assert [(n, p.shape) for n, p in vlayer.named_parameters()] == \
+        [(n, tuple(p.shape)) for n, p in tlayer.named_parameters()]
+    vlayer.load_state_dict(tlayer.state_dict())
+    state = [randn(kwargs.get("num_layers", 1) * (1 + kwargs.get("bidirectional", False)), 5,
+                   size, seed=seed).astype(dtype)
+             for seed, size in ((1, kwargs["proj_size"]), (2, 4))]
+    x = randn(5, 5, 3).astype(dtype)
+    vin = [vizgrad.tensor(a, requires_grad=True) for a in (x, *state)]
+    tin = [torch.tensor(a, requires_grad=True) for a in (x, *state)]
+    vout, (vh, vc) = vlayer(vin[0], (vin[1], vin[2]))
+    tout, (th, tc) = tlayer(tin[0], (tin[1], tin[2]))
+    assert vh.shape == tuple(th.shape) and vc.shape == tuple(tc.shape)
+    assert vout.shape[-1] == kwargs["proj_size"] * (1 + kwargs.get("bidirectional", False))
+    assert vout.grad_fn.name() == tout.grad_fn.name()
+    ((vout ** 2).sum() + (vh * 3).sum() + vc.sum()).backward()
+    ((tout ** 2).sum() + (th * 3).sum() + tc.sum()).backward()
+    atol = 1e-5 if dtype == "float32" else 1e-12
+    for mine, theirs in [(vout, tout), (vh, th), (vc, tc)]:
+        np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), atol=atol)
+    for mine, theirs in zip(vin, tin):
+        np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), atol=atol)
+    vparams = dict(vlayer.named_parameters())
+    for name, param in tlayer.named_parameters():
+        np.testing.assert_allclose(vparams[name].grad.numpy(), param.grad.numpy(), atol=atol,
+                                   err_msg=name)
+    assert repr(vlayer) == repr(tlayer)
+
+
+def test_lstm_projection_errors_match_torch():
+    for kwargs in [dict(proj_size=-1), dict(proj_size=4), dict(proj_size=5)]:
+        with pytest.raises(ValueError) as theirs:
+            torch.nn.LSTM(3, 4, **kwargs)
+        with pytest.raises(ValueError, match=str(theirs.value)):
+            nn.LSTM(3, 4, **kwargs)
+    for kind in ("RNN", "GRU"):
+        with pytest.raises(ValueError, match="proj_size argument is only supported for LSTM"):
+            getattr(torch.nn, kind)(3, 4, proj_size=2)
+        with pytest.raises(ValueError, match="proj_size argument is only supported for LSTM"):
+            getattr(nn, kind)(3, 4, proj_size=2)
+    with pytest.raises(ValueError, match="hidden state"):  # h is (layers, N, proj_size)
+        nn.LSTM(3, 4, proj_size=2)(vizgrad.randn(5, 2, 3), (vizgrad.zeros(1, 2, 4),
+                                                             vizgrad.zeros(1, 2, 4)))
+
+
+def test_lstm_projection_second_order():
+    lstm = nn.LSTM(2, 3, proj_size=1).to(vizgrad.float64)
+    x = vizgrad.tensor(randn(3, 1, 2).astype(np.float64), requires_grad=True)
+
+    def f(x):
+        return lstm(x)[0]
+
+    assert vizgrad.autograd.gradcheck(f, (x,))
+    assert vizgrad.autograd.gradgradcheck(f, (x,))
