@@ -304,3 +304,41 @@ def test_lstm_projection_second_order():
 
     assert vizgrad.autograd.gradcheck(f, (x,))
     assert vizgrad.autograd.gradgradcheck(f, (x,))
+
+
+# -- MultiheadAttention(add_bias_kv=..., add_zero_attn=...) -------------------------------
+
+KEY_PADDING = np.array([[False, False, True], [False, False, False]])
+CAUSAL_BOOL = np.triu(np.ones((3, 3), dtype=bool), 1)
+
+
+@pytest.mark.parametrize("options", [
+    dict(add_bias_kv=True), dict(add_zero_attn=True), dict(add_bias_kv=True, add_zero_attn=True),
+    dict(add_bias_kv=True, add_zero_attn=True, kdim=3, vdim=5, batch_first=True),
+], ids=lambda o: "-".join(o))
+@pytest.mark.parametrize("call", [
+    dict(), dict(need_weights=False), dict(average_attn_weights=False),
+    dict(key_padding_mask=KEY_PADDING, attn_mask=CAUSAL_BOOL),
+    dict(key_padding_mask=KEY_PADDING, need_weights=False),
+], ids=lambda c: "-".join(c) or "plain")
+def test_mha_bias_kv_and_zero_attn_match_torch(options, call):
+    torch.manual_seed(0)
+    tlayer = torch.nn.MultiheadAttention(4, 2, **options)
+    vlayer = nn.MultiheadAttention(4, 2, **options)
+    if options.get("add_bias_kv"):
+        assert vlayer.bias_k.shape == vlayer.bias_v.shape == (1, 1, 4)
+    else:
+        assert vlayer.bias_k is None and vlayer.bias_v is None
+    assert sorted(vlayer.state_dict()) == sorted(tlayer.state_dict())
+    vlayer.load_state_dict(tlayer.state_dict())
+    batch_first = options.get("batch_first", False)
+
+    def shape(features):
+        return (2, 3, features) if batch_first else (3, 2, features)
+
+    inputs = [randn(*shape(4)), randn(*shape(options.get("kdim", 4)), seed=1),
+              randn(*shape(options.get("vdim", 4)), seed=2)]
+    vout, tout = compare_module(vlayer, tlayer, inputs, kwargs=call, steps=8)
+    assert vout[0].grad_fn.name() == tout[0].grad_fn.name()
+    if tout[1] is not None:
+        assert vout[1].shape == tuple(tout[1].shape)  # one or two more keys attended
