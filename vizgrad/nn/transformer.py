@@ -110,11 +110,12 @@ class MultiheadAttention(Module):
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
-        if add_bias_kv:  # one learned key and value appended to every sequence
+        # add_bias_kv: one learned key and value appended to every sequence
+        self.bias_k: Parameter | None = None
+        self.bias_v: Parameter | None = None
+        if add_bias_kv:
             self.bias_k = Parameter(empty(1, 1, embed_dim, dtype=dtype))
             self.bias_v = Parameter(empty(1, 1, embed_dim, dtype=dtype))
-        else:
-            self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn
         self._reset_parameters()
         if device is not None:

@@ -365,9 +365,19 @@ def _sizes_and_scales(input, size, scale_factor, recompute_scale_factor):
     return outs, (None if recompute_scale_factor else factors)
 
 
+def _index_module(input):
+    """The array module to build the sources or taps with: the input's, or NumPy for a
+    meta input (they depend on the sizes only, so the op traces on meta tensors)."""
+    if isinstance(input.array, MetaArray):
+        import numpy
+
+        return numpy
+    return array_module(input.array)
+
+
 def _nearest(input, outs, given):
     n = input.ndim - 2
-    xp = array_module(input.array)
+    xp = _index_module(input)
     spatial = input.shape[2:]
     scales = [1.0 / f for f in given] if given else [s / o for s, o in zip(spatial, outs)]
     sources = tuple(xp.minimum(xp.floor(xp.arange(o) * scale).astype(xp.int64), s - 1)
@@ -415,9 +425,10 @@ def interpolate(input: Tensor, size: int | tuple[int, ...] | None = None,
         return adaptive_avg_pool2d(input, outs)
     dims, upsample, taps_of = _INTERPOLATING.get(mode, (0, None, None))
     if upsample is not None and input.ndim == dims + 2:
-        xp = array_module(input.array)
+        xp = _index_module(input)
+        dtype = xp.dtype(str(input.dtype))
         taps = tuple(taps_of(xp, s, o, bool(align_corners), None if given is None else given[i],
-                             input.array.dtype)
+                             dtype)
                      for i, (s, o) in enumerate(zip(input.shape[2:], outs)))
         return upsample.apply(input, taps, outs, bool(align_corners), given)
     if mode in _DIMS_NEEDED and input.ndim in (3, 4, 5):
