@@ -342,3 +342,20 @@ def test_mha_bias_kv_and_zero_attn_match_torch(options, call):
     assert vout[0].grad_fn.name() == tout[0].grad_fn.name()
     if tout[1] is not None:
         assert vout[1].shape == tuple(tout[1].shape)  # one or two more keys attended
+
+
+def test_interpolate_scatter_adjoint_matches_the_dense_one(monkeypatch):
+    """Large axes take a scatter-add per tap instead of the dense matrix product."""
+    from vizgrad.ops import nn_upsample
+
+    x = randn(1, 2, 5, 4).astype(np.float64)
+    grads = []
+    for limit in (nn_upsample._DENSE_ADJOINT, 0):
+        monkeypatch.setattr(nn_upsample, "_DENSE_ADJOINT", limit)
+        leaf = vizgrad.tensor(x, requires_grad=True)
+        out = nn.functional.interpolate(leaf, size=(7, 9), mode="bicubic")
+        (first,) = vizgrad.autograd.grad((out ** 2).sum(), leaf, create_graph=True)
+        (second,) = vizgrad.autograd.grad((first ** 2).sum(), leaf)
+        grads.append((first.detach().numpy(), second.numpy()))
+    for dense, scattered in zip(*grads):
+        np.testing.assert_allclose(scattered, dense, rtol=1e-12, atol=1e-12)

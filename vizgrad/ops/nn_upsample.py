@@ -206,12 +206,24 @@ def _interpolate_axes(array, taps):
     return array
 
 
+#: Up to this many (output, input) entries per axis, the adjoint is one matrix product
+#: with the dense interpolation matrix (BLAS); past it, a scatter-add per tap.
+_DENSE_ADJOINT = 1 << 20
+
+
 def _interpolate_adjoint(grad, taps, spatial):
     """Adjoint of ``_interpolate_axes``: each weighted gradient added back onto its tap."""
     xp = array_module(grad)
     first = grad.ndim - len(taps)
     for offset, size in enumerate(spatial):
         axis = first + offset
+        if grad.shape[axis] * size <= _DENSE_ADJOINT:
+            matrix = xp.zeros((grad.shape[axis], size), dtype=grad.dtype)
+            rows = xp.arange(grad.shape[axis])
+            for index, weight in taps[offset]:
+                _scatter(xp, matrix, (rows, index), weight, True)
+            grad = xp.moveaxis(xp.matmul(xp.moveaxis(grad, axis, -1), matrix), -1, axis)
+            continue
         out = xp.zeros(grad.shape[:axis] + (size,) + grad.shape[axis + 1:], dtype=grad.dtype)
         for index, weight in taps[offset]:
             _scatter(xp, out, (slice(None),) * axis + (index,),
