@@ -303,6 +303,8 @@ def embedding_renorm_(weight: Tensor, indices, max_norm: float, norm_type: float
     """
     from ..core.state import no_grad
 
+    if isinstance(weight.array, MetaArray) or isinstance(indices, MetaArray):
+        return weight  # no values to rescale (PyTorch's meta kernel checks only)
     xp = array_module(indices)
     error = index_error(indices, weight.shape[0], 0, "self")
     if error is not None:
