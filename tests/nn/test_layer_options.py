@@ -359,3 +359,37 @@ def test_interpolate_scatter_adjoint_matches_the_dense_one(monkeypatch):
         grads.append((first.detach().numpy(), second.numpy()))
     for dense, scattered in zip(*grads):
         np.testing.assert_allclose(scattered, dense, rtol=1e-12, atol=1e-12)
+
+
+def test_options_run_on_the_strict_backend():
+    """Every option's array math goes through the backend's module (as on CuPy)."""
+    from tests import strict_backend
+
+    def strict(array, grad=True):
+        return vizgrad.tensor(strict_backend.strict(array), requires_grad=grad)
+
+    table = nn.Embedding(6, 3, max_norm=1.0, scale_grad_by_freq=True)
+    table.weight.array = strict_backend.strict(table.weight.array)
+    outs = [table(strict(np.array([1, 1, 4]), grad=False))]
+    conv = nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect")
+    for param in conv.parameters():
+        param.array = strict_backend.strict(param.array)
+    image = strict(randn(1, 2, 4, 4))
+    outs.append(conv(image))
+    for mode in ("bilinear", "bicubic"):
+        outs.append(nn.functional.interpolate(image, scale_factor=1.5, mode=mode,
+                                              align_corners=mode == "bicubic"))
+    lstm = nn.LSTM(2, 3, proj_size=1)
+    for param in lstm.parameters():
+        param.array = strict_backend.strict(param.array)
+    # (the state given: the zeros LSTM makes when none is are NumPy's, a separate matter)
+    state = (strict(randn(1, 1, 1, seed=1)), strict(randn(1, 1, 3, seed=2)))
+    outs.append(lstm(strict(randn(3, 1, 2)), state)[0])
+    attention = nn.MultiheadAttention(4, 2, add_bias_kv=True, add_zero_attn=True)
+    for param in attention.parameters():
+        param.array = strict_backend.strict(param.array)
+    sequence = strict(randn(3, 1, 4))
+    outs.append(attention(sequence, sequence, sequence)[0])
+    sum(out.sum() for out in outs).backward()
+    assert isinstance(table.weight.grad.array, strict_backend.StrictArray)
+    assert isinstance(image.grad.array, strict_backend.StrictArray)
