@@ -214,6 +214,7 @@ def test_interpolate_errors_match_torch():
         (x4, dict(size=4, mode="lanczos")),
         (x4, dict(size=4, mode="lanczos", align_corners=True)),
         (x4, dict(size=4, mode="cubic")),
+        (x4, dict(size=(4.0, 4), mode="bilinear")),
     ]
     for array, kwargs in cases:
         with pytest.raises(Exception) as theirs:

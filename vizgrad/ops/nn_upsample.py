@@ -359,6 +359,12 @@ def _sizes_and_scales(input, size, scale_factor, recompute_scale_factor):
                     f"input with spatial dimensions of {spatial} and output size of {size}. "
                     "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
                     "output size in (o1, o2, ...,oK) format.")
+            if not all(isinstance(x, int) or getattr(x, "dtype", None) is not None
+                       and x.dtype.kind in "iu" for x in size):
+                raise TypeError(
+                    "expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                    "Tuple[int, int, int], but got size with types "
+                    f"{[type(x) for x in size]}")
             return as_tuple(size, n, "size"), None
         return (int(size),) * n, None
     if scale_factor is None:
