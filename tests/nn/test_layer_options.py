@@ -4,6 +4,8 @@ PyTorch's errors for the combinations it refuses."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -394,3 +396,16 @@ def test_options_run_on_the_strict_backend():
     sum(out.sum() for out in outs).backward()
     assert isinstance(table.weight.grad.array, strict_backend.StrictArray)
     assert isinstance(image.grad.array, strict_backend.StrictArray)
+
+
+def test_lstm_projections_warn_once_as_torch(monkeypatch):
+    from vizgrad.nn import rnn
+
+    monkeypatch.setattr(rnn, "_PROJECTION_WARNED", [False])
+    lstm = nn.LSTM(3, 4, proj_size=2)
+    with pytest.warns(UserWarning, match="LSTM with projections is not supported with oneDNN"):
+        lstm(vizgrad.randn(2, 1, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lstm(vizgrad.randn(2, 1, 3))  # once per process, as PyTorch's TORCH_WARN_ONCE
+        lstm.to(vizgrad.float64)(vizgrad.randn(2, 1, 3, dtype=vizgrad.float64))

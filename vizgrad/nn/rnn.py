@@ -12,6 +12,7 @@ per (layer, direction), as PyTorch's oneDNN path (see ``ops/nn_rnn.py``).
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from ..core.factory import empty, zeros
@@ -26,6 +27,7 @@ from .module import Module
 from .parameter import Parameter
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+_PROJECTION_WARNED = [False]  # PyTorch says it once per process (TORCH_WARN_ONCE)
 
 
 def _cell_step(mode: str, x_proj: Any, state: Any, w_hh: Tensor, b_hh: Tensor | None,
@@ -163,8 +165,13 @@ class RNNBase(Module):
     def _fused(self, input: Tensor) -> bool:
         """PyTorch's choice (``use_mkldnn``): an LSTM on float32 CPU data runs oneDNN,
         unless it has projections (then ATen's cells)."""
-        return self.mode == "LSTM" and not self.proj_size and \
-            str(input.dtype) == "float32" and str(input.device) == "cpu"
+        mkldnn = self.mode == "LSTM" and str(input.dtype) == "float32" and \
+            str(input.device) == "cpu"
+        if mkldnn and self.proj_size and not _PROJECTION_WARNED[0]:
+            _PROJECTION_WARNED[0] = True
+            warnings.warn("LSTM with projections is not supported with oneDNN. Using default "
+                          "implementation.", UserWarning, stacklevel=4)
+        return mkldnn and not self.proj_size
 
     def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, Any]:
         expected = self.input_size
