@@ -311,6 +311,8 @@ CONV = [
                covers=("interpolate",)),
     functional("interpolate_area", lambda F, x: F.interpolate(x, size=(2, 3), mode="area"),
                [(1, 2, 4, 5)], covers=("interpolate",)),
+    layer("AvgPool1d", lambda nn: nn.AvgPool1d(3, 2, 1, ceil_mode=True), [(2, 3, 8)]),
+    functional("avg_pool1d", lambda F, x: F.avg_pool1d(x, 2), [(3, 7)]),
     layer("AvgPool2d_options",
           lambda nn: nn.AvgPool2d(3, 2, 1, ceil_mode=True, divisor_override=4), [(1, 2, 6, 6)],
           covers=("AvgPool2d",)),

@@ -84,6 +84,39 @@ def test_avg_pool2d_zero_divisor_is_refused():
         nn.functional.avg_pool2d(vizgrad.ones(1, 1, 4, 4), 2, divisor_override=0)
 
 
+@pytest.mark.parametrize("kwargs", [
+    dict(kernel_size=3), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+    dict(kernel_size=(4,), stride=(3,), padding=2, ceil_mode=True, count_include_pad=False),
+])
+@pytest.mark.parametrize("shape", [(2, 3, 9), (3, 8)])
+def test_avg_pool1d_matches_torch(kwargs, shape):
+    vmodule, tmodule = nn.AvgPool1d(**kwargs), torch.nn.AvgPool1d(**kwargs)
+    vout, tout = compare_module(vmodule, tmodule, [randn(*shape)])
+    chains = []
+    for node in (vout.grad_fn, tout.grad_fn):  # a chain: Squeeze, AvgPool2D, Unsqueeze
+        chain = []
+        while node is not None:
+            chain.append(node.name().replace("torch::autograd::", ""))
+            node = node.next_functions[0][0] if node.next_functions else None
+        chains.append(chain)
+    assert chains[0] == chains[1]
+    assert repr(vmodule) == repr(tmodule)
+
+
+def test_pool_errors_match_torch():
+    cases = [("avg_pool1d", (3,), dict(kernel_size=2)), ("avg_pool1d", (1, 2, 3, 4), dict(
+        kernel_size=2)), ("avg_pool1d", (1, 2, 5), dict(kernel_size=(2, 2))),
+        ("avg_pool1d", (1, 2, 5), dict(kernel_size=2, stride=0)),
+        ("avg_pool2d", (1, 2, 5, 5), dict(kernel_size=0)),
+        ("max_pool2d", (1, 2, 5, 5), dict(kernel_size=2, stride=0))]
+    for name, shape, kwargs in cases:
+        with pytest.raises(RuntimeError) as theirs:
+            getattr(torch.nn.functional, name)(torch.zeros(shape), **kwargs)
+        with pytest.raises(RuntimeError) as ours:
+            getattr(nn.functional, name)(vizgrad.zeros(*shape), **kwargs)
+        assert str(ours.value).startswith(str(theirs.value)), (name, kwargs)
+
+
 # -- Embedding(max_norm, norm_type, scale_grad_by_freq, sparse) ---------------------------
 
 INDICES = np.array([[0, 2, 4, 2], [9, 0, 2, 7]], dtype=np.int64)

@@ -26,6 +26,7 @@ from .activation import (
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import (
     AdaptiveAvgPool2d,
+    AvgPool1d,
     AvgPool2d,
     Conv1d,
     Conv2d,
@@ -79,7 +80,7 @@ class DistributedDataParallel(_NotProvided):
 
 
 __all__ = [
-    "ELU", "GELU", "GRU", "LSTM", "RNN", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss",
+    "ELU", "GELU", "GRU", "LSTM", "RNN", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss",
     "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Bilinear", "Conv1d", "Conv2d", "Conv3d",
     "ConvTranspose2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GRUCell",
     "GroupNorm", "Identity", "L1Loss", "LSTMCell", "LayerNorm", "LeakyReLU", "Linear",

@@ -1,5 +1,5 @@
 """Convolutions, pooling and resizing: Conv1d, Conv2d, Conv3d, ConvTranspose2d, MaxPool2d,
-AvgPool2d, AdaptiveAvgPool2d, Upsample (UpsamplingNearest2d, UpsamplingBilinear2d)."""
+AvgPool1d, AvgPool2d, AdaptiveAvgPool2d, Upsample (UpsamplingNearest2d, UpsamplingBilinear2d)."""
 
 from __future__ import annotations
 
@@ -204,6 +204,32 @@ class MaxPool2d(Module):
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
                 f"padding={self.padding}, dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AvgPool1d(Module):
+    """1-D average pooling over ``(N, C, L)`` inputs (a 2-D pooling of a height-1 image,
+    as in PyTorch).
+
+    Example
+    -------
+    >>> vizgrad.nn.AvgPool1d(3, stride=2, padding=1)(vizgrad.randn(2, 4, 9)).shape
+    (2, 4, 5)
+    """
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True) -> None:
+        super().__init__()
+        self.kernel_size = _tuple(kernel_size, 1)
+        self.stride = _tuple(stride if stride is not None else kernel_size, 1)
+        self.padding = _tuple(padding, 1)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class AvgPool2d(Module):
