@@ -62,6 +62,25 @@ def test_render_draws_the_first_backward_with_parameter_names(train, tmp_path):
     assert torch.Tensor.backward.__module__ == "torch._tensor"  # put back after the run
 
 
+def test_watch_marks_a_pytorch_tensor_to_draw(tmp_path):
+    path = tmp_path / "watched.py"
+    path.write_text(textwrap.dedent("""
+        import torch
+        import vizgrad
+        x = torch.randn(3, requires_grad=True)
+        first = (x * 2).sum()
+        first.backward()
+        second = vizgrad.watch(x.exp().sum(), name="second")
+        assert list(vizgrad.watched()) == ["second"] and vizgrad.watched()["second"] is second
+    """), encoding="utf-8")
+    out = tmp_path / "graph.dot"
+    result = cli("render", "-q", "-o", out, path)
+    assert result.exit_code == 0, result.output
+    source = _dot(out)  # the watched tensor's graph, not the first backward's
+    assert _count(source, "ExpBackward0") == 1 and _count(source, "MulBackward0") == 0
+    assert "second" in source
+
+
 def test_step_stops_after_that_backward(train, tmp_path):
     out = tmp_path / "graph.dot"
     result = cli("render", "-o", out, "--step", "3", train, "10")
