@@ -12,6 +12,7 @@ from collections import defaultdict
 
 import graphviz
 
+from .boxes import entry_lengths
 from .escape import dot_string, label_lines, label_text, sized_cache
 from .hubs import thin_hubs
 from .legend import KeyRow, key_rows
@@ -327,7 +328,8 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
         # sat right under them); at the bottom left, edges leaving a narrow box still
         # crossed it.  Bottom right with a 12 pt margin stays clear on every gallery
         # picture (checked by tests/render/test_explain.py on the SVG geometry)
-        body.append(f"\tsubgraph {cluster.id} {{\n\t\tlabel=<{label_text(cluster.label)}> "
+        title = label_text(cluster.title or cluster.label)
+        body.append(f"\tsubgraph {cluster.id} {{\n\t\tlabel=<{title}> "
                     "labeljust=r labelloc=b margin=12 fontname=monospace fontsize=10 "
                     "style=rounded "
                     f"color={dot_string(palette['cluster'])} "
@@ -335,6 +337,7 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
         body.extend("\t" + line for line in members[cluster.id])
         stack.append((cluster, True))
         stack.extend((c, False) for c in reversed(children[cluster.id]))
+    entries = entry_lengths(view)  # arrows into module boxes: room for their parameters
     attributes: dict[tuple, str] = {}  # an edge's " [...]" by its looks: most repeat
     label_key = "xlabel" if len(view.nodes) > XLABEL_BOXES else "label"
     for edge in view.edges:
@@ -343,6 +346,9 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
         attrs = attributes.get(key)
         if attrs is None:
             attrs = attributes[key] = _edge_attributes(edge, palette, label_key)
+        minlen = entries.get((edge.source, edge.target)) if entries else None
+        if minlen:
+            attrs = f"{attrs[:-1]} minlen={minlen}]" if attrs else f" [minlen={minlen}]"
         body.append(f"\t{edge.source} -> {edge.target}{attrs}\n")
     body.extend(_legend_lines(view, palette, view.show_key))
     return dot
