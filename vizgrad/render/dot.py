@@ -323,14 +323,16 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
         if closing:
             body.append("\t}\n")
             continue
-        # titles at the bottom right, in the nodes' font: edges come in from above
-        # (toward the loss) and a title at the top was crossed by them (a centred one
-        # sat right under them); at the bottom left, edges leaving a narrow box still
-        # crossed it.  Bottom right with a 12 pt margin stays clear on every gallery
-        # picture (checked by tests/render/test_explain.py on the SVG geometry)
+        # titles at the right, in the nodes' font.  A box holding other boxes: at the
+        # bottom (edges come in from above, toward the loss, and crossed a title at the
+        # top).  An innermost box (a module's ops, its parameters at its top since issue
+        # 28): at the top, above the parameters, where no edge comes in -- at the
+        # bottom its long "path · Class" title was crossed by the edge leaving its last
+        # op.  Clear on every gallery picture (tests/render/test_explain.py measures)
         title = label_text(cluster.title or cluster.label)
         body.append(f"\tsubgraph {cluster.id} {{\n\t\tlabel=<{title}> "
-                    "labeljust=r labelloc=b margin=12 fontname=monospace fontsize=10 "
+                    f"labeljust=r labelloc={'b' if children[cluster.id] else 't'} margin=12 "
+                    "fontname=monospace fontsize=10 "
                     "style=rounded "
                     f"color={dot_string(palette['cluster'])} "
                     f"fontcolor={dot_string(palette['font'])}\n")
