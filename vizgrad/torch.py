@@ -33,9 +33,9 @@ from torch.nn.modules.module import (
 from torch.overrides import TorchFunctionMode
 
 from .adapters.torch import FORWARD_KEY, LEAF_SEQ, RECORDED, adapt, name_leaf
-from .core.scopes import call_scope
 from .core.stack import capture as capture_frames
 from .core.stack import hide_package
+from .graph.scopes import call_scope
 
 __all__ = ["adapt", "capture", "name_leaf"]
 
@@ -149,7 +149,7 @@ class capture(TorchFunctionMode):
     def _call_scope(self, path: str) -> str:
         """The scope of this call of the module at ``path``: under the running module's
         call when ``path`` is below that module's (``block#2.conv``), marked ``#k`` for
-        its k-th call there, with each level's class (``vizgrad.core.scopes``)."""
+        its k-th call there, with each level's class (``vizgrad.graph.scopes``)."""
         base, name = "", path
         if self._scopes:
             running = self._scopes[-1]

@@ -12,7 +12,7 @@ import pytest
 
 import vizgrad as vg
 from vizgrad import nn
-from vizgrad.core.scopes import scope_classes
+from vizgrad.graph.scopes import scope_classes
 from vizgrad.render import build_view, to_dot, to_json
 from vizgrad.render.jsonin import view_from_dict
 from vizgrad.render.output import dot_binary

@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 import vizgrad
-from vizgrad.core.scopes import scope_classes
+from vizgrad.graph.scopes import scope_classes
 from vizgrad.render import build_view
 from vizgrad.render.output import dot_binary
 

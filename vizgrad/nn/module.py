@@ -34,9 +34,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..core.node import RemovableHandle, add_hook
-from ..core.scopes import call_scope
 from ..core.state import current_scope, no_grad, set_scope
 from ..core.tensor import Tensor
+from ..graph.scopes import call_scope
 from .backward_hooks import finish_backward_hooks, start_backward_hooks
 from .parameter import Parameter
 from .state import IncompatibleKeys, cast_tensor, load_into
@@ -169,7 +169,7 @@ class Module:
 
     def _call_scope(self, active: list, current: str, calls: dict[str, int]) -> str:
         """This module's path under its nearest ancestor that is running right now,
-        marked ``#k`` for its k-th call within that ancestor's call (``core.scopes``).
+        marked ``#k`` for its k-th call within that ancestor's call (``vizgrad.graph.scopes``).
 
         Walking registered parents (not just the call nesting) keeps the path right
         when a parent's forward reaches a grandchild directly, as in

@@ -1,6 +1,6 @@
 """Module boxes (``cluster="scope"``): one box per module call, its parameters inside.
 
-Every scope path (``vizgrad.core.scopes``: ``features.pool#2`` is the second call of
+Every scope path (``vizgrad.graph.scopes``: ``features.pool#2`` is the second call of
 ``pool``) is one box, nested in its parent call's box and titled with the full path and
 the class (``transformer.h.0 · GPT2Block``).  A parameter (a leaf and its
 AccumulateGrad) sits in the innermost box holding every op that uses it -- its module's
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..core.scopes import call_number, scope_classes, scope_title
+from ..graph.scopes import call_number, scope_classes, scope_title
 from .ids import box_id
 from .view import Cluster, GraphView, ViewNode
 
