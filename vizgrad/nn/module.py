@@ -22,7 +22,9 @@ Two names are kept up to date automatically, both from attribute names:
   registration (a weak link to the parent), not only call nesting, so
   ``self.heads["a"](x)`` records ``"heads.a"``; a module that is registered nowhere
   and called while another scope is active nests under it with its class name
-  lowercased (``"outer.linear"``).
+  lowercased (``"outer.linear"``).  A module called again within one call of its
+  parent records which call it is: ``pool``, then ``pool#2`` (counted afresh at each
+  root call; ``vizgrad.graph.scopes``), so each call is its own box in a picture.
 """
 
 from __future__ import annotations
