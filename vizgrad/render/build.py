@@ -14,12 +14,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import graph, location
-from . import focus, fold, grads, memory
+from . import boxes, focus, fold, grads, memory
 from .escape import sized_cache
 from .ids import box_id, box_ids, node_numbers
 from .view import (
     BIG_GRAPH,
-    Cluster,
     GraphView,
     RenderOptions,
     ViewEdge,
@@ -434,21 +433,7 @@ class _Builder:
             yield edge, label, tail, head
 
     def _clusters(self) -> None:
-        clusters: dict[str, Cluster] = {}
-        for view_node in self.view.nodes:
-            scope = view_node.scope
-            if not scope:
-                continue
-            parts = scope.split(".")
-            parent = None
-            for depth in range(1, len(parts) + 1):
-                path = ".".join(parts[:depth])
-                if path not in clusters:
-                    clusters[path] = Cluster(box_id("cluster", len(clusters)),
-                                             parts[depth - 1], parent)
-                parent = clusters[path].id
-            clusters[scope].nodes.append(view_node.id)
-        self.view.clusters = list(clusters.values())
+        self.view.clusters = boxes.module_boxes(self.view)
 
 
 def build_view(roots: Any, options: RenderOptions | None = None, **more: Any) -> GraphView:

@@ -12,6 +12,7 @@ from collections import defaultdict
 
 import graphviz
 
+from .boxes import entry_lengths
 from .escape import dot_string, label_lines, label_text, sized_cache
 from .hubs import thin_hubs
 from .legend import KeyRow, key_rows
@@ -322,19 +323,23 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
         if closing:
             body.append("\t}\n")
             continue
-        # titles at the bottom right, in the nodes' font: edges come in from above
-        # (toward the loss) and a title at the top was crossed by them (a centred one
-        # sat right under them); at the bottom left, edges leaving a narrow box still
-        # crossed it.  Bottom right with a 12 pt margin stays clear on every gallery
-        # picture (checked by tests/render/test_explain.py on the SVG geometry)
-        body.append(f"\tsubgraph {cluster.id} {{\n\t\tlabel=<{label_text(cluster.label)}> "
-                    "labeljust=r labelloc=b margin=12 fontname=monospace fontsize=10 "
+        # titles at the right, in the nodes' font.  A box holding other boxes: at the
+        # bottom (edges come in from above, toward the loss, and crossed a title at the
+        # top).  An innermost box (a module's ops, its parameters at its top since issue
+        # 28): at the top, above the parameters, where no edge comes in -- at the
+        # bottom its long "path · Class" title was crossed by the edge leaving its last
+        # op.  Clear on every gallery picture (tests/render/test_explain.py measures)
+        title = label_text(cluster.title or cluster.label)
+        body.append(f"\tsubgraph {cluster.id} {{\n\t\tlabel=<{title}> "
+                    f"labeljust=r labelloc={'b' if children[cluster.id] else 't'} margin=12 "
+                    "fontname=monospace fontsize=10 "
                     "style=rounded "
                     f"color={dot_string(palette['cluster'])} "
                     f"fontcolor={dot_string(palette['font'])}\n")
         body.extend("\t" + line for line in members[cluster.id])
         stack.append((cluster, True))
         stack.extend((c, False) for c in reversed(children[cluster.id]))
+    entries = entry_lengths(view)  # arrows into module boxes: room for their parameters
     attributes: dict[tuple, str] = {}  # an edge's " [...]" by its looks: most repeat
     label_key = "xlabel" if len(view.nodes) > XLABEL_BOXES else "label"
     for edge in view.edges:
@@ -343,6 +348,9 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
         attrs = attributes.get(key)
         if attrs is None:
             attrs = attributes[key] = _edge_attributes(edge, palette, label_key)
+        minlen = entries.get((edge.source, edge.target)) if entries else None
+        if minlen:
+            attrs = f"{attrs[:-1]} minlen={minlen}]" if attrs else f" [minlen={minlen}]"
         body.append(f"\t{edge.source} -> {edge.target}{attrs}\n")
     body.extend(_legend_lines(view, palette, view.show_key))
     return dot

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..debug.gradstats import combine_stats
+from ..graph.scopes import scope_classes, scope_title
 from .ids import box_id
 from .view import Cluster, GraphView, ViewEdge, ViewNode
 
@@ -47,21 +48,34 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 
 
 def _rewire(view: GraphView, mapping: dict[str, str]) -> None:
-    """Point edges at their nodes' replacements; drop self-loops and duplicates."""
-    seen = set()
-    edges = []
+    """Point edges at their nodes' replacements; drop self-loops and duplicates.  A
+    moved arrow keeps its shape; arrows merged into one list their shapes."""
+    merged: dict[tuple[str, str], ViewEdge] = {}
+    shapes: dict[tuple[str, str], list[str]] = {}
     for edge in view.edges:
         source = mapping.get(edge.source, edge.source)
         target = mapping.get(edge.target, edge.target)
-        if source == target or (source, target) in seen:
+        key = (source, target)
+        if source == target:
             continue
-        seen.add((source, target))
+        if key in merged:
+            if edge.label and edge.label not in shapes[key]:
+                shapes[key].append(edge.label)
+            continue
+        shapes[key] = [edge.label] if edge.label else []
         if source != edge.source or target != edge.target:
-            edge = ViewEdge(source, target, label=edge.label if target == edge.target else "",
-                            style=edge.style, undirected=edge.undirected, color=edge.color,
+            edge = ViewEdge(source, target, label=edge.label, style=edge.style,
+                            undirected=edge.undirected, color=edge.color,
                             width=edge.width, details=edge.details, ref=edge.ref)
-        edges.append(edge)
-    view.edges = edges
+        merged[key] = edge
+    for key, found in shapes.items():
+        if len(found) > 1:  # a new edge: the original's label stays as it was
+            edge = merged[key]
+            label = ", ".join(found[:2]) + (f" +{len(found) - 2}" if len(found) > 2 else "")
+            merged[key] = ViewEdge(edge.source, edge.target, label=label, style=edge.style,
+                                   undirected=edge.undirected, color=edge.color,
+                                   width=edge.width, details=edge.details, ref=edge.ref)
+    view.edges = list(merged.values())
 
 
 def _substitute(view: GraphView, owner: Mapping[str, Hashable],
@@ -130,7 +144,8 @@ def repeated_runs(blocks: dict[str, list[ViewNode]],
 # -- module scopes collapsed to boxes ------------------------------------------------
 
 
-def _group_node(node_id: str, title: str, members: list[ViewNode]) -> ViewNode:
+def _group_node(node_id: str, title: str, members: list[ViewNode],
+                scope: str | None = None) -> ViewNode:
     ops, leaves, details = _members(members)
     ranked = sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))
     rows = [(name, f"x{count}") for name, count in ranked[:GROUP_ROWS]]
@@ -141,21 +156,60 @@ def _group_node(node_id: str, title: str, members: list[ViewNode]) -> ViewNode:
         f", {plural(leaves, 'leaf', 'leaves')}" if leaves else "")
     return ViewNode(node_id, "group", title, lines=[summary], rows=rows,
                     tooltip=f"{title}: " + ", ".join(f"{k} x{v}" for k, v in ops.items()),
-                    scope=title, details=details)
+                    scope=title if scope is None else scope, details=details)
+
+
+def _runs(view: GraphView, depth: int) -> dict[str, str]:
+    """Op and saved-tensor ids -> their group: the scope cut at ``depth``, split into
+    runs of execution (ops by ``seq``), so a module with ops of its own before and
+    after its children (GPT-2's ``transformer``) is two groups, not a false cycle."""
+    scoped = sorted(((node.seq is None, node.seq or 0, index, node)
+                     for index, node in enumerate(view.nodes)
+                     if node.kind in ("op", "saved") and node.title != "AccumulateGrad"),
+                    key=lambda item: item[:3])
+    group_of: dict[str, str] = {}
+    runs: Counter = Counter()
+    previous, group = None, ""
+    for _, _, _, node in scoped:
+        prefix = ".".join(node.scope.split(".")[:depth]) if node.scope else ""
+        if prefix != previous:
+            runs[prefix] += 1
+            after = f" (after {previous or 'the top level'})" if previous is not None else ""
+            group = prefix if runs[prefix] == 1 else f"{prefix}{after}"
+            previous = prefix
+        if prefix:
+            group_of[node.id] = group
+    return group_of
+
+
+def _group_title(group: str, paths: dict[str, str], members: list[ViewNode]) -> str:
+    """``transformer.h · ModuleList``; a later run: ``transformer · GPT2Model (after
+    transformer.ln_f)``; merged blocks as named."""
+    path = paths.get(group)
+    if path is None:
+        return group
+    depth = path.count(".") + 1
+    cls = next((classes[depth - 1] for classes in (scope_classes(m.scope) for m in members
+                                                   if m.scope) if len(classes) >= depth), "")
+    return scope_title(path, cls) + group[len(path):]
 
 
 def collapse_scopes(view: GraphView, depth: int, fold_repeats: bool = True) -> None:
-    """Fold every scope (cut at ``depth`` dots) into one node; merge repeated blocks."""
+    """Fold every scope (cut at ``depth`` dots) into one node per run of execution in
+    it (:func:`_runs`); merge repeated blocks.  Arrows between groups keep shapes."""
     consumers: dict[str, set] = defaultdict(set)
     for edge in view.edges:
         consumers[edge.source].add(edge.target)
     groups: dict[str, list[ViewNode]] = {}
     owner: dict[str, str] = {}
+    paths: dict[str, str] = {}  # group -> its scope path
+    group_of = _runs(view, depth)
     for node in view.nodes:
-        if node.scope and node.kind in ("op", "saved"):
-            prefix = ".".join(node.scope.split(".")[:depth])
-            groups.setdefault(prefix, []).append(node)
-            owner[node.id] = prefix
+        group = group_of.get(node.id)
+        if group is not None:
+            groups.setdefault(group, []).append(node)
+            owner[node.id] = group
+            paths.setdefault(group, ".".join(node.scope.split(".")[:depth]))
     for node in view.nodes:  # leaves used only inside one scope belong to it
         if node.kind == "leaf" or (node.kind == "op" and node.title == "AccumulateGrad"):
             targets = {owner.get(t) for t in consumers.get(node.id, ())}
@@ -167,8 +221,9 @@ def collapse_scopes(view: GraphView, depth: int, fold_repeats: bool = True) -> N
                 groups[owner[node.id]].append(node)
     if fold_repeats:
         _merge_repeats(groups, owner)
-    boxes = {prefix: _group_node(box_id("group", index), prefix, members)
-             for index, (prefix, members) in enumerate(groups.items())}
+    boxes = {group: _group_node(box_id("group", index), _group_title(group, paths, members),
+                                members, paths.get(group, group))
+             for index, (group, members) in enumerate(groups.items())}
     view.clusters = []
     _substitute(view, owner, boxes)
     view.notes.append(f"modules collapsed to depth {depth} ({len(groups)} groups)")

@@ -83,12 +83,16 @@ def arrow(source: str, target: str, label: str = "", tail_label: str = "",
 
 @dataclass
 class Cluster:
-    """A labelled box around nodes (one per module scope); ``parent`` nests clusters."""
+    """A labelled box around nodes (one per module call); ``parent`` nests clusters.
+
+    ``label`` is its level of the scope path (``pool#2``), ``title`` what the box says
+    (``features.pool#2 · MaxPool2d, 2nd call``; the label when empty)."""
 
     id: str
     label: str
     parent: str | None
     nodes: list[str] = field(default_factory=list)
+    title: str = ""
 
 
 @dataclass

@@ -110,7 +110,7 @@ def scope_tree(full: GraphView) -> ScopeTree | None:
         for box in level.nodes:
             if box.kind != "group":
                 continue
-            path = box.title
+            path = box.scope or box.title  # a scope's runs of execution share its path
             if path not in index:
                 parent = _parent_path(path)
                 while parent and parent not in index:  # an empty segment ("a..b")
