@@ -191,17 +191,20 @@ class _Builder:
             grads.collect(self.view, self.walk, self)
         if options.collapse == "scope":
             fold.collapse_scopes(self.view, options.depth, options.fold_repeats)
+        # the backward graph's own size (what `vizgrad inspect` counts; boxes also draw
+        # tensors): set before a fold, whose note states both
+        self.view.counts = {"nodes": len(self.walk.nodes), "edges": len(self.walk.edges)}
         if options.max_nodes is not None and len(self.view.nodes) > options.max_nodes:
             before = len(self.view.nodes)
             fold.fold_big(self.view, options.max_nodes)
             warnings.warn(
-                f"the graph has {before:,} nodes, more than max_nodes={options.max_nodes:,}; "
-                f"drawing a folded graph of {len(self.view.nodes):,} nodes (the fold is stated "
+                f"the graph has {len(self.walk.nodes):,} graph nodes drawn as {before:,} "
+                f"boxes, more than max_nodes={options.max_nodes:,}; drawing a folded graph "
+                f"of {len(self.view.nodes):,} boxes (the fold is stated "
                 "on the picture). Pass max_nodes=None to draw everything, or use "
                 "collapse='scope' or focus=node, radius=k.", stacklevel=4)
         if options.show_grad:
             grads.colour(self.view)
-        self.view.counts = {"nodes": len(self.walk.nodes), "edges": len(self.walk.edges)}
         self.view.graph = {"rankdir": options.rankdir, "size": options.size,
                            "dpi": options.dpi, "theme": options.theme}
         self.view.show_key = options.legend
