@@ -301,6 +301,7 @@ class _Builder:
         ``facts`` are the nodes' ``facts()``, aligned with them (the walk's)."""
         options = self.options
         extras = options.show_saved or options.show_stack or options.show_attrs
+        custom_saves = options.show_saved is None  # a custom Function's: drawn by default
         ids, tooltips = self.ids, self.tooltips
         multi_in, multi_out = self.multi_in, self.multi_out
         numbers = self.numbers
@@ -324,7 +325,7 @@ class _Builder:
             view_nodes.append(view_node)
             if named:  # h.name = "hidden": drawn on the op that made h
                 self._named_outputs(view_node, named, len(metas))
-            if extras or freed:
+            if extras or freed or (custom_saves and node.custom):
                 self._extras(node, view_node)
             if variable is not None:
                 leaf_id, title, lines, tip = self.leaf_parts(variable, numbers[raw])
@@ -363,7 +364,7 @@ class _Builder:
                 view_node.tooltip += "\n" + _stack_text(frames)
         if options.show_attrs:
             view_node.rows = _attribute_rows(node)
-        if options.show_saved:
+        if options.show_saved or (options.show_saved is None and node.custom):
             for index, item in enumerate(saved):
                 if item.kind == "scalar":
                     continue
