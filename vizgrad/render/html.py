@@ -21,7 +21,7 @@ from importlib import resources
 
 from .escape import html_text
 from .view import GraphView
-from .viewer import Level, page_data
+from .viewer import Level, page_data, totals_text
 
 _PROLOG = re.compile(r"^\s*(<\?xml[^>]*\?>)?\s*(<!DOCTYPE[^>]*>)?\s*", re.S)
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
@@ -119,14 +119,17 @@ def viewer_page(full: GraphView, levels: list[Level], start: int,
                   "(it needs JavaScript).</p>")
     else:
         inline = '<p id="vg-waiting">This level is too big to lay out; fold it.</p>'
+    totals = html_text(totals_text(data["totals"]))  # the graph's size, in the title too
+    bar = _BAR.replace("</header>", f'<span id="vg-totals">{totals}</span>\n</header>')
     dark = (full.graph or {}).get("theme") == "dark"
     forced = ' class="vg-dark vg-forced"' if dark else ""
     return (
         f"<!DOCTYPE html>\n<html lang=\"en\"{forced}>"
         "\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>{html_text(title)}</title>\n<style>{asset('viewer.css')}</style>\n"
-        f"</head>\n<body>\n<div id=\"vg-app\">\n{_BAR}\n"
+        f"<title>{html_text(title)}: {totals}</title>\n<style>{asset('viewer.css')}</style>\n"
+        f"</head>\n<body>\n<div id=\"vg-app\">\n"
+        f"{bar}\n"
         f"<main id=\"vg-canvas\" aria-label=\"{html.escape(title)}\">{inline}</main>\n"
         "<svg id=\"vg-minimap\" aria-hidden=\"true\"></svg>\n"
         "<aside id=\"vg-side\"><div id=\"vg-results\" role=\"list\"></div>\n"

@@ -123,6 +123,69 @@ def _nbytes(shape: Any, dtype: str) -> int | None:
         return None
 
 
+def _kernel_size(ref: Any, attributes: list[list[str]]) -> str | None:
+    """A convolution's kernel size from its weight's shape (PyTorch's
+    ``ConvolutionBackward0`` saves the weight, not ``kernel_size``): ``"(3, 3)"``."""
+    if not ref.name().startswith("Convolution") or any(k == "kernel_size"
+                                                          for k, _ in attributes):
+        return None
+    shapes = [item.shape for item in ref.saved if item.name == "weight" and item.shape]
+    if not shapes:  # not saved (the input needs no gradient): the weight's gradient's
+        rows = ref.output_meta
+        shapes = [row[0].shape for row in rows[1:2] if row and row[0] is not None]
+    if not shapes or len(shapes[0]) < 3:
+        return None
+    return "(" + ", ".join(str(n) for n in shapes[0][2:]) + ")"
+
+
+def page_totals(full: GraphView) -> dict[str, Any]:
+    """The page's totals (its title and bar): graph nodes and edges as ``vizgrad
+    inspect`` counts them, parameters (the leaf tensors gradients accumulate into)
+    and activations (the saved tensors' buffers, each once, leaves apart, as
+    ``vizgrad.debug.memory_report`` counts them) in bytes; ``saved_freed``: the
+    recorded bytes of saves ``backward()`` already freed (nothing is held then)."""
+    from ..debug.memory import node_bytes
+    from ..graph.walking import GraphWalk
+
+    ops, parameters, count, freed = [], 0, 0, 0
+    for node in full.nodes:
+        ref = node.ref
+        if ref is None:
+            continue
+        if hasattr(ref, "saved"):
+            ops.append(ref)
+            freed += sum(_nbytes(item.shape, item.dtype) or 0 for item in ref.saved
+                         if item.kind != "scalar" and item.freed)
+        elif node.kind == "leaf":
+            parameters += _nbytes(ref.shape, ref.dtype) or 0
+            count += 1
+    _, held, leaves = node_bytes(GraphWalk([], ops, []), per_node=False)
+    totals: dict[str, Any] = {"parameters": parameters, "parameter_tensors": count,
+                              "activations": held - leaves, "saved_freed": freed}
+    if full.counts:
+        totals.update(graph_nodes=full.counts.get("nodes"), graph_edges=full.counts.get("edges"))
+    return totals
+
+
+def totals_text(totals: dict[str, Any]) -> str:
+    """``1,355 graph nodes, 1,820 edges · parameters 1.2 MiB (24 tensors) · activations
+    3.9 MiB``: what the page's title and bar say."""
+    from ..debug.memory import human_bytes
+
+    parts = []
+    if totals.get("graph_nodes") is not None:
+        parts.append(f"{totals['graph_nodes']:,} graph nodes, {totals['graph_edges']:,} edges")
+    tensors = totals["parameter_tensors"]
+    parts.append(f"parameters {human_bytes(totals['parameters'])} ({tensors:,} "
+                 f"tensor{'' if tensors == 1 else 's'})")
+    if totals["activations"] or not totals["saved_freed"]:
+        parts.append(f"activations {human_bytes(totals['activations'])}")
+    else:  # after backward(): nothing held; what the saves were
+        parts.append(f"activations freed by backward() "
+                     f"({human_bytes(totals['saved_freed'])} saved)")
+    return " \u00b7 ".join(parts)
+
+
 class _Facts:
     """Per-node facts for the details panel; stack frames and stacks interned."""
 
@@ -163,9 +226,15 @@ class _Facts:
                                   "freed": item.freed, "bytes": _nbytes(item.shape, item.dtype)})
             if saved:
                 facts["saved"] = saved
-            attributes = ref.saved_attributes
-            if attributes:
-                facts["attrs"] = [[str(k), str(v)] for k, v in attributes.items()]
+            attributes = [[str(k), str(v)] for k, v in ref.saved_attributes.items()]
+            kernel = _kernel_size(ref, attributes)
+            if kernel:  # a convolution saves no kernel_size: its weight's shape says it
+                attributes.append(["kernel_size", kernel])
+            if attributes:  # the op's arguments (torch's _saved_<name>, vizgrad's ctx)
+                facts["attrs"] = attributes
+            sizes = [_nbytes(shape, dtype) for shape, dtype in ref.outputs]
+            if any(size is not None for size in sizes):  # each forward output's bytes
+                facts["out_bytes"] = sizes
             recorded = ref.get_metadata(METADATA_KEY)
             if recorded is not None and "skipped" not in recorded:  # (skipped: not seen)
                 facts["grad"] = {k: recorded[k] for k in ("norm", "finite", "zero")}
@@ -265,7 +334,8 @@ def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any
     rest = _plain({"extra": extra, "frames": facts.frames, "stacks": facts.stacks,
                    "levels": shown, "tree": tree_data(tree, [n.id for n in full.nodes])
                    if tree is not None else None})
-    return {"graph": document, **rest, "start": start, "layout_limit": LAYOUT_LIMIT}
+    return {"graph": document, **rest, "start": start, "layout_limit": LAYOUT_LIMIT,
+            "totals": page_totals(full)}
 
 
 def build_levels(roots: Any, options: RenderOptions,
