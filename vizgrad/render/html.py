@@ -39,7 +39,7 @@ def asset(name: str) -> str:
 
 #: The viewer's script files, in the order they run (one ``<script>`` element).
 SCRIPTS = ("viewer_layout.js", "viewer_fold.js", "viewer_details.js", "viewer_search.js",
-           "viewer.js")
+           "viewer_start.js", "viewer.js")
 
 
 def script() -> str:
@@ -106,9 +106,11 @@ def key_html(key: dict[str, list] | None) -> str:
 
 
 def viewer_page(full: GraphView, levels: list[Level], start: int,
-                title: str = "vizgrad backward graph") -> str:
-    """The page for ``levels`` of ``full``, opening at ``levels[start]``."""
-    data = page_data(levels, full, start)
+                title: str = "vizgrad backward graph",
+                pick: dict[str, float] | None = None) -> str:
+    """The page for ``levels`` of ``full``, opening at ``levels[start]`` (with ``pick``,
+    ``viewer.open_rule``'s: at the level that rule picks for the reader's window)."""
+    data = page_data(levels, full, start, pick)
     for number, (level, shown) in enumerate(zip(levels, data["levels"])):
         shown["svg"] = None if number == start or level.svg is None else clean_svg(level.svg)
     first = levels[start].svg

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,19 @@ from .viewer_tree import copy_view, scope_tree, tree_data
 #: ``viewer.js``), up to ``PAGE_LAYOUT_LIMIT`` boxes.
 LAYOUT_LIMIT = 2500
 PAGE_LAYOUT_LIMIT = 60000
+#: The canvas's width / height before the page's script measures the window: a 1280 x
+#: 800 window less the side panel (30%) and the bar.  The script picks again with the
+#: real canvas (``viewer_start.js``); this picks the level inlined in the page.
+WINDOW_ASPECT = 1.2
+#: A level fits the window when its drawing is at most this many times wider than the
+#: window's shape *across its ranks* (Graphviz's ranks run down with rankdir TB: a
+#: deep chain is tall, and the page opens at its output for the reader to follow the
+#: edges up; across the ranks there is no edge to follow).  A 96-layer model's
+#: "modules collapsed to depth 4" is 33 times wider than tall: one row of boxes across
+#: a window that shows 1/30 of it.
+ASPECT_LIMIT = 8.0
+
+_VIEWBOX = re.compile(r'<svg[^>]*?viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"')
 
 
 @dataclass
@@ -41,6 +55,21 @@ class Level:
     name: str
     view: GraphView
     svg: str | None = None
+
+    @property
+    def size(self) -> tuple[float, float] | None:
+        """Width and height of the Graphviz drawing (points), ``None`` without one."""
+        found = _VIEWBOX.search(self.svg[:2000]) if self.svg is not None else None
+        return (float(found[1]), float(found[2])) if found else None
+
+
+def misfit(size: tuple[float, float] | None, aspect: float, rankdir: str = "TB") -> float:
+    """How many times wider than a window of ``aspect`` (width / height) a drawing is
+    across its ranks (taller, for rankdir LR / RL); 1 or less: it fits that way."""
+    if size is None or size[0] <= 0 or size[1] <= 0:
+        return float("inf")
+    ratio = size[0] / size[1] / aspect
+    return ratio if rankdir in ("TB", "BT") else 1 / ratio
 
 
 def _partition(view: GraphView) -> frozenset:
@@ -78,17 +107,54 @@ def fold_levels(full: GraphView, max_nodes: int | None) -> list[Level]:
     return levels
 
 
-def default_level(levels: list[Level], options: RenderOptions) -> int:
-    """The level a page opens at: the asked collapse depth, else the finest that fits."""
+def asked_level(levels: list[Level], options: RenderOptions) -> int | None:
+    """The level ``collapse="scope", depth=N`` asks for, if the page has it."""
     if options.collapse == "scope":
         for index, level in enumerate(levels):
             if level.name == f"modules collapsed to depth {options.depth}":
                 return index
-    limit = options.max_nodes if options.max_nodes is not None else LAYOUT_LIMIT
+    return None
+
+
+def open_limit(options: RenderOptions) -> int:
+    """The most boxes a page opens on: ``max_nodes``, else ``LAYOUT_LIMIT``."""
+    return options.max_nodes if options.max_nodes is not None else LAYOUT_LIMIT
+
+
+def _rankdir(levels: list[Level]) -> str:
+    """Which way the levels' ranks run (their views share the full view's settings)."""
+    return str((levels[-1].view.graph or {}).get("rankdir") or "TB") if levels else "TB"
+
+
+def open_rule(levels: list[Level], options: RenderOptions) -> dict[str, float] | None:
+    """What the page's script needs to pick its first level again with the reader's
+    window (``default_level``'s rule); ``None`` when a collapse depth was asked."""
+    if asked_level(levels, options) is not None:
+        return None
+    return {"limit": open_limit(options), "aspect": ASPECT_LIMIT,
+            "across": "width" if _rankdir(levels) in ("TB", "BT") else "height"}
+
+
+def default_level(levels: list[Level], options: RenderOptions,
+                  aspect: float = WINDOW_ASPECT) -> int:
+    """The level a page opens at: the asked collapse depth; else, of the levels Graphviz
+    drew with at most ``max_nodes`` boxes, the finest whose drawing is at most
+    ``ASPECT_LIMIT`` times wider than a window of ``aspect`` across its ranks
+    (``misfit``), or the best shaped when none is.  ``viewer_start.js`` applies the
+    same rule with the reader's window."""
+    asked = asked_level(levels, options)
+    if asked is not None:
+        return asked
+    limit = open_limit(options)
     fitting = [i for i, level in enumerate(levels)
                if level.svg is not None and len(level.view.nodes) <= limit]
     if fitting:
-        return fitting[-1]
+        rankdir = _rankdir(levels)
+        off = {i: misfit(levels[i].size, aspect, rankdir) for i in fitting}
+        shaped = [i for i in fitting if off[i] <= ASPECT_LIMIT]
+        if shaped:
+            return shaped[-1]
+        return min(fitting, key=lambda i: (off[i], -i))
     drawn = [i for i, level in enumerate(levels) if level.svg is not None]
     return drawn[0] if drawn else 0
 
@@ -268,8 +334,11 @@ def page_key(view: GraphView, full: GraphView) -> dict[str, list] | None:
     return key_entries(view, THEMES[(full.graph or {}).get("theme") or "light"])
 
 
-def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any]:
-    """What the page's script reads: the full graph (JSON schema), facts and levels."""
+def page_data(levels: list[Level], full: GraphView, start: int,
+              pick: dict[str, float] | None = None) -> dict[str, Any]:
+    """What the page's script reads: the full graph (JSON schema), facts and levels;
+    ``pick`` (``open_rule``): the script picks the first level for the reader's window
+    (else it opens at ``start``)."""
     from .jsonout import _plain, to_dict
 
     facts = _Facts()
@@ -292,7 +361,9 @@ def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any
                                   "details": node.details}
         drawn = {n.id for n in level.view.nodes}
         drawn.update(m for box in boxes.values() for m in box["details"].get("members", ()))
+        size = level.size
         entry = {"name": level.name, "count": len(level.view.nodes),
+                 "size": [round(size[0], 1), round(size[1], 1)] if size else None,
                  "hidden": sorted(full_ids - drawn), "notes": level.view.notes,
                  "boxes": boxes, "layout": "graphviz" if level.svg is not None else None,
                  "legend": page_key(level.view, full)}
@@ -335,7 +406,7 @@ def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any
                    "levels": shown, "tree": tree_data(tree, [n.id for n in full.nodes])
                    if tree is not None else None})
     return {"graph": document, **rest, "start": start, "layout_limit": LAYOUT_LIMIT,
-            "totals": page_totals(full)}
+            "totals": page_totals(full), "pick": pick}
 
 
 def build_levels(roots: Any, options: RenderOptions,
