@@ -67,3 +67,15 @@ def test_vizgrad_nodes_have_output_bytes_and_arguments_and_freed_totals_say_so()
     data, _ = _page(loss)
     assert data["totals"]["activations"] == 0 and data["totals"]["saved_freed"] > 0
     assert "activations freed by backward() (" in viewer.totals_text(data["totals"])
+
+
+def test_a_static_graph_s_page_claims_no_totals() -> None:
+    # a static graph's boxes are forward ops and buffers: no backward node to read sizes
+    # from (the page said "parameters 0 B (0 tensors)")
+    model = vg.nn.Sequential(vg.nn.Linear(4, 3))
+    graph = vg.static.trace(model, vg.ones(2, 4))
+    full = graph.__graph_view__()
+    data = viewer.page_data([viewer.Level("everything", full)], full, 0)
+    assert data["totals"] == {} and viewer.totals_text(data["totals"]) == ""
+    page = viewer_page(full, [viewer.Level("everything", full)], 0)
+    assert "<title>vizgrad backward graph</title>" in page and 'id="vg-totals"' not in page

@@ -122,14 +122,16 @@ def viewer_page(full: GraphView, levels: list[Level], start: int,
     else:
         inline = '<p id="vg-waiting">This level is too big to lay out; fold it.</p>'
     totals = html_text(totals_text(data["totals"]))  # the graph's size, in the title too
-    bar = _BAR.replace("</header>", f'<span id="vg-totals">{totals}</span>\n</header>')
+    bar = _BAR.replace("</header>", f'<span id="vg-totals">{totals}</span>\n</header>'
+                       ) if totals else _BAR
+    heading = f"{html_text(title)}: {totals}" if totals else html_text(title)
     dark = (full.graph or {}).get("theme") == "dark"
     forced = ' class="vg-dark vg-forced"' if dark else ""
     return (
         f"<!DOCTYPE html>\n<html lang=\"en\"{forced}>"
         "\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>{html_text(title)}: {totals}</title>\n<style>{asset('viewer.css')}</style>\n"
+        f"<title>{heading}</title>\n<style>{asset('viewer.css')}</style>\n"
         f"</head>\n<body>\n<div id=\"vg-app\">\n"
         f"{bar}\n"
         f"<main id=\"vg-canvas\" aria-label=\"{html.escape(title)}\">{inline}</main>\n"

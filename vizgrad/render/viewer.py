@@ -204,12 +204,14 @@ def _kernel_size(ref: Any, attributes: list[list[str]]) -> str | None:
     return "(" + ", ".join(str(n) for n in shapes[0][2:]) + ")"
 
 
-def page_totals(full: GraphView) -> dict[str, Any]:
+def page_totals(full: GraphView, extra: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The page's totals (its title and bar): graph nodes and edges as ``vizgrad
     inspect`` counts them, parameters (the leaf tensors gradients accumulate into)
     and activations (the saved tensors' buffers, each once, leaves apart, as
     ``vizgrad.debug.memory_report`` counts them) in bytes; ``saved_freed``: the
-    recorded bytes of saves ``backward()`` already freed (nothing is held then)."""
+    recorded bytes of saves ``backward()`` already freed (nothing is held then).
+    ``extra``: the panel's facts by node id (their bytes are read again here).
+    Empty for a view read from a file or a static graph: no node to read them from."""
     from ..debug.memory import node_bytes
     from ..graph.walking import GraphWalk
 
@@ -218,13 +220,16 @@ def page_totals(full: GraphView) -> dict[str, Any]:
         ref = node.ref
         if ref is None:
             continue
-        if hasattr(ref, "saved"):
+        found = extra.get(node.id, {})
+        if node.kind == "op":
             ops.append(ref)
-            freed += sum(_nbytes(item.shape, item.dtype) or 0 for item in ref.saved
-                         if item.kind != "scalar" and item.freed)
+            freed += sum(item.get("bytes") or 0 for item in found.get("saved", ())
+                         if item.get("freed"))
         elif node.kind == "leaf":
-            parameters += _nbytes(ref.shape, ref.dtype) or 0
+            parameters += found.get("bytes") or 0
             count += 1
+    if not ops:  # a saved or static graph's view: its sizes are not known here
+        return {}
     _, held, leaves = node_bytes(GraphWalk([], ops, []), per_node=False)
     totals: dict[str, Any] = {"parameters": parameters, "parameter_tensors": count,
                               "activations": held - leaves, "saved_freed": freed}
@@ -238,7 +243,9 @@ def totals_text(totals: dict[str, Any]) -> str:
     3.9 MiB``: what the page's title and bar say."""
     from ..debug.memory import human_bytes
 
-    parts = []
+    parts: list[str] = []
+    if not totals:
+        return ""
     if totals.get("graph_nodes") is not None:
         parts.append(f"{totals['graph_nodes']:,} graph nodes, {totals['graph_edges']:,} edges")
     tensors = totals["parameter_tensors"]
@@ -406,7 +413,7 @@ def page_data(levels: list[Level], full: GraphView, start: int,
                    "levels": shown, "tree": tree_data(tree, [n.id for n in full.nodes])
                    if tree is not None else None})
     return {"graph": document, **rest, "start": start, "layout_limit": LAYOUT_LIMIT,
-            "totals": page_totals(full), "pick": pick}
+            "totals": page_totals(full, extra), "pick": pick}
 
 
 def build_levels(roots: Any, options: RenderOptions,
