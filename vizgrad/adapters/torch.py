@@ -495,6 +495,11 @@ class TorchNode:
         return self._read_saved()[0]
 
     @property
+    def custom(self) -> bool:
+        """True for a custom ``torch.autograd.Function``'s node (its ``ctx``)."""
+        return isinstance(self.fn, _PY_NODE)
+
+    @property
     def freed(self) -> bool:
         """True once backward released this node's saved tensors."""
         if self._gone:

@@ -190,17 +190,20 @@ class _Builder:
             grads.collect(self.view, self.walk, self)
         if options.collapse == "scope":
             fold.collapse_scopes(self.view, options.depth, options.fold_repeats)
+        # the backward graph's own size (what `vizgrad inspect` counts; boxes also draw
+        # tensors): set before a fold, whose note states both
+        self.view.counts = {"nodes": len(self.walk.nodes), "edges": len(self.walk.edges)}
         if options.max_nodes is not None and len(self.view.nodes) > options.max_nodes:
             before = len(self.view.nodes)
             fold.fold_big(self.view, options.max_nodes)
             warnings.warn(
-                f"the graph has {before:,} nodes, more than max_nodes={options.max_nodes:,}; "
-                f"drawing a folded graph of {len(self.view.nodes):,} nodes (the fold is stated "
+                f"the graph has {len(self.walk.nodes):,} graph nodes drawn as {before:,} "
+                f"boxes, more than max_nodes={options.max_nodes:,}; drawing a folded graph "
+                f"of {len(self.view.nodes):,} boxes (the fold is stated "
                 "on the picture). Pass max_nodes=None to draw everything, or use "
                 "collapse='scope' or focus=node, radius=k.", stacklevel=4)
         if options.show_grad:
             grads.colour(self.view)
-        self.view.counts = {"nodes": len(self.walk.nodes), "edges": len(self.walk.edges)}
         self.view.graph = {"rankdir": options.rankdir, "size": options.size,
                            "dpi": options.dpi, "theme": options.theme}
         self.view.show_key = options.legend
@@ -297,6 +300,7 @@ class _Builder:
         ``facts`` are the nodes' ``facts()``, aligned with them (the walk's)."""
         options = self.options
         extras = options.show_saved or options.show_stack or options.show_attrs
+        custom_saves = options.show_saved is None  # a custom Function's: drawn by default
         ids, tooltips = self.ids, self.tooltips
         multi_in, multi_out = self.multi_in, self.multi_out
         numbers = self.numbers
@@ -320,7 +324,7 @@ class _Builder:
             view_nodes.append(view_node)
             if named:  # h.name = "hidden": drawn on the op that made h
                 self._named_outputs(view_node, named, len(metas))
-            if extras or freed:
+            if extras or freed or (custom_saves and node.custom):
                 self._extras(node, view_node)
             if variable is not None:
                 leaf_id, title, lines, tip = self.leaf_parts(variable, numbers[raw])
@@ -359,7 +363,7 @@ class _Builder:
                 view_node.tooltip += "\n" + _stack_text(frames)
         if options.show_attrs:
             view_node.rows = _attribute_rows(node)
-        if options.show_saved:
+        if options.show_saved or (options.show_saved is None and node.custom):
             for index, item in enumerate(saved):
                 if item.kind == "scalar":
                     continue

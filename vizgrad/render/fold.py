@@ -580,6 +580,11 @@ def fold_big(view: GraphView, max_nodes: int) -> None:
     if len(view.nodes) > max_nodes:
         steps.append(f"{_truncate(view, max_nodes):,} nodes farthest from the outputs")
     drop_empty_clusters(view)
-    view.notes.append(f"Folded for readability: {total:,} nodes -> {len(view.nodes):,} "
+    # boxes, not graph nodes: max_nodes bounds what is drawn (tensors have boxes too);
+    # the graph's own count is the one `vizgrad render` and `vizgrad inspect` print
+    graph_nodes = view.counts.get("nodes")
+    what = (f"{graph_nodes:,} graph nodes drawn as {total:,} boxes" if graph_nodes is not None
+            else f"{total:,} boxes")
+    view.notes.append(f"Folded for readability: {what} -> {len(view.nodes):,} boxes "
                       f"shown (max_nodes={max_nodes:,}): " + "; ".join(s for s in steps if s) +
                       ". Pass max_nodes=None to draw everything.")

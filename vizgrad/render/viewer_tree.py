@@ -26,7 +26,7 @@ def copy_view(view: GraphView) -> GraphView:
     """A view whose lists (and clusters) can be folded without touching ``view``."""
     clusters = [Cluster(c.id, c.label, c.parent, list(c.nodes)) for c in view.clusters]
     return GraphView(list(view.nodes), list(view.edges), clusters, list(view.legend),
-                     list(view.notes), dict(view.graph))
+                     list(view.notes), dict(view.graph), counts=dict(view.counts))
 
 
 @dataclass
