@@ -17,6 +17,9 @@ def test_a_big_picture_writes_edge_text_as_xlabels_and_limits_the_x_layout() -> 
     assert f"\tgraph [nslimit={dot.NSLIMIT}]\n" in big
     arrows = [line for line in big.splitlines() if " -> " in line]
     assert sum("[xlabel=<" in line for line in arrows) == 600
+    # an xlabel may touch another: the arrow's tooltip says the same
+    assert sum(line.endswith('</TD></TR></TABLE>> tooltip="(3) \u2192 in 0"]')
+               for line in arrows) == 600
     assert not any("[label=" in line for line in arrows)
     small = vg.make_dot(programs.chain(100), max_nodes=None).source
     assert "nslimit" not in small and "xlabel" not in small

@@ -181,14 +181,20 @@ def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
 
 def _edge_attributes(edge, palette: dict, key: str = "label") -> str:  # noqa: ANN001
     """What follows ``a -> b`` on an edge's line: `` [label=<...> style=...]`` or ``""``
-    (``key`` is ``xlabel`` on big pictures: see :data:`XLABEL_BOXES`)."""
+    (``key`` is ``xlabel`` on big pictures: see :data:`XLABEL_BOXES`; an ``xlabel`` may
+    touch another, so its text is also the arrow's tooltip there)."""
     if not (edge.tail_label or edge.head_label or edge.style or edge.undirected
             or edge.color or edge.width):
-        return f" [{key}=<{edge_label(edge.label)}>]" if edge.label else ""
+        if not edge.label:
+            return ""
+        tip = f" tooltip={dot_string(edge.label)}" if key == "xlabel" else ""
+        return f" [{key}=<{edge_label(edge.label)}>{tip}]"
     parts = []
     text = edge_text(edge)
     if text:
         parts.append(f"{key}=<{edge_label(text)}>")
+        if key == "xlabel":
+            parts.append(f"tooltip={dot_string(text)}")
     if edge.style:
         parts.append(f"style={edge.style}")
     if edge.undirected:
