@@ -202,6 +202,14 @@ class _Builder:
                 f"of {len(self.view.nodes):,} boxes (the fold is stated "
                 "on the picture). Pass max_nodes=None to draw everything, or use "
                 "collapse='scope' or focus=node, radius=k.", stacklevel=4)
+        elif options.max_nodes is not None and options.collapse is None:
+            before = len(self.view.nodes)
+            if fold.fold_many_blocks(self.view):  # big, but within max_nodes: #28
+                warnings.warn(
+                    f"the graph has {before:,} nodes with repeated blocks; drawing the "
+                    f"first and last of each run ({len(self.view.nodes):,} nodes, the fold "
+                    "is stated on the picture). Pass max_nodes=None to draw everything.",
+                    stacklevel=4)
         if options.show_grad:
             grads.colour(self.view)
         self.view.graph = {"rankdir": options.rankdir, "size": options.size,

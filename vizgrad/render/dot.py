@@ -51,6 +51,13 @@ EDGE_ATTR = {"fontsize": "9", "fontname": "monospace"}
 #: it draws with ``xlabel``s.  Small pictures keep mid-edge labels, which never overlap.
 XLABEL_BOXES = 500
 
+#: On pictures of more than :data:`XLABEL_BOXES` boxes dot's network simplex that
+#: places nodes across (x) is stopped after ``NSLIMIT`` x the boxes' count of
+#: iterations: it was most of dot's time on a 1,000-box GPT-2/BERT graph, 1.06-1.3x
+#: torchviz's, and 0.55-0.6x with the limit (#28, docs/benchmarks.md); the picture has
+#: the same ranks (height), and its edges are a little less straight.
+NSLIMIT = "0.5"
+
 #: Written between the producer's output slot, the shape and the consumer's input slot.
 ARROW = "\u2192"
 
@@ -175,14 +182,20 @@ def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
 
 def _edge_attributes(edge, palette: dict, key: str = "label") -> str:  # noqa: ANN001
     """What follows ``a -> b`` on an edge's line: `` [label=<...> style=...]`` or ``""``
-    (``key`` is ``xlabel`` on big pictures: see :data:`XLABEL_BOXES`)."""
+    (``key`` is ``xlabel`` on big pictures: see :data:`XLABEL_BOXES`; an ``xlabel`` may
+    touch another, so its text is also the arrow's tooltip there)."""
     if not (edge.tail_label or edge.head_label or edge.style or edge.undirected
             or edge.color or edge.width):
-        return f" [{key}=<{edge_label(edge.label)}>]" if edge.label else ""
+        if not edge.label:
+            return ""
+        tip = f" tooltip={dot_string(edge.label)}" if key == "xlabel" else ""
+        return f" [{key}=<{edge_label(edge.label)}>{tip}]"
     parts = []
     text = edge_text(edge)
     if text:
         parts.append(f"{key}=<{edge_label(text)}>")
+        if key == "xlabel":
+            parts.append(f"tooltip={dot_string(text)}")
     if edge.style:
         parts.append(f"style={edge.style}")
     if edge.undirected:
@@ -251,10 +264,14 @@ def legend_lines(key: list[KeyRow], scale: str, palette: dict) -> list[str]:
             "\t{rank=sink; legend}\n"]
 
 
-def new_digraph(settings: dict, palette: dict, labelled: bool) -> graphviz.Digraph:
+def new_digraph(settings: dict, palette: dict, labelled: bool,
+                boxes: int = 0) -> graphviz.Digraph:
     """An empty ``Digraph`` with the picture's settings (``GraphView.graph``) and
-    pytorchviz's node attributes; ``labelled``: some arrow has text."""
+    pytorchviz's node attributes; ``labelled``: some arrow has text; ``boxes``: how
+    many there are (a big picture's layout is hurried: :data:`NSLIMIT`)."""
     graph_attr = {}
+    if boxes > XLABEL_BOXES:
+        graph_attr["nslimit"] = NSLIMIT
     if settings.get("size"):
         graph_attr["size"] = str(settings["size"])
     if settings.get("rankdir", "TB") != "TB":
@@ -288,7 +305,7 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
     settings = view.graph or {}
     palette = THEMES[settings.get("theme", "light")]
     dot = new_digraph(settings, palette, any(e.label or e.head_label or e.tail_label
-                                             for e in view.edges))
+                                             for e in view.edges), len(view.nodes))
     body = dot.body
     if view.notes:
         # wrapped: one long title line would set the picture's width and shrink the rest

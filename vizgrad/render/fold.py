@@ -35,6 +35,10 @@ from .view import Cluster, GraphView, ViewEdge, ViewNode
 _INDEXED = re.compile(r"^(.*?)(\d+)$")
 #: Fewest consecutive identical blocks before their middle is folded (first and last stay).
 MIN_REPEATS = 5
+#: A picture of more boxes than this with module scopes folds the middle of its repeated
+#: blocks by default, even under ``max_nodes`` (:func:`fold_many_blocks`): a 12-layer
+#: Transformer is 800 boxes, 12 copies of one block (#28).
+REPEATS_BOXES = 500
 #: Op types listed in a collapsed scope's box; the rest are counted in a "+N more" row.
 GROUP_ROWS = 6
 
@@ -399,6 +403,34 @@ def fold_repeated_blocks(view: GraphView, min_repeats: int = MIN_REPEATS) -> str
     return "; ".join(
         f"{f.middle[0][1]} .. {f.middle[-1][1]} folded ({len(f.middle):,} blocks like "
         f"{f.first})" for f in families)
+
+
+def fold_many_blocks(view: GraphView, min_boxes: int = REPEATS_BOXES) -> str:
+    """The default fold of a picture of more than ``min_boxes`` boxes that fits
+    ``max_nodes``: the middle of its repeated blocks (:func:`fold_repeated_blocks`),
+    stated in a note; returns what was folded, or ``""``.
+
+    Example
+    -------
+    >>> from vizgrad.render.build import build_view
+    >>> nn = vizgrad.nn
+    >>> model = nn.Sequential(*[nn.Linear(4, 4) for _ in range(8)])
+    >>> view = build_view(model(vizgrad.randn(2, 4)).sum(), max_nodes=None)
+    >>> fold_many_blocks(view, min_boxes=20)
+    '1 .. 6 folded (6 blocks like 0)'
+    >>> len(view.nodes)
+    15
+    """
+    total = len(view.nodes)
+    if total <= min_boxes or not any(node.scope for node in view.nodes):
+        return ""
+    folded = fold_repeated_blocks(view)
+    if folded:
+        drop_empty_clusters(view)
+        view.notes.append(f"Folded for readability: {total:,} nodes -> {len(view.nodes):,} "
+                          f"shown (more than {min_boxes:,} with repeated blocks): {folded}. "
+                          "Pass max_nodes=None to draw everything.")
+    return folded
 
 
 # -- graphs without scopes, or still too big ---------------------------------------

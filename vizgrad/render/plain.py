@@ -126,7 +126,8 @@ def plain_dot(builder: _Builder) -> graphviz.Digraph | None:
         add_seen(texts_key)
         add(f"\t{ids[edge.next_node.raw]} -> {ids[edge.node.raw]}{attrs}\n")
     dot = new_digraph({"rankdir": options.rankdir, "size": options.size, "dpi": options.dpi},
-                      palette, any(label or tail or head for label, tail, head, _ in seen))
+                      palette, any(label or tail or head for label, tail, head, _ in seen),
+                      len(lines))
     rows = rows_of(kinds, set(), False, False, False, seen) if options.legend else []
     dot.body += lines + body + legend_lines(rows, "", palette)
     return dot
