@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import graph, location
-from . import boxes, focus, fold, grads, memory
+from . import boxes, focus, fold, fold_fit, grads, memory
 from .escape import sized_cache
 from .ids import box_id, box_ids, node_numbers
 from .view import (
@@ -195,7 +195,7 @@ class _Builder:
         self.view.counts = {"nodes": len(self.walk.nodes), "edges": len(self.walk.edges)}
         if options.max_nodes is not None and len(self.view.nodes) > options.max_nodes:
             before = len(self.view.nodes)
-            fold.fold_big(self.view, options.max_nodes)
+            fold_fit.fold_big(self.view, options.max_nodes)
             warnings.warn(
                 f"the graph has {len(self.walk.nodes):,} graph nodes drawn as {before:,} "
                 f"boxes, more than max_nodes={options.max_nodes:,}; drawing a folded graph "

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..debug.gradstats import METADATA_KEY, grad_stats
-from . import fold
+from . import fold, fold_fit
 from .build import build_view
 from .view import GraphView, RenderOptions
 from .viewer_tree import copy_view, scope_tree, tree_data
@@ -92,7 +92,7 @@ def fold_levels(full: GraphView, max_nodes: int | None) -> list[Level]:
             found.append(Level("repeated blocks folded", level))
     elif max_nodes is not None and len(full.nodes) > max_nodes:
         level = copy_view(full)
-        fold.fold_big(level, max_nodes)
+        fold_fit.fold_big(level, max_nodes)
         found.append(Level("folded to fit max_nodes", level))
     found.append(Level("everything", full))
     levels, seen = [], set()
