@@ -361,6 +361,9 @@ class TensorMethods:
         """``beta * input + alpha * (batch1 @ batch2)``; ``input`` broadcasts to the result."""
     def mm(self, mat2: Tensor) -> Tensor:
         """``input @ mat2`` for two matrices. Example: ``vizgrad.mm(a, b)``."""
+    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: _float = 1, alpha: _float = 1) -> Tensor:
+        """``beta * input + alpha * (mat1 @ mat2)``, with ``input`` broadcast to the product
+        (PyTorch's ``torch.addmm``, the node a linear layer records)."""
     def mv(self, vec: Tensor) -> Tensor:
         """``input @ vec`` for a matrix and a vector. Example: ``vizgrad.mv(a, v)``."""
     def dot(self, tensor: Tensor) -> Tensor:

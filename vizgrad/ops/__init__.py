@@ -70,6 +70,7 @@ from .linalg import baddbmm, bmm, dot, einsum, matmul, mm, mv, outer
 from .linalg_decomp import cross, det, inverse, slogdet
 from .masking import masked_select, nonzero
 from .nn_distance import cdist
+from .nn_linear import addmm
 from .operands import promote_types, result_type
 from .reductions import logsumexp, mean, norm, prod, std, sum, var
 from .selection import kthvalue, median, repeat_interleave, tensor_split, unique
@@ -91,7 +92,7 @@ __all__ = [
     "amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "logsumexp", "max", "min", "norm",
     "prod", "std", "var",
     # shape, indexing, linear algebra
-    "baddbmm", "bmm", "einsum", "flatten", "flip", "gather", "index_add", "index_select",
+    "addmm", "baddbmm", "bmm", "einsum", "flatten", "flip", "gather", "index_add", "index_select",
     "masked_fill", "narrow", "outer", "pad", "repeat", "roll", "scatter", "scatter_add", "select",
     "take_along_dim", "tile", "tril", "triu", "unflatten",
     # the PyTorch tutorial surface

@@ -39,6 +39,7 @@ from . import (
     linalg,
     linalg_decomp,
     masking,
+    nn_linear,
     reductions,
     selection,
     shaping,
@@ -495,6 +496,7 @@ METHODS = {
     "masked_select": masking.masked_select, "nonzero": masking.nonzero,
     # -- linalg.py
     "matmul": linalg.matmul, "bmm": linalg.bmm, "baddbmm": linalg.baddbmm, "mm": linalg.mm,
+    "addmm": nn_linear.addmm,
     "mv": linalg.mv,
     "dot": linalg.dot, "outer": linalg.outer,
     # -- linalg_decomp.py (torch.linalg's Tensor methods)

@@ -230,6 +230,20 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
     return out if bias is None else out + bias
 
 
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
+          alpha: float = 1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)``, with ``input`` broadcast to the product
+    (PyTorch's ``torch.addmm``, the node a linear layer records).
+
+    Example
+    -------
+    >>> bias, x, w = vizgrad.zeros(3), vizgrad.ones(2, 4), vizgrad.ones(4, 3)
+    >>> vizgrad.addmm(bias, x, w, alpha=0.5).tolist()
+    [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]
+    """
+    return Addmm.apply(input, mat1, mat2, beta, alpha)
+
+
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` with ``weight`` of shape (out_features, in_features).
 
