@@ -52,7 +52,8 @@ def test_a_24_layer_lm_folds_its_middle_layers_and_keeps_inputs_first_and_last(l
     result = cli("render", "-o", out, lm, "--", "24")
     assert result.exit_code == 0, result.output
     said = " ".join(result.stderr.split())
-    assert ("Folded for readability: 1,647 nodes -> 152 shown (max_nodes=1,000): "
+    assert ("Folded for readability: 1,355 graph nodes drawn as 1,647 boxes -> 152 boxes "
+            "shown (max_nodes=1,000): "
             "model.encoder.layers.1 .. model.encoder.layers.22 folded (22 blocks like "
             "model.encoder.layers.0)") in said
     assert "farthest from the outputs" not in said and "without module boxes" not in said
