@@ -117,7 +117,7 @@ _FLAG = re.compile(r"(?<![\w-])(--?[a-z][a-z-]*)")
 
 
 def _commands() -> dict[str, click.Command]:
-    from vizgrad_cli.main import main
+    from vizgrad.cli.main import main
 
     return dict(main.commands)
 

@@ -66,7 +66,7 @@ def check_output(path: Path, script: Path | None = None) -> Path:
     -------
     >>> check_output(Path("/no/such/dir/graph.svg"))
     Traceback (most recent call last):
-    vizgrad_cli.rendering.OutputError: cannot write /no/such/dir/graph.svg: the folder ...
+    vizgrad.cli.rendering.OutputError: cannot write /no/such/dir/graph.svg: the folder ...
     """
     if path.is_dir():
         raise OutputError(f"cannot write {path}: it is a folder")
