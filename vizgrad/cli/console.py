@@ -92,16 +92,8 @@ class Steps:
             self.progress = None
 
 
-#: The messages of the errors printed by this command (``inspect --json`` repeats
-#: them on stdout as ``{"error": ..., "exit_code": ...}``).
-ERRORS: list[str] = []
-#: Non-empty once a command printed its (JSON) report.
-REPORTED: list[bool] = []
-
-
 def error(console: Console, message: str, hint: str | None = None) -> None:
     """``error: message`` in red, and an optional hint on the next line."""
-    ERRORS.append(clean(message) + (f" ({clean(hint)})" if hint else ""))
     console.print(Text("error: ", style="bold red") + Text(clean(message)))
     if hint:
         console.print(Text(clean(hint), style="dim"))

@@ -26,6 +26,18 @@ import vizgrad.render
 from vizgrad.render import FORMATS  # output formats, by file suffix
 
 
+def output_formats() -> list[str]:
+    """The formats ``vizgrad render -o PATH`` writes, in the renderer's order: the one
+    place the CLI reads them (``--help``; :func:`check_output` reads the suffixes).
+
+    Example
+    -------
+    >>> output_formats()
+    ['svg', 'png', 'pdf', 'dot', 'json', 'html']
+    """
+    return list(dict.fromkeys(FORMATS.values()))
+
+
 class OutputError(ValueError):
     """The output path cannot be written (unknown suffix, missing or read-only folder)."""
 
