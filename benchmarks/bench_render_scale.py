@@ -13,7 +13,7 @@ box (unscaled), with its ratio to torchviz's.
 
 ``cli``: a script with an ``nn.Embedding``, an ``nn.TransformerEncoder`` of N layers
 (d_model 32) and a decoder, one cross-entropy backward, rendered by ``python -m
-vizgrad_cli render -o OUT.svg`` in a fresh process per run, the variants in turns:
+vizgrad render -o OUT.svg`` in a fresh process per run, the variants in turns:
 this checkout's default, this checkout with ``--no-capture`` and
 ``OMP_WAIT_POLICY=ACTIVE`` (the defaults before #28; its fold still runs on this tree),
 and with ``--against PATH`` another checkout (``git worktree add PATH main``) run
@@ -143,11 +143,13 @@ def layout(rounds: int) -> None:
 def cli_run(tree: Path, links: Path, script: Path, layers: int, out: Path, extra: list[str],
             env: dict[str, str]) -> tuple[float, float, str]:
     """One ``vizgrad render`` in a fresh process: wall s, CPU s (with children), boxes;
-    ``links`` holds ``vizgrad_cli``, a link to the tree's ``cli/``."""
+    a tree from before the CLI moved into the package (``cli/``, run as ``vizgrad_cli``)
+    is run through ``links``, which holds ``vizgrad_cli``, a link to that ``cli/``."""
     paths = [str(tree), str(links)]
     environment = dict(os.environ, **env, PYTHONPATH=os.pathsep.join(paths))
+    module = "vizgrad_cli" if (links / "vizgrad_cli").exists() else "vizgrad"
     before, start = os.times(), time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "vizgrad_cli", "render", *extra, "-o",
+    done = subprocess.run([sys.executable, "-m", module, "render", *extra, "-o",
                            str(out), str(script), "--", str(layers)], env=environment,
                           capture_output=True, text=True, cwd=tree)
     wall, after = time.perf_counter() - start, os.times()
@@ -170,9 +172,10 @@ def cli(sizes: list[int], rounds: int, against: str | None) -> None:
         script.write_text(LM_SCRIPT, encoding="utf-8")
         links = {}
         for number, (label, (tree, _, _)) in enumerate(trees.items()):
-            links[label] = work / f"path{number}"  # `python -m vizgrad_cli`: tree's cli/
+            links[label] = work / f"path{number}"
             links[label].mkdir()
-            (links[label] / "vizgrad_cli").symlink_to(tree / "cli")
+            if (tree / "cli" / "main.py").is_file():  # an older tree: `python -m vizgrad_cli`
+                (links[label] / "vizgrad_cli").symlink_to(tree / "cli")
         print(f"load average at start: {os.getloadavg()[0]:.2f}")
         print("| layers | variant | boxes drawn | wall s (median) | CPU s (median) |"
               "\n|---:|---|---:|---:|---:|")
