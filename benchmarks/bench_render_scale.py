@@ -1,15 +1,16 @@
 """Scale and speed of big PyTorch pictures (#28): dot on ~1,000-box transformer graphs,
 vizgrad's DOT vs torchviz's, and ``vizgrad render`` end to end on a Transformer LM.
 
-``layout``: GPT-2 (12 layers) and BERT-base (12 layers) built from transformers'
-configs with small hidden sizes (the node count is what matters), one forward with
-labels, the loss's graph.  Each contender's full DOT (vizgrad's ``make_dot(loss,
-max_nodes=None)``; the same DOT without the ``nslimit`` vizgrad sets on big pictures,
-i.e. before #28; torchviz's ``make_dot(loss)`` without its ``size`` attribute, which
-only scales the drawing) is laid out by ``dot -Tsvg`` in turns for ``--rounds`` rounds;
-per row the median CPU seconds of the ``dot`` child and the median of each round's
-ratio to torchviz's, and the picture's height in points from ``dot -Tdot``'s bounding
-box (unscaled), with its ratio to torchviz's.
+``layout``: GPT-2 (12 layers) and BERT-base (12 layers) built from transformers' configs
+with small hidden sizes (the node count is what matters), one forward with labels, the
+loss's graph. Each contender's full DOT (vizgrad's ``make_dot(loss, max_nodes=None)``;
+the same DOT with its xlabels forced (``forcelabels=true``, dot's default, drawn over
+other texts); the same DOT without the graph attributes vizgrad sets on big pictures
+(``nslimit``, ``forcelabels``), i.e. before #28; torchviz's ``make_dot(loss)`` without
+its ``size`` attribute, which only scales the drawing) is laid out by ``dot -Tsvg`` in
+turns for ``--rounds`` rounds; per row the median CPU seconds of the ``dot`` child and
+the median of each round's ratio to torchviz's, and the picture's height in points from
+``dot -Tdot``'s bounding box (unscaled), with its ratio to torchviz's.
 
 ``cli``: a script with an ``nn.Embedding``, an ``nn.TransformerEncoder`` of N layers
 (d_model 32) and a decoder, one cross-entropy backward, rendered by ``python -m
@@ -116,9 +117,10 @@ def layout(rounds: int) -> None:
           "| width pt |\n|---|---|---:|---:|---:|---:|---:|---:|")
     for name, loss in transformer_losses().items():
         ours = vizgrad.make_dot(loss, max_nodes=None).source
-        sources = {"vizgrad (#28: nslimit)": ours,
-                   "vizgrad before #28 (no nslimit)": re.sub(r"\tgraph \[nslimit=[\d.]+\]\n",
-                                                            "", ours)}
+        sources = {"vizgrad (#28: nslimit, forcelabels=false)": ours,
+                   "vizgrad, xlabels forced (forcelabels=true)": ours.replace(
+                       "forcelabels=false", "forcelabels=true"),
+                   "vizgrad before #28 (no nslimit)": re.sub(r"\tgraph \[[^]]*\]\n", "", ours)}
         if torchviz is not None:
             theirs = torchviz.make_dot(loss).source
             sources["torchviz"] = re.sub(r'\bsize="[\d.,]+"', "", theirs)
