@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import gc
 import heapq
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from .accumulate import ACCUMULATE_LOCK, accumulate_grad, accumulate_leaf
@@ -139,8 +140,65 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                  create_graph: bool, inputs: list[Tensor] | None,
                  accumulate: bool) -> list[Tensor | None]:
     """The engine.  ``inputs`` restricts the work; with ``accumulate=False`` the
-    gradients of ``inputs`` are returned instead of added into ``.grad``."""
+    gradients of ``inputs`` are returned instead of added into ``.grad``.
+
+    The loop: take the newest waiting node, run it on its summed gradients, hand each
+    result to the node it goes to (which then waits, if it did not already).  A node
+    with nothing unusual about it takes ``_call_backward``; a hook-free leaf takes
+    ``accumulate_leaf``; anything else (hooks, captures, ``inputs=``, listeners, a
+    missing gradient) ``_run_node``.
+    """
     outputs = list(outputs)
+    root_edges, root_grads, captures, captured, needed = _start(outputs, gradients, inputs)
+    buffers: dict[Node, list] = {}  # the summed gradients of every node waiting to run
+    ready: list = []  # the waiting nodes, as (-seq, node): a heap, newest first
+    for (node, nr), grad in zip(root_edges, root_grads):
+        buffer = buffers.get(node)
+        if buffer is None:
+            buffer = buffers[node] = [None] * len(node._result_meta)
+            heapq.heappush(ready, (-node.seq, node))
+        buffer[nr] = grad if buffer[nr] is None else buffer[nr] + grad
+    # Nothing to watch for (no capture, no inputs= filter, no listener): the plain nodes
+    # and leaves take their short ways; listeners cost nothing while absent.
+    plain = not captures and needed is None and not NODE_LISTENERS
+    plain_leaves = plain and not create_graph
+    release = not retain_graph  # free each node's saved values once it ran
+    owned: set = set()  # sums this loop made and nobody else holds (see _pass_on)
+    following = None  # the next node when it skipped the heap (see _pass_on)
+    heappop = heapq.heappop
+    with _engine_mode(create_graph):
+        while following is not None or ready:
+            if following is not None:
+                node, following = following, None
+            else:
+                node = heappop(ready)[1]
+            buffer = buffers.pop(node)
+            if owned:
+                _hand_over(owned, buffer)
+            if plain and node.__class__ is not AccumulateGrad and not node._hooked \
+                    and buffer[0] is not None and (len(buffer) == 1 or _arrived(buffer)):
+                grads = _call_backward(node, buffer, release)
+            elif plain_leaves and node.__class__ is AccumulateGrad and not node._hooked \
+                    and not node.variable._hooks:
+                if buffer[0] is not None:  # (the buffer holds the leaf's gradient alone)
+                    with ACCUMULATE_LOCK:
+                        accumulate_leaf(node.variable, buffer)
+                continue
+            else:
+                grads = _run_node(node, buffer, create_graph, retain_graph, captures,
+                                  captured, needed, accumulate)
+            following = _pass_on(node, grads, buffers, ready, following, owned,
+                                 create_graph)
+            # (the gradients are held by the nodes they went to now: a leaf's may be
+            # taken as its .grad only if nothing here still holds it, accumulate_leaf)
+            grads = None  # type: ignore[assignment]
+    return captured
+
+
+def _start(outputs: list, gradients: list | None, inputs: list[Tensor] | None) -> tuple:
+    """What a backward starts from: the roots' edges and gradients, the ``inputs``'
+    edges whose gradients are captured (``captures``: edge -> input indices, filling
+    ``captured``), and with ``inputs``, the nodes some input lies below (``needed``)."""
     for tensor in (*outputs, *(inputs or ())):
         if isinstance(tensor, Tensor) and tensor._base is not None \
                 and tensor._view_version != tensor._vc[0]:
@@ -148,8 +206,6 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     _check_roots(outputs)  # after: a write may have made a view's base require grad
     root_grads = _root_gradients(outputs, gradients)
     root_edges = [edge_of(t) for t in outputs]
-    roots = [node for node, _ in root_edges]
-
     captures: dict[tuple, list[int]] = {}
     input_edges = []
     for index, tensor in enumerate(inputs or ()):
@@ -164,125 +220,99 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     captured: list[Tensor | None] = [None] * len(input_edges)
     needed = None
     if inputs is not None:
-        needed = _needed_nodes(roots, {node for node, _ in input_edges})
+        needed = _needed_nodes([node for node, _ in root_edges],
+                               {node for node, _ in input_edges})
+    return root_edges, root_grads, captures, captured, needed
 
-    buffers: dict[Node, list] = {}  # the gradients of every node waiting to run
-    ready: list = []  # the waiting nodes, as (-seq, node): a heap, newest first
-    for (node, nr), grad in zip(root_edges, root_grads):
-        buffer = buffers.get(node)
-        if buffer is None:
-            buffer = buffers[node] = [None] * len(node._result_meta)
-            heapq.heappush(ready, (-node.seq, node))
-        buffer[nr] = grad if buffer[nr] is None else buffer[nr] + grad
 
+@contextmanager
+def _engine_mode(create_graph: bool) -> Iterator[None]:
+    """Grad mode as ``create_graph`` says, and the cyclic GC paused, while the loop runs.
+
+    The engine allocates no reference cycles (nodes are freed by reference counting),
+    so the cyclic GC has nothing to find here; pausing it avoids repeated full scans
+    of a large live graph while gradients are allocated.
+    """
     previous_mode = grad_enabled()
     set_grad_mode(create_graph)
-    # The engine allocates no reference cycles (nodes are freed by reference counting),
-    # so the cyclic GC has nothing to find here; pausing it avoids repeated full scans
-    # of a large live graph while gradients are allocated.
     gc_was_enabled = gc.isenabled()
     gc.disable()
-    heappop, heappush = heapq.heappop, heapq.heappush
-    # No capture, no inputs= filter, no node listener: the inline fast path.  Listeners
-    # (anomaly mode) send every node through _run_node, so they cost nothing when absent.
-    plain = not captures and needed is None and not NODE_LISTENERS
-    # Gradient sums allocated here and not yet handed to anyone: only these may be added
-    # into in place.  A sum leaves the set when its node's buffer is popped to run.
-    owned: set = set()
-    release = not retain_graph  # free each node's saved values once it ran
-    # The newest waiting node runs next.  A node just reached that is newer than all
-    # the others waiting is kept aside as ``following`` and skips the heap (most of a
-    # chain's nodes do).
-    following = None
     try:
-        while True:
-            if following is not None:
-                node = following
-                following = None
-            elif ready:
-                node = heappop(ready)[1]
-            else:
-                break
-            buffer = buffers.pop(node)
-            if owned:
-                # These sums are handed on now (to backward, hooks, retain_grad, a leaf):
-                # a backward may give one tensor to several inputs (AddBackward0, clone),
-                # so from here on adding into one in place would change the others too.
-                for grad in buffer:
-                    owned.discard(grad)
-            # The common node (no hooks, no captures, no inputs= filter, every output
-            # got a gradient) runs here; _run_node handles everything else.
-            if plain and not node._hooked and node.__class__ is not AccumulateGrad:
-                for grad in buffer:
-                    if grad is None:
-                        break
-                else:  # _call_backward, inlined (one call fewer per node)
-                    grads = node.fn.backward(node, *buffer)
-                    if release:
-                        store = node._store
-                        if store is not None:
-                            store.clear()
-                        node._freed = True
-                    if grads.__class__ is not tuple:
-                        grads = (grads,)
-                    layout = node._layout
-                    if layout.__class__ is not ContiguousLayout or len(grads) != len(layout):
-                        grads = _flatten_grads(layout, grads)
-                    buffer = None
-            elif node.__class__ is AccumulateGrad and plain and not create_graph \
-                    and not node._hooked and not node.variable._hooks:
-                # A leaf with no hooks.  The loop's own references to its gradient are
-                # dropped first: accumulate_leaf tells from reference counts whether
-                # anyone else holds it (then it copies, as before).
-                grads = data = child_buffer = old = total = grad = None  # type: ignore[assignment]
-                if buffer[0] is not None:
-                    with ACCUMULATE_LOCK:
-                        accumulate_leaf(node.variable, buffer)
-                continue
-            if buffer is not None:
-                grads = _run_node(node, buffer, create_graph, retain_graph, captures, captured,
-                                  needed, accumulate)
-            for child, nr, grad in zip(node._next_nodes, node._next_nrs, grads):
-                if child is None:
-                    continue
-                if grad is not None:
-                    shape, dtype = child._result_meta[nr]
-                    data = grad.array
-                    if data.shape != shape or data.dtype is not dtype and data.dtype != dtype:
-                        grad = _reduce_to(grad, shape, dtype, node, child)
-                child_buffer = buffers.get(child)
-                if child_buffer is None:  # reached for the first time: it now waits to run
-                    if len(child._result_meta) == 1:
-                        buffers[child] = [grad]
-                    else:
-                        child_buffer = buffers[child] = [None] * len(child._result_meta)
-                        child_buffer[nr] = grad
-                    if following is None:
-                        if ready and child.seq < -ready[0][0]:
-                            heappush(ready, (-child.seq, child))
-                        else:
-                            following = child
-                    elif child.seq > following.seq:
-                        heappush(ready, (-following.seq, following))
-                        following = child
-                    else:
-                        heappush(ready, (-child.seq, child))
-                elif grad is None:
-                    continue
-                elif (old := child_buffer[nr]) is None:
-                    child_buffer[nr] = grad
-                elif create_graph:
-                    child_buffer[nr] = old + grad
-                elif old in owned:  # a sum this loop made: nobody else holds it
-                    old.array += grad.array
-                else:
-                    total = child_buffer[nr] = Tensor._make(old.array + grad.array)
-                    owned.add(total)
+        yield
     finally:
         set_grad_mode(previous_mode)
         if gc_was_enabled:
             gc.enable()
-    return captured
+
+
+def _arrived(buffer: list) -> bool:
+    """Whether every output of a node got a gradient (else zeros, or None, stand in for
+    the missing ones: ``_run_node``).  A loop, not ``None in buffer``: that compares
+    each Tensor with None through ``Tensor.__eq__``, an op.  (The loop asks
+    ``buffer[0]`` itself first: a node has one output nearly always, and one call
+    fewer per node is measurable.)"""
+    for grad in buffer:
+        if grad is None:
+            return False
+    return True
+
+
+def _hand_over(owned: set, buffer: list) -> None:
+    """A node's gradients are handed on now (to backward, hooks, retain_grad, a leaf):
+    a backward may give one tensor to several inputs (AddBackward0, clone), so from
+    here on adding into one in place would change the others too."""
+    for grad in buffer:
+        owned.discard(grad)
+
+
+def _pass_on(node: Node, grads: Any, buffers: dict, ready: list, following: Node | None,
+             owned: set, create_graph: bool) -> Node | None:
+    """Send each of ``node``'s gradients to the node it goes to, reduced to that input's
+    shape and dtype, summed into its buffer; a node reached for the first time starts
+    to wait.  Returns the next node to run when it skips the heap.
+
+    Two speed rules, both invisible in the results.  A node just reached that is newer
+    than every other waiting node is kept aside (``following``) instead of going
+    through the heap: most nodes of a chain do.  A sum this loop made and nobody else
+    holds (``owned``) is added into in place; any other gradient is never written.
+    """
+    for child, nr, grad in zip(node._next_nodes, node._next_nrs, grads):
+        if child is None:
+            continue
+        if grad is not None:
+            shape, dtype = child._result_meta[nr]
+            data = grad.array
+            if data.shape != shape or data.dtype is not dtype and data.dtype != dtype:
+                grad = _reduce_to(grad, shape, dtype, node, child)
+        buffer = buffers.get(child)
+        if buffer is None:  # reached for the first time: it now waits to run
+            if len(child._result_meta) == 1:
+                buffers[child] = [grad]
+            else:
+                buffer = buffers[child] = [None] * len(child._result_meta)
+                buffer[nr] = grad
+            if following is None:
+                if ready and child.seq < -ready[0][0]:
+                    heapq.heappush(ready, (-child.seq, child))
+                else:
+                    following = child
+            elif child.seq > following.seq:
+                heapq.heappush(ready, (-following.seq, following))
+                following = child
+            else:
+                heapq.heappush(ready, (-child.seq, child))
+        elif grad is None:
+            continue
+        elif (old := buffer[nr]) is None:
+            buffer[nr] = grad
+        elif create_graph:
+            buffer[nr] = old + grad
+        elif old in owned:  # a sum this loop made: nobody else holds it
+            old.array += grad.array
+        else:
+            total = buffer[nr] = Tensor._make(old.array + grad.array)
+            owned.add(total)
+    return following
 
 
 def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
