@@ -36,21 +36,17 @@ import inspect
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-import numpy as np
-
 from . import backend
 from .dual import ACTIVE as _DUAL_LEVELS
 from .dual import APPLY_STEPS, apply_dual, apply_inplace_dual
 from .inplace import refresh_view
-from .node import SEQUENCE, Node, node_class
+from .node import Node, is_tensor_list, node_class
 from .recording import (
     FIRST_OUTPUTS,
     FORWARD_LISTENERS,
     FORWARD_ONLY,
     LAYOUTS,
-    NO_STACK,
     SINGLE_META,
-    ForwardCtx,
     check_output_dtype,
     describe_call,
     finish_recorded,
@@ -66,17 +62,17 @@ from .recording import (
     simple_layout,
     single_meta,
     unwrap,
-    wrap_unrecorded,
 )
 from .saving import resolve_saved
-from .stack import capture
-from .state import OBSERVERS, STACK, current_scope, grad_enabled
+from .state import OBSERVERS, grad_enabled
 from .tensor import Tensor, accumulator_of
 
 __all__ = ["FORWARD_LISTENERS", "Function", "binary_operator", "unary_operator"]
 
-_new_tensor = _new_node = object.__new__
-_NUMPY_ARRAY = np.ndarray
+_new_node = object.__new__
+#: The one place a Node's fields are set: the fast path allocates the node of its op's
+#: class and initialises it there (calling the class would cost a type call per op).
+_init_node = Node.__init__
 
 
 class Function:
@@ -181,37 +177,21 @@ class Function:
         what forward kept.  Under ``no_grad`` (and when no input requires grad) only
         unwrap, forward and wrap run, with one shared no-op ctx.
 
-        This method is the *fast path* of those steps, the only one in vizgrad: it runs
-        millions of times, so the common case (single-tensor arguments, one float
-        output) is inlined here with no helper calls and few allocations (each
-        GC-tracked object that survives an op makes Python's cyclic GC run sooner).
-        Anything else leaves it for ``apply_plain``.  tests/ops/test_fast_path.py runs
-        every op-table row through both and compares the graphs they build.
+        This method is the *fast path* of those steps: it runs millions of times, so the
+        common case (single-tensor arguments, one float output) gathers the inputs and
+        their edges in one inline loop.  Everything else it shares with every other way
+        an op runs (``apply_plain``, ``apply_user``, ``apply_dual``, the operators): the
+        node is initialised by ``Node.__init__`` (the one place a node's fields are set),
+        the call described by ``recording.describe_call``, outputs made by
+        ``Tensor._make``, what forward kept saved by ``saving.resolve_saved``; an
+        unrecorded call is ``recording.run_unrecorded``.  Anything unusual leaves for
+        ``apply_plain``.  tests/ops/test_fast_path.py runs every op-table row through
+        every path and compares the graphs they build.
         """
         if _DUAL_LEVELS:  # forward AD: a dual level is active (one list read otherwise)
             return apply_dual(cls, args)
         if not grad_enabled():  # every op inside a backward comes here
-            # -- unwrap, run forward, wrap (run_unrecorded, inlined) -------------------
-            raw = []
-            for arg in args:
-                if arg.__class__ is Tensor or isinstance(arg, Tensor):
-                    raw.append(arg.array)
-                elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
-                        and isinstance(arg[0], Tensor):
-                    raw.append([t.array for t in arg])
-                else:
-                    raw.append(arg)
-            out: Any
-            try:
-                out = cls.forward(FORWARD_ONLY if cls.builtin else ForwardCtx(args),
-                                  *raw)
-            except (ValueError, IndexError, TypeError) as error:
-                raised = op_error(cls, [a for a in args if isinstance(a, Tensor)], error,
-                                  raw)
-                raise raised from raised.__cause__
-            if out.__class__ in backend.ARRAY_TYPES and not cls.view_of_input:
-                return Tensor._make(out)
-            return wrap_unrecorded(cls, out, args)
+            return run_unrecorded(cls, args, None, None)
         # -- unwrap + link edges (gathered in one pass) --------------------------------
         raw = list(args)
         tensors = []
@@ -238,7 +218,7 @@ class Function:
                         next_nodes.append(source)
                         if arg._output_nr:
                             numbered = True
-                    else:
+                    else:  # a leaf: its AccumulateGrad (recording.next_node_of, inlined)
                         ref = arg._accumulator
                         source = ref() if ref is not None else None
                         next_nodes.append(source if source is not None
@@ -246,8 +226,7 @@ class Function:
                 else:
                     next_nodes.append(None)
                     own_meta = True
-            elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
-                    and isinstance(arg[0], Tensor):
+            elif is_tensor_list(arg):
                 return cls.apply_plain(*args)  # a list of tensors (cat, stack ...)
             index += 1
         if not grad_mask:
@@ -255,19 +234,10 @@ class Function:
         number_mask = cls._number_mask
         if number_mask and mask & number_mask != number_mask:
             return cls.apply_plain(*args)  # a Python number takes an input slot
-        # Node.__init__, inlined: the fields forward may use; the others are set below,
-        # once their values are known (every way out of here sets them).
         node = _new_node(cls._node_class)
-        node.seq = next(SEQUENCE)
-        node.fn = cls
-        node._next_nodes = tuple(next_nodes)
-        node._next_nrs = numbers_of(tensors) if numbered or index >= len(FIRST_OUTPUTS) \
-            else FIRST_OUTPUTS[len(tensors)]
-        node._grad_mask = grad_mask
-        node._to_save = None
-        node._saved = None
-        node._store = None
-        node._freed = False
+        _init_node(node, cls, tuple(next_nodes), numbers_of(tensors)
+                   if numbered or index >= len(FIRST_OUTPUTS) else FIRST_OUTPUTS[len(tensors)],
+                   grad_mask)
         # -- run forward --------------------------------------------------------------
         try:
             out = cls.forward(node, *raw)
@@ -288,31 +258,11 @@ class Function:
             if out.dtype.kind != "f":
                 check_output_dtype(cls, node, (out,))
         node._result_meta = meta
-        # describe_call, inlined:
-        if tensors[0].array.__class__ is not _NUMPY_ARRAY:
-            node._device = backend.device_of(tensors[0].array)
-        node.scope = current_scope()
-        depth = STACK["depth"]
-        if depth:  # three slots rather than a tuple: one object fewer per op for the GC
-            node._stack_code, node._stack_lasti, node._stack_tail = \
-                capture(depth, 2) or NO_STACK  # 2: apply's caller
-        else:
-            node._stack_code = None
-        if FORWARD_LISTENERS:  # anomaly mode's check_forward; one list read otherwise
-            for listener in list(FORWARD_LISTENERS):
-                listener(node, tensors, (out,))
+        describe_call(node, tensors, (out,), 3)  # 3: apply's caller
         if node._non_differentiable is not None:
             return finish_recorded(cls, node, out, args, tensors)
-        # -- wrap outputs -------------------------------------------------------------
-        result = _new_tensor(Tensor)  # Tensor._make, inlined
-        result.array = out
-        result._rg = True
-        result._grad = None
-        result._grad_fn = node
-        result._output_nr = 0
-        result._vc = None
-        result._base = None
-        # -- save ---------------------------------------------------------------------
+        # -- wrap outputs, save ---------------------------------------------------------
+        result = Tensor._make(out, True, node, 0)
         if node._to_save is not None:
             resolve_saved(node, tensors, (result,))
         if cls.view_of_input:

@@ -32,11 +32,19 @@ __all__ = [
     "FORWARD_ONLY", "INPUTS_IN_ORDER", "OP_NODE_CLASSES", "OUT_LIST", "OUT_SINGLE",
     "OUT_TUPLE", "AccumulateGrad", "ContiguousLayout", "Edge", "ForwardOnly",
     "FunctionNode", "GraphError", "GraphFreedError", "InplaceModificationError", "Node",
-    "RemovableHandle", "SavedEntry", "SavedTensor", "SlotMeta", "add_hook", "node_class",
+    "RemovableHandle", "SavedEntry", "SavedTensor", "SlotMeta", "add_hook", "is_tensor_list",
+    "node_class",
 ]
 
 SEQUENCE = itertools.count()
 Tensor: Any = None  # vizgrad.core.tensor sets this (it imports this module first)
+
+
+def is_tensor_list(arg: Any) -> bool:
+    """Whether a forward argument is a list (or tuple) of tensors: ``cat``'s, ``stack``'s.
+    The one test every path that records an op uses (the first element decides)."""
+    return (arg.__class__ is list or arg.__class__ is tuple) and bool(arg) \
+        and isinstance(arg[0], Tensor)
 
 # How a forward's outputs are laid out: one array, a tuple (one slot per
 # element), or a list (one slot with a rank per element, e.g. ``split``).
@@ -140,8 +148,10 @@ class Node:
     ((<MulBackward0 ...>, 0),)
     """
 
-    # Every field a recorded op has, declared once.  ``__init__`` fills them all;
-    # ``Function.apply`` overwrites the ones known only after forward ran.
+    # Every field a recorded op has, declared once.  ``__init__`` fills them all, and
+    # is the only place that does (``Function.apply`` allocates the node of its op's
+    # class and calls it directly); ``recording.describe_call`` and the paths that
+    # record an op overwrite the ones known only after forward ran.
     __slots__ = (
         "seq", "fn", "_next_nodes", "_next_nrs", "_grad_mask", "_layout", "_result_meta",
         "_to_save", "_saved", "_store", "_freed", "scope", "_stack_code", "_stack_lasti",

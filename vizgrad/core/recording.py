@@ -23,7 +23,16 @@ import numpy as np
 
 from . import backend
 from .inplace import NO_GRAD, inherited_creation, refresh_view
-from .node import FORWARD_ONLY, OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, ForwardOnly, Node
+from .node import (
+    FORWARD_ONLY,
+    OUT_LIST,
+    OUT_SINGLE,
+    OUT_TUPLE,
+    ContiguousLayout,
+    ForwardOnly,
+    Node,
+    is_tensor_list,
+)
 from .saving import resolve_saved
 from .stack import capture, hide_own_frames_in_notebooks, user_location
 from .state import STACK, current_scope, grad_enabled
@@ -60,15 +69,10 @@ _NRS: dict[tuple, tuple] = {}  # the others, shared
 
 
 # -- the steps of apply_plain ----------------------------------------------------------
-def _is_tensor_list(arg: Any) -> bool:
-    return (arg.__class__ is list or arg.__class__ is tuple) and bool(arg) \
-        and isinstance(arg[0], Tensor)
-
-
 def unwrap(args: tuple) -> list:
     """Backend arrays for forward: a tensor's array, a list of tensors' arrays."""
     return [arg.array if isinstance(arg, Tensor)
-            else [t.array for t in arg] if _is_tensor_list(arg) else arg for arg in args]
+            else [t.array for t in arg] if is_tensor_list(arg) else arg for arg in args]
 
 
 def input_tensors(cls: type[Function], args: tuple) -> tuple[list, int | None]:
@@ -77,7 +81,7 @@ def input_tensors(cls: type[Function], args: tuple) -> tuple[list, int | None]:
     tensors: list[Tensor] = []
     mask: int | None = 0
     for index, arg in enumerate(args):
-        group: Any = [arg] if isinstance(arg, Tensor) else arg if _is_tensor_list(arg) else ()
+        group: Any = [arg] if isinstance(arg, Tensor) else arg if is_tensor_list(arg) else ()
         for tensor in group:
             if tensor._base is not None and tensor._view_version != tensor._vc[0]:
                 refresh_view(tensor)  # its base was written since: re-derive its history
@@ -93,7 +97,7 @@ def grad_mask_of(args: tuple) -> int:
     """Bit i set: argument i is (or holds) a tensor that requires grad."""
     mask = 0
     for index, arg in enumerate(args):
-        group = [arg] if isinstance(arg, Tensor) else arg if _is_tensor_list(arg) else ()
+        group = [arg] if isinstance(arg, Tensor) else arg if is_tensor_list(arg) else ()
         if any(t._rg for t in group):
             mask |= 1 << index
     return mask
@@ -114,30 +118,43 @@ def run_forward(cls: type[Function], ctx: Any, raw: list, tensors: list) -> Any:
 
 
 def run_unrecorded(cls: type[Function], args: tuple, raw: list | None,
-                    tensors: list | None) -> Any:
-    """No node (no_grad, or no input requires grad): unwrap, run forward, wrap."""
-    if raw is None or tensors is None:
-        raw = unwrap(args)
-        tensors = [a for a in args if isinstance(a, Tensor)]
-    out = run_forward(cls, FORWARD_ONLY if cls.builtin else ForwardCtx(args), raw,
-                       tensors)
+                   tensors: list | None) -> Any:
+    """No node (no_grad, or no input requires grad): unwrap, run forward, wrap.  Every
+    op inside a backward comes here (or to the operators' shortcut), so the unwrap is a
+    plain loop; the input tensors are gathered only for an error message."""
+    if raw is None:
+        raw = []
+        for arg in args:
+            if arg.__class__ is Tensor or isinstance(arg, Tensor):
+                raw.append(arg.array)
+            elif is_tensor_list(arg):
+                raw.append([t.array for t in arg])
+            else:
+                raw.append(arg)
+    try:
+        out = cls.forward(FORWARD_ONLY if cls.builtin else ForwardCtx(args), *raw)
+    except (ValueError, IndexError, TypeError) as error:
+        if tensors is None:
+            tensors = [a for a in args if isinstance(a, Tensor)]
+        raised = op_error(cls, tensors, error, raw)
+        raise raised from raised.__cause__
     if out.__class__ in backend.ARRAY_TYPES and not cls.view_of_input:
         return Tensor._make(out)
     return wrap_unrecorded(cls, out, args)
 
 
-def describe_call(node: Node, tensors: list, outs: Any) -> None:
+def describe_call(node: Node, tensors: list, outs: Any, skip: int = 2) -> None:
     """Where the op ran: device, scope and (when captured) the user's call site; then
-    the forward listeners hear of it (they may raise to stop the op)."""
+    the forward listeners hear of it (they may raise to stop the op).  Every path that
+    records an op calls it once its outputs are known; ``skip``: frames above this one
+    that are known not to be the user's (``stack.capture``)."""
     if tensors[0].array.__class__ is not _NUMPY_ARRAY:
         node._device = backend.device_of(tensors[0].array)
     node.scope = current_scope()
     depth = STACK["depth"]
     if depth:  # three slots rather than a tuple: one object fewer per op for the GC
         node._stack_code, node._stack_lasti, node._stack_tail = \
-            capture(depth) or NO_STACK
-    else:  # (Function.apply's node has no default here: it skips Node.__init__)
-        node._stack_code = None
+            capture(depth, skip) or NO_STACK
     if FORWARD_LISTENERS:
         for listener in list(FORWARD_LISTENERS):
             listener(node, tensors, outs)
@@ -275,8 +292,7 @@ def layout_of(args: tuple) -> tuple:
     for index, arg in enumerate(args):
         if isinstance(arg, Tensor):
             layout.append((index, -1))
-        elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
-                and isinstance(arg[0], Tensor):
+        elif is_tensor_list(arg):
             layout.append((index, len(arg)))
     return tuple(layout)
 
