@@ -1,7 +1,13 @@
-"""``Function.apply`` (the fast path) builds exactly the graph ``apply_plain`` (the same
-steps, one named function each) builds: every op-table row runs through both, and the
-names, next_functions, slot metadata, saved entries, forward values and gradients
-must match."""
+"""Every way an op runs gives the same result: every op-table row runs through each.
+
+Recorded: ``Function.apply`` (the fast path) builds exactly the graph ``apply_plain``
+(the same steps, one named function each) builds, and so does ``apply_dual`` (a dual
+level open, no tangent given): names, next_functions, slot metadata, saved entries,
+forward values and gradients must match.  Unrecorded (``no_grad``): the operators'
+shortcut (``binary_operator``/``unary_operator``, ``@``'s product) gives the values
+``apply`` gives, bit for bit, in the same dtype.  User Functions take the same
+recording steps (``Node.__init__``, ``describe_call``, ``Tensor._make``); their
+contract is held against PyTorch in tests/core/test_custom_function_vs_torch.py."""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ import pytest
 
 import vizgrad
 from vizgrad.core.function import Function
+from vizgrad.core.state import OBSERVERS
 
 from .optable import all_cases
 
@@ -81,3 +88,39 @@ def test_fast_and_plain_paths_build_the_same_graph(case, monkeypatch) -> None:
         if a is not None:
             np.testing.assert_array_equal(a, b)  # the same computation: bit for bit
     assert len(fast[1]) == len(slow[1]) and len(fast[2]) == len(slow[2])
+
+
+def _compare(fast: tuple, slow: tuple) -> None:
+    assert fast[0] == slow[0]  # names, edges, metadata, saved entries, ctx attributes
+    for a, b in zip(fast[1] + fast[2], slow[1] + slow[2]):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_array_equal(a, b)
+            assert a.dtype == b.dtype
+    assert len(fast[1]) == len(slow[1]) and len(fast[2]) == len(slow[2])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_a_dual_level_without_tangents_builds_the_same_graph(case) -> None:
+    fast = _run(case)
+    with vizgrad.autograd.forward_ad.dual_level():
+        dual = _run(case)
+    _compare(fast, dual)
+
+
+def _unrecorded(case) -> list:
+    _, inputs = case.inputs()
+    with vizgrad.no_grad():
+        outputs = _outputs(case.fn(*inputs))
+    return [o.numpy().copy() for o in outputs]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_the_operator_shortcuts_give_what_apply_gives(case) -> None:
+    shortcut = _unrecorded(case)
+    OBSERVERS.append(None)  # what a trace does: every op then goes through apply
+    try:
+        through_apply = _unrecorded(case)
+    finally:
+        OBSERVERS.remove(None)
+    _compare(([], shortcut, []), ([], through_apply, []))
