@@ -60,3 +60,15 @@ def test_every_way_a_tensor_is_made_sets_every_tensor_field() -> None:
     }
     for path, tensor in tensors.items():
         assert _unset(tensor, _TENSOR_SLOTS) == [], path
+
+
+def test_the_ops_entry_points_are_declared_for_static_trace() -> None:
+    """static.trace recognises an op's call by the entry points core declares, not by
+    reaching into Function: apply and apply_ say so where they are defined."""
+    from vizgrad.core.function import Function
+    from vizgrad.core.recording import OP_ENTRY_POINTS
+
+    declared = {kind for kind in OP_ENTRY_POINTS.values()}
+    assert declared == {("cls", "args", None), ("cls", "args", "target")}
+    assert Function.apply.__func__.__code__ in OP_ENTRY_POINTS
+    assert Function.apply_.__func__.__code__ in OP_ENTRY_POINTS

@@ -56,6 +56,7 @@ from .recording import (
     link_edges,
     mark_views,
     numbers_of,
+    op_entry_point,
     op_error,
     run_forward,
     run_unrecorded,
@@ -167,6 +168,7 @@ class Function:
         raise NotImplementedError("a Function subclass must define backward(ctx, *grads)")
 
     @classmethod
+    @op_entry_point("cls", "args")
     def apply(cls, *args: Any) -> Any:
         """Run the op on tensors (and plain values), recording a node when needed.
 
@@ -277,6 +279,7 @@ class Function:
         return _steps(cls, args)
 
     @classmethod
+    @op_entry_point("cls", "args", "target")
     def apply_(cls, target: Tensor, *args: Any) -> Tensor:
         """Run the op in place on ``target`` (its first argument): PyTorch's ``op_``.
 

@@ -61,6 +61,21 @@ FORWARD_LISTENERS: list = []
 _NUMPY_ARRAY = np.ndarray
 
 
+#: The functions an op of vizgrad's is recorded through, declared where they are
+#: defined (``@op_entry_point``): their code -> ``(name of the op class's local, name of
+#: the argument tuple's, name of an in-place target's or None)``.  static.trace's profile
+#: hook recognises an op's call by this table and reads the op from those locals.
+OP_ENTRY_POINTS: dict[Any, tuple[str, str, str | None]] = {}
+
+
+def op_entry_point(cls_name: str, args_name: str, target_name: str | None = None) -> Any:
+    """Declare a function as one that every call of an op goes through (see above)."""
+    def declare(function: Any) -> Any:
+        OP_ENTRY_POINTS[function.__code__] = (cls_name, args_name, target_name)
+        return function
+    return declare
+
+
 NO_STACK = (None, 0, ())
 LAYOUTS: dict[int, tuple] = {}
 # The input numbers of nodes whose inputs are all first outputs (nearly every node).
