@@ -170,7 +170,7 @@ def _apply(cls: Any, args: tuple) -> tuple[Any, Any]:
             return out.__class__([_as_tensor(o, tensors) for o in out]), ctx
         return _as_tensor(out, tensors), ctx
 
-    node = cls._node_class(cls, tuple([next_node_of(t) for t in tensors]), numbers_of(tensors),
+    node = cls._node_class(tuple([next_node_of(t) for t in tensors]), numbers_of(tensors),
                 grad_mask)
     node._layout = simple_layout(mask) if simple else layout_of(args)
     node._arg_count = len(args)  # type: ignore[attr-defined]  # (in the node's __dict__)

@@ -74,6 +74,7 @@ _new_node = object.__new__
 #: The one place a Node's fields are set: the fast path allocates the node of its op's
 #: class and initialises it there (calling the class would cost a type call per op).
 _init_node = Node.__init__
+_FIRST_COUNT = len(FIRST_OUTPUTS)
 
 
 class Function:
@@ -138,7 +139,7 @@ class Function:
             # vizgrad's ops follow ATen's node names (MulBackward0); PyTorch names a
             # user Function's node without the number (ExpBackward)
             cls.backward_name = f"{cls.__name__}Backward" + ("0" if cls.builtin else "")
-        cls._node_class = node_class(cls.backward_name, not cls.builtin)
+        cls._node_class = node_class(cls.backward_name, not cls.builtin, cls)
         cls._needs_input_grad = {}
         forward = cls.__dict__.get("forward")
         if forward is not None:
@@ -237,8 +238,8 @@ class Function:
         if number_mask and mask & number_mask != number_mask:
             return cls.apply_plain(*args)  # a Python number takes an input slot
         node = _new_node(cls._node_class)
-        _init_node(node, cls, tuple(next_nodes), numbers_of(tensors)
-                   if numbered or index >= len(FIRST_OUTPUTS) else FIRST_OUTPUTS[len(tensors)],
+        _init_node(node, tuple(next_nodes), numbers_of(tensors)
+                   if numbered or index >= _FIRST_COUNT else FIRST_OUTPUTS[len(tensors)],
                    grad_mask)
         # -- run forward --------------------------------------------------------------
         try:

@@ -153,14 +153,16 @@ class Node:
     # class and calls it directly); ``recording.describe_call`` and the paths that
     # record an op overwrite the ones known only after forward ran.
     __slots__ = (
-        "seq", "fn", "_next_nodes", "_next_nrs", "_grad_mask", "_layout", "_result_meta",
+        "seq", "_next_nodes", "_next_nrs", "_grad_mask", "_layout", "_result_meta",
         "_to_save", "_saved", "_store", "_freed", "scope", "_stack_code", "_stack_lasti",
         "_stack_tail", "__dict__", "__weakref__",
     )
     #: Creation order: a node is always newer than the nodes it feeds (a topological order).
     seq: int
-    #: The Function class whose backward this node runs (``fn.backward(node, *grads)``).
-    fn: Any
+    #: The Function class whose backward this node runs (``fn.backward(node, *grads)``):
+    #: a class attribute of the node class made for that Function (``node_class``), so
+    #: no node stores it.
+    fn: Any = None
     #: Per flat forward input: the node its gradient goes to (None: wants none) and
     #: which of that node's forward outputs it was (``next_functions`` pairs them up).
     _next_nodes: tuple[Node | None, ...]
@@ -186,9 +188,7 @@ class Node:
     _stack_lasti: int
     _stack_tail: tuple
 
-    def __init__(self, fn: Any = None, next_nodes: tuple = (), next_nrs: tuple = (),
-                 grad_mask: int = 0) -> None:
-        self.fn = fn
+    def __init__(self, next_nodes: tuple = (), next_nrs: tuple = (), grad_mask: int = 0) -> None:
         self._next_nodes = next_nodes
         self._next_nrs = next_nrs
         self._grad_mask = grad_mask
@@ -517,10 +517,11 @@ class FunctionNode(Node):
 OP_NODE_CLASSES: set[type] = set()
 
 
-def node_class(name: str, user: bool) -> type[Node]:
+def node_class(name: str, user: bool, fn: Any) -> type[Node]:
     """A Node subclass named after the backward op, so ``type(node).__name__`` is
-    PyTorch's node name (pytorchviz labels boxes with it). Made once per Function class."""
-    cls = type(name, (FunctionNode if user else Node,), {"__slots__": ()})
+    PyTorch's node name (pytorchviz labels boxes with it), whose ``fn`` is the Function
+    class ``fn``. Made once per Function class."""
+    cls = type(name, (FunctionNode if user else Node,), {"__slots__": (), "fn": fn})
     cls.__qualname__ = name
     OP_NODE_CLASSES.add(cls)
     return cls
@@ -534,9 +535,10 @@ class AccumulateGrad(Node):
     """The node at a leaf that requires grad: backward adds into ``variable.grad``."""
 
     __slots__ = ("variable",)
+    fn = _AccumulateGradFn
 
     def __init__(self, variable: Any) -> None:
-        super().__init__(_AccumulateGradFn)
+        super().__init__()
         self.variable = variable
         array = variable.array
         self._result_meta = ((array.shape, array.dtype),)

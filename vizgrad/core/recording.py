@@ -120,7 +120,7 @@ def grad_mask_of(args: tuple) -> int:
 
 def link_edges(cls: type[Function], tensors: list, grad_mask: int) -> Node:
     """The op's node, pointing at the node each input's gradient goes to."""
-    return cls._node_class(cls, tuple([next_node_of(t) for t in tensors]),
+    return cls._node_class(tuple([next_node_of(t) for t in tensors]),
                            numbers_of(tensors), grad_mask)
 
 
