@@ -1,5 +1,7 @@
 """The steps every op takes when it runs, one function each (``Function.apply_plain``
-calls them in order; ``Function.apply`` inlines the common case).
+calls them in order; ``Function.apply`` gathers the inputs and edges of the common
+case in one loop and calls the rest: ``Node.__init__``, ``describe_call``,
+``Tensor._make``, ``resolve_saved``, ``run_unrecorded``; ``apply_user`` too).
 
 1. **unwrap** (``unwrap``, ``input_tensors``): Tensors become backend arrays;
 2. **link edges** (``grad_mask_of``, ``link_edges``): a new Node pointing at the node
