@@ -163,7 +163,10 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     plain = not captures and needed is None and not NODE_LISTENERS
     plain_leaves = plain and not create_graph
     release = not retain_graph  # free each node's saved values once it ran
-    owned: set = set()  # sums this loop made and nobody else holds (see _pass_on)
+    # Sums this loop made and nobody else holds: _pass_on adds into them in place.  A sum
+    # leaves the set when its node runs: a backward may give one tensor to several
+    # inputs (AddBackward0, clone), so adding into it later would change the others.
+    owned: set = set()
     following = None  # the next node when it skipped the heap (see _pass_on)
     heappop = heapq.heappop
     with _engine_mode(create_graph):
@@ -173,8 +176,8 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
             else:
                 node = heappop(ready)[1]
             buffer = buffers.pop(node)
-            if owned:
-                _hand_over(owned, buffer)
+            if owned:  # this node's sums are handed on now: never added into again
+                owned.difference_update(buffer)  # (by identity: no Tensor.__eq__)
             if plain and node.__class__ is not AccumulateGrad and not node._hooked \
                     and buffer[0] is not None and (len(buffer) == 1 or _arrived(buffer)):
                 grads = _call_backward(node, buffer, release)
@@ -255,14 +258,6 @@ def _arrived(buffer: list) -> bool:
         if grad is None:
             return False
     return True
-
-
-def _hand_over(owned: set, buffer: list) -> None:
-    """A node's gradients are handed on now (to backward, hooks, retain_grad, a leaf):
-    a backward may give one tensor to several inputs (AddBackward0, clone), so from
-    here on adding into one in place would change the others too."""
-    for grad in buffer:
-        owned.discard(grad)
 
 
 def _pass_on(node: Node, grads: Any, buffers: dict, ready: list, following: Node | None,

@@ -261,7 +261,7 @@ class Function:
             if out.dtype.kind != "f":
                 check_output_dtype(cls, node, (out,))
         node._result_meta = meta
-        describe_call(node, tensors, (out,), 3)  # 3: apply's caller
+        describe_call(node, tensors, out, 3)  # 3: apply's caller
         if node._non_differentiable is not None:
             return finish_recorded(cls, node, out, args, tensors)
         # -- wrap outputs, save ---------------------------------------------------------

@@ -162,7 +162,8 @@ def run_unrecorded(cls: type[Function], args: tuple, raw: list | None,
 
 def describe_call(node: Node, tensors: list, outs: Any, skip: int = 2) -> None:
     """Where the op ran: device, scope and (when captured) the user's call site; then
-    the forward listeners hear of it (they may raise to stop the op).  Every path that
+    the forward listeners hear of it, with the output arrays (``outs``: a tuple or
+    list, or one array) (they may raise to stop the op).  Every path that
     records an op calls it once its outputs are known; ``skip``: frames above this one
     that are known not to be the user's (``stack.capture``)."""
     if tensors[0].array.__class__ is not _NUMPY_ARRAY:
@@ -173,6 +174,8 @@ def describe_call(node: Node, tensors: list, outs: Any, skip: int = 2) -> None:
         node._stack_code, node._stack_lasti, node._stack_tail = \
             capture(depth, skip) or NO_STACK
     if FORWARD_LISTENERS:
+        if outs.__class__ in backend.ARRAY_TYPES:  # the fast path's one output
+            outs = (outs,)
         for listener in list(FORWARD_LISTENERS):
             listener(node, tensors, outs)
 
