@@ -44,6 +44,7 @@ from .rendering import (
     render_static,
 )
 from .running import hard_stop as _hard_stop
+from .running import passive_openmp
 from .running import terminate_as_exit as _terminate_as_exit
 
 PHASES = {"walking": "walking the graph", "layout": "layout (graphviz dot)"}
@@ -104,7 +105,7 @@ def _capture(script: str, script_args: tuple, step: int | str | None, steps: out
     module scopes, user lines and failing call (``run_script(torch_capture=True)``)."""
     steps.step(f"running {script}")
     try:
-        with _hard_stop(timeout, script, stderr):
+        with _hard_stop(timeout, script, stderr), passive_openmp():
             return run_script(script, list(script_args), step=step, record_grads=grads,
                               timeout=timeout, stop_at_second=not run_all,
                               torch_capture=scopes)
@@ -115,7 +116,8 @@ def _capture(script: str, script_args: tuple, step: int | str | None, steps: out
 
 
 #: ``render`` options that need PyTorch's module scopes or user lines: with one of them
-#: (or ``--at-error``) a PyTorch script runs under ``vizgrad.debug.torch_script``'s capture.
+#: (or ``--at-error``) a PyTorch script runs under ``vizgrad.debug.torch_script``'s capture
+#: even with ``--no-capture`` (by default it always does).
 SCOPE_OPTIONS = ("cluster", "collapse", "depth", "show_stack")
 
 
@@ -130,9 +132,9 @@ def _torch_notes(run, roots: dict, drawn: int) -> list[str]:
         if drawn <= vizgrad.render.view.BIG_GRAPH or not any(
                 isinstance(value, module) for value in list(run.namespace.values())):
             return []
-        return [f"{drawn:,} graph nodes drawn without module boxes: a PyTorch script's "
-                "module scopes and lines are recorded when an option needs them (--cluster, "
-                "--collapse, --show-stack, --at-error)"]
+        return [f"{drawn:,} graph nodes drawn without module boxes: with --no-capture a "
+                "PyTorch script's module scopes and lines are recorded only when an option "
+                "needs them (--cluster, --collapse, --show-stack, --at-error)"]
     from vizgrad.debug.torch_script import uncaptured
 
     missing, total = uncaptured(roots)
@@ -268,6 +270,10 @@ def with_script(function):
 @click.option("--cluster/--no-cluster", default=None,
               help="Box each module scope. [default: for graphs of more than "
                    f"{vizgrad.render.view.BIG_GRAPH} nodes that have modules]")
+@click.option("--capture/--no-capture", default=True,
+              help="Record a PyTorch script's module scopes and lines from its import of "
+                   "torch (module boxes; a big graph folds its repeated blocks). [default: "
+                   "capture]")
 @click.option("--collapse", is_flag=True, default=None,
               help="Fold each module scope into one node (see --depth).")
 @click.option("--depth", type=click.IntRange(min=1), metavar="N",
@@ -290,7 +296,7 @@ def with_script(function):
               help="Draw the static graph the script bound to NAME (vizgrad.static.trace "
                    "and compile_*: a training step, replicas ...).")
 def render(script, script_args, target, step, at_error, timeout, quiet, output, open_result,
-           layout_timeout, anomaly, static_trace, static_name, **flags) -> None:
+           layout_timeout, anomaly, static_trace, static_name, capture, **flags) -> None:
     """Run SCRIPT (as `python SCRIPT SCRIPT_ARGS...` would) and draw its backward graph.
 
     The graph is --target if given; else the N-th (or last) backward() with --step;
@@ -330,7 +336,7 @@ def render(script, script_args, target, step, at_error, timeout, quiet, output, 
         run = _capture(script, script_args, 1 if recording else step, steps, stderr,
                        bool(flags["show_grad"]), timeout,
                        run_all=bool(target or at_error or anomaly),
-                       scopes=at_error or any(flags[key] for key in SCOPE_OPTIONS))
+                       scopes=capture or at_error or any(flags[key] for key in SCOPE_OPTIONS))
     started = rank_info() or run.ranks  # the script started a process group itself
     if ranks is None and started is not None:
         path = rank_path(asked, started)

@@ -140,20 +140,23 @@ def render_roots(roots: Any, path: Path, options: dict[str, Any],
             view = vizgrad.render.build_view(roots, **options)
     notes = list(view.notes) or [str(warning.message) for warning in caught]
     nodes = sum(1 for node in view.nodes if node.kind != "legend")
+    # the backward graph's own nodes and edges, as `vizgrad inspect` counts them (the
+    # same for every format: boxes also draw tensors, and a fold draws fewer)
+    graph_nodes, graph_edges = view.counts.get("nodes", 0), view.counts.get("edges", 0)
     step("layout" if fmt in ("svg", "png", "pdf", "html", "json") else "writing")
     if fmt == "html":  # the viewer lays out every fold level of the whole graph itself
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             vizgrad.render.save(roots, path, layout_timeout=layout_timeout, **options)
         return RenderResult(path, fmt, nodes, len(view.edges), time.perf_counter() - start,
-                            notes)
+                            notes, graph_nodes, graph_edges)
     skipped = vizgrad.render.jsonout.LayoutSkippedWarning  # JSON without node positions
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", skipped)
         vizgrad.render.save(view, path, layout_timeout=layout_timeout)
     notes += [str(w.message) for w in caught if issubclass(w.category, skipped)]
     return RenderResult(path, fmt, nodes, len(view.edges), time.perf_counter() - start, notes,
-                        view.counts.get("nodes", 0), view.counts.get("edges", 0))
+                        graph_nodes, graph_edges)
 
 
 def render_static(namespace: dict[str, Any], name: str, path: Path,

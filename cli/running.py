@@ -1,9 +1,11 @@
 """Running the script for ``vizgrad render`` / ``inspect``: the hard stop past
-``--timeout`` and SIGTERM as an exit (so a layout's ``dot`` child is killed)."""
+``--timeout``, SIGTERM as an exit (so a layout's ``dot`` child is killed) and
+PyTorch's OpenMP threads told to sleep, not spin, while they wait."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -60,3 +62,24 @@ def terminate_as_exit() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def passive_openmp() -> Iterator[None]:
+    """``OMP_WAIT_POLICY=PASSIVE`` for a script that imports torch meanwhile (unless the
+    user set a policy): OpenMP threads idle between ops sleep instead of spinning.
+
+    The graph is drawn from one forward and backward of tiny ops; with spinning threads
+    on a loaded 2-core machine each op waited for a descheduled thread, burning CPU
+    (docs/benchmarks.md, "Scale and speed", #28).
+    Threads and results are the same; OpenMP reads the variable when torch loads, so
+    it is set only while torch is not loaded yet, and put back afterwards.
+    """
+    if "torch" in sys.modules or "OMP_WAIT_POLICY" in os.environ:
+        yield
+        return
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    try:
+        yield
+    finally:
+        os.environ.pop("OMP_WAIT_POLICY", None)

@@ -2,9 +2,10 @@
 method is an anonymous lambda, so ``help()`` and editors show what each does (issue 29).
 
 Public: the callables in ``vizgrad.__all__``, ``vizgrad.nn.functional.__all__`` (and its
-public functions), Tensor's methods, properties and operators (those without a leading
-underscore, the dunders Tensor defines (``__len__``, ``__bool__`` ...), and every entry of
-``METHODS``/``PROPERTIES`` in ``vizgrad/ops/methods.py``).
+public functions), ``vizgrad.linalg.__all__``, Tensor's methods, properties and
+operators (those without a leading underscore, the dunders Tensor defines (``__len__``,
+``__bool__`` ...), and every entry of ``METHODS``/``PROPERTIES`` in
+``vizgrad/ops/methods.py``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def public_callables() -> dict[str, Any]:
                               if not name.startswith("_") and inspect.isfunction(value)
                               and value.__module__ == F.__name__}
     found.update(_callables(F, sorted(names)))
+    found.update(_callables(vizgrad.linalg, list(vizgrad.linalg.__all__)))
     return found
 
 

@@ -1,8 +1,9 @@
 """Every public function of the API carries type hints (issue #10).
 
-Covers ``vizgrad.ops.__all__``, the public functions of ``vizgrad.nn.functional`` and the
-functions in ``vizgrad.__all__``: each parameter (``self``/``cls`` aside) and the return
-value must be annotated.  ``*args``/``**kwargs`` count too (``Any`` is fine for them).
+Covers ``vizgrad.ops.__all__``, the public functions of ``vizgrad.nn.functional``, the
+functions in ``vizgrad.__all__`` and ``vizgrad.linalg.__all__``: each parameter
+(``self``/``cls`` aside) and the return value must be annotated.  ``*args``/``**kwargs``
+count too (``Any`` is fine for them).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def public_functions() -> dict[str, Any]:
     found = _functions(ops, list(ops.__all__))
     found.update(_functions(F, _public_functional()))
     found.update(_functions(vizgrad, list(vizgrad.__all__)))
+    found.update(_functions(vizgrad.linalg, list(vizgrad.linalg.__all__)))
     return found
 
 
@@ -58,7 +60,7 @@ def test_the_scan_sees_the_api() -> None:
     # functions): the core entry points must be among those checked.
     found = public_functions()
     for name in ("vizgrad.ops.matmul", "vizgrad.ops.sum", "vizgrad.nn.functional.linear",
-                 "vizgrad.nn.functional.cross_entropy"):
+                 "vizgrad.nn.functional.cross_entropy", "vizgrad.linalg.svd"):
         assert name in found
     assert len(found) > 150
 

@@ -11,7 +11,22 @@ Example
 'SumBackward0'
 """
 
-from . import accelerator, autograd, cuda, debug, graph, nn, onnx, ops, optim, render, static, utils
+from . import (
+    accelerator,
+    autograd,
+    cuda,
+    debug,
+    graph,
+    linalg,
+    nn,
+    onnx,
+    ops,
+    optim,
+    render,
+    special,
+    static,
+    utils,
+)
 from .autograd import Function  # a user op's base, as torch.autograd.Function
 from .core import (
                    AccumulateGrad,
@@ -51,6 +66,8 @@ from .core.factory import (
                    full,
                    full_like,
                    get_default_dtype,
+                   int8,
+                   int16,
                    int32,
                    int64,
                    linspace,
@@ -64,6 +81,7 @@ from .core.factory import (
                    randn_like,
                    set_default_dtype,
                    tensor,
+                   uint8,
                    zeros,
                    zeros_like,
 )
@@ -74,7 +92,7 @@ from .render import make_dot, make_dot_from_trace, print_graph, show
 from .serialization import CheckpointError, load, save
 from .watching import on_backward, unwatch, watch, watched
 
-half, double, long = float16, float64, int64
+half, double, long, short = float16, float64, int64, int16
 float = float32  # noqa: A001 - PyTorch's spelling: vizgrad.float is float32
 int = int32  # noqa: A001
 bool = bool_  # noqa: A001
@@ -95,7 +113,8 @@ __all__ = [
     "Edge", "Function", "Node", "SavedTensor", "SlotMeta", "Tensor",
     "arange", "as_dtype", "autograd", "bool_", "capture_stack", "empty", "empty_like",
     "enable_grad", "eye", "float16", "float32", "float64", "from_numpy", "full", "full_like",
-    "get_default_dtype", "int32", "int64", "is_grad_enabled", "is_tensor", "linspace",
+    "get_default_dtype", "int8", "int16", "int32", "int64", "is_grad_enabled", "is_tensor",
+    "linspace", "short", "uint8",
     "manual_seed",
     "no_grad", "ones", "ones_like", "ops", "rand", "rand_like", "randint", "randn",
     "randn_like", "scope", "set_default_dtype", "set_grad_enabled", "tensor", "zeros",
@@ -106,5 +125,5 @@ __all__ = [
     "IntTensor", "LongTensor", "accelerator", "cuda", "device", "get_default_device", "onnx",
     "set_default_device", "utils",
     "on_backward", "unwatch", "watch", "watched",
-    "CheckpointError", "load", "nn", "optim", "save",
+    "CheckpointError", "linalg", "load", "nn", "optim", "save", "special",
 ]

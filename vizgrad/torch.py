@@ -35,6 +35,7 @@ from torch.overrides import TorchFunctionMode
 from .adapters.torch import FORWARD_KEY, LEAF_SEQ, RECORDED, adapt, name_leaf
 from .core.stack import capture as capture_frames
 from .core.stack import hide_package
+from .graph.scopes import call_scope
 
 __all__ = ["adapt", "capture", "name_leaf"]
 
@@ -115,9 +116,13 @@ class capture(TorchFunctionMode):
         self.depth = depth if stack else 0
         root = name or ""
         self._paths: dict[int, str] = {}
+        self._classes: dict[str, str] = {}  # module path -> its class name
         if model is not None:  # named_modules() paths: the root is "" unless named
             for path, module in model.named_modules():
-                self._paths[id(module)] = f"{root}.{path}" if root and path else root or path
+                path = f"{root}.{path}" if root and path else root or path
+                self._paths[id(module)] = path
+                self._classes[path] = type(module).__name__
+        self._calls: dict[str, int] = {}  # calls of each scope in this root call
         self._scopes: list[str] = []
         self._modules: list[torch.nn.Module] = []  # running now, innermost last
         self._keep: list[torch.nn.Module] = []
@@ -130,7 +135,9 @@ class capture(TorchFunctionMode):
         path = self._paths.get(id(module))
         if path is None:
             path = self._path_of(module)
-        self._scopes.append(path)
+        if not self._scopes:  # a root call: its modules' calls are counted afresh
+            self._calls.clear()
+        self._scopes.append(self._call_scope(path))
         self._modules.append(module)
         if self._aside is None and isinstance(module, _FAST_PATHS) and not module.training \
                 and _no_graph(module, args):
@@ -138,6 +145,22 @@ class capture(TorchFunctionMode):
             if count and torch._C._get_function_stack_at(count - 1) is self:
                 torch._C._pop_torch_function_stack()
                 self._aside = module
+
+    def _call_scope(self, path: str) -> str:
+        """The scope of this call of the module at ``path``: under the running module's
+        call when ``path`` is below that module's (``block#2.conv``), marked ``#k`` for
+        its k-th call there, with each level's class (``vizgrad.graph.scopes``)."""
+        base, name = "", path
+        if self._scopes:
+            running = self._scopes[-1]
+            static = self._paths.get(id(self._modules[-1]), "")
+            if static and path.startswith(static + "."):
+                base, name = running, path[len(static) + 1:]
+        parts = path.split(".") if path else []
+        first = len(parts) - (name.count(".") + 1 if name else 0)
+        classes = tuple(self._classes.get(".".join(parts[:end]), "")
+                        for end in range(first + 1, len(parts) + 1))
+        return call_scope(base, name, classes, self._calls)
 
     def _path_of(self, module: torch.nn.Module) -> str:
         """A module outside ``model``: its attribute name in the module running it (a
@@ -149,14 +172,16 @@ class capture(TorchFunctionMode):
                        None)
         own = own or (self._root_name(module) if parent is None
                       else type(module).__name__.lower())
-        base = self._scopes[-1] if self._scopes else ""
+        base = self._paths.get(id(parent), "") if parent is not None else ""
         path = f"{base}.{own}" if base else own
         self._paths[id(module)] = path
+        self._classes.setdefault(path, type(module).__name__)
         self._keep.append(module)  # ids stay valid while the capture lives
         if parent is None:
             for sub, child in module.named_modules():
                 if sub:
                     self._paths.setdefault(id(child), f"{path}.{sub}")
+                    self._classes.setdefault(f"{path}.{sub}", type(child).__name__)
             prefix = self._leaf_prefix(path)
             for name, parameter in module.named_parameters():
                 name_leaf(parameter, prefix + name)

@@ -30,7 +30,7 @@ from .core.tensor import Tensor
 # name -> tensor.  Strong references on purpose: the CLI reads them after the
 # script finished.  One entry per name, so watching inside a loop keeps only the
 # latest tensor (and its graph) alive, never one per iteration.
-_WATCHED: dict[str, Tensor] = {}
+_WATCHED: dict[str, Any] = {}
 
 
 class BackwardHandle:
@@ -145,12 +145,14 @@ def on_forward(fn: Callable[[Node, list, tuple], Any]) -> BackwardHandle:
     return BackwardHandle(fn, function.FORWARD_LISTENERS)
 
 
-def watch(tensor: Tensor, name: str | None = None) -> Tensor:
+def watch(tensor: Any, name: str | None = None) -> Any:
     """Mark ``tensor`` as the graph to draw; returns ``tensor`` so it can wrap an expression.
 
     ``vizgrad render`` and ``vizgrad inspect`` draw watched tensors in preference to
     the root of the first ``backward()``.  Watching a second tensor under the same
-    name replaces the first.
+    name replaces the first.  A PyTorch tensor is marked the same way (the commands
+    draw a PyTorch script's graphs too); ``name`` then names it, as PyTorch's tensors
+    have no name of their own.
 
     Example
     -------
@@ -161,14 +163,17 @@ def watch(tensor: Tensor, name: str | None = None) -> Tensor:
     'MseLossBackward0'
     >>> vizgrad.unwatch()
     """
-    if not isinstance(tensor, Tensor):
-        raise TypeError(f"vizgrad.watch() needs a Tensor, got {type(tensor).__name__}")
-    key = name or tensor.name or f"watched_{len(_WATCHED)}"
+    from .graph.tensors import is_torch_tensor
+
+    if not (isinstance(tensor, Tensor) or is_torch_tensor(tensor)):
+        raise TypeError("vizgrad.watch() needs a Tensor (vizgrad's or PyTorch's), got "
+                        f"{type(tensor).__name__}")
+    key = name or getattr(tensor, "name", None) or f"watched_{len(_WATCHED)}"
     _WATCHED[str(key)] = tensor
     return tensor
 
 
-def watched() -> dict[str, Tensor]:
+def watched() -> dict[str, Any]:
     """The watched tensors, by name, in the order they were first watched (a copy).
 
     Example

@@ -35,7 +35,9 @@ def _scope_members(full, depth: int, title: str) -> frozenset:
     it included): what unfolding that scope must draw."""
     collapsed = copy_view(full)
     fold.collapse_scopes(collapsed, depth, fold_repeats=False)
-    return frozenset(next(n for n in collapsed.nodes if n.title == title).details["members"])
+    # a group's scope is its path; its title adds the class (issue 28)
+    return frozenset(next(n for n in collapsed.nodes
+                          if n.kind == "group" and n.scope == title).details["members"])
 
 
 def _quotient(edges, partition: set[frozenset]) -> set[tuple[frozenset, frozenset]]:
@@ -208,7 +210,8 @@ def test_clicking_a_graphviz_module_box_title_folds_that_scope(open_page, train_
         v.fold.title(clusters[c.querySelector('title').textContent]) === 'sequential.2');
       const text = g.querySelector('text');
       text.id = 'vg-test-title'; return text.textContent; }""")
-    assert title == "2"  # Graphviz labels a module box with its last name
+    # issue 28: a module box says its full path and class (it said "2")
+    assert title == "sequential.2 · Linear"
     page.click("#vg-test-title")
     inside = _scope_members(full, 2, "sequential.2")
     assert _partition(opened) == (before - {frozenset([m]) for m in inside}) | {inside}

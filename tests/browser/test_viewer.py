@@ -248,3 +248,23 @@ def test_minimap_for_big_graphs(open_page, tmp_path: Path) -> None:
     assert after["x"] < before["x"] + 1  # moved to the left end of the drawing
     small = open_page(vizgrad.render.save((leaves[0] * 2).sum(), tmp_path / "small.html"))
     assert not small.page.is_visible("#vg-minimap")
+
+
+def test_title_totals_and_an_op_s_bytes_and_arguments(open_page, tmp_path: Path) -> None:
+    # issue 28, what torchlens shows: totals in the title and bar; an op's output bytes
+    # and its arguments (a convolution's kernel_size from its weight) in the panel
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.ReLU())
+    loss = model(torch.randn(2, 1, 8, 8)).sum()
+    opened = open_page(vizgrad.render.save(loss, tmp_path / "conv.html"))
+    page = opened.page
+    assert re.fullmatch(r"vizgrad backward graph: 5 graph nodes, 4 edges · parameters 160 B "
+                        r"\(2 tensors\) · activations [\d.]+ \w+", page.title()), page.title()
+    assert page.locator("#vg-totals").inner_text() == page.title().split(": ", 1)[1]
+    page.locator("#vg-canvas g.node", has_text="ConvolutionBackward0").click()
+    panel = page.locator("#vg-details").inner_text()
+    assert "(2, 4, 8, 8) float32 · 2.0 KiB" in panel  # its output, 2 x 4 x 8 x 8 x 4 bytes
+    assert re.search(r"ARGUMENTS.*kernel_size\s+\(3, 3\)", panel, re.S | re.I), panel
+    assert re.search(r"padding\s+\(1, 1\)", panel), panel
+    assert opened.errors == []

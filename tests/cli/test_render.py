@@ -289,3 +289,36 @@ def test_show_grad_colours_every_node_of_a_training_step(script, tmp_path) -> No
     assert len(leaves) == 4 and all("grad" in n["details"] for n in leaves)
     assert "no gradient statistics" not in result.stderr
     assert not vizgrad.debug.is_keeping_grad_stats()  # switched off after the run
+
+
+# Issue 28: one count of the backward graph, whatever the format, and the fold note's
+# too (it counted boxes: 1,647 "nodes" beside the summary's 1,355 graph nodes)
+DEEP = """
+import vizgrad
+vizgrad.manual_seed(0)
+h = vizgrad.randn(2, 4)
+for index in range(6):
+    w = vizgrad.randn(4, 4, requires_grad=True)
+    w.name = f"w{index}"
+    h = (h @ w).tanh()
+loss = h.sum()
+loss.backward()
+"""
+
+
+def test_every_format_and_inspect_count_the_same_graph(script, tmp_path) -> None:
+    path = script("deep.py", DEEP)
+    inspected = json.loads(cli("inspect", "--json", path).stdout)
+    counts = (inspected["nodes"], inspected["edges"])
+    assert counts == (6 * 3 + 1, 6 * 3)  # mm, tanh, w's AccumulateGrad; the sum
+    for suffix in (".svg", ".html", ".dot"):
+        out = tmp_path / f"deep{suffix}"
+        result = cli("render", "--max-nodes", "12", "-o", out, path)  # folded: 39 boxes
+        assert result.exit_code == 0, result.output
+        line = result.stdout.strip().splitlines()[-1]
+        found = re.search(r"\): ([\d,]+) graph nodes, ([\d,]+) edges \(drawn as ([\d,]+) "
+                          r"boxes", line)
+        assert found and (int(found[1]), int(found[2])) == counts, line
+        assert int(found[3]) <= 12
+        # the fold's note names the same graph nodes, and the boxes apart
+        assert f"Folded for readability: {counts[0]} graph nodes drawn as " in result.stderr

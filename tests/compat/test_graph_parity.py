@@ -139,6 +139,13 @@ def recurrent_rows(kind):
         rows += [recurrent("RNN_relu", kind, nonlinearity="relu"),
                  recurrent("RNN_relu_no_bias_state", kind, state=True, nonlinearity="relu",
                            bias=False)]
+    if kind == "LSTM":  # projections: PyTorch leaves oneDNN for ATen's cells (issue 31)
+        rows += [recurrent("LSTM_proj", kind, proj_size=2),
+                 recurrent("LSTM_proj_2_layers_bidirectional_batch_first_h_n", kind,
+                           proj_size=3, num_layers=2, bidirectional=True, batch_first=True,
+                           shape=(2, 5, 3), output=1),
+                 recurrent("LSTM_proj_float64_no_bias_c_n", kind, "float64", proj_size=1,
+                           bias=False, output=2)]
     return rows + [recurrent(f"{kind}_unbatched_state", kind, state=True, shape=(5, 3)),
                    recurrent(f"{kind}_unbatched_batch_first", kind, shape=(5, 3),
                              batch_first=True)]
@@ -183,6 +190,12 @@ LINEAR = [
           call=lambda m, idx: m(idx), extra=[np.array([[0, 4], [2, 2]])]),
     functional("embedding", lambda F, w, idx: F.embedding(idx, w), [(5, 3)],
                extra=[np.array([1, 3, 0])]),
+    layer("Embedding_max_norm_scaled", lambda nn: nn.Embedding(
+        5, 3, max_norm=1.0, norm_type=1.0, scale_grad_by_freq=True), [],
+        call=lambda m, idx: m(idx), extra=[np.array([[0, 4], [2, 4]])], covers=("Embedding",)),
+    functional("embedding_options", lambda F, w, idx: F.embedding(
+        idx, w, padding_idx=1, max_norm=0.5, scale_grad_by_freq=True), [(5, 3)],
+        extra=[np.array([1, 3, 3])], covers=("embedding",)),
 ]
 
 LOSSES = [
@@ -265,6 +278,44 @@ CONV = [
                [(1, 2, 9), (3, 2, 2)], covers=("conv1d",)),
     functional("max_pool2d_strided", lambda F, x: F.max_pool2d(x, 2, stride=1),
                [(1, 2, 4, 4)], covers=("max_pool2d",)),
+    # layer options (issue 31): padding_mode pads first (a pad node), then convolves
+    layer("Conv3d", lambda nn: nn.Conv3d(2, 3, 2, padding=1), [(1, 2, 3, 3, 3)]),
+    layer("Conv2d_reflect", lambda nn: nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect"),
+          [(2, 2, 5, 5)], covers=("Conv2d",)),
+    layer("Conv1d_replicate_same",
+          lambda nn: nn.Conv1d(2, 3, 4, padding="same", padding_mode="replicate"),
+          [(2, 2, 7)], covers=("Conv1d",)),
+    layer("Conv3d_reflect", lambda nn: nn.Conv3d(1, 2, 3, padding=1, padding_mode="reflect"),
+          [(1, 1, 4, 4, 4)], covers=("Conv3d",)),
+    layer("Conv2d_circular",
+          lambda nn: nn.Conv2d(2, 3, 3, padding=1, padding_mode="circular"), [(2, 2, 5, 5)],
+          covers=("Conv2d",), differs="circular padding is one CircularPadBackward0 node; "
+          "PyTorch draws slice copies into an empty tensor (CopySlices, SliceBackward0)"),
+    functional("pad_reflect", lambda F, x: F.pad(x, (1, 2, 0, 1), mode="reflect"),
+               [(1, 2, 4, 4)], covers=("pad",)),
+    functional("pad_replicate_3d", lambda F, x: F.pad(x, (1, 0, 2, 1, 0, 1), mode="replicate"),
+               [(1, 1, 3, 3, 3)], covers=("pad",)),
+    layer("Upsample", lambda nn: nn.Upsample(scale_factor=2, mode="bilinear"), [(1, 2, 3, 3)]),
+    layer("Upsample_bicubic_align_corners",
+          lambda nn: nn.Upsample(size=(5, 4), mode="bicubic", align_corners=True),
+          [(1, 2, 3, 3)], covers=("Upsample",)),
+    layer("UpsamplingNearest2d", lambda nn: nn.UpsamplingNearest2d(size=5), [(1, 2, 3, 3)]),
+    layer("UpsamplingBilinear2d", lambda nn: nn.UpsamplingBilinear2d(scale_factor=1.5),
+          [(1, 2, 3, 3)]),
+    functional("interpolate_linear",
+               lambda F, x: F.interpolate(x, scale_factor=1.5, mode="linear"), [(1, 2, 4)],
+               covers=("interpolate",)),
+    functional("interpolate_trilinear_recomputed",
+               lambda F, x: F.interpolate(x, scale_factor=1.5, mode="trilinear",
+                                          recompute_scale_factor=True), [(1, 1, 2, 3, 2)],
+               covers=("interpolate",)),
+    functional("interpolate_area", lambda F, x: F.interpolate(x, size=(2, 3), mode="area"),
+               [(1, 2, 4, 5)], covers=("interpolate",)),
+    layer("AvgPool1d", lambda nn: nn.AvgPool1d(3, 2, 1, ceil_mode=True), [(2, 3, 8)]),
+    functional("avg_pool1d", lambda F, x: F.avg_pool1d(x, 2), [(3, 7)]),
+    layer("AvgPool2d_options",
+          lambda nn: nn.AvgPool2d(3, 2, 1, ceil_mode=True, divisor_override=4), [(1, 2, 6, 6)],
+          covers=("AvgPool2d",)),
 ]
 
 RECURRENT = [
@@ -362,6 +413,16 @@ ATTENTION_VARIANTS = [
     _mha("mha_unbatched", lambda m, x: m(x, x, x), [(3, 4)]),
     _mha("mha_no_bias", lambda m, x: m(x, x, x, need_weights=False), [(3, 2, 4)],
          bias=False),
+    # issue 31: a learned key/value (bias_k, bias_v) and a zero one appended to the keys
+    _mha("mha_bias_kv", lambda m, x: m(x, x, x), [(3, 2, 4)], add_bias_kv=True),
+    _mha("mha_zero_attn_no_weights", lambda m, x: m(x, x, x, need_weights=False),
+         [(3, 2, 4)], add_zero_attn=True),
+    _mha("mha_bias_kv_zero_attn_masks", lambda m, x, mask, pad: m(x, x, x, attn_mask=mask,
+                                                                 key_padding_mask=pad),
+         [(3, 2, 4)], extra=[MASK, PADDING], add_bias_kv=True, add_zero_attn=True),
+    _mha("mha_bias_kv_kdim_vdim_batch_first",
+         lambda m, q, k, v: m(q, k, v, need_weights=False), [(2, 3, 4), (2, 5, 3), (2, 5, 6)],
+         kdim=3, vdim=6, batch_first=True, add_bias_kv=True, add_zero_attn=True),
     layer("encoder_layer_masks",
           lambda nn: nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, norm_first=True),
           [(3, 2, 4)], call=lambda m, x, mask, pad: m(x, src_mask=mask,
@@ -379,8 +440,51 @@ ATTENTION_VARIANTS = [
           covers=("TransformerDecoder",), extra=[CAUSAL]),
 ]
 
+
+
+def linalg(name, fn, shapes, differs="", square=()):
+    """A row calling ``fn(lib.linalg, *leaves)`` (issue 31); leaves listed in ``square``
+    get 4 I added, far from singular."""
+
+    def build(lib):
+        leaves = []
+        for i, shape in enumerate(shapes):
+            array = _array(shape, i).astype(np.float64)
+            if i in square:
+                array = array + 4 * np.eye(shape[-1])
+            leaves.append(lib.tensor(array, requires_grad=True))
+        return _first(fn(lib.linalg, *leaves))
+
+    return Row(name, (), build, differs)
+
+
+LU = "PyTorch's node also saves the LU factorization it solved with (LU, pivots)"
+AMAX = "vizgrad's AmaxBackward0 saves its tie weights, PyTorch's self and result"
+LINALG = [
+    linalg("inv", lambda L, a: L.inv(a), [(2, 3, 3)], square=(0,)),
+    linalg("det", lambda L, a: L.det(a), [(3, 3)], LU, square=(0,)),
+    linalg("slogdet", lambda L, a: L.slogdet(a).logabsdet, [(3, 3)], LU, square=(0,)),
+    linalg("solve", lambda L, a, b: L.solve(a, b), [(3, 3), (3, 2)], LU, square=(0,)),
+    linalg("cholesky", lambda L, a: L.cholesky(a @ a.mT), [(3, 3)], square=(0,)),
+    linalg("cross", lambda L, a, b: L.cross(a, b), [(2, 3), (2, 3)]),
+    linalg("qr", lambda L, a: L.qr(a).R, [(4, 3)]),
+    linalg("svd", lambda L, a: L.svd(a).S, [(4, 3)]),
+    linalg("svdvals", lambda L, a: L.svdvals(a), [(3, 4)]),
+    linalg("eigh", lambda L, a: L.eigh(a + a.mT).eigenvalues, [(3, 3)]),
+    linalg("eigvalsh", lambda L, a: L.eigvalsh(a + a.mT), [(2, 3, 3)]),
+    linalg("vector_norm", lambda L, a: L.vector_norm(a, 3, dim=0), [(3, 4)]),
+    linalg("matrix_norm", lambda L, a: L.matrix_norm(a), [(2, 3, 4)]),
+    linalg("matrix_norm_1", lambda L, a: L.matrix_norm(a, 1), [(2, 3, 4)], AMAX),
+    linalg("matrix_norm_inf_keepdim", lambda L, a: L.matrix_norm(a, float("inf"),
+                                                                 keepdim=True), [(3, 4)], AMAX),
+    linalg("matrix_norm_2", lambda L, a: L.matrix_norm(a, 2), [(2, 3, 4)], AMAX),
+    linalg("matrix_norm_nuc", lambda L, a: L.matrix_norm(a, "nuc"), [(3, 4)]),
+    linalg("norm_nuc_dims_keepdim", lambda L, a: L.norm(a, "nuc", dim=(0, 2), keepdim=True),
+           [(3, 4, 2)]),
+]
+
 ROWS = [*ACTIVATIONS, *LINEAR, *LOSSES, *NORMS, *CONV, *RECURRENT, *ATTENTION,
-        *ATTENTION_VARIANTS]
+        *ATTENTION_VARIANTS, *LINALG]
 
 
 def _params():

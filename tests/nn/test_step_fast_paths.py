@@ -41,9 +41,11 @@ def checked_scopes(monkeypatch):
     answers = []
     shortcut = Module._call_scope
 
-    def checked(self, active, current):
-        path = shortcut(self, active, current)
-        assert path == self._walk_scope(active, current), type(self).__name__
+    def checked(self, active, current, calls):
+        counted = dict(calls)  # the walk counts this call too: on a copy
+        path = shortcut(self, active, current, calls)
+        assert path == self._walk_scope(active, current, counted), type(self).__name__
+        assert calls == counted
         answers.append(path)
         return path
 

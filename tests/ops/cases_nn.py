@@ -233,6 +233,24 @@ POOL = [
              ("UpsampleNearest1d",), size=7, node_name="UpsampleNearest1DBackward0"),
     same_row("interpolate_nearest3d", "interpolate", [A((1, 1, 2, 3, 2))],
              ("UpsampleNearest3d",), scale_factor=(1.5, 1, 2)),
+    # the interpolating modes (issue 31): forward and adjoint call each other
+    same_row("interpolate_linear", "interpolate", [A((2, 2, 4))],
+             ("UpsampleLinear1d", "UpsampleLinear1dBackward"), scale_factor=1.7, mode="linear",
+             node_name="UpsampleLinear1DBackward0"),
+    same_row("interpolate_bilinear_size", "interpolate", [A((1, 2, 3, 4))],
+             ("UpsampleBilinear2d", "UpsampleBilinear2dBackward"), size=(5, 3),
+             mode="bilinear", node_name="UpsampleBilinear2DBackward0"),
+    same_row("interpolate_bilinear_align_corners", "interpolate", [A((1, 1, 3, 3))],
+             ("UpsampleBilinear2d",), scale_factor=2.5, mode="bilinear", align_corners=True),
+    same_row("interpolate_bicubic", "interpolate", [A((1, 2, 3, 4))],
+             ("UpsampleBicubic2d", "UpsampleBicubic2dBackward"), scale_factor=(2, 1.5),
+             mode="bicubic", node_name="UpsampleBicubic2DBackward0"),
+    same_row("interpolate_bicubic_align_corners_down", "interpolate", [A((1, 1, 5, 6))],
+             ("UpsampleBicubic2d",), size=(3, 4), mode="bicubic", align_corners=True),
+    same_row("interpolate_trilinear", "interpolate", [A((1, 1, 2, 3, 2))],
+             ("UpsampleTrilinear3d", "UpsampleTrilinear3dBackward"), scale_factor=(1.5, 1, 2),
+             mode="trilinear", recompute_scale_factor=True,
+             node_name="UpsampleTrilinear3DBackward0"),
 ]
 
 TARGET = labels((4,), [2, 0, 1, 2])

@@ -79,3 +79,21 @@ def test_xlogy_at_zero_matches_torch_value_and_gradients():
 def test_atan2_needs_tensors_as_torch():
     with pytest.raises(TypeError, match="must be Tensor, not float"):
         vg.atan2(vg.tensor([1.0]), 2.0)
+
+
+def test_special_xlog1py_at_its_edges_matches_torch_values_and_gradients():
+    a = np.array([0.0, 0.0, 0.0, 2.0, 2.0, 0.0, 1.5])
+    b = np.array([-1.0, 3.0, -2.0, 0.5, -1.0, np.nan, 0.0])
+    x, y = vg.tensor(a, requires_grad=True), vg.tensor(b, requires_grad=True)
+    tx, ty = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    out, ref = vg.special.xlog1py(x, y), torch.special.xlog1py(tx, ty)
+    np.testing.assert_array_equal(out.detach().numpy(), ref.detach().numpy())
+    out.sum().backward()
+    ref.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    np.testing.assert_array_equal(y.grad.numpy(), ty.grad.numpy())
+    ints = vg.special.xlog1py(vg.tensor([1, 2]), vg.tensor([1, 2]))
+    assert ints.dtype == vg.float32
+    np.testing.assert_allclose(ints.numpy(), torch.special.xlog1py(
+        torch.tensor([1, 2]), torch.tensor([1, 2])).numpy(), rtol=1e-6)
+    assert vg.special.xlogy is vg.xlogy

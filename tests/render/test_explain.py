@@ -156,7 +156,9 @@ def test_big_graph_with_modules_is_boxed_with_a_note() -> None:
     loss = _Stack()(vg.ones(2, 4)).sum()
     view = build_view(loss)
     assert len(vg.graph.walk(loss).nodes) > vg.render.view.BIG_GRAPH
-    assert {c.label for c in view.clusters} == {"cell", "head"}
+    # issue 28: each of the 30 calls of ``cell`` is its own box, in call order
+    assert [c.label for c in view.clusters] == ["head"] + [
+        f"cell#{k}" for k in range(30, 1, -1)] + ["cell"]
     assert any("collapse='scope' (vizgrad render --collapse" in note for note in view.notes)
     unboxed = build_view(loss, cluster=None)  # an explicit choice wins; the hint stays
     assert not unboxed.clusters and "--collapse" in " ".join(unboxed.notes)

@@ -82,8 +82,12 @@ def test_cluster_by_scope() -> None:
     loss, params = programs.mlp()
     view = build_view(loss, params=params, cluster="scope")
     labels = {c.label: c for c in view.clusters}
-    assert set(labels) == {"model", "0", "1", "2"}
+    # issue 28: the scope "1" made one op (the ReLU): it is drawn as that op, titled
+    # with its scope, in its parent's box (a box around one op only adds lines)
+    assert set(labels) == {"model", "0", "2"}
     assert labels["0"].parent == labels["model"].id
+    relu = next(n for n in view.nodes if n.title == "ReluBackward0")
+    assert relu.lines[-1] == "model.1" and relu.id in labels["model"].nodes
     assert "subgraph cluster_0" in vg.make_dot(loss, cluster="scope").source
 
 

@@ -39,13 +39,24 @@ def test_module_scopes_become_nested_clusters() -> None:
             parts.insert(0, clusters[parent]["label"])
             parent = clusters[parent]["parent"]
         paths.add(".".join(parts))
-    # issue 12 point 9: the paths named_modules() gives, no lower-cased class name
-    assert paths == {"head", "encoder", "encoder.0", "encoder.1"}
+    # issue 12 point 9: the paths named_modules() gives, no lower-cased class name;
+    # issue 28: encoder.1 (the ReLU) made one op, drawn as that op titled with its call
+    assert paths == {"head", "encoder", "encoder.0"}
+    relu = next(n for n in document["nodes"] if n["title"] == "ReluBackward0")
+    assert relu["lines"][-1] == "encoder.1 · ReLU"
     by_id = {n["id"]: n for n in document["nodes"]}
     for cluster in clusters.values():
         for member in cluster["nodes"]:
-            if by_id[member]["kind"] == "op":
-                assert by_id[member]["scope"].endswith(cluster["label"])
+            node = by_id[member]
+            if node["kind"] == "op" and node["title"] != "AccumulateGrad":
+                assert node["scope"].endswith(cluster["label"]) or (
+                    node["scope"].rpartition(".")[0].endswith(cluster["label"])
+                    and "module" in node["details"])  # a one-op call, in its parent's box
+            elif node["kind"] == "leaf":  # issue 28: a parameter sits in its module's box
+                assert node["title"] == f"{cluster['label']}.{node['title'].split('.')[-1]}" \
+                    or node["title"].startswith("encoder.") and cluster["label"] in "01"
+    boxed = {member for cluster in clusters.values() for member in cluster["nodes"]}
+    assert all(n["id"] in boxed for n in document["nodes"] if n["kind"] == "leaf")
     ops = {n["title"]: n["scope"] for n in document["nodes"] if n["kind"] == "op"}
     assert ops["ReluBackward0"] == "encoder.1"
 
@@ -74,7 +85,9 @@ def test_parameter_names_label_leaves_without_params() -> None:
     source = vg.make_dot(_loss(), cluster="scope").source
     for name in ("encoder.0.weight", "encoder.0.bias", "head.weight", "head.bias"):
         assert f"<{name}<BR/>" in source
-    assert "subgraph cluster_" in source and "label=<encoder>" in source
+    # issue 28: a box's title is the module's full path and its class
+    assert "subgraph cluster_" in source and "label=<encoder · Sequential>" in source
+    assert "label=<encoder.0 · Linear>" in source
 
 
 def test_collapse_folds_each_module_into_one_node() -> None:

@@ -120,3 +120,45 @@ def test_show_outside_a_notebook_opens_the_page_in_a_browser(monkeypatch) -> Non
         assert "window.vizgradViewer" in path.read_text() and "MulBackward0" in path.read_text()
     finally:
         path.unlink()
+
+
+def test_a_page_opens_at_a_level_whose_shape_fits_the_window() -> None:
+    # issue 28: a 96-layer model opened at "modules collapsed to depth 4", 33 times
+    # wider than tall (one row of boxes across a window showing 1/30 of it); the levels
+    # of that page, by boxes and Graphviz's drawing size (points)
+    def level(name: str, boxes: int, width: float, height: float) -> viewer.Level:
+        view = vg.render.GraphView([vg.render.ViewNode(f"n{i}", "op", "") for i in range(boxes)])
+        return viewer.Level(name, view, f'<svg width="1pt" height="1pt" viewBox="0.00 0.00 '
+                                        f'{width:.2f} {height:.2f}">')
+
+    levels = [level("modules collapsed to depth 1", 9, 760, 750),
+              level("modules collapsed to depth 3", 16, 760, 1081),
+              level("repeated blocks folded", 186, 1184, 8325),      # 7 times taller
+              level("modules collapsed to depth 4", 400, 58000, 1773),  # 33 times wider
+              level("modules collapsed to depth 5", 976, 35748, 2828),  # 13 times wider
+              level("everything", 7799, 1, 1)]
+    levels[-1].svg = None  # too big for Graphviz
+    options = RenderOptions.make()
+    assert levels[3].size == (58000.0, 1773.0)
+    assert viewer.misfit(levels[3].size, viewer.WINDOW_ASPECT) > 27
+    # the finest that fits the window's shape, not the finest under max_nodes (depth 5):
+    # the repeated blocks folded, 7 times taller (along the ranks: the page opens at the
+    # output and the reader follows the edges up)
+    assert viewer.misfit(levels[2].size, viewer.WINDOW_ASPECT) < 1
+    assert viewer.default_level(levels, options) == 2
+    # a window as wide as the depth-5 drawing: that level fits it
+    assert viewer.default_level(levels, options, aspect=35748 / 2828) == 4
+    # none fits: the best shaped (a 1 x 1000 strip of a window)
+    assert viewer.default_level(levels[3:], options, aspect=0.001) == 1
+    # an asked depth wins; max_nodes still bounds the boxes
+    assert viewer.default_level(levels, RenderOptions.make(collapse="scope", depth=4)) == 3
+    assert viewer.open_rule(levels, RenderOptions.make(collapse="scope", depth=4)) is None
+    assert viewer.default_level(levels, RenderOptions.make(max_nodes=100)) == 1
+    assert viewer.open_rule(levels, RenderOptions.make(max_nodes=100)) == {
+        "limit": 100, "aspect": viewer.ASPECT_LIMIT, "across": "width"}
+    # ranks running right (rankdir LR): a drawing too tall does not fit, a wide one does
+    for item in levels:
+        item.view.graph = {"rankdir": "LR"}
+    assert viewer.default_level(levels, options) == 4
+    assert viewer.open_rule(levels, options) == {"limit": 1000, "aspect": viewer.ASPECT_LIMIT,
+                                                 "across": "height"}

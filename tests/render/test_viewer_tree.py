@@ -12,7 +12,8 @@ from .test_viewer_levels import _deep
 def _groups(full, depth: int) -> dict[str, frozenset]:
     collapsed = copy_view(full)
     fold.collapse_scopes(collapsed, depth, fold_repeats=False)
-    return {n.title: frozenset(n.details["members"]) for n in collapsed.nodes
+    # a group's scope is its path (its title adds the class: "layers.0 · Block")
+    return {n.scope: frozenset(n.details["members"]) for n in collapsed.nodes
             if n.kind == "group"}
 
 
@@ -50,10 +51,14 @@ def test_a_stretch_holds_the_middle_blocks_and_every_level_is_a_fold_state() -> 
     depth2 = by_name["modules collapsed to depth 2"]["folded"]
     assert sorted(tree.paths[i] for i in depth2) == ["layers.0", "layers.1 .. layers.6",
                                                       "layers.7"]
-    # the everything level's Graphviz clusters are the tree's scopes
+    # the everything level's Graphviz clusters are the tree's scopes, but for calls
+    # that made one op (issue 28: drawn as that op, titled with the call)
     clusters = by_name["everything"]["clusters"]
+    everything = next(level.view for level in levels if level.name == "everything")
+    single = {n.scope for n in everything.nodes if "module" in n.details}
+    assert single == {f"layers.{i}.act" for i in range(8)}
     assert sorted(tree.paths[i] for i in clusters.values()) == sorted(
-        p for i, p in enumerate(tree.paths) if i != stretch)
+        p for i, p in enumerate(tree.paths) if i != stretch and p not in single)
 
 
 def test_page_data_carries_a_home_per_node() -> None:

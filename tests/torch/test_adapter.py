@@ -269,3 +269,23 @@ def test_make_dot_of_a_grad_fn_draws_from_that_node_without_an_output_box():
     assert not any(n.kind == "output" for n in view.nodes)
     both = build_view([loss, loss.grad_fn])  # a tensor and a node: drawn once
     assert sum(n.title == "SumBackward0" for n in both.nodes) == 1
+
+
+def test_stats_cache_measures_a_torch_gradient_again_once_written_in_place() -> None:
+    """record_grads' cache knows a torch gradient by identity and version: PyTorch may
+    add a second gradient into the first in place, which must be measured anew."""
+    from vizgrad.debug.gradstats import StatsCache, grad_stats
+
+    cache, grad = StatsCache(), torch.ones(4)
+    assert cache(grad) == grad_stats(grad.numpy()) and cache(grad)["norm"] == 2.0
+    grad.add_(1.0)  # the same tensor object, its version bumped
+    assert cache(grad)["norm"] == 4.0
+
+
+def test_freed_is_kept_once_pytorch_released_the_saved_tensors() -> None:
+    x = torch.randn(3, requires_grad=True)
+    loss = x.exp().sum()
+    node = graph.as_node(loss.grad_fn.next_functions[0][0])
+    assert not node.freed and node.saved[0].freed is False
+    loss.backward()
+    assert node.freed and node.saved[0].freed and node.saved == node.saved  # kept, same

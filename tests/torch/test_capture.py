@@ -43,7 +43,10 @@ def test_scopes_follow_module_paths_and_parameters_are_named():
     assert {"conv", "norm", "pool", "head"} <= {path for path, _ in model.named_modules()}
     view = build_view(loss, cluster="scope")
     labels = {c.label for c in view.clusters}
-    assert labels == {"conv", "norm", "pool", "head"}
+    # issue 28: pool made one op: drawn as that op, titled with its call (no box)
+    assert labels == {"conv", "norm", "head"}
+    pool = next(n for n in view.nodes if n.title == "MaxPool2DWithIndicesBackward0")
+    assert pool.details["module"] == "pool · MaxPool2d"
     leaves = sorted(n.title for n in view.nodes if n.kind == "leaf")
     assert leaves == sorted(name for name, _ in model.named_parameters())
 

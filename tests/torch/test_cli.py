@@ -62,6 +62,25 @@ def test_render_draws_the_first_backward_with_parameter_names(train, tmp_path):
     assert torch.Tensor.backward.__module__ == "torch._tensor"  # put back after the run
 
 
+def test_watch_marks_a_pytorch_tensor_to_draw(tmp_path):
+    path = tmp_path / "watched.py"
+    path.write_text(textwrap.dedent("""
+        import torch
+        import vizgrad
+        x = torch.randn(3, requires_grad=True)
+        first = (x * 2).sum()
+        first.backward()
+        second = vizgrad.watch(x.exp().sum(), name="second")
+        assert list(vizgrad.watched()) == ["second"] and vizgrad.watched()["second"] is second
+    """), encoding="utf-8")
+    out = tmp_path / "graph.dot"
+    result = cli("render", "-q", "-o", out, path)
+    assert result.exit_code == 0, result.output
+    source = _dot(out)  # the watched tensor's graph, not the first backward's
+    assert _count(source, "ExpBackward0") == 1 and _count(source, "MulBackward0") == 0
+    assert "second" in source
+
+
 def test_step_stops_after_that_backward(train, tmp_path):
     out = tmp_path / "graph.dot"
     result = cli("render", "-o", out, "--step", "3", train, "10")
@@ -220,14 +239,19 @@ def test_cluster_draws_module_boxes_named_by_the_modules_paths(cnn, tmp_path):
         return ".".join(reversed(parts))
 
     boxes = {path(c): {n for n in c["nodes"]} for c in clusters.values()}
-    assert set(boxes) == {"model", "model.conv1", "model.conv2", "model.pool", "model.fc"}
+    # issue 28: pool is called twice, each call made one op: drawn as those ops, each
+    # titled with its call, in model's box (no longer one box for both calls)
+    assert set(boxes) == {"model", "model.conv1", "model.conv2", "model.fc"}
     ops = {n["id"]: n for n in graph["nodes"] if n["kind"] == "op"}
-    inside = {path: sorted(ops[i]["title"] for i in ids if i in ops)
+    inside = {path: sorted(ops[i]["title"] for i in ids
+                           if i in ops and ops[i]["title"] != "AccumulateGrad")
               for path, ids in boxes.items()}
     assert inside["model.conv1"] == inside["model.conv2"] == ["ConvolutionBackward0"]
-    assert inside["model.pool"] == ["MaxPool2DWithIndicesBackward0"] * 2
     assert inside["model.fc"] == ["AddmmBackward0", "TBackward0"]
-    assert inside["model"] == ["ReluBackward0", "ReluBackward0", "ViewBackward0"]  # forward's own
+    assert inside["model"] == ["MaxPool2DWithIndicesBackward0"] * 2 + [
+        "ReluBackward0", "ReluBackward0", "ViewBackward0"]  # forward's own, and pool's
+    pools = sorted(n["details"]["module"] for n in ops.values() if n["title"].startswith("Max"))
+    assert pools == ["model.pool · MaxPool2d", "model.pool#2 · MaxPool2d, 2nd call"]
     scopes = {n["title"]: n["scope"] for n in ops.values()}
     assert scopes["NllLossBackward0"] == ""  # the script's top level: in no box
     # leaves are named with the same paths as the boxes
@@ -260,9 +284,12 @@ def test_collapse_folds_each_module_into_one_node(cnn, tmp_path):
     assert result.exit_code == 0, result.output
     groups = {n["title"]: n["details"]["ops"] for n in _graph(out)["nodes"]
               if n["kind"] == "group"}
-    assert groups["model.conv1"] == {"ConvolutionBackward0": 1}
-    assert groups["model.pool"] == {"MaxPool2DWithIndicesBackward0": 2}
-    assert groups["model.fc"] == {"AddmmBackward0": 1, "TBackward0": 1}
+    assert groups["model.conv1 · Conv2d"] == {"ConvolutionBackward0": 1}
+    # issue 28: one group per call of pool
+    assert groups["model.pool · MaxPool2d"] == {"MaxPool2DWithIndicesBackward0": 1}
+    assert groups["model.pool#2 · MaxPool2d, 2nd call"] == {
+        "MaxPool2DWithIndicesBackward0": 1}
+    assert groups["model.fc · Linear"] == {"AddmmBackward0": 1, "TBackward0": 1}
 
 
 def test_at_error_draws_the_failing_torch_call_red_with_its_inputs(tmp_path):
@@ -351,10 +378,10 @@ loss.backward()
 """
 
 
-def test_a_big_graph_drawn_without_capture_names_the_options_that_record_modules(tmp_path):
+def test_a_big_graph_drawn_with_no_capture_names_the_options_that_record_modules(tmp_path):
     path = tmp_path / "big.py"
     path.write_text(textwrap.dedent(BIG), encoding="utf-8")
-    result = cli("render", "-o", tmp_path / "g.dot", path)
+    result = cli("render", "--no-capture", "-o", tmp_path / "g.dot", path)
     assert result.exit_code == 0, result.output
     said = " ".join(result.stderr.split())
     assert "graph nodes drawn without module boxes" in said and "--cluster" in said
@@ -368,7 +395,7 @@ def test_a_fresh_process_captures_from_the_scripts_import_of_torch(cnn, tmp_path
     done = vizgrad_process("render", "-q", "--cluster", "--show-stack", "-o", out, cnn)
     assert done.returncode == 0, done.stderr
     graph = _graph(out)
-    assert {c["label"] for c in graph["clusters"]} == {"model", "conv1", "conv2", "pool", "fc"}
+    assert {c["label"] for c in graph["clusters"]} == {"model", "conv1", "conv2", "fc"}
     assert any(line == "cnn.py:20 in forward" for n in graph["nodes"] for line in n["lines"])
 
 

@@ -205,12 +205,16 @@ class TorchNode:
     which are PyTorch's own.
     """
 
-    __slots__ = ("fn", "_next", "_meta", "__weakref__")
+    __slots__ = ("fn", "_next", "_meta", "_gone", "_kept", "__weakref__")
 
     def __init__(self, fn: Any) -> None:
         self.fn = fn
         self._next: tuple | None = None
         self._meta: tuple | None = None
+        # True once the freed probe raised: backward released the saved tensors for good
+        # (PyTorch's error costs ~20 us, and a picture asks each node several times)
+        self._gone: bool | None = None
+        self._kept: tuple | None = None  # _read_saved() once every saved tensor is released
 
     def name(self) -> str:
         return node_name(self.fn)
@@ -300,7 +304,7 @@ class TorchNode:
                     if child is None:  # _new_adapter(fn) and __init__, inlined
                         child = new(TorchLeafNode if type(fn) is leaf_type else TorchNode)
                         child.fn = fn
-                        child._next = child._meta = None
+                        child._next = child._meta = child._gone = child._kept = None
                         ref = table[key] = _Ref(child, _drop)
                         ref.key = key
                     out.append((child, nr))
@@ -345,12 +349,12 @@ class TorchNode:
             if probe is _names:
                 _names(fn)
                 probe = probes[kind]
-            freed = False
-            if probe is not None:
+            freed = bool(node._gone)
+            if probe is not None and not freed:
                 try:
                     getattr(fn, probe)
                 except RuntimeError:
-                    freed = True
+                    freed = node._gone = True
             if kind is _LEAF:  # (meta was read from the leaf itself: _read_meta)
                 variable = info(WalkedLeafInfo)
                 variable.tensor = fn.variable
@@ -387,6 +391,9 @@ class TorchNode:
         return None
 
     def _read_saved(self) -> tuple[dict[str, Any], tuple[SavedInfo, ...]]:
+        kept = self._kept
+        if kept is not None:  # all released: nothing of it changes any more
+            return dict(kept[0]), kept[1]
         fn = self.fn
         names = _names(fn)[0]
         attributes: dict[str, Any] = {}
@@ -413,6 +420,8 @@ class TorchNode:
                 attributes[name] = value
         if isinstance(fn, _PY_NODE):  # a custom torch.autograd.Function: its ctx
             self._read_ctx(fn, attributes, saved)
+        elif saved and all(info.freed for info in saved):
+            self._kept = (dict(attributes), tuple(saved))
         return attributes, tuple(saved)
 
     @staticmethod
@@ -486,8 +495,15 @@ class TorchNode:
         return self._read_saved()[0]
 
     @property
+    def custom(self) -> bool:
+        """True for a custom ``torch.autograd.Function``'s node (its ``ctx``)."""
+        return isinstance(self.fn, _PY_NODE)
+
+    @property
     def freed(self) -> bool:
         """True once backward released this node's saved tensors."""
+        if self._gone:
+            return True
         fn = self.fn
         probe = _PROBES.get(type(fn), _names)
         if probe is _names:
@@ -497,6 +513,7 @@ class TorchNode:
             try:
                 getattr(fn, probe)
             except RuntimeError:
+                self._gone = True
                 return True
         return False
 

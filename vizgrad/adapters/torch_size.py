@@ -11,38 +11,55 @@ before and after backward).
 
 from __future__ import annotations
 
+import gc
+from operator import attrgetter
 from typing import Any
 
 import torch
 
 from .torch import _LEAF, _PY_NODE, _SAVED, LEAF_SEQ, _names
-from .torch_tensor import storage_of, wrapped_number
+from .torch_tensor import wrapped_number
 
 _Tensor = torch.Tensor
 
 
 def torch_graph_size(fns: list[Any]) -> tuple[int, int, int, int | None, int | None]:
     """``(nodes, depth, saved bytes, newest seq, oldest op seq)`` below the PyTorch
-    nodes ``fns``: what ``_size_of(topology(roots))`` gives for the same roots."""
-    below: dict[Any, tuple] = {}
-    stack = list(fns)
-    pop, push = stack.pop, stack.append
-    while stack:  # topology()'s walk: the same order of nodes
-        fn = pop()
-        if fn in below:
-            continue
-        below[fn] = nexts = fn.next_functions  # ((node or None, input nr), ...)
-        for child, _ in nexts:
-            if child is not None and child not in below:
-                push(child)
-    order = list(below)
-    kinds = _KINDS
-    buffers: dict[int, int] = {}
-    seen: dict[int, Any] = {}
+    nodes ``fns``: what ``_size_of(topology(roots))`` gives for the same roots.
+
+    The cyclic collector is paused meanwhile: the walk makes a Python object for each
+    node, its ``next_functions`` and each saved tensor, all freed before it returns;
+    a collection in between would scan (and promote) them all, and with the pause the
+    step's count of new objects is back where it was, so none is brought forward."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _size(fns)  # (its objects are freed when it returns)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _size(fns: list[Any]) -> tuple[int, int, int, int | None, int | None]:
+    # One pass: topology()'s walk (the same order of nodes), each node read as it is
+    # reached (its seq, its saved tensors), then the depth over the positions.
+    position: dict[Any, int] = {}  # node -> its place in the walk's order
+    edges: list[tuple] = []  # each node's next_functions, in that order
     tensors: list[Any] = []
+    kinds, getters = _KINDS, _GETTERS
     newest = oldest = None
     no_seq = ops_unknown = False
-    for fn in order:
+    stack = list(fns)
+    pop, push, add, extend = stack.pop, stack.append, edges.append, tensors.extend
+    while stack:
+        fn = pop()
+        if fn in position:
+            continue
+        position[fn] = len(edges)
+        add(nexts := fn.next_functions)  # ((node or None, input nr), ...)
+        for child, _ in nexts:
+            if child is not None and child not in position:
+                push(child)
         kind = kinds.get(type(fn))
         if kind is None:
             kind = _kind_of(fn)
@@ -57,49 +74,80 @@ def torch_graph_size(fns: list[Any]) -> tuple[int, int, int, int | None, int | N
                 newest = seq
             if oldest is None or seq < oldest:
                 oldest = seq
+        if not kind:
+            continue
         if kind is _PYTHON_KIND:  # a custom Function's ctx.save_for_backward
             try:
-                tensors.extend(t for t in fn.saved_tensors if isinstance(t, _Tensor))
+                extend(t for t in fn.saved_tensors if isinstance(t, _Tensor))
             except RuntimeError:  # freed: holds nothing now
                 pass
             continue
-        for attribute in kind:
-            try:
-                value = getattr(fn, attribute)
-            except RuntimeError:  # released (a freed or partly run node): holds nothing
-                continue
+        try:
+            values = getters[type(fn)](fn)  # every saved attribute in one call
+        except RuntimeError:  # some released (a freed or partly run node): one by one
+            values = _readable(fn, kind)
+        for value in values:
             if isinstance(value, _Tensor):
                 tensors.append(value)
             elif isinstance(value, (tuple, list)):
-                tensors.extend(v for v in value if isinstance(v, _Tensor))
-    for tensor in tensors:  # TorchNode.saved_buffers' sizes, without the leaf test
+                extend(v for v in value if isinstance(v, _Tensor))
+    return (len(edges), _depth(position, edges, no_seq), _saved_bytes(tensors), newest,
+            None if ops_unknown else oldest)
+
+
+def _saved_bytes(tensors: list[Any]) -> int:
+    """TorchNode.saved_buffers' sizes summed, without the leaf test: each storage once."""
+    buffers: dict[int, int] = {}
+    seen: dict[int, Any] = {}
+    for tensor in tensors:
         if id(tensor) in seen:  # a tensor several nodes save: read once
             continue
         seen[id(tensor)] = tensor  # (kept: its id is not reused meanwhile)
         if tensor.dim() == 0 and wrapped_number(tensor):
             continue
-        found = storage_of(tensor)
-        if found is not None:
-            buffers[found[0]] = found[1]
+        try:  # storage_of(), inline
+            storage = tensor.untyped_storage()
+            pointer, size = storage.data_ptr(), storage.nbytes()
+        except (RuntimeError, NotImplementedError):  # sparse, meta: no plain storage
+            continue
+        buffers[pointer if size else id(tensor)] = size
+    return sum(buffers.values())
+
+
+def _depth(position: dict[Any, int], edges: list[tuple], no_seq: bool) -> int:
+    """The longest chain of nodes, relaxed in topology()'s order of the nodes."""
     if not no_seq:  # (a graph without leaves: topology() sorts it by seq)
-        order.sort(key=_seq_of, reverse=True)
-    index = {fn: i for i, fn in enumerate(order)}
-    level = [1] * len(order)
-    for position, fn in enumerate(order):
-        deeper = level[position] + 1
-        for child, _ in below[fn]:
+        order = sorted(position, key=_seq_of, reverse=True)
+        edges = [edges[position[fn]] for fn in order]
+        position = {fn: i for i, fn in enumerate(order)}
+    level = [1] * len(edges)
+    for at, nexts in enumerate(edges):
+        deeper = level[at] + 1
+        for child, _ in nexts:
             if child is not None:
-                at = index[child]
-                if deeper > level[at]:
-                    level[at] = deeper
-    return (len(order), max(level, default=0), sum(buffers.values()), newest,
-            None if ops_unknown else oldest)
+                place = position[child]
+                if deeper > level[place]:
+                    level[place] = deeper
+    return max(level, default=0)
+
+
+def _readable(fn: Any, kind: tuple) -> list[Any]:
+    """The saved attributes of ``fn`` that can still be read (released ones raise)."""
+    values = []
+    for attribute in kind:
+        try:
+            values.append(getattr(fn, attribute))
+        except RuntimeError:  # released: holds nothing
+            continue
+    return values
 
 
 _LEAF_KIND: tuple = ("leaf",)
 _PYTHON_KIND: tuple = ("python",)
 #: node type -> _LEAF_KIND, _PYTHON_KIND or the ``_saved_*`` attributes holding tensors
 _KINDS: dict[type, tuple] = {}
+#: node type -> a function returning its ``_saved_*`` attributes' values (a tuple)
+_GETTERS: dict[type, Any] = {}
 
 
 def _kind_of(fn: Any) -> tuple:
@@ -110,8 +158,15 @@ def _kind_of(fn: Any) -> tuple:
         found = _PYTHON_KIND
     else:
         found = tuple(_SAVED + name for name in _names(fn)[1])
+        if found:
+            getter = attrgetter(*found)
+            _GETTERS[kind] = getter if len(found) > 1 else _one(getter)
     _KINDS[kind] = found
     return found
+
+
+def _one(getter: Any) -> Any:
+    return lambda fn: (getter(fn),)
 
 
 def _seq_of(fn: Any) -> int:

@@ -16,14 +16,17 @@ float16 = np.dtype("float16")
 float32 = np.dtype("float32")
 float64 = np.dtype("float64")
 int32 = np.dtype("int32")
+uint8 = np.dtype("uint8")
+int8 = np.dtype("int8")
+int16 = np.dtype("int16")
 int64 = np.dtype("int64")
 bool_ = np.dtype("bool")
 
 _DTYPE_NAMES: dict[str, Any] = {
     "float16": float16, "half": float16, "float32": float32, "float": float32,
     "float64": float64, "double": float64, "int32": int32, "int": int32,
-    "int64": int64, "long": int64, "bool": bool_, "uint8": np.dtype("uint8"),
-    "int8": np.dtype("int8"), "int16": np.dtype("int16")}
+    "int64": int64, "long": int64, "bool": bool_, "uint8": uint8,
+    "int8": int8, "int16": int16, "short": int16}
 _DEFAULT = {"dtype": float32}
 _GENERATOR = {"rng": np.random.default_rng(0)}
 

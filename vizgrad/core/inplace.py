@@ -214,3 +214,35 @@ def refresh_view(view: Tensor) -> None:
     view._view_version = version
     if view._grad_fn is not old_node:
         _follow_retain_grad(view, old_node, old_nr)  # as PyTorch: .grad follows the view
+
+
+def apply_view_inplace(cls: type[Function], target: Tensor, args: tuple, name: str) -> Tensor:
+    """An in-place view op (``t_``, ``transpose_``, ``squeeze_``, ``unsqueeze_``): the
+    tensor itself takes the view's shape and strides and, with grad mode on, its node
+    (PyTorch's ``TBackward1``, ``UnsqueezeBackward1``...); the version counter is bumped
+    and a view's chain grows by the op, so writes through it reach its base as before.
+    Views made of the tensor before the call still follow its old shape (a limit:
+    PyTorch tracks them by strides). ``name`` is the method's, for messages (``t_``)."""
+    if grad_enabled() and target._rg:
+        if target._grad_fn is None and target._base is None:
+            raise RuntimeError(
+                f"a leaf tensor that requires grad is used in an in-place operation "
+                f"({name}) at {user_location()}. Wrap parameter updates in "
+                "`with vizgrad.no_grad():`, or use an out-of-place op.")
+        base = target._base
+        if base is not None and base._grad_fn is None and base._rg:
+            raise RuntimeError(
+                f"a view of a leaf tensor that requires grad is used in an in-place operation "
+                f"({name} at {user_location()}). Modify a clone of the leaf instead.")
+    out = cls.apply(target, *args)  # (apply re-derives a stale view's history first)
+    target.array = out.array
+    if grad_enabled():
+        old_node, old_nr = target._grad_fn, target._output_nr
+        target._grad_fn, target._output_nr, target._rg = out._grad_fn, out._output_nr, out._rg
+        _follow_retain_grad(target, old_node, old_nr)
+    if target._base is not None:
+        target._view_chain = out._view_chain
+    target._bump_version()
+    if target._base is not None:
+        target._view_version = target._vc[0]
+    return target

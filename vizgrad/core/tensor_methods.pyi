@@ -135,8 +135,6 @@ class TensorMethods:
         """``input > other``, elementwise, as a bool tensor (``torch.gt``)."""
     def __ge__(self, other: Tensor | _float) -> Tensor:
         """``input >= other``, elementwise, as a bool tensor (``torch.ge``)."""
-    def __invert__(self) -> Tensor:
-        """``not input``, elementwise, as a bool tensor (``torch.logical_not``)."""
     def exp(self) -> Tensor:
         """``e ** self``, elementwise (``torch.Tensor.exp``); ``vizgrad.exp``."""
     def log(self) -> Tensor:
@@ -363,12 +361,24 @@ class TensorMethods:
         """``beta * input + alpha * (batch1 @ batch2)``; ``input`` broadcasts to the result."""
     def mm(self, mat2: Tensor) -> Tensor:
         """``input @ mat2`` for two matrices. Example: ``vizgrad.mm(a, b)``."""
+    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: _float = 1, alpha: _float = 1) -> Tensor:
+        """``beta * input + alpha * (mat1 @ mat2)``, with ``input`` broadcast to the product
+        (PyTorch's ``torch.addmm``, the node a linear layer records)."""
     def mv(self, vec: Tensor) -> Tensor:
         """``input @ vec`` for a matrix and a vector. Example: ``vizgrad.mv(a, v)``."""
     def dot(self, tensor: Tensor) -> Tensor:
         """Inner product of two vectors. Example: ``vizgrad.dot(u, v)``."""
     def outer(self, vec2: Tensor) -> Tensor:
         """Outer product of two vectors (``input[:, None] * vec2``, as PyTorch records it)."""
+    def det(self) -> Tensor:
+        """The determinant of a square matrix (or of each in a batch), ``torch.det``."""
+    def inverse(self) -> Tensor:
+        """``torch.inverse``: ``vizgrad.linalg.inv``."""
+    def slogdet(self) -> Tensor:
+        """``(sign, logabsdet)`` of the determinant, ``torch.slogdet``."""
+    def cross(self, other: Tensor, dim: _int | None = None) -> Tensor:
+        """``torch.cross``: the cross product along ``dim``; without ``dim`` the first dim of size
+        3, as PyTorch (which warns that this default will change)."""
     def __matmul__(self, other: Tensor) -> Tensor:
         """``self @ other``: ``vizgrad.matmul`` (``torch.Tensor.__matmul__``)."""
     def __rmatmul__(self, other: Tensor) -> Tensor:
@@ -418,6 +428,12 @@ class TensorMethods:
         """Cast to int32 (``torch.Tensor.int``)."""
     def bool(self) -> Tensor:
         """Cast to bool (``torch.Tensor.bool``)."""
+    def byte(self) -> Tensor:
+        """Cast to uint8 (``torch.Tensor.byte``)."""
+    def char(self) -> Tensor:
+        """Cast to int8 (``torch.Tensor.char``)."""
+    def short(self) -> Tensor:
+        """Cast to int16 (``torch.Tensor.short``)."""
     def cpu(self) -> Tensor:
         """This tensor in host memory (``torch.Tensor.cpu``); already there, itself."""
     def cuda(self, device: Any = 0, non_blocking: _bool = False) -> Tensor:
@@ -454,3 +470,157 @@ class TensorMethods:
         requires_grad: _bool = False) -> Tensor:
         """``vizgrad.tensor(data)`` with this tensor's dtype and device
         (``torch.Tensor.new_tensor``)."""
+    def bitwise_and(self, other: Tensor | _int) -> Tensor:
+        """``input & other``, elementwise, on bool and integer tensors (``torch.bitwise_and``)."""
+    def bitwise_or(self, other: Tensor | _int) -> Tensor:
+        """``input | other``, elementwise, on bool and integer tensors (``torch.bitwise_or``)."""
+    def bitwise_xor(self, other: Tensor | _int) -> Tensor:
+        """``input ^ other``, elementwise, on bool and integer tensors (``torch.bitwise_xor``)."""
+    def bitwise_not(self) -> Tensor:
+        """``~input``: every bit flipped (integers), ``not`` (bools) (``torch.bitwise_not``)."""
+    def bitwise_and_(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self &= other`` (``torch.Tensor.bitwise_and_``)."""
+    def bitwise_or_(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self |= other`` (``torch.Tensor.bitwise_or_``)."""
+    def bitwise_xor_(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self ^= other`` (``torch.Tensor.bitwise_xor_``)."""
+    def bitwise_not_(self) -> Tensor:
+        """In place: ``self = ~self`` (``torch.Tensor.bitwise_not_``)."""
+    def __and__(self, other: Tensor | _int) -> Tensor:
+        """``input & other``, elementwise, on bool and integer tensors (``torch.bitwise_and``)."""
+    def __or__(self, other: Tensor | _int) -> Tensor:
+        """``input | other``, elementwise, on bool and integer tensors (``torch.bitwise_or``)."""
+    def __xor__(self, other: Tensor | _int) -> Tensor:
+        """``input ^ other``, elementwise, on bool and integer tensors (``torch.bitwise_xor``)."""
+    def __rand__(self, other: _int) -> Tensor:
+        """``other & self`` for a number on the left (``torch.Tensor.__rand__``)."""
+    def __ror__(self, other: _int) -> Tensor:
+        """``other | self`` for a number on the left (``torch.Tensor.__ror__``)."""
+    def __rxor__(self, other: _int) -> Tensor:
+        """``other ^ self`` for a number on the left (``torch.Tensor.__rxor__``)."""
+    def __iand__(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self &= other`` (``torch.Tensor.bitwise_and_``)."""
+    def __ior__(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self |= other`` (``torch.Tensor.bitwise_or_``)."""
+    def __ixor__(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self ^= other`` (``torch.Tensor.bitwise_xor_``)."""
+    def __invert__(self) -> Tensor:
+        """``~self``: ``bitwise_not`` (``torch.Tensor.__invert__``)."""
+    def bitwise_left_shift(self, other: Tensor | _int) -> Tensor:
+        """``input << other``, elementwise, on integer tensors (``torch.bitwise_left_shift``)."""
+    def bitwise_right_shift(self, other: Tensor | _int) -> Tensor:
+        """``input >> other``, elementwise, on integer tensors (``torch.bitwise_right_shift``)."""
+    def bitwise_left_shift_(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self <<= other`` (``torch.Tensor.bitwise_left_shift_``)."""
+    def bitwise_right_shift_(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self >>= other`` (``torch.Tensor.bitwise_right_shift_``)."""
+    def __lshift__(self, other: Tensor | _int) -> Tensor:
+        """``input << other``, elementwise, on integer tensors (``torch.bitwise_left_shift``)."""
+    def __rshift__(self, other: Tensor | _int) -> Tensor:
+        """``input >> other``, elementwise, on integer tensors (``torch.bitwise_right_shift``)."""
+    def __rlshift__(self, other: _int) -> Tensor:
+        """``other << self`` for a number on the left (``torch.Tensor.__rlshift__``)."""
+    def __rrshift__(self, other: _int) -> Tensor:
+        """``other >> self`` for a number on the left (``torch.Tensor.__rrshift__``)."""
+    def __ilshift__(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self <<= other`` (``torch.Tensor.bitwise_left_shift_``)."""
+    def __irshift__(self, other: Tensor | _int) -> Tensor:
+        """In place: ``self >>= other`` (``torch.Tensor.bitwise_right_shift_``)."""
+    def logical_not_(self) -> Tensor:
+        """In-place ``logical_not`` (``torch.Tensor.logical_not_``)."""
+    def eq_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``eq`` (``torch.Tensor.eq_``)."""
+    def ne_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``ne`` (``torch.Tensor.ne_``)."""
+    def lt_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``lt`` (``torch.Tensor.lt_``)."""
+    def le_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``le`` (``torch.Tensor.le_``)."""
+    def gt_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``gt`` (``torch.Tensor.gt_``)."""
+    def ge_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``ge`` (``torch.Tensor.ge_``)."""
+    def kthvalue(self, k: _int, dim: _int = -1, keepdim: _bool = False) -> tuple:
+        """``(values, indices)`` of the ``k``-th smallest along ``dim`` (``torch.kthvalue``)."""
+    def median(self, dim: _int | None = None, keepdim: _bool = False) -> Tensor:
+        """The lower median (``torch.median``)."""
+    def unique(self, sorted: _bool = True, return_inverse: _bool = False,
+        return_counts: _bool = False, dim: _int | None = None) -> Tensor:
+        """The distinct elements, sorted (``torch.unique``)."""
+    def repeat_interleave(self, repeats: Tensor | _int | None = None, dim: _int | None = None, *,
+        output_size: _int | None = None) -> Tensor:
+        """Each element repeated ``repeats`` times (``torch.repeat_interleave``)."""
+    def tensor_split(self, indices_or_sections: Any, dim: _int = 0) -> tuple:
+        """``input`` cut into views along ``dim`` (``torch.tensor_split``)."""
+    def exp_(self) -> Tensor:
+        """In-place ``exp`` (``torch.Tensor.exp_``)."""
+    def log_(self) -> Tensor:
+        """In-place ``log`` (``torch.Tensor.log_``)."""
+    def neg_(self) -> Tensor:
+        """In-place ``neg`` (``torch.Tensor.neg_``)."""
+    def sin_(self) -> Tensor:
+        """In-place ``sin`` (``torch.Tensor.sin_``)."""
+    def cos_(self) -> Tensor:
+        """In-place ``cos`` (``torch.Tensor.cos_``)."""
+    def tan_(self) -> Tensor:
+        """In-place ``tan`` (``torch.Tensor.tan_``)."""
+    def tanh_(self) -> Tensor:
+        """In-place ``tanh`` (``torch.Tensor.tanh_``)."""
+    def sigmoid_(self) -> Tensor:
+        """In-place ``sigmoid`` (``torch.Tensor.sigmoid_``)."""
+    def rsqrt_(self) -> Tensor:
+        """In-place ``rsqrt`` (``torch.Tensor.rsqrt_``)."""
+    def expm1_(self) -> Tensor:
+        """In-place ``expm1`` (``torch.Tensor.expm1_``)."""
+    def log1p_(self) -> Tensor:
+        """In-place ``log1p`` (``torch.Tensor.log1p_``)."""
+    def log2_(self) -> Tensor:
+        """In-place ``log2`` (``torch.Tensor.log2_``)."""
+    def erf_(self) -> Tensor:
+        """In-place ``erf`` (``torch.Tensor.erf_``)."""
+    def reciprocal_(self) -> Tensor:
+        """In-place ``reciprocal`` (``torch.Tensor.reciprocal_``)."""
+    def sign_(self) -> Tensor:
+        """In-place ``sign`` (``torch.Tensor.sign_``)."""
+    def floor_(self) -> Tensor:
+        """In-place ``floor`` (``torch.Tensor.floor_``)."""
+    def ceil_(self) -> Tensor:
+        """In-place ``ceil`` (``torch.Tensor.ceil_``)."""
+    def round_(self, decimals: _int = 0) -> Tensor:
+        """In-place ``round`` (``torch.Tensor.round_``)."""
+    def square_(self) -> Tensor:
+        """In-place ``square``: ``self ** 2`` (``torch.Tensor.square_``, a ``PowBackward0``)."""
+    def pow_(self, exponent: Tensor | _float) -> Tensor:
+        """In place: ``self **= exponent`` (``torch.Tensor.pow_``)."""
+    def fmod_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``fmod`` (``torch.Tensor.fmod_``)."""
+    def remainder_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``remainder``: ``self %= other`` (``torch.Tensor.remainder_``)."""
+    def floor_divide_(self, other: Tensor | _float) -> Tensor:
+        """In place: ``self //= other`` (``torch.Tensor.floor_divide_``)."""
+    def atan2_(self, other: Tensor) -> Tensor:
+        """In-place ``atan2`` (``torch.Tensor.atan2_``)."""
+    def xlogy_(self, other: Tensor | _float) -> Tensor:
+        """In-place ``xlogy`` (``torch.Tensor.xlogy_``)."""
+    def t_(self) -> Tensor:
+        """Transpose a matrix in place (``torch.Tensor.t_``); a ``TBackward1`` node."""
+    def transpose_(self, dim0: _int, dim1: _int) -> Tensor:
+        """Swap two dims in place (``torch.Tensor.transpose_``); a ``TransposeBackward1`` node."""
+    def squeeze_(self, dim: _int | tuple[_int, ...] | None = None) -> Tensor:
+        """Drop size-1 dims in place (``torch.Tensor.squeeze_``)."""
+    def unsqueeze_(self, dim: _int) -> Tensor:
+        """Insert a size-1 dim in place (``torch.Tensor.unsqueeze_``); ``UnsqueezeBackward1``."""
+    def cumsum_(self, dim: _int, dtype: Any = None) -> Tensor:
+        """In-place running sum along ``dim`` (``torch.Tensor.cumsum_``)."""
+    def cumprod_(self, dim: _int, dtype: Any = None) -> Tensor:
+        """In-place running product along ``dim`` (``torch.Tensor.cumprod_``)."""
+    def baddbmm_(self, batch1: Tensor, batch2: Tensor, *, beta: _float = 1,
+        alpha: _float = 1) -> Tensor:
+        """In place: ``self = beta * self + alpha * (batch1 @ batch2)``
+        (``torch.Tensor.baddbmm_``)."""
+    def __imod__(self, other: Tensor | _float) -> Tensor:
+        """``self %= other``, in place (``torch.Tensor.__imod__``)."""
+    def __ifloordiv__(self, other: Tensor | _float) -> Tensor:
+        """``self //= other``, in place (``torch.Tensor.__ifloordiv__``)."""
+    def __ipow__(self, other: Tensor | _float) -> Tensor:
+        """``self **= other``, in place (``torch.Tensor.__ipow__``)."""

@@ -59,25 +59,28 @@ def combine_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 class StatsCache:
-    """:func:`grad_stats` that measures each array once while it lives.
+    """:func:`grad_stats` that measures each gradient once while it lives.
 
     The gradient a node sends along an edge is, unless a broadcast was summed or two
-    gradients were added, the very array its input's node receives next: one backward
-    would otherwise measure most gradients twice.  Arrays are recognised by identity
-    (through a weak reference, so a recycled ``id`` is never mistaken and no array is
-    kept alive); each caller gets its own copy of the statistics.
+    gradients were added, the very array (or PyTorch tensor) its input's node receives
+    next: one backward would otherwise measure most gradients twice.  Gradients are
+    recognised by identity (through a weak reference, so a recycled ``id`` is never
+    mistaken and nothing is kept alive) and, for a PyTorch tensor, by its version
+    counter too (PyTorch may add a second gradient into the first in place); each
+    caller gets its own copy of the statistics.
     """
 
     def __init__(self) -> None:
-        self._seen: dict[int, tuple[Any, dict[str, Any]]] = {}
+        self._seen: dict[int, tuple[Any, Any, dict[str, Any]]] = {}
 
     def __call__(self, array: Any) -> dict[str, Any]:
         hit = self._seen.get(id(array))
-        if hit is not None and hit[0]() is array:
-            return dict(hit[1])
+        version = getattr(array, "_version", None)  # PyTorch's count of in-place writes
+        if hit is not None and hit[0]() is array and hit[1] == version:
+            return dict(hit[2])
         entry = grad_stats(array)
         try:
-            self._seen[id(array)] = (weakref.ref(array), entry)
+            self._seen[id(array)] = (weakref.ref(array), version, entry)
         except TypeError:  # None, or an object without weak references: not kept
             pass
         return dict(entry)
@@ -96,14 +99,20 @@ def node_entry(grad_outputs: tuple, grad_inputs: tuple, metas: Any,
     an input has no metadata (``None``: a PyTorch input that needs no gradient) its
     gradient goes nowhere: the entry is ``None``."""
     stats = stats or grad_stats
-    entry = combine_stats([stats(graph.to_numpy(g)) for g in grad_outputs])
+    # a PyTorch tensor is measured as itself (grad_stats copies it to the host), so
+    # that a cache knows it again when the next node receives it
+    torch_tensor = graph.is_torch_tensor
+    entry = combine_stats([stats(g if torch_tensor(g) else graph.to_numpy(g))
+                           for g in grad_outputs])
     edges = []
     for nr, grad in enumerate(grad_inputs):
         meta = metas[nr] if nr < len(metas) else None
-        array = None if grad is None or meta is None else graph.to_numpy(grad)
-        if array is not None:
-            array = graph.sum_to_array(array, meta.shape)
-        edges.append(None if array is None else stats(array))
+        if grad is None or meta is None:
+            edges.append(None)
+        elif torch_tensor(grad) and grad.shape == meta.shape:  # nothing to sum
+            edges.append(stats(grad))
+        else:
+            edges.append(stats(graph.sum_to_array(graph.to_numpy(grad), meta.shape)))
     entry["edges"] = edges
     return entry
 

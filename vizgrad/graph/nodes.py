@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..core import facts as fast
-from ..core.node import AccumulateGrad, SavedTensor, SlotMeta
+from ..core.node import AccumulateGrad, FunctionNode, SavedTensor, SlotMeta
 from ..core.stack import StackFrame
 from ..core.tensor import NAMES_KEY
 from .protocol import NodeFacts
@@ -220,6 +220,16 @@ class GraphNode:
     @property
     def freed(self) -> bool:
         return bool(getattr(self.raw, "freed", False))
+
+    @property
+    def custom(self) -> bool:
+        """True for a user-defined Function's node (``vizgrad.autograd.Function``, a
+        PyTorch ``torch.autograd.Function``: an adapter's ``custom``): pictures draw
+        its ``ctx.saved_tensors`` by default, as pytorchviz does."""
+        raw = self.raw
+        if fast.reads(raw):  # no attribute miss (Node.__getattr__) on every op node
+            return isinstance(raw, FunctionNode)
+        return bool(getattr(raw, "custom", False))
 
     @property
     def is_accumulate(self) -> bool:

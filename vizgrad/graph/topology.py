@@ -13,6 +13,7 @@ from typing import Any
 from ..core import facts as fast
 from ..core.node import AccumulateGrad
 from .nodes import GraphNode
+from .tensors import is_torch_tensor
 from .walking import root_items, walk_roots
 
 
@@ -153,6 +154,13 @@ def graph_size(roots: Any) -> GraphSize:
     >>> size.nodes, size.depth
     (11, 7)
     """
+    fn = getattr(roots, "grad_fn", None)
+    if fn is not None and not fast.reads(fn) and is_torch_tensor(roots):
+        # one PyTorch tensor (GraphMonitor's every step): its node read bare, without
+        # the adapters _root_nodes makes (the same node: TorchTensorInfo.node's)
+        from ..adapters.torch_size import torch_graph_size
+
+        return GraphSize(*torch_graph_size([fn]))
     raws = _root_nodes(roots)
     found = fast.graph_size(raws)
     if found is None:  # a node that is not vizgrad's

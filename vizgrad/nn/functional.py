@@ -49,12 +49,13 @@ from ..ops.nn_loss import (
 )
 from ..ops.nn_loss_regression import huber_loss, l1_loss, mse_loss, smooth_l1_loss
 from ..ops.nn_norm import batch_norm, group_norm, instance_norm, layer_norm
-from ..ops.nn_pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d
+from ..ops.nn_pool import adaptive_avg_pool2d, avg_pool1d, avg_pool2d, max_pool2d
 from ..ops.nn_upsample import interpolate
 from ..ops.shaping import pad
 
 __all__ = [
-    "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "bilinear", "binary_cross_entropy",
+    "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm", "bilinear",
+    "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "conv1d", "cosine_similarity", "normalize",
     "pairwise_distance", "conv2d", "conv3d", "conv_transpose1d",
     "conv_transpose2d", "cross_entropy", "dropout", "dropout2d", "elu", "embedding", "gelu",

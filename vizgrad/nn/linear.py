@@ -12,6 +12,9 @@ from . import init
 from .module import Module
 from .parameter import Parameter
 
+_SPARSE_REFUSAL = ("Embedding: sparse=True (sparse gradients) is not supported: vizgrad's "
+                   "gradients are dense arrays; leave sparse=False")
+
 
 def _param(*shape: int, dtype: Any = None, device: Any = None) -> Parameter:
     # Made on its device (a meta parameter takes no memory at all), not moved there.
@@ -127,19 +130,44 @@ class Dropout(Module):
 
 
 class Embedding(Module):
-    """A lookup table: ``weight[indices]``; rows start N(0, 1), ``padding_idx`` row zero."""
+    """A lookup table: ``weight[indices]``; rows start N(0, 1), ``padding_idx`` row zero.
+
+    ``max_norm`` rescales the looked-up rows in place at each call (see
+    ``F.embedding``); ``scale_grad_by_freq`` divides each row's gradient by its count
+    in the batch; ``sparse=True`` (sparse gradients) is refused.
+
+    Example
+    -------
+    >>> table = vizgrad.nn.Embedding(10, 3, max_norm=1.0, scale_grad_by_freq=True)
+    >>> table(vizgrad.tensor([[1, 1, 4]])).shape
+    (1, 3, 3)
+    """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 device: Any = None, dtype: Any = None, _weight: Tensor | None = None) -> None:
+                 max_norm: float | None = None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, sparse: bool = False,
+                 _weight: Tensor | None = None, _freeze: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
         super().__init__()
+        if sparse:
+            raise NotImplementedError(_SPARSE_REFUSAL)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        if padding_idx is not None and padding_idx < 0:
-            padding_idx += num_embeddings
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:  # PyTorch's words
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            if padding_idx < 0:
+                padding_idx += num_embeddings
         self.padding_idx = padding_idx
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is not None:
-            self.weight = Parameter(_weight)
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise AssertionError("Shape of weight does not match num_embeddings and "
+                                     "embedding_dim")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
         else:
             self.weight = _param(num_embeddings, embedding_dim, dtype=dtype, device=device)
+            self.weight.requires_grad_(not _freeze)
             self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -148,8 +176,17 @@ class Embedding(Module):
             self.weight.array[self.padding_idx] = 0
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
-        return text + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        return text

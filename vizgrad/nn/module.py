@@ -22,7 +22,9 @@ Two names are kept up to date automatically, both from attribute names:
   registration (a weak link to the parent), not only call nesting, so
   ``self.heads["a"](x)`` records ``"heads.a"``; a module that is registered nowhere
   and called while another scope is active nests under it with its class name
-  lowercased (``"outer.linear"``).
+  lowercased (``"outer.linear"``).  A module called again within one call of its
+  parent records which call it is: ``pool``, then ``pool#2`` (counted afresh at each
+  root call; ``vizgrad.graph.scopes``), so each call is its own box in a picture.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from typing import Any
 from ..core.node import RemovableHandle, add_hook
 from ..core.state import current_scope, no_grad, set_scope
 from ..core.tensor import Tensor
+from ..graph.scopes import call_scope
 from .backward_hooks import finish_backward_hooks, start_backward_hooks
 from .parameter import Parameter
 from .state import IncompatibleKeys, cast_tensor, load_into
@@ -145,8 +148,11 @@ class Module:
             active = _ACTIVE.stack
         except AttributeError:  # this thread's first module call
             active = _ACTIVE.stack = []
+            _ACTIVE.calls = {}
+        if not active:  # a root call: its modules' calls are counted afresh
+            _ACTIVE.calls.clear()
         previous = current_scope()
-        path = self._call_scope(active, previous)
+        path = self._call_scope(active, previous, _ACTIVE.calls)
         set_scope(path)
         active.append((self, path))
         try:
@@ -163,8 +169,9 @@ class Module:
             output = finish_backward_hooks(backward_hook, output)
         return output
 
-    def _call_scope(self, active: list, current: str) -> str:
-        """This module's path under its nearest ancestor that is running right now.
+    def _call_scope(self, active: list, current: str, calls: dict[str, int]) -> str:
+        """This module's path under its nearest ancestor that is running right now,
+        marked ``#k`` for its k-th call within that ancestor's call (``vizgrad.graph.scopes``).
 
         Walking registered parents (not just the call nesting) keeps the path right
         when a parent's forward reaches a grandchild directly, as in
@@ -175,12 +182,12 @@ class Module:
             running, running_path = active[-1]
             if running is ref():  # called by its running parent (Sequential, most layers)
                 own = self._scope_name or type(self).__name__.lower()
-                return f"{running_path}.{own}" if running_path else own
-        return self._walk_scope(active, current)
+                return call_scope(running_path, own, (type(self).__name__,), calls)
+        return self._walk_scope(active, current, calls)
 
-    def _walk_scope(self, active: list, current: str) -> str:
+    def _walk_scope(self, active: list, current: str, calls: dict[str, int]) -> str:
         """``_call_scope`` in full: up the registered parents to one that is running."""
-        names = []
+        names, classes = [], []
         module = self
         base = None
         while base is None:
@@ -196,8 +203,10 @@ class Module:
                     own = type(module).__name__.lower()
                 if own:
                     names.append(own)
+                    classes.append(type(module).__name__)
                 break
             names.append(module._scope_name or type(module).__name__.lower())
+            classes.append(type(module).__name__)
             for running, scope_path in reversed(active):
                 if running is parent:
                     base = scope_path
@@ -205,8 +214,7 @@ class Module:
             module = parent
         if base is None:
             base = current  # nothing above us is running: nest under the caller's scope
-        path = ".".join(reversed(names))
-        return f"{base}.{path}" if base and path else (base or path)
+        return call_scope(base, ".".join(reversed(names)), tuple(reversed(classes)), calls)
 
     def register_forward_hook(self, hook: Callable) -> RemovableHandle:
         """Call ``hook(module, inputs, output)`` after forward; a non-None result replaces it."""

@@ -12,6 +12,7 @@ per (layer, direction), as PyTorch's oneDNN path (see ``ops/nn_rnn.py``).
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from ..core.factory import empty, zeros
@@ -26,14 +27,17 @@ from .module import Module
 from .parameter import Parameter
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+_PROJECTION_WARNED = [False]  # PyTorch says it once per process (TORCH_WARN_ONCE)
 
 
-def _cell_step(mode: str, x_proj: Any, state: Any, w_hh: Tensor, b_hh: Tensor | None) -> Any:
+def _cell_step(mode: str, x_proj: Any, state: Any, w_hh: Tensor, b_hh: Tensor | None,
+               w_hr: Tensor | None = None) -> Any:
     """One cell step on the step's input projection ``x_proj`` (``x @ w_ih.T + b_ih``,
     or a function making it: a cell projects its input after ``linear_hh`` for LSTM and
     RNN, before for GRU, as ATen does), in ATen's order of operations (``LSTMCell``,
     ``GRUCell``, ``SimpleCell``): the hidden projection ``linear_hh(h)`` first in every
-    sum, the gates split with ``unsafe_chunk``."""
+    sum, the gates split with ``unsafe_chunk``; an LSTM with projections ends with
+    ``h @ w_hr.T`` (ATen's ``matmul_hr``)."""
     if mode == "GRU":
         x_r, x_z, x_n = (x_proj() if callable(x_proj) else x_proj).unsafe_chunk(3, 1)
         h_r, h_z, h_n = F.linear(state, w_hh, b_hh).unsafe_chunk(3, 1)
@@ -47,7 +51,8 @@ def _cell_step(mode: str, x_proj: Any, state: Any, w_hh: Tensor, b_hh: Tensor | 
     if mode == "LSTM":
         i, f, g, o = pre.unsafe_chunk(4, 1)
         c = f.sigmoid() * state[1] + i.sigmoid() * g.tanh()
-        return o.sigmoid() * c.tanh(), c
+        h = o.sigmoid() * c.tanh()
+        return (h if w_hr is None else h.matmul(w_hr.t())), c
     return pre.tanh() if mode == "RNN_TANH" else pre.relu()
 
 
@@ -78,30 +83,41 @@ class RNNBase(Module):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, device: Any = None, dtype: Any = None) -> None:
+                 bidirectional: bool = False, proj_size: int = 0, device: Any = None,
+                 dtype: Any = None) -> None:
         super().__init__()
         if not 0 <= dropout <= 1:
             raise ValueError(f"dropout must be in [0, 1], got {dropout}")
+        if proj_size < 0:  # PyTorch's words
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
-        self.bidirectional = bidirectional
+        self.bidirectional, self.proj_size = bidirectional, proj_size
         directions = 2 if bidirectional else 1
         gate_size = _GATES[self.mode] * hidden_size
+        real_hidden = proj_size or hidden_size  # what h carries (and the next layer reads)
         self._flat_names: list[list[str]] = []
         for layer in range(num_layers):
-            layer_input = input_size if layer == 0 else hidden_size * directions
+            layer_input = input_size if layer == 0 else real_hidden * directions
             for direction in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if direction else "")
                 names = [f"weight_ih{suffix}", f"weight_hh{suffix}"]
                 setattr(self, names[0], Parameter(empty(gate_size, layer_input, dtype=dtype,
                                                         device=device)))
-                setattr(self, names[1], Parameter(empty(gate_size, hidden_size, dtype=dtype,
+                setattr(self, names[1], Parameter(empty(gate_size, real_hidden, dtype=dtype,
                                                         device=device)))
                 if bias:
                     names += [f"bias_ih{suffix}", f"bias_hh{suffix}"]
                     for name in names[2:]:
                         setattr(self, name, Parameter(empty(gate_size, dtype=dtype,
                                                             device=device)))
+                if proj_size:  # PyTorch's order: after the biases
+                    names.append(f"weight_hr{suffix}")
+                    setattr(self, names[-1], Parameter(empty(proj_size, hidden_size,
+                                                             dtype=dtype, device=device)))
                 self._flat_names.append(names)
         self.reset_parameters()
 
@@ -112,24 +128,32 @@ class RNNBase(Module):
 
     def _weights(self, layer: int, direction: int) -> tuple:
         names = self._flat_names[layer * (2 if self.bidirectional else 1) + direction]
-        params = [getattr(self, name) for name in names]
+        params = [getattr(self, name) for name in names[:4 if self.bias else 2]]
         return tuple(params) if self.bias else (params[0], params[1], None, None)
+
+    def _projection(self, layer: int, direction: int) -> Tensor | None:
+        """``weight_hr`` of a (layer, direction) of an LSTM with projections, else None."""
+        if not self.proj_size:
+            return None
+        return getattr(self, self._flat_names[layer * (2 if self.bidirectional else 1)
+                                              + direction][-1])
 
     def _initial(self, hx: Any, batch: int, like: Tensor, unbatched: bool) -> Any:
         """The initial state, (layers * directions, N, H) (an (h, c) pair for LSTM):
         zeros when not given, as PyTorch's module makes them."""
         count = self.num_layers * (2 if self.bidirectional else 1)
-        shape = (count, batch, self.hidden_size)
+        shape = (count, batch, self.proj_size or self.hidden_size)
+        shapes = [shape, (count, batch, self.hidden_size)]  # h (projected), c
         is_lstm = self.mode == "LSTM"
         if hx is None:
-            def fresh() -> Tensor:
+            def fresh(shape: tuple) -> Tensor:
                 return zeros(*shape, dtype=like.dtype, device=like.device)
 
-            return (fresh(), fresh()) if is_lstm else fresh()
+            return (fresh(shapes[0]), fresh(shapes[1])) if is_lstm else fresh(shape)
         if is_lstm and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
             raise TypeError("LSTM expects hx as a tuple (h_0, c_0)")
         parts = []
-        for part in (hx if is_lstm else (hx,)):
+        for part, shape in zip(hx if is_lstm else (hx,), shapes):
             if unbatched:
                 part = part.unsqueeze(1)
             if tuple(part.shape) != shape:
@@ -139,9 +163,15 @@ class RNNBase(Module):
         return tuple(parts) if is_lstm else parts[0]
 
     def _fused(self, input: Tensor) -> bool:
-        """PyTorch's choice (``use_mkldnn``): an LSTM on float32 CPU data runs oneDNN."""
-        return self.mode == "LSTM" and str(input.dtype) == "float32" and \
+        """PyTorch's choice (``use_mkldnn``): an LSTM on float32 CPU data runs oneDNN,
+        unless it has projections (then ATen's cells)."""
+        mkldnn = self.mode == "LSTM" and str(input.dtype) == "float32" and \
             str(input.device) == "cpu"
+        if mkldnn and self.proj_size and not _PROJECTION_WARNED[0]:
+            _PROJECTION_WARNED[0] = True
+            warnings.warn("LSTM with projections is not supported with oneDNN. Using default "
+                          "implementation.", UserWarning, stacklevel=4)
+        return mkldnn and not self.proj_size
 
     def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, Any]:
         expected = self.input_size
@@ -189,7 +219,8 @@ class RNNBase(Module):
                 order = range(len(steps) - 1, -1, -1) if direction else range(len(steps))
                 step_outputs: list[Any] = [None] * len(steps)  # in time order
                 for t in order:
-                    hidden = _cell_step(self.mode, steps[t], hidden, w_hh, b_hh)
+                    hidden = _cell_step(self.mode, steps[t], hidden, w_hh, b_hh,
+                                        self._projection(layer, direction))
                     step_outputs[t] = hidden[0] if is_lstm else hidden
                 finals.append(hidden)
                 outputs.append(stack(step_outputs, 0))
@@ -233,6 +264,8 @@ class RNNBase(Module):
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:
+            text += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             text += f", num_layers={self.num_layers}"
         if not self.bias:
@@ -256,6 +289,7 @@ class RNN(RNNBase):
     """
 
     def __init__(self, *args: Any, nonlinearity: str = "tanh", **kwargs: Any) -> None:
+        _no_projections(kwargs)
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
         self.mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
@@ -263,9 +297,24 @@ class RNN(RNNBase):
         super().__init__(*args, **kwargs)
 
 
+def _no_projections(kwargs: dict) -> None:
+    if "proj_size" in kwargs:  # PyTorch's words
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+
+
 class LSTM(RNNBase):
     """LSTM with PyTorch's gate order (input, forget, cell, output); returns
-    ``output, (h_n, c_n)``."""
+    ``output, (h_n, c_n)``.  ``proj_size > 0`` projects each step's h to that size
+    with ``weight_hr_l{k}`` (proj_size, hidden_size): the output and h_n carry
+    ``proj_size`` features, c_n ``hidden_size``.
+
+    Example
+    -------
+    >>> lstm = vizgrad.nn.LSTM(8, 16, proj_size=4)
+    >>> out, (h_n, c_n) = lstm(vizgrad.randn(5, 2, 8))
+    >>> out.shape, h_n.shape, c_n.shape, lstm.weight_hr_l0.shape
+    ((5, 2, 4), (1, 2, 4), (1, 2, 16), (4, 16))
+    """
 
     mode = "LSTM"
 
@@ -274,6 +323,10 @@ class GRU(RNNBase):
     """GRU with PyTorch's gate order (reset, update, new)."""
 
     mode = "GRU"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        _no_projections(kwargs)
+        super().__init__(*args, **kwargs)
 
 
 class _CellBase(Module):

@@ -10,6 +10,7 @@ from typing import Any
 from ..core.backend import array_module
 from ..core.factory import empty
 from ..core.tensor import Tensor
+from ..ops import cat
 from ..ops.linalg import baddbmm, bmm
 from . import functional as F
 from . import init
@@ -32,6 +33,13 @@ def _canonical_mask(mask: Any, dtype: Any) -> Tensor | None:
     if mask.dtype.kind != "f":
         raise TypeError("only bool and floating types of masks are supported")
     return mask
+
+
+def _one_more_key(attn_mask: Tensor | None,
+                  key_padding_mask: Tensor | None) -> tuple[Tensor | None, Tensor | None]:
+    """The masks padded by one (attending) key at the end, as PyTorch's ``pad(.., (0, 1))``."""
+    return (None if attn_mask is None else F.pad(attn_mask, (0, 1)),
+            None if key_padding_mask is None else F.pad(key_padding_mask, (0, 1)))
 
 
 def _in_projection_packed(q: Tensor, k: Tensor, v: Tensor, w: Tensor,
@@ -80,8 +88,6 @@ class MultiheadAttention(Module):
                  vdim: int | None = None, batch_first: bool = False, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("add_bias_kv and add_zero_attn are not supported")
         if embed_dim % num_heads:
             raise ValueError(f"embed_dim ({embed_dim}) must be divisible by num_heads "
                              f"({num_heads})")
@@ -104,6 +110,13 @@ class MultiheadAttention(Module):
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        # add_bias_kv: one learned key and value appended to every sequence
+        self.bias_k: Parameter | None = None
+        self.bias_v: Parameter | None = None
+        if add_bias_kv:
+            self.bias_k = Parameter(empty(1, 1, embed_dim, dtype=dtype))
+            self.bias_v = Parameter(empty(1, 1, embed_dim, dtype=dtype))
+        self.add_zero_attn = add_zero_attn
         self._reset_parameters()
         if device is not None:
             self.to(device=device)
@@ -117,6 +130,10 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.zeros_(self.in_proj_bias)
             init.zeros_(self.out_proj.bias)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor,
                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
@@ -179,9 +196,19 @@ class MultiheadAttention(Module):
                                    f"{tuple(attn_mask.shape)}, but should be {expected}.")
             if attn_mask.ndim == 2:
                 attn_mask = attn_mask.unsqueeze(0)
+        if self.bias_k is not None and self.bias_v is not None:  # add_bias_kv
+            k = cat([k, self.bias_k.repeat(1, bsz, 1)])
+            v = cat([v, self.bias_v.repeat(1, bsz, 1)])
+            attn_mask, key_padding_mask = _one_more_key(attn_mask, key_padding_mask)
         q = q.view(tgt_len, bsz * heads, head_dim).transpose(0, 1)
         k = k.view(k.shape[0], bsz * heads, head_dim).transpose(0, 1)
         v = v.view(v.shape[0], bsz * heads, head_dim).transpose(0, 1)
+        if self.add_zero_attn:  # a zero key and value appended to every sequence
+            zeros = Tensor.from_array(array_module(k.array).zeros(
+                (bsz * heads, 1, head_dim), dtype=k.array.dtype))
+            k, v = cat([k, zeros], dim=1), cat([v, zeros], dim=1)
+            attn_mask, key_padding_mask = _one_more_key(attn_mask, key_padding_mask)
+        src_len = k.shape[1]
         if key_padding_mask is not None:
             if tuple(key_padding_mask.shape) != (bsz, src_len):
                 raise RuntimeError(f"key_padding_mask should be {(bsz, src_len)}, got "

@@ -20,6 +20,14 @@ from .activations import (
 from .arithmetic import add, addcdiv, addcmul, div, mul, neg, pow, sub
 from .basic_index import getitem
 from .binary_math import atan2, floor_divide, fmod, remainder, xlogy
+from .bitwise import (
+    bitwise_and,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
+)
 from .bounds import clamp, clip, maximum, minimum
 from .comparison import all, allclose, any, eq, ge, gt, le, logical_not, lt, ne
 from .copying import clone, where
@@ -59,10 +67,13 @@ from .indexing import (
 )
 from .join import cat, chunk, concat, split, stack, unbind
 from .linalg import baddbmm, bmm, dot, einsum, matmul, mm, mv, outer
+from .linalg_decomp import cross, det, inverse, slogdet
 from .masking import masked_select, nonzero
 from .nn_distance import cdist
+from .nn_linear import addmm
 from .operands import promote_types, result_type
 from .reductions import logsumexp, mean, norm, prod, std, sum, var
+from .selection import kthvalue, median, repeat_interleave, tensor_split, unique
 from .shaping import flatten, flip, narrow, pad, repeat, roll, tile, unflatten
 from .sorting import argsort, sort, topk
 from .views import movedim, permute, reshape, squeeze, t, transpose, unsqueeze, view
@@ -81,7 +92,7 @@ __all__ = [
     "amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "logsumexp", "max", "min", "norm",
     "prod", "std", "var",
     # shape, indexing, linear algebra
-    "baddbmm", "bmm", "einsum", "flatten", "flip", "gather", "index_add", "index_select",
+    "addmm", "baddbmm", "bmm", "einsum", "flatten", "flip", "gather", "index_add", "index_select",
     "masked_fill", "narrow", "outer", "pad", "repeat", "roll", "scatter", "scatter_add", "select",
     "take_along_dim", "tile", "tril", "triu", "unflatten",
     # the PyTorch tutorial surface
@@ -90,4 +101,9 @@ __all__ = [
     "atan2", "floor_divide", "fmod", "remainder", "xlogy",
     "cdist", "diag", "diag_embed", "diagonal", "movedim", "trace",
     "logcumsumexp", "masked_select", "nonzero",
+    # issue 31: torch.linalg (vizgrad.linalg) and its top-level aliases
+    "cross", "det", "inverse", "slogdet",
+    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift",
+    "bitwise_xor",
+    "kthvalue", "median", "repeat_interleave", "tensor_split", "unique",
 ]

@@ -194,6 +194,119 @@ def xlogy(input: Tensor | float, other: Tensor | float) -> Tensor:
     return Xlogy.apply(input, other)
 
 
+# -- xlog1py (torch.special) --------------------------------------------------------------
+def _xlog1py(xp, x, y):
+    """``x * log1p(y)``, 0 where x is 0 unless y is NaN (PyTorch's special.xlog1py)."""
+    dtype = floating(result_type(x, y))
+    x, y = xp.asarray(x, dtype=dtype), xp.asarray(y, dtype=dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = x * xp.log1p(y)
+    return xp.where((x == 0) & ~xp.isnan(y), xp.zeros_like(out), out)
+
+
+def _log1p_where_nonzero(x, y):
+    """d/dx of xlog1py: log1p(y), but 0 where x is 0 and y <= -1 (PyTorch's mask)."""
+    from .copying import where
+    from .elementwise import log1p
+
+    return where((_data(x) == 0) & (_data(y) <= -1), 0.0, log1p(y))
+
+
+class Xlog1py(Function):
+    """``input * log1p(other)``, 0 where input is 0 (``torch.special.xlog1py``);
+    backward: ``grad * log1p(other)`` (0 where input is 0 and other <= -1) and
+    ``grad * input / (other + 1)``."""
+
+    backward_name = "SpecialXlog1PyBackward0"
+
+    infer_shape = staticmethod(divide)
+
+    @staticmethod
+    def forward(ctx, input, other):
+        ctx.save_for_backward(input, other)
+        return _xlog1py(array_module(input), input, other)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, other = ctx.saved_values
+        need = ctx.needs_input_grad
+        return (grad * _log1p_where_nonzero(input, other) if need[0] else None,
+                grad * input / (other + 1) if need[1] else None)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        input, other = args
+        first = None if tangents[0] is None else \
+            tangents[0] * _log1p_where_nonzero(input, other)
+        return plus(first, None if tangents[1] is None else tangents[1] * input / (other + 1))
+
+
+class Xlog1pyScalarOther(Function):
+    """``xlog1py(tensor, number)``; backward: ``grad * log1p(other)`` (0 where input is
+    0 and other <= -1)."""
+
+    backward_name = "SpecialXlog1PyBackward2"
+
+    infer_shape = staticmethod(divide)
+
+    @staticmethod
+    def forward(ctx, input, other):
+        ctx.save_for_backward(input)
+        ctx.other = other
+        return _xlog1py(array_module(input), input, other)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_values
+        return grad * _log1p_where_nonzero(input, _full_like(input, ctx.other)), None
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        input, other = args
+        return tangents[0] * _log1p_where_nonzero(input, _full_like(input, other))
+
+
+class Xlog1pyScalarSelf(Function):
+    """``xlog1py(number, tensor)``; backward: ``grad * input / (other + 1)``."""
+
+    backward_name = "SpecialXlog1PyBackward1"
+
+    @staticmethod
+    def infer_shape(input, other):
+        return divide(input, other)
+
+    @staticmethod
+    def forward(ctx, input, other):
+        ctx.self = input
+        ctx.save_for_backward(other)
+        return _xlog1py(array_module(other), input, other)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (other,) = ctx.saved_values
+        return None, grad * ctx.self / (other + 1)
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        return tangents[1] * args[0] / (args[1] + 1)
+
+
+def xlog1py(input: Tensor | float, other: Tensor | float) -> Tensor:
+    """``input * log1p(other)``, 0 where ``input`` is 0 (``torch.special.xlog1py``); one
+    side may be a number.
+
+    Example
+    -------
+    >>> vizgrad.special.xlog1py(vizgrad.tensor([0.0, 2.0]), vizgrad.tensor([-1.0, 0.0])).tolist()
+    [0.0, 0.0]
+    """
+    if not isinstance(other, Tensor):
+        return Xlog1pyScalarOther.apply(input, other)
+    if not isinstance(input, Tensor):
+        return Xlog1pyScalarSelf.apply(input, other)
+    return Xlog1py.apply(input, other)
+
+
 # -- fmod, remainder, floor_divide --------------------------------------------------------
 def _integer_operands(name, input, other):
     """The promoted operands; an integer zero divisor is PyTorch's error, a bool dtype
@@ -336,13 +449,14 @@ class NotDifferentiable(Function):
 
     @staticmethod
     def infer_shape(input, other, name):
-        if name == "floor_divide":
+        if name.startswith("floor_divide"):
             return binary_op(input, other)
         return MetaArray(broadcast(input, other), result_type(input, other))
 
     @staticmethod
     def forward(ctx, input, other, name):
-        ctx.op = name
+        ctx.op = name  # floor_divide_ for the in-place form, as PyTorch's message says
+        name = name.rstrip("_")
         xp = array_module(input if hasattr(input, "shape") else other)
         if name != "floor_divide":
             return _modulo(name, input, other)

@@ -33,6 +33,8 @@ def _running(scan, input, dim):
     (axis,) = normalize_dims(dim, input.ndim)
     if input.dtype.kind == "f" and input.dtype.itemsize < 4:
         out = scan(input, axis=axis, dtype="float32").astype(input.dtype)
+    elif input.dtype.kind == "u":  # uint8 accumulates in int64, as PyTorch (NumPy: uint64)
+        out = scan(input, axis=axis, dtype="int64")
     else:
         out = scan(input, axis=axis)
     return out.reshape(()) if not input.ndim else out

@@ -28,15 +28,20 @@ from . import arithmetic as ar
 from . import (
     basic_index,
     binary_math,
+    bitwise,
     bounds,
     copying,
     cumulative,
     extremes,
     indexing,
+    inplace_methods,
     join,
     linalg,
+    linalg_decomp,
     masking,
+    nn_linear,
     reductions,
+    selection,
     shaping,
     sorting,
     views,
@@ -366,6 +371,21 @@ def _int(self: Tensor) -> Tensor:
     return _to(self, "int32")
 
 
+def _byte(self: Tensor) -> Tensor:
+    """Cast to uint8 (``torch.Tensor.byte``)."""
+    return _to(self, "uint8")
+
+
+def _char(self: Tensor) -> Tensor:
+    """Cast to int8 (``torch.Tensor.char``)."""
+    return _to(self, "int8")
+
+
+def _short(self: Tensor) -> Tensor:
+    """Cast to int16 (``torch.Tensor.short``)."""
+    return _to(self, "int16")
+
+
 def _bool(self: Tensor) -> Tensor:
     """Cast to bool (``torch.Tensor.bool``)."""
     return _to(self, "bool")
@@ -423,7 +443,7 @@ METHODS = {
     "eq": cmp.eq, "ne": cmp.ne, "lt": cmp.lt, "le": cmp.le, "gt": cmp.gt, "ge": cmp.ge,
     "any": cmp.any, "all": cmp.all, "logical_not": cmp.logical_not, "equal": _equal,
     "__eq__": cmp.eq, "__ne__": cmp.ne, "__lt__": cmp.lt, "__le__": cmp.le, "__gt__": cmp.gt,
-    "__ge__": cmp.ge, "__invert__": cmp.logical_not,
+    "__ge__": cmp.ge,
     # -- elementwise.py: elementwise math
     "exp": _unary_operator(el.Exp), "log": _unary_operator(el.Log),
     "abs": el.abs, "__abs__": el.abs, "sqrt": el.sqrt, "rsqrt": el.rsqrt, "square": el.square,
@@ -476,8 +496,12 @@ METHODS = {
     "masked_select": masking.masked_select, "nonzero": masking.nonzero,
     # -- linalg.py
     "matmul": linalg.matmul, "bmm": linalg.bmm, "baddbmm": linalg.baddbmm, "mm": linalg.mm,
+    "addmm": nn_linear.addmm,
     "mv": linalg.mv,
     "dot": linalg.dot, "outer": linalg.outer,
+    # -- linalg_decomp.py (torch.linalg's Tensor methods)
+    "det": linalg_decomp.det, "inverse": linalg_decomp.inverse,
+    "slogdet": linalg_decomp.slogdet, "cross": linalg_decomp.cross,
     "__matmul__": _matmul_operator, "__rmatmul__": _rmatmul,
     # -- diagonal.py
     "tril": diag.tril, "triu": diag.triu, "trace": diag.trace, "diag": diag.diag,
@@ -487,13 +511,22 @@ METHODS = {
     "clone": copying.clone, "contiguous": _contiguous, "to": _to, "type": _type,
     "type_as": _type_as,
     "float": _float, "double": _double, "half": _half, "long": _long, "int": _int,
-    "bool": _bool, "cpu": _cpu, "cuda": _cuda, "copy_": _copy_,
+    "bool": _bool, "byte": _byte, "char": _char, "short": _short, "cpu": _cpu, "cuda": _cuda,
+    "copy_": _copy_,
     "zero_": _inplace(copying.Zero), "fill_": _inplace(copying.Fill),
     "normal_": _normal_, "uniform_": _uniform_,
     # -- core/factory.py: new tensors with this one's dtype and device
     "new_zeros": _new_factory("zeros"), "new_ones": _new_factory("ones"),
     "new_empty": _new_factory("empty"), "new_full": _new_full, "new_tensor": _new_tensor,
 }
+
+# -- bitwise.py (& | ^ ~), comparison.py's in-place eq_ ... ge_, selection.py (kthvalue,
+# median, unique, repeat_interleave, tensor_split) and inplace_methods.py (exp_, fmod_,
+# %=, //= ...): each module's own table
+METHODS.update(bitwise.METHODS)
+METHODS.update(cmp.METHODS)
+METHODS.update(selection.METHODS)
+METHODS.update(inplace_methods.METHODS)
 
 PROPERTIES = {  # views.py
     "T": _transpose_all,

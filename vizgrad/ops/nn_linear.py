@@ -103,27 +103,36 @@ class Embedding(Function):
     saved_defaults = {"padding_idx": -1, "scale_grad_by_freq": False, "sparse": False}
 
     @staticmethod
-    def infer_shape(weight, indices, padding_idx):
+    def infer_shape(weight, indices, padding_idx, scale_grad_by_freq=False):
         return MetaArray(tuple(indices.shape) + weight.shape[1:], weight.dtype)
 
     @staticmethod
-    def forward(ctx, weight, indices, padding_idx):
+    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq=False):
         error = index_error(indices, weight.shape[0], 0, "self")
         if error is not None:  # NumPy would wrap a negative index silently
             raise error
         ctx._weight_shape = weight.shape
         if padding_idx is not None:
             ctx.padding_idx = padding_idx
+        if scale_grad_by_freq:
+            ctx.scale_grad_by_freq = True
         ctx.save_named("indices", indices)
         return weight[indices]
 
     @staticmethod
     def backward(ctx, grad):
         indices = ctx._saved_indices.array
+        factor = None  # what each looked-up row's gradient is multiplied by
         if ctx.padding_idx >= 0:
-            keep = (indices != ctx.padding_idx)[..., None].astype(grad.dtype)
-            grad = grad * Tensor.from_array(keep)
-        return IndexBackward.apply(grad, indices, ctx._weight_shape, True), None, None
+            factor = (indices != ctx.padding_idx)[..., None].astype(grad.dtype)
+        if ctx.scale_grad_by_freq:  # each row's gradient over its count in the batch
+            xp = array_module(indices)
+            counts = xp.bincount(indices.reshape(-1), minlength=ctx._weight_shape[0])
+            inverse = (1.0 / counts[indices])[..., None].astype(grad.dtype)
+            factor = inverse if factor is None else factor * inverse
+        if factor is not None:
+            grad = grad * Tensor.from_array(factor)
+        return IndexBackward.apply(grad, indices, ctx._weight_shape, True), None, None, None
 
     jvp = LINEAR
 
@@ -221,6 +230,20 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
     return out if bias is None else out + bias
 
 
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
+          alpha: float = 1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)``, with ``input`` broadcast to the product
+    (PyTorch's ``torch.addmm``, the node a linear layer records).
+
+    Example
+    -------
+    >>> bias, x, w = vizgrad.zeros(3), vizgrad.ones(2, 4), vizgrad.ones(4, 3)
+    >>> vizgrad.addmm(bias, x, w, alpha=0.5).tolist()
+    [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]
+    """
+    return Addmm.apply(input, mat1, mat2, beta, alpha)
+
+
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` with ``weight`` of shape (out_features, in_features).
 
@@ -248,15 +271,22 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Look up rows of ``weight`` (num_embeddings, dim) by the integer tensor ``input``.
 
+    ``max_norm`` first rescales, in place and without recording, every looked-up row
+    whose ``norm_type``-norm exceeds it to norm ``max_norm`` (PyTorch's
+    ``embedding_renorm_``); ``scale_grad_by_freq`` divides each row's gradient by how
+    often its index occurs in ``input``.  ``sparse=True`` (sparse gradients) is refused.
+
     Example
     -------
     >>> table = vizgrad.randn(10, 3, requires_grad=True)      # 10 words, dim 3
     >>> embedding(vizgrad.tensor([[0, 2]]), table, padding_idx=0).shape   # (1, 2, dim)
     (1, 2, 3)
+    >>> rows = embedding(vizgrad.tensor([1, 1, 4]), table, max_norm=1.0)
+    >>> bool((rows.norm(dim=1) <= 1.0 + 1e-6).all())
+    True
     """
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are "
-                                  "not supported")
+    if sparse:
+        raise NotImplementedError(_SPARSE_REFUSAL)
     indices = input.array if isinstance(input, Tensor) else input
     if indices.dtype.kind not in "iu":
         raise TypeError(f"embedding indices must be integers, got {indices.dtype}")
@@ -265,7 +295,48 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         if not -count <= padding_idx < count:
             raise ValueError(f"padding_idx {padding_idx} is out of range for {count} embeddings")
         padding_idx %= count
-    return Embedding.apply(weight, indices, padding_idx)
+    if max_norm is not None:
+        embedding_renorm_(weight, indices, max_norm, norm_type)
+    return Embedding.apply(weight, indices, padding_idx, scale_grad_by_freq)
+
+
+_SPARSE_REFUSAL = ("embedding: sparse=True (sparse gradients) is not supported: vizgrad's "
+                   "gradients are dense arrays; leave sparse=False")
+
+
+def embedding_renorm_(weight: Tensor, indices, max_norm: float, norm_type: float) -> Tensor:
+    """Rescale, in place and unrecorded, each row of ``weight`` named in ``indices`` whose
+    ``norm_type``-norm exceeds ``max_norm`` to ``max_norm / (norm + 1e-7)`` times itself
+    (PyTorch's ``embedding_renorm_``: one write, so ``weight``'s version moves by one).
+
+    Example
+    -------
+    >>> table = vizgrad.full((3, 4), 2.0)                     # every row's norm is 4
+    >>> embedding_renorm_(table, vizgrad.tensor([0, 0, 2]).array, 1.0, 2.0)[:, 0].tolist()
+    [0.5, 2.0, 0.5]
+    """
+    from ..core.state import no_grad
+
+    if isinstance(weight.array, MetaArray) or isinstance(indices, MetaArray):
+        return weight  # no values to rescale (PyTorch's meta kernel checks only)
+    xp = array_module(indices)
+    error = index_error(indices, weight.shape[0], 0, "self")
+    if error is not None:
+        raise error
+    rows = xp.unique(indices.reshape(-1))
+    picked = weight.array[rows]
+    magnitude = xp.abs(picked)
+    if norm_type == float("inf"):
+        norms = magnitude.max(axis=1) if picked.shape[1] else xp.zeros(len(rows), picked.dtype)
+    elif norm_type == 0:
+        norms = (magnitude != 0).sum(axis=1).astype(picked.dtype)
+    else:
+        norms = (magnitude ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+    norms = norms.astype(xp.float64)  # PyTorch compares and scales with the norm as a double
+    scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(picked.dtype)
+    with no_grad():
+        weight[Tensor.from_array(rows)] = Tensor.from_array(picked * scale[:, None])
+    return weight
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

@@ -13,6 +13,7 @@ from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.recording import ShapeError
 from ..core.tensor import Tensor
 from .indexing import IndexBackward
 from .nn_conv import as_tuple, col2im
@@ -35,6 +36,8 @@ def pool_output_size(size: int, kernel: int, stride: int, pad: int, dilation: in
 def _pool_geometry(shape, kernel, stride, padding, dilation, ceil_mode):
     """Output sizes and (low, high) pads, the high side grown for ceil mode."""
     outs, pads = [], []
+    if not all(stride):  # a zero kernel_size is the defaulted stride
+        raise ShapeError("stride should not be zero")  # PyTorch's words
     for size, k, s, p, d in zip(shape, kernel, stride, padding, dilation):
         if p * 2 > k:
             raise ValueError(f"pad should be at most half of the kernel size, got pad={p}, "
@@ -347,10 +350,42 @@ def avg_pool2d(input: Tensor, kernel_size: int | tuple[int, ...],
     tensor([[[[0., 1.],
               [2., 3.]]]])
     """
+    if divisor_override is not None and not divisor_override:
+        raise RuntimeError("divisor must be not zero")  # PyTorch's words
     kernel = as_tuple(kernel_size, 2, "kernel_size")
     stride = () if stride is None or stride == [] else as_tuple(stride, 2, "stride")
     return AvgPool2d.apply(input, kernel, stride, as_tuple(padding, 2, "padding"), ceil_mode,
                            count_include_pad, divisor_override)
+
+
+def avg_pool1d(input: Tensor, kernel_size: int | tuple[int, ...],
+               stride: int | tuple[int, ...] | None = None, padding: int | tuple[int, ...] = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    """1-d average pooling over (N, C, L) or (C, L): as ATen, a 2-d pooling of the input
+    unsqueezed at dim -2 (UnsqueezeBackward0, AvgPool2DBackward0, SqueezeBackward1).
+
+    Example
+    -------
+    >>> avg_pool1d(vizgrad.arange(6.0).reshape(1, 1, 6), 2).tolist()
+    [[[0.5, 2.5, 4.5]]]
+    """
+    if input.ndim not in (2, 3):  # PyTorch's words
+        raise ShapeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
+                         "for argument #1 'self' (while checking arguments for avg_pool1d)")
+    values = {}
+    for name, value in (("kernel_size", kernel_size), ("stride", stride),
+                        ("padding", padding)):
+        if isinstance(value, (tuple, list)) and len(value) != 1 and (name != "stride"
+                                                                     or value):
+            raise ShapeError(f"avg_pool1d() argument '{name}' should contain one int (got "
+                             f"{len(value)})")
+        values[name] = as_tuple(value, 1, name) if value is not None and value != [] \
+            else None
+    kernel, padding_1d = values["kernel_size"], values["padding"]
+    stride_1d = values["stride"] or kernel  # ATen fills a defaulted stride in: no ()
+    out = AvgPool2d.apply(input.unsqueeze(-2), (1,) + kernel, (1,) + stride_1d,
+                          (0,) + padding_1d, ceil_mode, count_include_pad, None)
+    return out.squeeze(-2)
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, ...]) -> Tensor:

@@ -112,11 +112,27 @@ def array_of(value: Any) -> Any:
     return value.array if isinstance(value, Tensor) else value
 
 
+def _wrapped(number: int, dtype: np.dtype) -> int:
+    """A Python int as PyTorch casts it to a narrower integer dtype: wrapped around
+    (``uint8 tensor + 300`` adds 44), where NumPy 2 raises OverflowError."""
+    info = _BOUNDS.get(dtype)
+    if info is None:
+        info = _BOUNDS[dtype] = (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
+    if info[0] <= number <= info[1] or not -(1 << 63) <= number < 1 << 64:
+        return number
+    return int(np.asarray(number & 0xFFFFFFFFFFFFFFFF, dtype="uint64").astype(dtype))
+
+
+_BOUNDS: dict[np.dtype, tuple[int, int]] = {}
+
+
 def _cast(operand: Any, dtype: np.dtype) -> Any:
     if operand is None:
         return None
     if isinstance(operand, np.generic):
-        return operand.item()  # a Python number: NumPy then keeps the array's dtype
+        operand = operand.item()  # a Python number: NumPy then keeps the array's dtype
+    if operand.__class__ is int and dtype.kind in "iu" and dtype.itemsize < 8:
+        return _wrapped(operand, dtype)  # (past int64, PyTorch's overflow error stays)
     if not hasattr(operand, "dtype") or operand.dtype == dtype:
         return operand
     return operand.astype(dtype)
@@ -142,8 +158,12 @@ def binary(input: Any, other: Any) -> tuple:
     elif kind is float or kind is int:
         found = getattr(input, "dtype", _NO_DTYPE).kind
         # (a bool array with an int: NumPy's power gives int8 where PyTorch gives int64)
-        if found == "f" or found == "c" or kind is int and found != "O" and found != "b":
+        if found == "f" or found == "c":
             return input, other
+        if kind is int and found != "O" and found != "b":
+            # a number out of a narrow integer dtype's range wraps, as in PyTorch
+            return (input, other) if input.dtype.itemsize == 8 else \
+                (input, _wrapped(other, input.dtype))
     return promote(input, other)
 
 

@@ -75,6 +75,8 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, input):
         ctx.input_shape = input.shape
+        if input.dtype.kind == "u":  # uint8 sums to int64, as PyTorch (NumPy: uint64)
+            return input.sum(dtype="int64")
         return input.sum()
 
     @staticmethod
@@ -94,7 +96,8 @@ class SumDim(Function):
     def forward(ctx, input, dim, keepdim):
         dims = normalize_dims(dim, input.ndim)
         ctx.input_shape, ctx.dim, ctx.keepdim = input.shape, saved_dims(dim), keepdim
-        return input.sum(axis=dims if input.ndim else None, keepdims=keepdim)
+        return input.sum(axis=dims if input.ndim else None, keepdims=keepdim,
+                         dtype="int64" if input.dtype.kind == "u" else None)
 
     @staticmethod
     def backward(ctx, grad):
@@ -339,7 +342,8 @@ class Prod(Function):
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
-        return array_module(input).prod(input)
+        return array_module(input).prod(input, dtype="int64" if input.dtype.kind == "u"
+                                        else None)
 
     @staticmethod
     def backward(ctx, grad):
@@ -366,7 +370,8 @@ class ProdDim(Function):
         ctx.dim, ctx.keepdim = dim, keepdim  # dim as given (-1 stays -1), as PyTorch
         (dim,) = normalize_dims(dim, input.ndim)
         ctx.save_for_backward(input)
-        return array_module(input).prod(input, axis=dim, keepdims=keepdim)
+        return array_module(input).prod(input, axis=dim, keepdims=keepdim,
+                                        dtype="int64" if input.dtype.kind == "u" else None)
 
     @staticmethod
     def backward(ctx, grad):

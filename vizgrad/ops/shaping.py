@@ -196,7 +196,9 @@ class _IndexPad(Function):
     @staticmethod
     def forward(ctx, input, pad, mode):
         xp = array_module(input)
-        ctx.pad, ctx.mode, ctx.input_shape = tuple(pad), mode, input.shape
+        # PyTorch's saved names: padding and the input (self), which backward does not need
+        ctx.padding, ctx._mode, ctx._input_shape = tuple(pad), mode, input.shape
+        ctx.save_for_backward(input)
         for dim, (before, after) in _pad_pairs(pad, input.ndim).items():
             index = _pad_index(xp, input.shape[dim], before, after, mode)
             input = xp.take(input, index, axis=dim)
@@ -207,13 +209,13 @@ class _IndexPad(Function):
         from .indexing import IndexAdd
 
         xp = array_module(grad.array)
-        pairs = list(_pad_pairs(ctx.pad, len(ctx.input_shape)).items())
+        pairs = list(_pad_pairs(ctx.padding, len(ctx._input_shape)).items())
         shape = list(grad.shape)
         for dim, (before, after) in reversed(pairs):
-            n = ctx.input_shape[dim]
+            n = ctx._input_shape[dim]
             shape[dim] = n
             zeros = Tensor.from_array(xp.zeros(tuple(shape), dtype=grad.array.dtype))
-            grad = IndexAdd.apply(zeros, dim, _pad_index(xp, n, before, after, ctx.mode),
+            grad = IndexAdd.apply(zeros, dim, _pad_index(xp, n, before, after, ctx._mode),
                                   grad, 1)
         return grad, None, None
 

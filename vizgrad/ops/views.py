@@ -112,9 +112,9 @@ class Transpose(Function):
 
 
 class TransposeInPlace(Transpose):
-    """The node of ``transpose_`` on a fresh result nothing else holds (ATen's
-    batch_first RNNs transpose their stacked output so): PyTorch names it
-    ``TransposeBackward1``. vizgrad returns the transposed view; the graph is the same."""
+    """The node of ``transpose_`` (``Tensor.transpose_``; ATen's batch_first RNNs
+    transpose their stacked output so): PyTorch names it ``TransposeBackward1``;
+    backward: grad transposed back."""
 
     backward_name = "TransposeBackward1"
 
@@ -143,6 +143,12 @@ class T(Function):
         return T.apply(grad)
 
     jvp = LINEAR
+
+
+class TInPlace(T):
+    """The node of ``t_()``: PyTorch's ``TBackward1``; backward: grad transposed back."""
+
+    backward_name = "TBackward1"
 
 
 class UnsafeView(Function):
@@ -258,6 +264,20 @@ class SqueezeDims(SqueezeDim):
     backward_name = "SqueezeBackward2"
 
 
+class SqueezeInPlace(Squeeze):
+    """The node of ``squeeze_()`` (every size-1 dim): PyTorch's ``SqueezeBackward3``;
+    backward: reshape grad to the input's shape."""
+
+    backward_name = "SqueezeBackward3"
+
+
+class SqueezeDimsInPlace(SqueezeDims):
+    """The node of ``squeeze_(dims)`` with a tuple: PyTorch's ``SqueezeBackward5``;
+    backward: reshape grad to the input's shape."""
+
+    backward_name = "SqueezeBackward5"
+
+
 class Unsqueeze(Function):
     """Insert a size-1 dim (a view); backward: squeeze it from grad."""
     view_of_input = True
@@ -280,6 +300,13 @@ class Unsqueeze(Function):
         return grad.squeeze(ctx.dim), None
 
     jvp = LINEAR
+
+
+class UnsqueezeInPlace(Unsqueeze):
+    """The node of ``unsqueeze_(dim)``: PyTorch's ``UnsqueezeBackward1``; backward:
+    squeeze the dim from grad."""
+
+    backward_name = "UnsqueezeBackward1"
 
 
 def _reshaped_meta(input: Any, shape: Any) -> MetaArray:

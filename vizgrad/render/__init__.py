@@ -35,7 +35,7 @@ from .view import Cluster, GraphView, LegendEntry, RenderOptions, ViewEdge, View
 
 
 def make_dot(var: Any, params: dict | None = None, show_attrs: bool = False,
-             show_saved: bool = False, max_attr_chars: int = 50,
+             show_saved: bool | None = None, max_attr_chars: int = 50,
              **more: Any) -> graphviz.Digraph:
     """The backward graph of ``var`` as a ``graphviz.Digraph`` (pytorchviz's signature).
 

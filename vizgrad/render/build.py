@@ -14,12 +14,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import graph, location
-from . import focus, fold, grads, memory
+from . import boxes, focus, fold, fold_fit, grads, memory
 from .escape import sized_cache
 from .ids import box_id, box_ids, node_numbers
 from .view import (
     BIG_GRAPH,
-    Cluster,
     GraphView,
     RenderOptions,
     ViewEdge,
@@ -191,17 +190,28 @@ class _Builder:
             grads.collect(self.view, self.walk, self)
         if options.collapse == "scope":
             fold.collapse_scopes(self.view, options.depth, options.fold_repeats)
+        # the backward graph's own size (what `vizgrad inspect` counts; boxes also draw
+        # tensors): set before a fold, whose note states both
+        self.view.counts = {"nodes": len(self.walk.nodes), "edges": len(self.walk.edges)}
         if options.max_nodes is not None and len(self.view.nodes) > options.max_nodes:
             before = len(self.view.nodes)
-            fold.fold_big(self.view, options.max_nodes)
+            fold_fit.fold_big(self.view, options.max_nodes)
             warnings.warn(
-                f"the graph has {before:,} nodes, more than max_nodes={options.max_nodes:,}; "
-                f"drawing a folded graph of {len(self.view.nodes):,} nodes (the fold is stated "
+                f"the graph has {len(self.walk.nodes):,} graph nodes drawn as {before:,} "
+                f"boxes, more than max_nodes={options.max_nodes:,}; drawing a folded graph "
+                f"of {len(self.view.nodes):,} boxes (the fold is stated "
                 "on the picture). Pass max_nodes=None to draw everything, or use "
                 "collapse='scope' or focus=node, radius=k.", stacklevel=4)
+        elif options.max_nodes is not None and options.collapse is None:
+            before = len(self.view.nodes)
+            if fold.fold_many_blocks(self.view):  # big, but within max_nodes: #28
+                warnings.warn(
+                    f"the graph has {before:,} nodes with repeated blocks; drawing the "
+                    f"first and last of each run ({len(self.view.nodes):,} nodes, the fold "
+                    "is stated on the picture). Pass max_nodes=None to draw everything.",
+                    stacklevel=4)
         if options.show_grad:
             grads.colour(self.view)
-        self.view.counts = {"nodes": len(self.walk.nodes), "edges": len(self.walk.edges)}
         self.view.graph = {"rankdir": options.rankdir, "size": options.size,
                            "dpi": options.dpi, "theme": options.theme}
         self.view.show_key = options.legend
@@ -298,6 +308,7 @@ class _Builder:
         ``facts`` are the nodes' ``facts()``, aligned with them (the walk's)."""
         options = self.options
         extras = options.show_saved or options.show_stack or options.show_attrs
+        custom_saves = options.show_saved is None  # a custom Function's: drawn by default
         ids, tooltips = self.ids, self.tooltips
         multi_in, multi_out = self.multi_in, self.multi_out
         numbers = self.numbers
@@ -321,7 +332,7 @@ class _Builder:
             view_nodes.append(view_node)
             if named:  # h.name = "hidden": drawn on the op that made h
                 self._named_outputs(view_node, named, len(metas))
-            if extras or freed:
+            if extras or freed or (custom_saves and node.custom):
                 self._extras(node, view_node)
             if variable is not None:
                 leaf_id, title, lines, tip = self.leaf_parts(variable, numbers[raw])
@@ -360,7 +371,7 @@ class _Builder:
                 view_node.tooltip += "\n" + _stack_text(frames)
         if options.show_attrs:
             view_node.rows = _attribute_rows(node)
-        if options.show_saved:
+        if options.show_saved or (options.show_saved is None and node.custom):
             for index, item in enumerate(saved):
                 if item.kind == "scalar":
                     continue
@@ -434,21 +445,7 @@ class _Builder:
             yield edge, label, tail, head
 
     def _clusters(self) -> None:
-        clusters: dict[str, Cluster] = {}
-        for view_node in self.view.nodes:
-            scope = view_node.scope
-            if not scope:
-                continue
-            parts = scope.split(".")
-            parent = None
-            for depth in range(1, len(parts) + 1):
-                path = ".".join(parts[:depth])
-                if path not in clusters:
-                    clusters[path] = Cluster(box_id("cluster", len(clusters)),
-                                             parts[depth - 1], parent)
-                parent = clusters[path].id
-            clusters[scope].nodes.append(view_node.id)
-        self.view.clusters = list(clusters.values())
+        self.view.clusters = boxes.module_boxes(self.view)
 
 
 def build_view(roots: Any, options: RenderOptions | None = None, **more: Any) -> GraphView:

@@ -12,6 +12,7 @@ from collections import defaultdict
 
 import graphviz
 
+from .boxes import entry_lengths
 from .escape import dot_string, label_lines, label_text, sized_cache
 from .hubs import thin_hubs
 from .legend import KeyRow, key_rows
@@ -49,6 +50,13 @@ EDGE_ATTR = {"fontsize": "9", "fontname": "monospace"}
 #: and Graphviz 2.43 crashed (SIGSEGV) on a 20,000-op chain with mid-edge labels, which
 #: it draws with ``xlabel``s.  Small pictures keep mid-edge labels, which never overlap.
 XLABEL_BOXES = 500
+
+#: On pictures of more than :data:`XLABEL_BOXES` boxes dot's network simplex that
+#: places nodes across (x) is stopped after ``NSLIMIT`` x the boxes' count of
+#: iterations: it was most of dot's time on a 1,000-box GPT-2/BERT graph, 1.06-1.3x
+#: torchviz's, and 0.55-0.6x with the limit (#28, docs/benchmarks.md); the picture has
+#: the same ranks (height), and its edges are a little less straight.
+NSLIMIT = "0.5"
 
 #: Written between the producer's output slot, the shape and the consumer's input slot.
 ARROW = "\u2192"
@@ -174,14 +182,20 @@ def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
 
 def _edge_attributes(edge, palette: dict, key: str = "label") -> str:  # noqa: ANN001
     """What follows ``a -> b`` on an edge's line: `` [label=<...> style=...]`` or ``""``
-    (``key`` is ``xlabel`` on big pictures: see :data:`XLABEL_BOXES`)."""
+    (``key`` is ``xlabel`` on big pictures: see :data:`XLABEL_BOXES`; an ``xlabel`` may
+    touch another, so its text is also the arrow's tooltip there)."""
     if not (edge.tail_label or edge.head_label or edge.style or edge.undirected
             or edge.color or edge.width):
-        return f" [{key}=<{edge_label(edge.label)}>]" if edge.label else ""
+        if not edge.label:
+            return ""
+        tip = f" tooltip={dot_string(edge.label)}" if key == "xlabel" else ""
+        return f" [{key}=<{edge_label(edge.label)}>{tip}]"
     parts = []
     text = edge_text(edge)
     if text:
         parts.append(f"{key}=<{edge_label(text)}>")
+        if key == "xlabel":
+            parts.append(f"tooltip={dot_string(text)}")
     if edge.style:
         parts.append(f"style={edge.style}")
     if edge.undirected:
@@ -250,10 +264,14 @@ def legend_lines(key: list[KeyRow], scale: str, palette: dict) -> list[str]:
             "\t{rank=sink; legend}\n"]
 
 
-def new_digraph(settings: dict, palette: dict, labelled: bool) -> graphviz.Digraph:
+def new_digraph(settings: dict, palette: dict, labelled: bool,
+                boxes: int = 0) -> graphviz.Digraph:
     """An empty ``Digraph`` with the picture's settings (``GraphView.graph``) and
-    pytorchviz's node attributes; ``labelled``: some arrow has text."""
+    pytorchviz's node attributes; ``labelled``: some arrow has text; ``boxes``: how
+    many there are (a big picture's layout is hurried: :data:`NSLIMIT`)."""
     graph_attr = {}
+    if boxes > XLABEL_BOXES:
+        graph_attr["nslimit"] = NSLIMIT
     if settings.get("size"):
         graph_attr["size"] = str(settings["size"])
     if settings.get("rankdir", "TB") != "TB":
@@ -287,7 +305,7 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
     settings = view.graph or {}
     palette = THEMES[settings.get("theme", "light")]
     dot = new_digraph(settings, palette, any(e.label or e.head_label or e.tail_label
-                                             for e in view.edges))
+                                             for e in view.edges), len(view.nodes))
     body = dot.body
     if view.notes:
         # wrapped: one long title line would set the picture's width and shrink the rest
@@ -322,19 +340,23 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
         if closing:
             body.append("\t}\n")
             continue
-        # titles at the bottom right, in the nodes' font: edges come in from above
-        # (toward the loss) and a title at the top was crossed by them (a centred one
-        # sat right under them); at the bottom left, edges leaving a narrow box still
-        # crossed it.  Bottom right with a 12 pt margin stays clear on every gallery
-        # picture (checked by tests/render/test_explain.py on the SVG geometry)
-        body.append(f"\tsubgraph {cluster.id} {{\n\t\tlabel=<{label_text(cluster.label)}> "
-                    "labeljust=r labelloc=b margin=12 fontname=monospace fontsize=10 "
+        # titles at the right, in the nodes' font.  A box holding other boxes: at the
+        # bottom (edges come in from above, toward the loss, and crossed a title at the
+        # top).  An innermost box (a module's ops, its parameters at its top since issue
+        # 28): at the top, above the parameters, where no edge comes in -- at the
+        # bottom its long "path · Class" title was crossed by the edge leaving its last
+        # op.  Clear on every gallery picture (tests/render/test_explain.py measures)
+        title = label_text(cluster.title or cluster.label)
+        body.append(f"\tsubgraph {cluster.id} {{\n\t\tlabel=<{title}> "
+                    f"labeljust=r labelloc={'b' if children[cluster.id] else 't'} margin=12 "
+                    "fontname=monospace fontsize=10 "
                     "style=rounded "
                     f"color={dot_string(palette['cluster'])} "
                     f"fontcolor={dot_string(palette['font'])}\n")
         body.extend("\t" + line for line in members[cluster.id])
         stack.append((cluster, True))
         stack.extend((c, False) for c in reversed(children[cluster.id]))
+    entries = entry_lengths(view)  # arrows into module boxes: room for their parameters
     attributes: dict[tuple, str] = {}  # an edge's " [...]" by its looks: most repeat
     label_key = "xlabel" if len(view.nodes) > XLABEL_BOXES else "label"
     for edge in view.edges:
@@ -343,6 +365,9 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
         attrs = attributes.get(key)
         if attrs is None:
             attrs = attributes[key] = _edge_attributes(edge, palette, label_key)
+        minlen = entries.get((edge.source, edge.target)) if entries else None
+        if minlen:
+            attrs = f"{attrs[:-1]} minlen={minlen}]" if attrs else f" [minlen={minlen}]"
         body.append(f"\t{edge.source} -> {edge.target}{attrs}\n")
     body.extend(_legend_lines(view, palette, view.show_key))
     return dot

@@ -3,7 +3,7 @@
 Every fold replaces some boxes of a ``GraphView`` by one box that says what it
 stands for (``details["members"]`` lists the ids), drawn where its first member
 was, and points the arrows at it (:func:`_substitute`).  The folds, in the order
-:func:`fold_big` tries them:
+``fold_fit.fold_big`` tries them:
 
 * **repeated blocks** (:func:`fold_repeated_blocks`): ``layers.0`` .. ``layers.N``
   with the same ops; the blocks between the first and the last become one
@@ -21,12 +21,13 @@ Everything is linear in the number of boxes and iterative (no recursion).
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict, deque
+from collections import Counter, defaultdict
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..debug.gradstats import combine_stats
+from ..graph.scopes import scope_classes, scope_title
 from .ids import box_id
 from .view import Cluster, GraphView, ViewEdge, ViewNode
 
@@ -34,6 +35,10 @@ from .view import Cluster, GraphView, ViewEdge, ViewNode
 _INDEXED = re.compile(r"^(.*?)(\d+)$")
 #: Fewest consecutive identical blocks before their middle is folded (first and last stay).
 MIN_REPEATS = 5
+#: A picture of more boxes than this with module scopes folds the middle of its repeated
+#: blocks by default, even under ``max_nodes`` (:func:`fold_many_blocks`): a 12-layer
+#: Transformer is 800 boxes, 12 copies of one block (#28).
+REPEATS_BOXES = 500
 #: Op types listed in a collapsed scope's box; the rest are counted in a "+N more" row.
 GROUP_ROWS = 6
 
@@ -47,21 +52,34 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 
 
 def _rewire(view: GraphView, mapping: dict[str, str]) -> None:
-    """Point edges at their nodes' replacements; drop self-loops and duplicates."""
-    seen = set()
-    edges = []
+    """Point edges at their nodes' replacements; drop self-loops and duplicates.  A
+    moved arrow keeps its shape; arrows merged into one list their shapes."""
+    merged: dict[tuple[str, str], ViewEdge] = {}
+    shapes: dict[tuple[str, str], list[str]] = {}
     for edge in view.edges:
         source = mapping.get(edge.source, edge.source)
         target = mapping.get(edge.target, edge.target)
-        if source == target or (source, target) in seen:
+        key = (source, target)
+        if source == target:
             continue
-        seen.add((source, target))
+        if key in merged:
+            if edge.label and edge.label not in shapes[key]:
+                shapes[key].append(edge.label)
+            continue
+        shapes[key] = [edge.label] if edge.label else []
         if source != edge.source or target != edge.target:
-            edge = ViewEdge(source, target, label=edge.label if target == edge.target else "",
-                            style=edge.style, undirected=edge.undirected, color=edge.color,
+            edge = ViewEdge(source, target, label=edge.label, style=edge.style,
+                            undirected=edge.undirected, color=edge.color,
                             width=edge.width, details=edge.details, ref=edge.ref)
-        edges.append(edge)
-    view.edges = edges
+        merged[key] = edge
+    for key, found in shapes.items():
+        if len(found) > 1:  # a new edge: the original's label stays as it was
+            edge = merged[key]
+            label = ", ".join(found[:2]) + (f" +{len(found) - 2}" if len(found) > 2 else "")
+            merged[key] = ViewEdge(edge.source, edge.target, label=label, style=edge.style,
+                                   undirected=edge.undirected, color=edge.color,
+                                   width=edge.width, details=edge.details, ref=edge.ref)
+    view.edges = list(merged.values())
 
 
 def _substitute(view: GraphView, owner: Mapping[str, Hashable],
@@ -130,7 +148,8 @@ def repeated_runs(blocks: dict[str, list[ViewNode]],
 # -- module scopes collapsed to boxes ------------------------------------------------
 
 
-def _group_node(node_id: str, title: str, members: list[ViewNode]) -> ViewNode:
+def _group_node(node_id: str, title: str, members: list[ViewNode],
+                scope: str | None = None) -> ViewNode:
     ops, leaves, details = _members(members)
     ranked = sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))
     rows = [(name, f"x{count}") for name, count in ranked[:GROUP_ROWS]]
@@ -141,21 +160,60 @@ def _group_node(node_id: str, title: str, members: list[ViewNode]) -> ViewNode:
         f", {plural(leaves, 'leaf', 'leaves')}" if leaves else "")
     return ViewNode(node_id, "group", title, lines=[summary], rows=rows,
                     tooltip=f"{title}: " + ", ".join(f"{k} x{v}" for k, v in ops.items()),
-                    scope=title, details=details)
+                    scope=title if scope is None else scope, details=details)
+
+
+def _runs(view: GraphView, depth: int) -> dict[str, str]:
+    """Op and saved-tensor ids -> their group: the scope cut at ``depth``, split into
+    runs of execution (ops by ``seq``), so a module with ops of its own before and
+    after its children (GPT-2's ``transformer``) is two groups, not a false cycle."""
+    scoped = sorted(((node.seq is None, node.seq or 0, index, node)
+                     for index, node in enumerate(view.nodes)
+                     if node.kind in ("op", "saved") and node.title != "AccumulateGrad"),
+                    key=lambda item: item[:3])
+    group_of: dict[str, str] = {}
+    runs: Counter = Counter()
+    previous, group = None, ""
+    for _, _, _, node in scoped:
+        prefix = ".".join(node.scope.split(".")[:depth]) if node.scope else ""
+        if prefix != previous:
+            runs[prefix] += 1
+            after = f" (after {previous or 'the top level'})" if previous is not None else ""
+            group = prefix if runs[prefix] == 1 else f"{prefix}{after}"
+            previous = prefix
+        if prefix:
+            group_of[node.id] = group
+    return group_of
+
+
+def _group_title(group: str, paths: dict[str, str], members: list[ViewNode]) -> str:
+    """``transformer.h · ModuleList``; a later run: ``transformer · GPT2Model (after
+    transformer.ln_f)``; merged blocks as named."""
+    path = paths.get(group)
+    if path is None:
+        return group
+    depth = path.count(".") + 1
+    cls = next((classes[depth - 1] for classes in (scope_classes(m.scope) for m in members
+                                                   if m.scope) if len(classes) >= depth), "")
+    return scope_title(path, cls) + group[len(path):]
 
 
 def collapse_scopes(view: GraphView, depth: int, fold_repeats: bool = True) -> None:
-    """Fold every scope (cut at ``depth`` dots) into one node; merge repeated blocks."""
+    """Fold every scope (cut at ``depth`` dots) into one node per run of execution in
+    it (:func:`_runs`); merge repeated blocks.  Arrows between groups keep shapes."""
     consumers: dict[str, set] = defaultdict(set)
     for edge in view.edges:
         consumers[edge.source].add(edge.target)
     groups: dict[str, list[ViewNode]] = {}
     owner: dict[str, str] = {}
+    paths: dict[str, str] = {}  # group -> its scope path
+    group_of = _runs(view, depth)
     for node in view.nodes:
-        if node.scope and node.kind in ("op", "saved"):
-            prefix = ".".join(node.scope.split(".")[:depth])
-            groups.setdefault(prefix, []).append(node)
-            owner[node.id] = prefix
+        group = group_of.get(node.id)
+        if group is not None:
+            groups.setdefault(group, []).append(node)
+            owner[node.id] = group
+            paths.setdefault(group, ".".join(node.scope.split(".")[:depth]))
     for node in view.nodes:  # leaves used only inside one scope belong to it
         if node.kind == "leaf" or (node.kind == "op" and node.title == "AccumulateGrad"):
             targets = {owner.get(t) for t in consumers.get(node.id, ())}
@@ -167,8 +225,9 @@ def collapse_scopes(view: GraphView, depth: int, fold_repeats: bool = True) -> N
                 groups[owner[node.id]].append(node)
     if fold_repeats:
         _merge_repeats(groups, owner)
-    boxes = {prefix: _group_node(box_id("group", index), prefix, members)
-             for index, (prefix, members) in enumerate(groups.items())}
+    boxes = {group: _group_node(box_id("group", index), _group_title(group, paths, members),
+                                members, paths.get(group, group))
+             for index, (group, members) in enumerate(groups.items())}
     view.clusters = []
     _substitute(view, owner, boxes)
     view.notes.append(f"modules collapsed to depth {depth} ({len(groups)} groups)")
@@ -346,148 +405,32 @@ def fold_repeated_blocks(view: GraphView, min_repeats: int = MIN_REPEATS) -> str
         f"{f.first})" for f in families)
 
 
-# -- graphs without scopes, or still too big ---------------------------------------
+def fold_many_blocks(view: GraphView, min_boxes: int = REPEATS_BOXES) -> str:
+    """The default fold of a picture of more than ``min_boxes`` boxes that fits
+    ``max_nodes``: the middle of its repeated blocks (:func:`fold_repeated_blocks`),
+    stated in a note; returns what was folded, or ``""``.
 
-
-def _sinks(view: GraphView) -> list[str]:
-    has_out = {edge.source for edge in view.edges}
-    return [n.id for n in view.nodes if n.id not in has_out]
-
-
-def _prune(view: GraphView, removed: set[str], sinks: list[str]) -> int:
-    """Drop ``removed`` and whatever no longer reaches a sink; return how many went."""
-    producers: dict[str, list[str]] = defaultdict(list)
-    for edge in view.edges:
-        if edge.source not in removed and edge.target not in removed:
-            producers[edge.target].append(edge.source)
-    reached = set()
-    queue = deque(s for s in sinks if s not in removed)
-    reached.update(queue)
-    while queue:
-        for source in producers[queue.popleft()]:
-            if source not in reached:
-                reached.add(source)
-                queue.append(source)
-    before = len(view.nodes)
-    view.nodes = [n for n in view.nodes if n.id in reached]
-    view.edges = [e for e in view.edges if e.source in reached and e.target in reached]
-    return before - len(view.nodes)
-
-
-def _fold_node(node_id: str, title: str, lines: list[str], count: int) -> ViewNode:
-    return ViewNode(node_id, "fold", title, lines=lines,
-                    tooltip=f"{title}: {count:,} nodes folded", details={"folded": count})
-
-
-def _fold_siblings(view: GraphView, keep: int = 3, threshold: int = 6) -> int:
-    """Many same-named producers feeding one consumer: keep a few, fold the rest."""
-    out_degree = Counter(edge.source for edge in view.edges)
-    by_id = {n.id: n for n in view.nodes}
-    groups: dict[tuple[str, str], list[ViewEdge]] = defaultdict(list)
-    for edge in view.edges:
-        if out_degree[edge.source] == 1:
-            groups[(edge.target, by_id[edge.source].title)].append(edge)
-    removed: set[str] = set()
-    folds = []
-    for (target, title), edges in groups.items():
-        if len(edges) <= threshold:
-            continue
-        hidden = [e.source for e in edges[keep:]]
-        removed.update(hidden)
-        fold = _fold_node(box_id("siblings", len(view.nodes) + len(folds)),
-                          f"... {len(hidden):,} more "
-                          f"{title or 'inputs'}", ["(with their inputs)"], len(hidden))
-        folds.append((fold, target))
-    if not removed:
-        return 0
-    sinks = _sinks(view)
-    gone = _prune(view, removed, sinks)
-    for fold, target in folds:
-        view.nodes.append(fold)
-        view.edges.append(ViewEdge(fold.id, target, style="dashed"))
-    return gone
-
-
-def _compress_chains(view: GraphView, minimum: int = 4) -> int:
-    """Runs of single-input, single-output ops become ``first -> [k ops] -> last``."""
-    producers: dict[str, list[str]] = defaultdict(list)
-    consumers: dict[str, list[str]] = defaultdict(list)
-    for edge in view.edges:
-        producers[edge.target].append(edge.source)
-        consumers[edge.source].append(edge.target)
-    by_id = {n.id: n for n in view.nodes}
-
-    def linear(node_id: str) -> bool:
-        return (by_id[node_id].kind == "op" and len(producers[node_id]) == 1
-                and len(consumers[node_id]) == 1)
-
-    visited: set[str] = set()
-    mapping: dict[str, str] = {}
-    folds = []
-    for node in view.nodes:
-        if node.id in visited or not linear(node.id):
-            continue
-        # walk to the head of the run (toward consumers), then along it
-        head = node.id
-        while linear(consumers[head][0]) and consumers[head][0] not in visited \
-                and consumers[head][0] != node.id:
-            head = consumers[head][0]
-        run = [head]
-        visited.add(head)
-        while linear(producers[run[-1]][0]) and producers[run[-1]][0] not in visited:
-            run.append(producers[run[-1]][0])
-            visited.add(run[-1])
-        if len(run) < minimum:
-            continue
-        middle = run[1:-1]
-        names = Counter(by_id[m].title for m in middle)
-        fold = _fold_node(box_id("chain", len(folds)), f"... {len(middle):,} ops",
-                          [", ".join(name for name, _ in names.most_common(3))], len(middle))
-        folds.append(fold)
-        for member in middle:
-            mapping[member] = fold.id
-    if not folds:
-        return 0
-    _substitute(view, mapping, {fold.id: fold for fold in folds})
-    return len(mapping) - len(folds)
-
-
-def _truncate(view: GraphView, max_nodes: int) -> int:
-    """Keep the ``max_nodes - 1`` nodes nearest the outputs; fold the rest into one box."""
-    producers: dict[str, list[str]] = defaultdict(list)
-    for edge in view.edges:
-        producers[edge.target].append(edge.source)
-    order = _sinks(view)
-    kept = set(order)
-    queue = deque(order)
-    while queue and len(kept) < max_nodes - 1:
-        for source in producers[queue.popleft()]:
-            if source not in kept and len(kept) < max_nodes - 1:
-                kept.add(source)
-                queue.append(source)
-    hidden = len(view.nodes) - len(kept)
-    frontier = {e.target for e in view.edges if e.source not in kept and e.target in kept}
-    view.nodes = [n for n in view.nodes if n.id in kept]
-    view.edges = [e for e in view.edges if e.source in kept and e.target in kept]
-    fold = _fold_node(box_id("rest"), f"... {hidden:,} more nodes", ["(folded: max_nodes)"], hidden)
-    view.nodes.append(fold)
-    for target in sorted(frontier, key=lambda t: t):
-        view.edges.append(ViewEdge(fold.id, target, style="dashed"))
-    return hidden
-
-
-def _collapse_to_fit(view: GraphView, max_nodes: int) -> str:
-    """Collapse module scopes at the deepest depth that fits (repeats merged if needed)."""
-    deepest = max((n.scope.count(".") + 1 for n in view.nodes if n.scope), default=0)
-    for depth in range(deepest, 0, -1):
-        for fold_repeats in (False, True):
-            trial = GraphView(nodes=list(view.nodes), edges=list(view.edges))
-            collapse_scopes(trial, depth, fold_repeats)
-            if len(trial.nodes) <= max_nodes or (fold_repeats and depth == 1):
-                view.nodes, view.edges, view.clusters = trial.nodes, trial.edges, []
-                merged = ", repeated blocks merged" if fold_repeats else ""
-                return f"modules collapsed to depth {depth}{merged}"
-    return ""
+    Example
+    -------
+    >>> from vizgrad.render.build import build_view
+    >>> nn = vizgrad.nn
+    >>> model = nn.Sequential(*[nn.Linear(4, 4) for _ in range(8)])
+    >>> view = build_view(model(vizgrad.randn(2, 4)).sum(), max_nodes=None)
+    >>> fold_many_blocks(view, min_boxes=20)
+    '1 .. 6 folded (6 blocks like 0)'
+    >>> len(view.nodes)
+    15
+    """
+    total = len(view.nodes)
+    if total <= min_boxes or not any(node.scope for node in view.nodes):
+        return ""
+    folded = fold_repeated_blocks(view)
+    if folded:
+        drop_empty_clusters(view)
+        view.notes.append(f"Folded for readability: {total:,} nodes -> {len(view.nodes):,} "
+                          f"shown (more than {min_boxes:,} with repeated blocks): {folded}. "
+                          "Pass max_nodes=None to draw everything.")
+    return folded
 
 
 def drop_empty_clusters(view: GraphView) -> None:
@@ -503,28 +446,3 @@ def drop_empty_clusters(view: GraphView) -> None:
             used.add(at)
             at = parents.get(at)
     view.clusters = [c for c in view.clusters if c.id in used]
-
-
-def fold_big(view: GraphView, max_nodes: int) -> None:
-    """Fold ``view`` down to at most ``max_nodes`` nodes, stating what was folded."""
-    total = len(view.nodes)
-    steps = []
-    if any(n.scope for n in view.nodes):
-        # first fold only the middle of repeated blocks: one block stays readable op
-        # by op; collapsing whole scopes to boxes is the next resort
-        steps.append(fold_repeated_blocks(view))
-        if len(view.nodes) > max_nodes:
-            steps.append(_collapse_to_fit(view, max_nodes))
-    folded = _fold_siblings(view) if len(view.nodes) > max_nodes else 0
-    if folded:
-        steps.append(f"{folded:,} nodes behind repeated inputs")
-    if len(view.nodes) > max_nodes:
-        folded = _compress_chains(view)
-        if folded:
-            steps.append(f"{folded:,} nodes inside long chains")
-    if len(view.nodes) > max_nodes:
-        steps.append(f"{_truncate(view, max_nodes):,} nodes farthest from the outputs")
-    drop_empty_clusters(view)
-    view.notes.append(f"Folded for readability: {total:,} nodes -> {len(view.nodes):,} "
-                      f"shown (max_nodes={max_nodes:,}): " + "; ".join(s for s in steps if s) +
-                      ". Pass max_nodes=None to draw everything.")

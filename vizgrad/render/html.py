@@ -21,7 +21,7 @@ from importlib import resources
 
 from .escape import html_text
 from .view import GraphView
-from .viewer import Level, page_data
+from .viewer import Level, page_data, totals_text
 
 _PROLOG = re.compile(r"^\s*(<\?xml[^>]*\?>)?\s*(<!DOCTYPE[^>]*>)?\s*", re.S)
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
@@ -39,7 +39,7 @@ def asset(name: str) -> str:
 
 #: The viewer's script files, in the order they run (one ``<script>`` element).
 SCRIPTS = ("viewer_layout.js", "viewer_fold.js", "viewer_details.js", "viewer_search.js",
-           "viewer.js")
+           "viewer_start.js", "viewer.js")
 
 
 def script() -> str:
@@ -106,9 +106,11 @@ def key_html(key: dict[str, list] | None) -> str:
 
 
 def viewer_page(full: GraphView, levels: list[Level], start: int,
-                title: str = "vizgrad backward graph") -> str:
-    """The page for ``levels`` of ``full``, opening at ``levels[start]``."""
-    data = page_data(levels, full, start)
+                title: str = "vizgrad backward graph",
+                pick: dict[str, float] | None = None) -> str:
+    """The page for ``levels`` of ``full``, opening at ``levels[start]`` (with ``pick``,
+    ``viewer.open_rule``'s: at the level that rule picks for the reader's window)."""
+    data = page_data(levels, full, start, pick)
     for number, (level, shown) in enumerate(zip(levels, data["levels"])):
         shown["svg"] = None if number == start or level.svg is None else clean_svg(level.svg)
     first = levels[start].svg
@@ -119,14 +121,19 @@ def viewer_page(full: GraphView, levels: list[Level], start: int,
                   "(it needs JavaScript).</p>")
     else:
         inline = '<p id="vg-waiting">This level is too big to lay out; fold it.</p>'
+    totals = html_text(totals_text(data["totals"]))  # the graph's size, in the title too
+    bar = _BAR.replace("</header>", f'<span id="vg-totals">{totals}</span>\n</header>'
+                       ) if totals else _BAR
+    heading = f"{html_text(title)}: {totals}" if totals else html_text(title)
     dark = (full.graph or {}).get("theme") == "dark"
     forced = ' class="vg-dark vg-forced"' if dark else ""
     return (
         f"<!DOCTYPE html>\n<html lang=\"en\"{forced}>"
         "\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>{html_text(title)}</title>\n<style>{asset('viewer.css')}</style>\n"
-        f"</head>\n<body>\n<div id=\"vg-app\">\n{_BAR}\n"
+        f"<title>{heading}</title>\n<style>{asset('viewer.css')}</style>\n"
+        f"</head>\n<body>\n<div id=\"vg-app\">\n"
+        f"{bar}\n"
         f"<main id=\"vg-canvas\" aria-label=\"{html.escape(title)}\">{inline}</main>\n"
         "<svg id=\"vg-minimap\" aria-hidden=\"true\"></svg>\n"
         "<aside id=\"vg-side\"><div id=\"vg-results\" role=\"list\"></div>\n"

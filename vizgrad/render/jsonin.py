@@ -177,7 +177,8 @@ class _Reader:
         return Cluster(self.get(item, "id", where, (str,), "a string", required=True),
                        self.text(item, "label", where),
                        parent=self.get(item, "parent", where, (str,),
-                                       "a cluster id or null"), nodes=list(nodes))
+                                       "a cluster id or null"), nodes=list(nodes),
+                       title=self.text(item, "title", where))
 
 
 def view_from_dict(document: dict[str, Any]) -> GraphView:

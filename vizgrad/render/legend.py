@@ -92,7 +92,7 @@ def rows_of(kinds: set[str], marks: set[str], saved_bytes: bool, named: bool,
         rows.append(KeyRow("→ name", "the op's output is the tensor of that name "
                                      "(tensor.name = ...)", "op"))
     if clusters:
-        rows.append(KeyRow("box", "a module: ops its forward ran (cluster='scope')", "",
+        rows.append(KeyRow("box", "a module call: its ops and parameters; #2: its 2nd call", "",
                            "rounded"))
     shapes: list[str] = []
     head = tail = listed = None

@@ -39,20 +39,22 @@ from .view import GraphView, RenderOptions, arrow
 #: Options under which a picture may be plain (their defaults); the others
 #: (``params``, ``edge_labels``, ``show_dtype``, ``max_attr_chars``, picture settings,
 #: ``legend``, ``cluster``, ``max_nodes``) are handled by :func:`plain_dot`.
-_PLAIN = {"show_attrs": False, "show_saved": False, "show_stack": False, "collapse": None,
+_PLAIN = {"show_attrs": False, "show_saved": None, "show_stack": False, "collapse": None,
           "focus": None, "highlight": None, "show_memory": False, "failure": None,
           "show_grad": False}
 
 
 def plain_options(options: RenderOptions) -> bool:
     """Whether ``options`` can give a plain picture (the graph decides the rest)."""
-    return all(getattr(options, name) == value for name, value in _PLAIN.items())
+    return all(getattr(options, name) == value or name == "show_saved" and value is None
+               and options.show_saved is False for name, value in _PLAIN.items())
 
 
 def plain_dot(builder: _Builder) -> graphviz.Digraph | None:
     """``to_dot(builder.build())``, written without the view, or ``None`` when the
     picture is not plain: a node with a module scope, named outputs or freed saved
-    tensors, a node with more than ``HUB_ARROWS`` users, or more boxes than
+    tensors, a custom Function's node (its saved tensors are drawn unless
+    ``show_saved=False``), a node with more than ``HUB_ARROWS`` users, or more boxes than
     ``max_nodes``.  ``builder`` is fresh (nothing built), and is left so when this
     gives up; call only when :func:`plain_options` holds."""
     options, walk = builder.options, builder.walk
@@ -74,10 +76,12 @@ def plain_dot(builder: _Builder) -> graphviz.Digraph | None:
     leaf_looks: dict[tuple, tuple[str, str]] = {}  # (title, signature) -> a leaf box's
     name_of = builder.tensor_name
     line, add_arrow = lines.append, arrows.append
+    custom_saves = options.show_saved is None
     for node, (name, metas, input_count, scope, freed, variable, named) in zip(
             nodes, walk.node_facts()):
-        if scope or freed or named:
-            return _untouched(builder)  # a module box, a dashed border, an "→ name" line
+        if scope or freed or named or (custom_saves and node.custom):
+            # a module box, a dashed border, an "→ name" line, a custom Function's saves
+            return _untouched(builder)
         raw = node.raw
         node_id = ids[raw]
         if len(metas) > 1:
@@ -122,7 +126,8 @@ def plain_dot(builder: _Builder) -> graphviz.Digraph | None:
         add_seen(texts_key)
         add(f"\t{ids[edge.next_node.raw]} -> {ids[edge.node.raw]}{attrs}\n")
     dot = new_digraph({"rankdir": options.rankdir, "size": options.size, "dpi": options.dpi},
-                      palette, any(label or tail or head for label, tail, head, _ in seen))
+                      palette, any(label or tail or head for label, tail, head, _ in seen),
+                      len(lines))
     rows = rows_of(kinds, set(), False, False, False, seen) if options.legend else []
     dot.body += lines + body + legend_lines(rows, "", palette)
     return dot

@@ -10,7 +10,7 @@ from typing import Any
 
 from .html import iframe, viewer_page
 from .view import GraphView, RenderOptions
-from .viewer import build_levels
+from .viewer import build_levels, open_rule
 
 
 def viewer_html(var: Any, layout_timeout: float | None = 60.0, **options: Any) -> str:
@@ -33,8 +33,9 @@ def viewer_html(var: Any, layout_timeout: float | None = 60.0, **options: Any) -
     if dot_binary() is None:
         raise GraphvizNotFoundError("the graph viewer lays out the graph with Graphviz's "
                                     f"`dot` program, which was not found on PATH. {INSTALL_HINT}")
-    full, levels, start = build_levels(var, RenderOptions.make(**options), layout_timeout)
-    return viewer_page(full, levels, start)
+    made = RenderOptions.make(**options)
+    full, levels, start = build_levels(var, made, layout_timeout)
+    return viewer_page(full, levels, start, pick=open_rule(levels, made))
 
 
 class ViewerOutput:

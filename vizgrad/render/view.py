@@ -83,12 +83,16 @@ def arrow(source: str, target: str, label: str = "", tail_label: str = "",
 
 @dataclass
 class Cluster:
-    """A labelled box around nodes (one per module scope); ``parent`` nests clusters."""
+    """A labelled box around nodes (one per module call); ``parent`` nests clusters.
+
+    ``label`` is its level of the scope path (``pool#2``), ``title`` what the box says
+    (``features.pool#2 · MaxPool2d, 2nd call``; the label when empty)."""
 
     id: str
     label: str
     parent: str | None
     nodes: list[str] = field(default_factory=list)
+    title: str = ""
 
 
 @dataclass
@@ -163,7 +167,10 @@ class RenderOptions:
     """Options of ``make_dot`` / ``build_view`` beyond pytorchviz's four.
 
     params : dict name -> tensor, names for leaves (as in pytorchviz)
-    show_attrs, show_saved, max_attr_chars : as in pytorchviz
+    show_attrs, show_saved, max_attr_chars : as in pytorchviz; ``show_saved=None`` (the
+        default) draws the saved tensors of custom Functions only (a
+        ``vizgrad.autograd.Function``'s or ``torch.autograd.Function``'s
+        ``ctx.saved_tensors``, as pytorchviz always does), True every op's, False none
     show_dtype : dtype on tensor nodes; edge_labels : gradient shape and slot.rank on edges
     show_stack : user line in labels, full forward stack in tooltips
     cluster : "scope" draws a box per module scope; "auto" (the default) does so for a
@@ -186,7 +193,7 @@ class RenderOptions:
 
     params: dict | None = None
     show_attrs: bool = False
-    show_saved: bool = False
+    show_saved: bool | None = None
     max_attr_chars: int = 50
     show_dtype: bool = True
     edge_labels: bool = True

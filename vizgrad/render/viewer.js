@@ -581,7 +581,7 @@
     if (r.right < c.left || r.left > c.right || r.bottom < c.top || r.top > c.bottom) { centre(el); }
   });
 
-  useLevel(data.start, false);
+  useLevel(window.vizgradFirstLevel(data, canvas), false);   // for this window (viewer_start.js)
   window.vizgradViewer = {                   // for tests and the console
     level: function () { return cur.level; }, open: function () { return open; }, fold: fold,
     drawing: function () { return cur; }, unfoldScope: unfoldScope, foldScope: foldScope, levels: levels, select: select, jump: jump,

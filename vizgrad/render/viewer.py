@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..debug.gradstats import METADATA_KEY, grad_stats
-from . import fold
+from . import fold, fold_fit
 from .build import build_view
 from .view import GraphView, RenderOptions
 from .viewer_tree import copy_view, scope_tree, tree_data
@@ -32,6 +33,19 @@ from .viewer_tree import copy_view, scope_tree, tree_data
 #: ``viewer.js``), up to ``PAGE_LAYOUT_LIMIT`` boxes.
 LAYOUT_LIMIT = 2500
 PAGE_LAYOUT_LIMIT = 60000
+#: The canvas's width / height before the page's script measures the window: a 1280 x
+#: 800 window less the side panel (30%) and the bar.  The script picks again with the
+#: real canvas (``viewer_start.js``); this picks the level inlined in the page.
+WINDOW_ASPECT = 1.2
+#: A level fits the window when its drawing is at most this many times wider than the
+#: window's shape *across its ranks* (Graphviz's ranks run down with rankdir TB: a
+#: deep chain is tall, and the page opens at its output for the reader to follow the
+#: edges up; across the ranks there is no edge to follow).  A 96-layer model's
+#: "modules collapsed to depth 4" is 33 times wider than tall: one row of boxes across
+#: a window that shows 1/30 of it.
+ASPECT_LIMIT = 8.0
+
+_VIEWBOX = re.compile(r'<svg[^>]*?viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"')
 
 
 @dataclass
@@ -41,6 +55,21 @@ class Level:
     name: str
     view: GraphView
     svg: str | None = None
+
+    @property
+    def size(self) -> tuple[float, float] | None:
+        """Width and height of the Graphviz drawing (points), ``None`` without one."""
+        found = _VIEWBOX.search(self.svg[:2000]) if self.svg is not None else None
+        return (float(found[1]), float(found[2])) if found else None
+
+
+def misfit(size: tuple[float, float] | None, aspect: float, rankdir: str = "TB") -> float:
+    """How many times wider than a window of ``aspect`` (width / height) a drawing is
+    across its ranks (taller, for rankdir LR / RL); 1 or less: it fits that way."""
+    if size is None or size[0] <= 0 or size[1] <= 0:
+        return float("inf")
+    ratio = size[0] / size[1] / aspect
+    return ratio if rankdir in ("TB", "BT") else 1 / ratio
 
 
 def _partition(view: GraphView) -> frozenset:
@@ -63,7 +92,7 @@ def fold_levels(full: GraphView, max_nodes: int | None) -> list[Level]:
             found.append(Level("repeated blocks folded", level))
     elif max_nodes is not None and len(full.nodes) > max_nodes:
         level = copy_view(full)
-        fold.fold_big(level, max_nodes)
+        fold_fit.fold_big(level, max_nodes)
         found.append(Level("folded to fit max_nodes", level))
     found.append(Level("everything", full))
     levels, seen = [], set()
@@ -78,17 +107,54 @@ def fold_levels(full: GraphView, max_nodes: int | None) -> list[Level]:
     return levels
 
 
-def default_level(levels: list[Level], options: RenderOptions) -> int:
-    """The level a page opens at: the asked collapse depth, else the finest that fits."""
+def asked_level(levels: list[Level], options: RenderOptions) -> int | None:
+    """The level ``collapse="scope", depth=N`` asks for, if the page has it."""
     if options.collapse == "scope":
         for index, level in enumerate(levels):
             if level.name == f"modules collapsed to depth {options.depth}":
                 return index
-    limit = options.max_nodes if options.max_nodes is not None else LAYOUT_LIMIT
+    return None
+
+
+def open_limit(options: RenderOptions) -> int:
+    """The most boxes a page opens on: ``max_nodes``, else ``LAYOUT_LIMIT``."""
+    return options.max_nodes if options.max_nodes is not None else LAYOUT_LIMIT
+
+
+def _rankdir(levels: list[Level]) -> str:
+    """Which way the levels' ranks run (their views share the full view's settings)."""
+    return str((levels[-1].view.graph or {}).get("rankdir") or "TB") if levels else "TB"
+
+
+def open_rule(levels: list[Level], options: RenderOptions) -> dict[str, float] | None:
+    """What the page's script needs to pick its first level again with the reader's
+    window (``default_level``'s rule); ``None`` when a collapse depth was asked."""
+    if asked_level(levels, options) is not None:
+        return None
+    return {"limit": open_limit(options), "aspect": ASPECT_LIMIT,
+            "across": "width" if _rankdir(levels) in ("TB", "BT") else "height"}
+
+
+def default_level(levels: list[Level], options: RenderOptions,
+                  aspect: float = WINDOW_ASPECT) -> int:
+    """The level a page opens at: the asked collapse depth; else, of the levels Graphviz
+    drew with at most ``max_nodes`` boxes, the finest whose drawing is at most
+    ``ASPECT_LIMIT`` times wider than a window of ``aspect`` across its ranks
+    (``misfit``), or the best shaped when none is.  ``viewer_start.js`` applies the
+    same rule with the reader's window."""
+    asked = asked_level(levels, options)
+    if asked is not None:
+        return asked
+    limit = open_limit(options)
     fitting = [i for i, level in enumerate(levels)
                if level.svg is not None and len(level.view.nodes) <= limit]
     if fitting:
-        return fitting[-1]
+        rankdir = _rankdir(levels)
+        off = {i: misfit(levels[i].size, aspect, rankdir) for i in fitting}
+        shaped = [i for i in fitting if off[i] <= ASPECT_LIMIT]
+        if shaped:
+            return shaped[-1]
+        return min(fitting, key=lambda i: (off[i], -i))
     drawn = [i for i, level in enumerate(levels) if level.svg is not None]
     return drawn[0] if drawn else 0
 
@@ -121,6 +187,76 @@ def _nbytes(shape: Any, dtype: str) -> int | None:
         return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
     except TypeError:  # a dtype numpy does not know
         return None
+
+
+def _kernel_size(ref: Any, attributes: list[list[str]]) -> str | None:
+    """A convolution's kernel size from its weight's shape (PyTorch's
+    ``ConvolutionBackward0`` saves the weight, not ``kernel_size``): ``"(3, 3)"``."""
+    if not ref.name().startswith("Convolution") or any(k == "kernel_size"
+                                                          for k, _ in attributes):
+        return None
+    shapes = [item.shape for item in ref.saved if item.name == "weight" and item.shape]
+    if not shapes:  # not saved (the input needs no gradient): the weight's gradient's
+        rows = ref.output_meta
+        shapes = [row[0].shape for row in rows[1:2] if row and row[0] is not None]
+    if not shapes or len(shapes[0]) < 3:
+        return None
+    return "(" + ", ".join(str(n) for n in shapes[0][2:]) + ")"
+
+
+def page_totals(full: GraphView, extra: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The page's totals (its title and bar): graph nodes and edges as ``vizgrad
+    inspect`` counts them, parameters (the leaf tensors gradients accumulate into)
+    and activations (the saved tensors' buffers, each once, leaves apart, as
+    ``vizgrad.debug.memory_report`` counts them) in bytes; ``saved_freed``: the
+    recorded bytes of saves ``backward()`` already freed (nothing is held then).
+    ``extra``: the panel's facts by node id (their bytes are read again here).
+    Empty for a view read from a file or a static graph: no node to read them from."""
+    from ..debug.memory import node_bytes
+    from ..graph.walking import GraphWalk
+
+    ops, parameters, count, freed = [], 0, 0, 0
+    for node in full.nodes:
+        ref = node.ref
+        if ref is None:
+            continue
+        found = extra.get(node.id, {})
+        if node.kind == "op":
+            ops.append(ref)
+            freed += sum(item.get("bytes") or 0 for item in found.get("saved", ())
+                         if item.get("freed"))
+        elif node.kind == "leaf":
+            parameters += found.get("bytes") or 0
+            count += 1
+    if not ops:  # a saved or static graph's view: its sizes are not known here
+        return {}
+    _, held, leaves = node_bytes(GraphWalk([], ops, []), per_node=False)
+    totals: dict[str, Any] = {"parameters": parameters, "parameter_tensors": count,
+                              "activations": held - leaves, "saved_freed": freed}
+    if full.counts:
+        totals.update(graph_nodes=full.counts.get("nodes"), graph_edges=full.counts.get("edges"))
+    return totals
+
+
+def totals_text(totals: dict[str, Any]) -> str:
+    """``1,355 graph nodes, 1,820 edges · parameters 1.2 MiB (24 tensors) · activations
+    3.9 MiB``: what the page's title and bar say."""
+    from ..debug.memory import human_bytes
+
+    parts: list[str] = []
+    if not totals:
+        return ""
+    if totals.get("graph_nodes") is not None:
+        parts.append(f"{totals['graph_nodes']:,} graph nodes, {totals['graph_edges']:,} edges")
+    tensors = totals["parameter_tensors"]
+    parts.append(f"parameters {human_bytes(totals['parameters'])} ({tensors:,} "
+                 f"tensor{'' if tensors == 1 else 's'})")
+    if totals["activations"] or not totals["saved_freed"]:
+        parts.append(f"activations {human_bytes(totals['activations'])}")
+    else:  # after backward(): nothing held; what the saves were
+        parts.append(f"activations freed by backward() "
+                     f"({human_bytes(totals['saved_freed'])} saved)")
+    return " \u00b7 ".join(parts)
 
 
 class _Facts:
@@ -163,9 +299,15 @@ class _Facts:
                                   "freed": item.freed, "bytes": _nbytes(item.shape, item.dtype)})
             if saved:
                 facts["saved"] = saved
-            attributes = ref.saved_attributes
-            if attributes:
-                facts["attrs"] = [[str(k), str(v)] for k, v in attributes.items()]
+            attributes = [[str(k), str(v)] for k, v in ref.saved_attributes.items()]
+            kernel = _kernel_size(ref, attributes)
+            if kernel:  # a convolution saves no kernel_size: its weight's shape says it
+                attributes.append(["kernel_size", kernel])
+            if attributes:  # the op's arguments (torch's _saved_<name>, vizgrad's ctx)
+                facts["attrs"] = attributes
+            sizes = [_nbytes(shape, dtype) for shape, dtype in ref.outputs]
+            if any(size is not None for size in sizes):  # each forward output's bytes
+                facts["out_bytes"] = sizes
             recorded = ref.get_metadata(METADATA_KEY)
             if recorded is not None and "skipped" not in recorded:  # (skipped: not seen)
                 facts["grad"] = {k: recorded[k] for k in ("norm", "finite", "zero")}
@@ -199,8 +341,11 @@ def page_key(view: GraphView, full: GraphView) -> dict[str, list] | None:
     return key_entries(view, THEMES[(full.graph or {}).get("theme") or "light"])
 
 
-def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any]:
-    """What the page's script reads: the full graph (JSON schema), facts and levels."""
+def page_data(levels: list[Level], full: GraphView, start: int,
+              pick: dict[str, float] | None = None) -> dict[str, Any]:
+    """What the page's script reads: the full graph (JSON schema), facts and levels;
+    ``pick`` (``open_rule``): the script picks the first level for the reader's window
+    (else it opens at ``start``)."""
     from .jsonout import _plain, to_dict
 
     facts = _Facts()
@@ -223,7 +368,9 @@ def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any
                                   "details": node.details}
         drawn = {n.id for n in level.view.nodes}
         drawn.update(m for box in boxes.values() for m in box["details"].get("members", ()))
+        size = level.size
         entry = {"name": level.name, "count": len(level.view.nodes),
+                 "size": [round(size[0], 1), round(size[1], 1)] if size else None,
                  "hidden": sorted(full_ids - drawn), "notes": level.view.notes,
                  "boxes": boxes, "layout": "graphviz" if level.svg is not None else None,
                  "legend": page_key(level.view, full)}
@@ -265,7 +412,8 @@ def page_data(levels: list[Level], full: GraphView, start: int) -> dict[str, Any
     rest = _plain({"extra": extra, "frames": facts.frames, "stacks": facts.stacks,
                    "levels": shown, "tree": tree_data(tree, [n.id for n in full.nodes])
                    if tree is not None else None})
-    return {"graph": document, **rest, "start": start, "layout_limit": LAYOUT_LIMIT}
+    return {"graph": document, **rest, "start": start, "layout_limit": LAYOUT_LIMIT,
+            "totals": page_totals(full, extra), "pick": pick}
 
 
 def build_levels(roots: Any, options: RenderOptions,

@@ -1,5 +1,5 @@
 /* vizgrad's viewer: the details panel for the selected box (a node: its facts,
- * inputs and consumers with slot.rank, saved tensors, attributes, gradient and
+ * inputs and consumers with slot.rank, output bytes, saved tensors, arguments, gradient and
  * forward stack; a group: its ops and members).  No DOM outside the panel; what it
  * needs from the page comes in ctx: data, nodes, inEdges, outEdges, panel,
  * drawing() (what is shown), select(id, move), unfold(), fold(), foldTarget() (the
@@ -65,8 +65,10 @@ window.vizgradDetails = function (ctx) {
     if (!shown) { facts.push(["drawn", "not at this level: unfold to see it"]); }
     table(details, "Node", facts);
     if (shown === id) { foldButton(); }
+    var sizes = extra.out_bytes || [];        // each output's bytes (shape x itemsize)
     table(details, "Forward outputs (gradients in)", (d.outputs || []).map(function (o, i) {
-      return ["#" + i, shape(o.shape) + " " + o.dtype];
+      return ["#" + i, shape(o.shape) + " " + o.dtype + (sizes[i] !== undefined && sizes[i] !== null
+        ? " \u00b7 " + bytes(sizes[i]) : "")];
     }));
     table(details, "Inputs (slot.rank \u2190 producer)", inEdges[id].map(function (e) {
       var x = e.details || {};
@@ -83,7 +85,7 @@ window.vizgradDetails = function (ctx) {
       return [s.name, s.kind + " " + shape(s.shape) + " " + s.dtype + " \u00b7 " + bytes(s.bytes) +
               " \u00b7 " + (s.freed ? "freed" : "kept")];
     }));
-    table(details, "Attributes", extra.attrs || []);
+    table(details, "Arguments (saved by forward)", extra.attrs || []);
     var grad = extra.grad || d.grad;
     if (grad) {
       table(details, "Gradient", Object.keys(grad).map(function (k) { return [k, String(grad[k])]; }));

@@ -26,7 +26,7 @@ def copy_view(view: GraphView) -> GraphView:
     """A view whose lists (and clusters) can be folded without touching ``view``."""
     clusters = [Cluster(c.id, c.label, c.parent, list(c.nodes)) for c in view.clusters]
     return GraphView(list(view.nodes), list(view.edges), clusters, list(view.legend),
-                     list(view.notes), dict(view.graph))
+                     list(view.notes), dict(view.graph), counts=dict(view.counts))
 
 
 @dataclass
@@ -110,7 +110,7 @@ def scope_tree(full: GraphView) -> ScopeTree | None:
         for box in level.nodes:
             if box.kind != "group":
                 continue
-            path = box.title
+            path = box.scope or box.title  # a scope's runs of execution share its path
             if path not in index:
                 parent = _parent_path(path)
                 while parent and parent not in index:  # an empty segment ("a..b")

@@ -1,0 +1,186 @@
+"""Module boxes (``cluster="scope"``): one box per module call, its parameters inside.
+
+Every scope path (``vizgrad.graph.scopes``: ``features.pool#2`` is the second call of
+``pool``) is one box, nested in its parent call's box and titled with the full path and
+the class (``transformer.h.0 · GPT2Block``).  A parameter (a leaf and its
+AccumulateGrad) sits in the innermost box holding every op that uses it -- its module's
+box -- so no long arrow crosses the picture to reach it.  When that box is not its
+module's call (``nn.MultiheadAttention`` uses ``out_proj.weight`` in its own forward;
+``out_proj`` is never called), the leaf says where it was used.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..graph.scopes import call_number, scope_classes, scope_title
+from .ids import box_id
+from .view import Cluster, GraphView, ViewNode
+
+
+def _common(scopes: set[str]) -> str:
+    """The deepest scope holding all of ``scopes`` (``""``: none but the top level)."""
+    split = [scope.split(".") for scope in scopes]
+    common: list[str] = []
+    for levels in zip(*split):
+        if any(level != levels[0] for level in levels):
+            break
+        common.append(levels[0])
+    return ".".join(common)
+
+
+def _plain(scope: str) -> str:
+    """A scope without its call marks: the module path parameters are named from."""
+    return ".".join(call_number(level)[0] for level in scope.split("."))
+
+
+def leaf_homes(view: GraphView) -> dict[str, str]:
+    """Leaf and AccumulateGrad ids -> the scope of the ops that use them, where one box
+    holds them all (the deepest box that does)."""
+    consumers: dict[str, list[str]] = defaultdict(list)
+    for edge in view.edges:
+        consumers[edge.source].append(edge.target)
+    scope_of = {node.id: node.scope for node in view.nodes
+                if node.scope and node.kind in ("op", "saved")}
+    homes: dict[str, str] = {}
+    # view.nodes lists consumers before producers (AccumulateGrad before its leaf)
+    for node in view.nodes:
+        if node.kind != "leaf" and not (node.kind == "op" and node.title == "AccumulateGrad"):
+            continue
+        used: set[str] = set()
+        for target in consumers.get(node.id, ()):
+            scope = scope_of.get(target) or homes.get(target)
+            used.add(scope or "")
+        if used and "" not in used:
+            home = _common(used)
+            if home:
+                homes[node.id] = home
+                if node.kind == "leaf":
+                    _say_where_used(node, home, used)
+    return homes
+
+
+def _say_where_used(node: ViewNode, home: str, used: set[str]) -> None:
+    """A parameter drawn outside its module's box: the box's module used it directly."""
+    owner = node.title.rpartition(".")[0]
+    plain = {_plain(scope) for scope in used}
+    if not owner or owner in plain:
+        return
+    where = _plain(home)
+    if owner.startswith(where + ".") and where in plain:
+        note = f"used by {home} itself: {owner[len(where) + 1:]} is never called"
+        node.lines.append(note)
+        node.tooltip += f"\n{note}"
+        node.details["used_by"] = home
+
+
+def module_boxes(view: GraphView) -> list[Cluster]:
+    """One box per module call in ``view`` (its ops and parameters inside), titled
+    ``path · Class``; nested as the calls were."""
+    clusters: dict[str, Cluster] = {}
+    homes = leaf_homes(view)
+    for view_node in view.nodes:
+        scope = homes.get(view_node.id) or view_node.scope
+        if not scope:
+            continue
+        cluster = clusters.get(scope)
+        if cluster is None:
+            parts = scope.split(".")
+            classes = scope_classes(scope)
+            parent = None
+            for depth in range(1, len(parts) + 1):
+                path = ".".join(parts[:depth])
+                cluster = clusters.get(path)
+                if cluster is None:
+                    cluster = clusters[path] = Cluster(
+                        box_id("cluster", len(clusters)), parts[depth - 1], parent,
+                        title=scope_title(path, classes[depth - 1]))
+                elif " · " not in cluster.title and classes[depth - 1]:
+                    cluster.title = scope_title(path, classes[depth - 1])
+                parent = cluster.id
+        assert cluster is not None
+        cluster.nodes.append(view_node.id)
+    return _unbox_single_ops(view, list(clusters.values()))
+
+
+def _unbox_single_ops(view: GraphView, clusters: list[Cluster]) -> list[Cluster]:
+    """A call that made one op and holds no parameter or other call (``pool``, ``relu``)
+    is drawn as that op with the call's title as a line, in its parent's box: a box
+    around one op only adds lines, and a title wider than the op would be crossed by
+    the arrow leaving it."""
+    by_id = {node.id: node for node in view.nodes}
+    children: dict[str | None, int] = defaultdict(int)
+    for cluster in clusters:
+        children[cluster.parent] += 1
+    by_cluster = {cluster.id: cluster for cluster in clusters}
+    gone = set()
+    for cluster in reversed(clusters):  # children were made after their parents
+        if children[cluster.id] or len(cluster.nodes) != 1:
+            continue
+        node = by_id[cluster.nodes[0]]
+        if node.kind != "op" or node.title == "AccumulateGrad":
+            continue
+        node.lines.append(cluster.title or cluster.label)
+        node.details["module"] = cluster.title or cluster.label
+        gone.add(cluster.id)
+        children[cluster.parent] -= 1
+        if cluster.parent is not None:
+            by_cluster[cluster.parent].nodes.append(node.id)
+    return [cluster for cluster in clusters if cluster.id not in gone]
+
+
+def entry_lengths(view: GraphView) -> dict[tuple[str, str], int]:
+    """``(source, target) -> minlen`` for arrows entering a box whose target has a chain
+    of the box's own nodes above it (a parameter and its AccumulateGrad): the box then
+    starts below the arrow's source instead of beside it, so sibling boxes stack top to
+    bottom as the flat picture does (the residual add of a ResNet block below its convs,
+    not the blocks drawn in a staircase across the picture)."""
+    if not view.clusters:
+        return {}
+    parent = {cluster.id: cluster.parent for cluster in view.clusters}
+    home: dict[str, str] = {}
+    for cluster in view.clusters:
+        for node_id in cluster.nodes:
+            home[node_id] = cluster.id
+
+    def boxes_of(node_id: str) -> list[str]:  # innermost first
+        found, at = [], home.get(node_id)
+        while at is not None:
+            found.append(at)
+            at = parent.get(at)
+        return found
+
+    inputs: dict[str, list[str]] = defaultdict(list)
+    outputs: dict[str, list[str]] = defaultdict(list)
+    for edge in view.edges:
+        if not edge.undirected and edge.source != edge.target:
+            inputs[edge.target].append(edge.source)
+            outputs[edge.source].append(edge.target)
+    # longest[node][box]: the longest chain of nodes inside ``box`` ending at ``node``,
+    # in topological order (Kahn: no recursion)
+    waiting = {node.id: len(inputs[node.id]) for node in view.nodes}
+    ready = [node_id for node_id, count in waiting.items() if count == 0]
+    chains: dict[str, set[str]] = {node_id: set(boxes_of(node_id)) for node_id in waiting}
+    longest: dict[str, dict[str, int]] = {}
+    lengths: dict[tuple[str, str], int] = {}
+    while ready:
+        node_id = ready.pop()
+        mine = longest.setdefault(node_id, {})
+        for source in inputs[node_id]:
+            shared = chains[node_id] & chains.get(source, set())
+            for box in shared:
+                mine[box] = max(mine.get(box, 0), longest.get(source, {}).get(box, 0) + 1)
+        for target in outputs[node_id]:
+            waiting[target] -= 1
+            if waiting[target] == 0:
+                ready.append(target)
+    for target, sources in inputs.items():
+        if target not in longest:
+            continue  # on a cycle (not a backward graph): leave dot to rank it
+        for source in sources:
+            entered = [box for box in boxes_of(target) if box not in chains.get(source, ())]
+            if entered:
+                above = longest[target].get(entered[-1], 0)
+                if above:
+                    lengths[(source, target)] = above + 1
+    return lengths
