@@ -36,12 +36,12 @@ from .function import Function
 from .inplace import CUSTOM, MULTI, refresh_view
 from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, Node, is_tensor_list
 from .recording import (
+    FORWARD_LISTENERS,
     ForwardCtx,
     check_output_dtype,
-    describe_call,
     layout_of,
-    next_node_of,
-    numbers_of,
+    link_edges,
+    notify_forward,
     simple_layout,
 )
 from .saving import resolve_saved
@@ -170,9 +170,8 @@ def _apply(cls: Any, args: tuple) -> tuple[Any, Any]:
             return out.__class__([_as_tensor(o, tensors) for o in out]), ctx
         return _as_tensor(out, tensors), ctx
 
-    node = cls._node_class(tuple([next_node_of(t) for t in tensors]), numbers_of(tensors),
-                grad_mask)
-    node._layout = simple_layout(mask) if simple else layout_of(args)
+    node = link_edges(cls, tensors, grad_mask, simple_layout(mask) if simple
+                      else layout_of(args))
     node._arg_count = len(args)  # type: ignore[attr-defined]  # (in the node's __dict__)
     set_grad_mode(False)
     try:
@@ -201,7 +200,8 @@ def _apply(cls: Any, args: tuple) -> tuple[Any, Any]:
         node._out_kind = kind
     if grad_mask != mask or not simple:  # some input without an edge to read meta from
         node._own_operand_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])
-    describe_call(node, tensors, arrays)
+    if FORWARD_LISTENERS:
+        notify_forward(node, tensors, arrays)
 
     nondiff = node._non_differentiable or ()
     dirty = _dirty_outputs(node, outs) if node._dirty else ()

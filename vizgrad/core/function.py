@@ -48,13 +48,13 @@ from .recording import (
     LAYOUTS,
     SINGLE_META,
     check_output_dtype,
-    describe_call,
     finish_recorded,
     grad_mask_of,
     input_tensors,
     layout_of,
     link_edges,
     mark_views,
+    notify_forward,
     numbers_of,
     op_entry_point,
     op_error,
@@ -184,9 +184,10 @@ class Function:
         common case (single-tensor arguments, one float output) gathers the inputs and
         their edges in one inline loop.  Everything else it shares with every other way
         an op runs (``apply_plain``, ``apply_user``, ``apply_dual``, the operators): the
-        node is initialised by ``Node.__init__`` (the one place a node's fields are set),
-        the call described by ``recording.describe_call``, outputs made by
-        ``Tensor._make``, what forward kept saved by ``saving.resolve_saved``; an
+        node is initialised by ``Node.__init__`` (the one place a node's fields are set,
+        which also records the call: device, scope, call site), outputs made by
+        ``Tensor._make``, the forward listeners told by ``recording.notify_forward``,
+        what forward kept saved by ``saving.resolve_saved``; an
         unrecorded call is ``recording.run_unrecorded``.  Anything unusual leaves for
         ``apply_plain``.  tests/ops/test_fast_path.py runs every op-table row through
         every path and compares the graphs they build.
@@ -240,14 +241,13 @@ class Function:
         node = _new_node(cls._node_class)
         _init_node(node, tuple(next_nodes), numbers_of(tensors)
                    if numbered or index >= _FIRST_COUNT else FIRST_OUTPUTS[len(tensors)],
-                   grad_mask)
+                   grad_mask, LAYOUTS.get(mask) or simple_layout(mask), tensors[0].array)
         # -- run forward --------------------------------------------------------------
         try:
             out = cls.forward(node, *raw)
         except (ValueError, IndexError, TypeError) as error:
             raised = op_error(cls, tensors, error, raw)
             raise raised from raised.__cause__
-        node._layout = LAYOUTS.get(mask) or simple_layout(mask)
         if own_meta:
             node._own_operand_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])
         out_class = out.__class__
@@ -261,7 +261,8 @@ class Function:
             if out.dtype.kind != "f":
                 check_output_dtype(cls, node, (out,))
         node._result_meta = meta
-        describe_call(node, tensors, out, 3)  # 3: apply's caller
+        if FORWARD_LISTENERS:
+            notify_forward(node, tensors, out)
         if node._non_differentiable is not None:
             return finish_recorded(cls, node, out, args, tensors)
         # -- wrap outputs, save ---------------------------------------------------------
@@ -310,9 +311,9 @@ def _steps(cls: type[Function], args: tuple) -> Any:
     grad_mask = grad_mask_of(args)
     if not grad_mask:
         return run_unrecorded(cls, args, raw, tensors)
-    node = link_edges(cls, tensors, grad_mask)
+    node = link_edges(cls, tensors, grad_mask,
+                      layout_of(args) if mask is None else simple_layout(mask))
     out = run_forward(cls, node, raw, tensors)
-    node._layout = layout_of(args) if mask is None else simple_layout(mask)
     if any(not t._rg for t in tensors):
         node._own_operand_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])
     out_class = out.__class__
@@ -320,7 +321,8 @@ def _steps(cls: type[Function], args: tuple) -> Any:
         node._result_meta = single_meta(out.shape, out.dtype)
         if out.dtype.kind != "f":
             check_output_dtype(cls, node, (out,))
-        describe_call(node, tensors, (out,))
+        if FORWARD_LISTENERS:
+            notify_forward(node, tensors, (out,))
     return finish_recorded(cls, node, out, args, tensors)
 
 

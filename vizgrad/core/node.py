@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import backend
 from .saved import (
     INPUTS_IN_ORDER,
     GraphError,
@@ -26,7 +27,8 @@ from .saved import (
     saved_values,
     unpack,
 )
-from .stack import StackFrame, format_frames
+from .stack import StackFrame, capture, format_frames
+from .state import STACK, current_scope
 
 __all__ = [
     "FORWARD_ONLY", "INPUTS_IN_ORDER", "OP_NODE_CLASSES", "OUT_LIST", "OUT_SINGLE",
@@ -37,6 +39,8 @@ __all__ = [
 ]
 
 SEQUENCE = itertools.count()
+NO_STACK = (None, 0, ())
+_NUMPY_ARRAY = np.ndarray
 Tensor: Any = None  # vizgrad.core.tensor sets this (it imports this module first)
 
 
@@ -150,8 +154,8 @@ class Node:
 
     # Every field a recorded op has, declared once.  ``__init__`` fills them all, and
     # is the only place that does (``Function.apply`` allocates the node of its op's
-    # class and calls it directly); ``recording.describe_call`` and the paths that
-    # record an op overwrite the ones known only after forward ran.
+    # class and calls it directly); the paths that record an op then set
+    # ``_result_meta``, known only once forward ran.
     __slots__ = (
         "seq", "_next_nodes", "_next_nrs", "_grad_mask", "_layout", "_result_meta",
         "_to_save", "_saved", "_store", "_freed", "scope", "_stack_code", "_stack_lasti",
@@ -188,19 +192,37 @@ class Node:
     _stack_lasti: int
     _stack_tail: tuple
 
-    def __init__(self, next_nodes: tuple = (), next_nrs: tuple = (), grad_mask: int = 0) -> None:
+    def __init__(self, next_nodes: tuple = (), next_nrs: tuple = (), grad_mask: int = 0,
+                 layout: tuple = (), first_input: Any = None) -> None:
+        """Every field, and for an op's node (``first_input``: its first input tensor's
+        array) the call it records: device, scope and the user's call site, all known
+        before forward runs.  A leaf's AccumulateGrad and a bare ``Node()`` record no
+        call (scope "", no call site)."""
         self._next_nodes = next_nodes
         self._next_nrs = next_nrs
         self._grad_mask = grad_mask
-        self._layout = ()
+        self._layout = layout
         self._result_meta = ()
         self._to_save = None
         self._saved = None
         self._store = None
         self._freed = False
-        self.scope = ""
-        self._stack_code = None
         self.seq = next(SEQUENCE)
+        if first_input is None:
+            self.scope = ""
+            self._stack_code = None
+            return
+        if first_input.__class__ is not _NUMPY_ARRAY:
+            self._device = backend.device_of(first_input)
+        self.scope = current_scope()
+        depth = STACK["depth"]
+        if depth:  # three slots rather than a tuple: one object fewer per op for the GC
+            # 3: the caller of the function that makes the node (always vizgrad's own:
+            # apply, link_edges, apply_user's), where the user's frames may start
+            self._stack_code, self._stack_lasti, self._stack_tail = \
+                capture(depth, 3) or NO_STACK
+        else:
+            self._stack_code = None
 
     # Rarely set: class-level defaults, stored in the instance dict only when set.
     _metadata: dict | None = None

@@ -1,14 +1,16 @@
 """The steps every op takes when it runs, one function each (``Function.apply_plain``
 calls them in order; ``Function.apply`` gathers the inputs and edges of the common
-case in one loop and calls the rest: ``Node.__init__``, ``describe_call``,
-``Tensor._make``, ``resolve_saved``, ``run_unrecorded``; ``apply_user`` too).
+case in one loop and calls the rest: ``Node.__init__``, ``Tensor._make``,
+``notify_forward``, ``resolve_saved``, ``run_unrecorded``; ``apply_user`` too).
 
 1. **unwrap** (``unwrap``, ``input_tensors``): Tensors become backend arrays;
 2. **link edges** (``grad_mask_of``, ``link_edges``): a new Node pointing at the node
-   each input's gradient goes to;
+   each input's gradient goes to; ``Node.__init__`` also records the call (device,
+   scope, the user's call site), all known before forward;
 3. **run forward** (``run_forward``): errors come back naming the op (``op_error``);
-4. **wrap outputs** (``finish_recorded``, ``describe_call``): result arrays become
-   Tensors pointing at the node, which records metadata, device, scope and call site;
+4. **wrap outputs** (``finish_recorded``): result arrays become Tensors pointing at the
+   node (``Tensor._make``), the node records their shapes and dtypes; forward
+   listeners hear of it (``notify_forward``);
 5. **save**: ``saving.resolve_saved``.
 
 Unrecorded calls (``no_grad``, or no input requires grad) take steps 1, 3 and 4 with
@@ -36,8 +38,8 @@ from .node import (
     is_tensor_list,
 )
 from .saving import resolve_saved
-from .stack import capture, hide_own_frames_in_notebooks, user_location
-from .state import STACK, current_scope, grad_enabled
+from .stack import hide_own_frames_in_notebooks, user_location
+from .state import grad_enabled
 from .tensor import Tensor, accumulator_of
 
 if TYPE_CHECKING:
@@ -60,7 +62,6 @@ class ForwardCtx(ForwardOnly):
 #: forward, once its node knows its stack and scope (anomaly mode's ``check_forward``
 #: finds the op that made a NaN here).  A listener may raise to stop the op.
 FORWARD_LISTENERS: list = []
-_NUMPY_ARRAY = np.ndarray
 
 
 #: The functions an op of vizgrad's is recorded through, declared where they are
@@ -78,7 +79,6 @@ def op_entry_point(cls_name: str, args_name: str, target_name: str | None = None
     return declare
 
 
-NO_STACK = (None, 0, ())
 LAYOUTS: dict[int, tuple] = {}
 # The input numbers of nodes whose inputs are all first outputs (nearly every node).
 FIRST_OUTPUTS = tuple((0,) * count for count in range(16))
@@ -120,10 +120,10 @@ def grad_mask_of(args: tuple) -> int:
     return mask
 
 
-def link_edges(cls: type[Function], tensors: list, grad_mask: int) -> Node:
+def link_edges(cls: type[Function], tensors: list, grad_mask: int, layout: tuple) -> Node:
     """The op's node, pointing at the node each input's gradient goes to."""
     return cls._node_class(tuple([next_node_of(t) for t in tensors]),
-                           numbers_of(tensors), grad_mask)
+                           numbers_of(tensors), grad_mask, layout, tensors[0].array)
 
 
 def run_forward(cls: type[Function], ctx: Any, raw: list, tensors: list) -> Any:
@@ -160,24 +160,15 @@ def run_unrecorded(cls: type[Function], args: tuple, raw: list | None,
     return wrap_unrecorded(cls, out, args)
 
 
-def describe_call(node: Node, tensors: list, outs: Any, skip: int = 2) -> None:
-    """Where the op ran: device, scope and (when captured) the user's call site; then
-    the forward listeners hear of it, with the output arrays (``outs``: a tuple or
-    list, or one array) (they may raise to stop the op).  Every path that
-    records an op calls it once its outputs are known; ``skip``: frames above this one
-    that are known not to be the user's (``stack.capture``)."""
-    if tensors[0].array.__class__ is not _NUMPY_ARRAY:
-        node._device = backend.device_of(tensors[0].array)
-    node.scope = current_scope()
-    depth = STACK["depth"]
-    if depth:  # three slots rather than a tuple: one object fewer per op for the GC
-        node._stack_code, node._stack_lasti, node._stack_tail = \
-            capture(depth, skip) or NO_STACK
-    if FORWARD_LISTENERS:
-        if outs.__class__ in backend.ARRAY_TYPES:  # the fast path's one output
-            outs = (outs,)
-        for listener in list(FORWARD_LISTENERS):
-            listener(node, tensors, outs)
+def notify_forward(node: Node, tensors: list, outs: Any) -> None:
+    """Tell the forward listeners of a recorded op, with its output arrays (``outs``: a
+    tuple or list, or the fast path's one array); they may raise to stop the op.  Every
+    path that records an op calls it once its outputs are known, when there are
+    listeners (``if FORWARD_LISTENERS``: one list read otherwise)."""
+    if outs.__class__ in backend.ARRAY_TYPES:  # the fast path's one output
+        outs = (outs,)
+    for listener in list(FORWARD_LISTENERS):
+        listener(node, tensors, outs)
 
 
 def finish_recorded(cls: type[Function], node: Node, out: Any, args: tuple,
@@ -208,7 +199,8 @@ def finish_recorded(cls: type[Function], node: Node, out: Any, args: tuple,
                 break
         if kind != OUT_SINGLE:
             node._out_kind = kind
-        describe_call(node, tensors, outs)
+        if FORWARD_LISTENERS:
+            notify_forward(node, tensors, outs)
     nondiff = node._non_differentiable or ()
     results = [Tensor._make(array) if id(array) in nondiff
                else Tensor._make(array, True, node, nr) for nr, array in enumerate(outs)]
