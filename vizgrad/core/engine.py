@@ -80,19 +80,13 @@ def _reduce_to(grad: Tensor, shape: tuple, dtype: Any, node: Node, child: Node) 
     return grad
 
 
-def _call_backward(node: Node, grads: list, release: bool = False) -> Any:
-    """Run one node's backward and return one gradient per flat input; with ``release``,
-    free the node's saved values right after.
+def _call_backward(node: Node, grads: list) -> Any:
+    """Run one node's backward and return one gradient per flat input.
 
     A freed node still runs if its backward needs no saved tensor (as in PyTorch);
     reading a freed saved tensor raises GraphFreedError with the full story.
     """
     result = node.fn.backward(node, *grads)
-    if release:  # Node._release, inlined: this runs once per node of every backward
-        store = node._store
-        if store is not None:
-            store.clear()
-        node._freed = True
     if result.__class__ is not tuple:
         result = (result,)
     layout = node._layout
@@ -142,33 +136,26 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     """The engine.  ``inputs`` restricts the work; with ``accumulate=False`` the
     gradients of ``inputs`` are returned instead of added into ``.grad``.
 
-    The loop: take the newest waiting node, run it on its summed gradients, hand each
-    result to the node it goes to (which then waits, if it did not already).  A node
-    with nothing unusual about it takes ``_call_backward``; a hook-free leaf takes
-    ``accumulate_leaf``; anything else (hooks, captures, ``inputs=``, listeners, a
-    missing gradient) ``_run_node``.
+    The loop: take the newest waiting node and run it on its summed gradients (a node
+    with nothing unusual about it through ``_call_backward``, a hook-free leaf through
+    ``accumulate_leaf``, anything else -- hooks, captures, ``inputs=``, listeners, a
+    missing gradient -- through ``_run_node``); hand each result on, reduced to its
+    input's shape and dtype, into the buffer of the node it goes to, which then waits
+    if it did not already.  (The plain node's run and the hand-on are inline: a call
+    per node is ~3% of a small op's backward on CPython 3.11.)
     """
-    outputs = list(outputs)
-    root_edges, root_grads, captures, captured, needed = _start(outputs, gradients, inputs)
-    buffers: dict[Node, list] = {}  # the summed gradients of every node waiting to run
-    ready: list = []  # the waiting nodes, as (-seq, node): a heap, newest first
-    for (node, nr), grad in zip(root_edges, root_grads):
-        buffer = buffers.get(node)
-        if buffer is None:
-            buffer = buffers[node] = [None] * len(node._result_meta)
-            heapq.heappush(ready, (-node.seq, node))
-        buffer[nr] = grad if buffer[nr] is None else buffer[nr] + grad
+    buffers, ready, captures, captured, needed = _start(list(outputs), gradients, inputs)
     # Nothing to watch for (no capture, no inputs= filter, no listener): the plain nodes
     # and leaves take their short ways; listeners cost nothing while absent.
     plain = not captures and needed is None and not NODE_LISTENERS
     plain_leaves = plain and not create_graph
     release = not retain_graph  # free each node's saved values once it ran
-    # Sums this loop made and nobody else holds: _pass_on adds into them in place.  A sum
-    # leaves the set when its node runs: a backward may give one tensor to several
+    # Sums this loop made and nobody else holds: only these are added into in place.  A
+    # sum leaves the set when its node runs: a backward may give one tensor to several
     # inputs (AddBackward0, clone), so adding into it later would change the others.
     owned: set = set()
-    following = None  # the next node when it skipped the heap (see _pass_on)
-    heappop = heapq.heappop
+    following = None  # a node reached that is newer than all waiting: it skips the heap
+    heappop, heappush = heapq.heappop, heapq.heappush
     with _engine_mode(create_graph):
         while following is not None or ready:
             if following is not None:
@@ -177,10 +164,23 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                 node = heappop(ready)[1]
             buffer = buffers.pop(node)
             if owned:  # this node's sums are handed on now: never added into again
-                owned.difference_update(buffer)  # (by identity: no Tensor.__eq__)
+                for grad in buffer:  # (set.discard takes one argument: the cheap call)
+                    owned.discard(grad)
             if plain and node.__class__ is not AccumulateGrad and not node._hooked \
                     and buffer[0] is not None and (len(buffer) == 1 or _arrived(buffer)):
-                grads = _call_backward(node, buffer, release)
+                # _call_backward, and the release of its saved values, inline: a call
+                # per node is ~3% of a small op's backward on CPython 3.11
+                grads = node.fn.backward(node, *buffer)
+                if release:
+                    store = node._store
+                    if store is not None:
+                        store.clear()
+                    node._freed = True
+                if grads.__class__ is not tuple:
+                    grads = (grads,)
+                layout = node._layout
+                if layout.__class__ is not ContiguousLayout or len(grads) != len(layout):
+                    grads = _flatten_grads(layout, grads)
             elif plain_leaves and node.__class__ is AccumulateGrad and not node._hooked \
                     and not node.variable._hooks:
                 if buffer[0] is not None:  # (the buffer holds the leaf's gradient alone)
@@ -190,18 +190,53 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
             else:
                 grads = _run_node(node, buffer, create_graph, retain_graph, captures,
                                   captured, needed, accumulate)
-            following = _pass_on(node, grads, buffers, ready, following, owned,
-                                 create_graph)
-            # (the gradients are held by the nodes they went to now: a leaf's may be
-            # taken as its .grad only if nothing here still holds it, accumulate_leaf)
-            grads = None  # type: ignore[assignment]
+            for child, nr, grad in zip(node._next_nodes, node._next_nrs, grads):
+                if child is None:
+                    continue
+                if grad is not None:
+                    shape, dtype = child._result_meta[nr]
+                    data = grad.array
+                    if data.shape != shape or data.dtype is not dtype and data.dtype != dtype:
+                        grad = _reduce_to(grad, shape, dtype, node, child)
+                waiting = buffers.get(child)
+                if waiting is None:  # reached for the first time: it now waits to run
+                    if len(child._result_meta) == 1:
+                        buffers[child] = [grad]
+                    else:
+                        waiting = buffers[child] = [None] * len(child._result_meta)
+                        waiting[nr] = grad
+                    if following is None:
+                        if ready and child.seq < -ready[0][0]:
+                            heappush(ready, (-child.seq, child))
+                        else:
+                            following = child
+                    elif child.seq > following.seq:  # the one kept aside waits instead
+                        heappush(ready, (-following.seq, following))
+                        following = child
+                    else:
+                        heappush(ready, (-child.seq, child))
+                elif grad is None:
+                    continue
+                elif (old := waiting[nr]) is None:
+                    waiting[nr] = grad
+                elif create_graph:
+                    waiting[nr] = old + grad
+                elif old in owned:  # a sum this loop made: nobody else holds it
+                    old.array += grad.array
+                else:
+                    total = waiting[nr] = Tensor._make(old.array + grad.array)
+                    owned.add(total)
+            # The loop holds no gradient it handed on: a leaf's may become its .grad
+            # uncopied only if nobody else does (accumulate.unshared_array counts).
+            grads = grad = data = old = total = None  # type: ignore[assignment]
     return captured
 
 
 def _start(outputs: list, gradients: list | None, inputs: list[Tensor] | None) -> tuple:
-    """What a backward starts from: the roots' edges and gradients, the ``inputs``'
-    edges whose gradients are captured (``captures``: edge -> input indices, filling
-    ``captured``), and with ``inputs``, the nodes some input lies below (``needed``)."""
+    """What a backward starts from: the roots' gradients in the buffers of the nodes
+    they go to, those nodes waiting in the heap (``ready``); the ``inputs``' edges whose
+    gradients are captured (``captures``: edge -> input indices, filling ``captured``),
+    and with ``inputs``, the nodes some input lies below (``needed``)."""
     for tensor in (*outputs, *(inputs or ())):
         if isinstance(tensor, Tensor) and tensor._base is not None \
                 and tensor._view_version != tensor._vc[0]:
@@ -225,7 +260,15 @@ def _start(outputs: list, gradients: list | None, inputs: list[Tensor] | None) -
     if inputs is not None:
         needed = _needed_nodes([node for node, _ in root_edges],
                                {node for node, _ in input_edges})
-    return root_edges, root_grads, captures, captured, needed
+    buffers: dict[Node, list] = {}  # the summed gradients of every node waiting to run
+    ready: list = []  # the waiting nodes, as (-seq, node): a heap, newest first
+    for (node, nr), grad in zip(root_edges, root_grads):
+        buffer = buffers.get(node)
+        if buffer is None:
+            buffer = buffers[node] = [None] * len(node._result_meta)
+            heapq.heappush(ready, (-node.seq, node))
+        buffer[nr] = grad if buffer[nr] is None else buffer[nr] + grad
+    return buffers, ready, captures, captured, needed
 
 
 @contextmanager
@@ -258,56 +301,6 @@ def _arrived(buffer: list) -> bool:
         if grad is None:
             return False
     return True
-
-
-def _pass_on(node: Node, grads: Any, buffers: dict, ready: list, following: Node | None,
-             owned: set, create_graph: bool) -> Node | None:
-    """Send each of ``node``'s gradients to the node it goes to, reduced to that input's
-    shape and dtype, summed into its buffer; a node reached for the first time starts
-    to wait.  Returns the next node to run when it skips the heap.
-
-    Two speed rules, both invisible in the results.  A node just reached that is newer
-    than every other waiting node is kept aside (``following``) instead of going
-    through the heap: most nodes of a chain do.  A sum this loop made and nobody else
-    holds (``owned``) is added into in place; any other gradient is never written.
-    """
-    for child, nr, grad in zip(node._next_nodes, node._next_nrs, grads):
-        if child is None:
-            continue
-        if grad is not None:
-            shape, dtype = child._result_meta[nr]
-            data = grad.array
-            if data.shape != shape or data.dtype is not dtype and data.dtype != dtype:
-                grad = _reduce_to(grad, shape, dtype, node, child)
-        buffer = buffers.get(child)
-        if buffer is None:  # reached for the first time: it now waits to run
-            if len(child._result_meta) == 1:
-                buffers[child] = [grad]
-            else:
-                buffer = buffers[child] = [None] * len(child._result_meta)
-                buffer[nr] = grad
-            if following is None:
-                if ready and child.seq < -ready[0][0]:
-                    heapq.heappush(ready, (-child.seq, child))
-                else:
-                    following = child
-            elif child.seq > following.seq:
-                heapq.heappush(ready, (-following.seq, following))
-                following = child
-            else:
-                heapq.heappush(ready, (-child.seq, child))
-        elif grad is None:
-            continue
-        elif (old := buffer[nr]) is None:
-            buffer[nr] = grad
-        elif create_graph:
-            buffer[nr] = old + grad
-        elif old in owned:  # a sum this loop made: nobody else holds it
-            old.array += grad.array
-        else:
-            total = buffer[nr] = Tensor._make(old.array + grad.array)
-            owned.add(total)
-    return following
 
 
 def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
