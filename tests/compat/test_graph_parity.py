@@ -289,8 +289,11 @@ CONV = [
           [(1, 1, 4, 4, 4)], covers=("Conv3d",)),
     layer("Conv2d_circular",
           lambda nn: nn.Conv2d(2, 3, 3, padding=1, padding_mode="circular"), [(2, 2, 5, 5)],
-          covers=("Conv2d",), differs="circular padding is one CircularPadBackward0 node; "
-          "PyTorch draws slice copies into an empty tensor (CopySlices, SliceBackward0)"),
+          covers=("Conv2d",)),
+    functional("pad_circular_3d", lambda F, x: F.pad(x, (1, 0, 0, 1, 2, 1), mode="circular"),
+               [(1, 1, 2, 3, 3)], covers=("pad",)),
+    functional("pad_circular_unbatched_crop", lambda F, x: F.pad(x, (-1, 2), mode="circular"),
+               [(2, 4)], covers=("pad",)),
     functional("pad_reflect", lambda F, x: F.pad(x, (1, 2, 0, 1), mode="reflect"),
                [(1, 2, 4, 4)], covers=("pad",)),
     functional("pad_replicate_3d", lambda F, x: F.pad(x, (1, 0, 2, 1, 0, 1), mode="replicate"),
