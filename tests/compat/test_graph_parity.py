@@ -461,13 +461,12 @@ def linalg(name, fn, shapes, differs="", square=()):
     return Row(name, (), build, differs)
 
 
-LU = "PyTorch's node also saves the LU factorization it solved with (LU, pivots)"
 AMAX = "vizgrad's AmaxBackward0 saves its tie weights, PyTorch's self and result"
 LINALG = [
     linalg("inv", lambda L, a: L.inv(a), [(2, 3, 3)], square=(0,)),
-    linalg("det", lambda L, a: L.det(a), [(3, 3)], LU, square=(0,)),
-    linalg("slogdet", lambda L, a: L.slogdet(a).logabsdet, [(3, 3)], LU, square=(0,)),
-    linalg("solve", lambda L, a, b: L.solve(a, b), [(3, 3), (3, 2)], LU, square=(0,)),
+    linalg("det", lambda L, a: L.det(a), [(3, 3)], square=(0,)),
+    linalg("slogdet", lambda L, a: L.slogdet(a).logabsdet, [(3, 3)], square=(0,)),
+    linalg("solve", lambda L, a, b: L.solve(a, b), [(3, 3), (3, 2)], square=(0,)),
     linalg("cholesky", lambda L, a: L.cholesky(a @ a.mT), [(3, 3)], square=(0,)),
     linalg("cross", lambda L, a, b: L.cross(a, b), [(2, 3), (2, 3)]),
     linalg("qr", lambda L, a: L.qr(a).R, [(4, 3)]),
