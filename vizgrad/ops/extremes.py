@@ -34,7 +34,9 @@ def _every(dim):
 
 
 class Amax(Function):
-    """Max over dims; backward: grad shared evenly among the elements equal to the max."""
+    """Max over dims, saving the input and the result (PyTorch's ``self`` and ``result``);
+    backward: grad shared evenly among the elements equal to the max (a mask of the
+    saved input against the saved result: constant, so every order follows)."""
 
     @staticmethod
     def infer_shape(input, dim, keepdim):
@@ -42,30 +44,38 @@ class Amax(Function):
 
     @staticmethod
     def forward(ctx, input, dim, keepdim):
-        dims = normalize_dims(_every(dim), input.ndim)  # () is every dim, as in PyTorch
-        ctx.dim, ctx.keepdim = saved_dims(dim), keepdim  # as given: amax(-1) saves (-1,)
-        xp = array_module(input)
-        extreme = xp.amax(input, axis=axis_of(dims, input.ndim), keepdims=True)
-        ctx.save_named("weights", tie_weights(input, extreme, dims))
-        return extreme if keepdim else extreme.reshape(
-            tuple(s for i, s in enumerate(input.shape) if i not in dims))
+        return _extreme(ctx, array_module(input).amax, input, dim, keepdim)
 
     @staticmethod
     def backward(ctx, grad):
-        weights = ctx._saved_weights
-        dims = normalize_dims(_every(ctx.dim), weights.ndim)
-        return expand_reduced(grad, weights.shape, dims, ctx.keepdim) * weights, None, None
+        input, result = ctx.saved_values
+        dims = normalize_dims(_every(ctx.dim), input.ndim)
+        extreme = result.array if ctx.keepdim else result.array.reshape(
+            tuple(1 if i in dims else n for i, n in enumerate(input.shape)))
+        weights = Tensor.from_array(tie_weights(input.array, extreme, dims))
+        return expand_reduced(grad, input.shape, dims, ctx.keepdim) * weights, None, None
 
     @staticmethod
     def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
         return _even_jvp(args, tangents, result)
 
 
+def _extreme(ctx, reduce, input, dim, keepdim):
+    """amax/amin's forward: ``reduce`` over the dims (``()`` is every dim, as in
+    PyTorch), the dim saved as given (``amax(-1)`` saves ``(-1,)``), self and result."""
+    dims = normalize_dims(_every(dim), input.ndim)
+    ctx.dim, ctx.keepdim = saved_dims(dim), keepdim
+    result = reduce(input, axis=axis_of(dims, input.ndim), keepdims=keepdim)
+    ctx.save_for_backward(input, result)
+    return result
+
+
 class Amin(Amax):
-    """Min over dims; backward: grad shared evenly among the elements equal to the min."""
+    """Min over dims, saving self and result; backward: grad shared evenly among the
+    elements equal to the min."""
     @staticmethod
     def forward(ctx, input, dim, keepdim):
-        return Amax.forward(ctx, -input, dim, keepdim) * -1
+        return _extreme(ctx, array_module(input).amin, input, dim, keepdim)
 
     @staticmethod
     def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
@@ -73,7 +83,8 @@ class Amin(Amax):
 
 
 class Max(Function):
-    """``max(input)``: the largest value; ties share the gradient evenly."""
+    """``max(input)``: the largest value, saving self and result as PyTorch; backward:
+    ties (NaN ties a NaN max) share the gradient evenly."""
 
     backward_name = "MaxBackward1"
 
@@ -86,13 +97,14 @@ class Max(Function):
     @staticmethod
     def forward(ctx, input):
         result = array_module(input).max(input)
-        ctx.save_named("weights", tie_weights(input, result, tuple(range(input.ndim)),
-                                              nan_ties=True))
+        ctx.save_for_backward(input, result)
         return result
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * ctx._saved_weights
+        input, result = ctx.saved_values
+        return grad * Tensor.from_array(tie_weights(input.array, result.array,
+                                                    tuple(range(input.ndim)), nan_ties=True))
 
     @staticmethod
     def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
@@ -100,12 +112,15 @@ class Max(Function):
 
 
 class Min(Max):
-    """Min of all elements; backward: grad shared evenly among the minimal elements."""
+    """Min of all elements, saving self and result; backward: grad shared evenly among
+    the minimal elements."""
     backward_name = "MinBackward1"
 
     @staticmethod
     def forward(ctx, input):
-        return Max.forward(ctx, -input) * -1
+        result = array_module(input).min(input)
+        ctx.save_for_backward(input, result)
+        return result
 
     @staticmethod
     def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
@@ -138,8 +153,10 @@ class MaxDim(Function):
 
         if not ctx.input_shape:  # a 0-d input is its own max
             return grad, None, None
-        index = ctx._saved_index
-        (dim,) = normalize_dims(ctx.dim, index.ndim)
+        index = ctx._saved_indices  # the returned indices, as PyTorch saves them
+        (dim,) = normalize_dims(ctx.dim, len(ctx.input_shape))
+        if not ctx.keepdim:
+            index = index.unsqueeze(dim)
         grad = expand_reduced(grad, index.shape, (dim,), ctx.keepdim)
         zeros = Tensor.from_array(array_module(grad.array).zeros(ctx.input_shape, grad.array.dtype))
         return scatter(zeros, dim, index, grad), None, None
@@ -177,7 +194,7 @@ def _zero_dim(ctx, xp, input, keepdim):
     """max/min along dim 0 or -1 of a 0-d tensor: the value itself at index 0 (PyTorch)."""
     kept = xp.zeros((), dtype=xp.int64)
     ctx.keepdim, ctx.input_shape = keepdim, input.shape
-    ctx.save_named("index", kept)
+    ctx.save_named("indices", kept)
     ctx.mark_non_differentiable(kept)
     return input.copy(), kept
 
@@ -186,9 +203,9 @@ def _select_along(ctx, xp, input, kept, dim, keepdim):
     kept = kept.astype(xp.int64, copy=False)
     values = xp.take_along_axis(input, kept, axis=dim)
     ctx.keepdim, ctx.input_shape = keepdim, input.shape
-    ctx.save_named("index", kept.reshape(kept.shape))
     if not keepdim:
         values, kept = xp.squeeze(values, axis=dim), xp.squeeze(kept, axis=dim)
+    ctx.save_named("indices", kept)
     ctx.mark_non_differentiable(kept)
     return values, kept
 
