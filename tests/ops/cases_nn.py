@@ -251,6 +251,10 @@ POOL = [
              ("UpsampleTrilinear3d", "UpsampleTrilinear3dBackward"), scale_factor=(1.5, 1, 2),
              mode="trilinear", recompute_scale_factor=True,
              node_name="UpsampleTrilinear3DBackward0"),
+    # area on 1-d signals: PyTorch's adaptive_avg_pool1d, a one-row image pooled
+    same_row("interpolate_area_1d", "interpolate", [A((2, 3, 7))],
+             ("AdaptiveAvgPool2d", "Unsqueeze", "SqueezeDim"), size=3, mode="area",
+             node_name="SqueezeBackward1"),
     # nearest-exact: the source nearest each output's centre
     same_row("interpolate_nearest_exact1d", "interpolate", [A((2, 2, 5))],
              ("UpsampleNearestExact1d", "UpsampleNearestBackward"), size=8,

@@ -485,10 +485,13 @@ def interpolate(input: Tensor, size: int | tuple[int, ...] | None = None,
         return _nearest(input, outs, given)
     if mode == "nearest-exact" and input.ndim in (3, 4, 5):
         return _nearest_exact(input, outs, given)
-    if mode == "area" and input.ndim == 4:
+    if mode == "area" and input.ndim in (3, 4):
         from .nn_pool import adaptive_avg_pool2d
 
-        return adaptive_avg_pool2d(input, outs)
+        if input.ndim == 4:
+            return adaptive_avg_pool2d(input, outs)
+        # PyTorch's adaptive_avg_pool1d: the 2-d pooling of a one-row image
+        return adaptive_avg_pool2d(input.unsqueeze(-2), (1,) + tuple(outs)).squeeze(-2)
     dims, upsample, taps_of = _INTERPOLATING.get(mode, (0, None, None))
     if upsample is not None and input.ndim == dims + 2:
         xp = _index_module(input)
