@@ -61,6 +61,7 @@ from .recording import (
     mark_views,
     numbers_of,
     op_error,
+    refuse_barebones,
     run_forward,
     run_unrecorded,
     simple_layout,
@@ -130,6 +131,9 @@ class Function:
     #: shared no-op ctx when nothing is recorded); False on ``vizgrad.autograd.Function``
     #: (``custom_function.CustomFunction``: PyTorch's Tensor contract, checked).
     builtin: ClassVar[bool] = True
+    #: PyTorch's kernel name for an op it refuses on uint16/uint32/uint64 (``"add_stub"``):
+    #: vizgrad refuses them too, in PyTorch's words (``recording.refuse_barebones``).
+    unsigned_kernel: ClassVar[str | None] = None
     #: ``needs_input_grad`` per argument mask, made once per class (see Node).
     _needs_input_grad: ClassVar[dict[int, tuple[bool, ...]]] = {}
     #: The Node subclass named after the op (``MulBackward0``) its nodes are made of.
@@ -201,6 +205,8 @@ class Function:
                     raw.append([t.array for t in arg])
                 else:
                     raw.append(arg)
+            if cls.unsigned_kernel is not None:
+                refuse_barebones(cls.unsigned_kernel, raw)
             out: Any
             try:
                 out = cls.forward(FORWARD_ONLY if cls.builtin else ForwardCtx(args),

@@ -19,6 +19,7 @@ from collections import namedtuple
 from ..core.backend import array_module
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.recording import refuse_barebones
 from ..core.tensor import Tensor
 from .reductions import axis_of, expand_reduced, normalize_dims, saved_dims, tie_weights
 from .shape_rules import along, as_results, reduced
@@ -37,6 +38,7 @@ class Amax(Function):
     """Max over dims, saving the input and the result (PyTorch's ``self`` and ``result``);
     backward: grad shared evenly among the elements equal to the max (a mask of the
     saved input against the saved result: constant, so every order follows)."""
+    unsigned_kernel = "max_values_cpu"  # PyTorch has none for uint16/32/64
 
     @staticmethod
     def infer_shape(input, dim, keepdim):
@@ -73,6 +75,7 @@ def _extreme(ctx, reduce, input, dim, keepdim):
 class Amin(Amax):
     """Min over dims, saving self and result; backward: grad shared evenly among the
     elements equal to the min."""
+    unsigned_kernel = "min_values_cpu"  # PyTorch has none for uint16/32/64
     @staticmethod
     def forward(ctx, input, dim, keepdim):
         return _extreme(ctx, array_module(input).amin, input, dim, keepdim)
@@ -85,6 +88,7 @@ class Amin(Amax):
 class Max(Function):
     """``max(input)``: the largest value, saving self and result as PyTorch; backward:
     ties (NaN ties a NaN max) share the gradient evenly."""
+    unsigned_kernel = "max_all"  # PyTorch has none for uint16/32/64
 
     backward_name = "MaxBackward1"
 
@@ -114,6 +118,7 @@ class Max(Function):
 class Min(Max):
     """Min of all elements, saving self and result; backward: grad shared evenly among
     the minimal elements."""
+    unsigned_kernel = "min_all"  # PyTorch has none for uint16/32/64
     backward_name = "MinBackward1"
 
     @staticmethod
@@ -129,6 +134,7 @@ class Min(Max):
 
 class MaxDim(Function):
     """``max(input, dim)`` -> (values, indices); the gradient goes to the returned index."""
+    unsigned_kernel = "max_cpu"  # PyTorch has none for uint16/32/64
 
     backward_name = "MaxBackward0"
 
@@ -169,6 +175,7 @@ class MaxDim(Function):
 class MinDim(MaxDim):
     """Min along dim with its index; backward: grad to the selected element (the index
     carries none)."""
+    unsigned_kernel = "min_cpu"  # PyTorch has none for uint16/32/64
     backward_name = "MinBackward0"
 
     @staticmethod
@@ -248,6 +255,7 @@ def amin(input: Tensor, dim: int | tuple[int, ...] | None = (), keepdim: bool = 
 
 def _arg_reduce(input, dim, keepdim, smallest):
     data = input.array
+    refuse_barebones("argmin_cpu" if smallest else "argmax_cpu", (data,))
     xp = array_module(data)
     if dim is None:
         flat = _arg(xp, data.reshape(-1), 0, smallest)

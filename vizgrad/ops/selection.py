@@ -92,6 +92,7 @@ def _selected_jvp(tangent, dim, keepdim, indices):
 class Kthvalue(Function):
     """The ``k``-th smallest value along ``dim`` and its index; backward: ``grad`` put at
     that index (zeros elsewhere)."""
+    unsigned_kernel = "kthvalue_cpu"  # PyTorch has none for uint16/32/64
 
     @staticmethod
     def infer_shape(self, k, dim, keepdim):
@@ -132,6 +133,7 @@ def _save_selection(ctx, self, dim, keepdim, k, nan_first):
 class MedianDim(Function):
     """The lower median along ``dim`` and its index (a NaN in a row is that row's
     median); backward: ``grad`` put at that index."""
+    unsigned_kernel = "median_cpu"  # PyTorch has none for uint16/32/64
 
     backward_name = "MedianBackward1"
 
@@ -169,6 +171,7 @@ def _ties(self, result):
 class Median(Function):
     """The lower median of all elements (NaN if any is NaN); backward: ``grad`` spread
     evenly over the elements equal to it (PyTorch's ``evenly_distribute_backward``)."""
+    unsigned_kernel = "median_cpu"  # PyTorch has none for uint16/32/64
 
     @staticmethod
     def infer_shape(self):

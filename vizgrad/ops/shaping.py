@@ -68,6 +68,7 @@ class Repeat(Function):
 
 class Flip(Function):
     """Reverse the order along dims; backward: flip grad along the same dims."""
+    unsigned_kernel = "flip_cpu"  # PyTorch has none for uint16/32/64
     infer_shape = staticmethod(same)
 
     @staticmethod
