@@ -60,6 +60,10 @@ CALLS = {
     "median": lambda L, a: a.median(), "trace": lambda L, a: a.reshape(3, 1).trace(),
     "tril": lambda L, a: a.reshape(3, 1).tril(),
     "masked_fill": lambda L, a: a.masked_fill(a == 1, 0),
+    # in place, as out of place
+    "add_": lambda L, a: a.clone().add_(1), "mul_": lambda L, a: a.clone().mul_(2),
+    "neg_": lambda L, a: a.clone().neg_(), "clamp_": lambda L, a: a.clone().clamp_(0, 1),
+    "iadd": lambda L, a: a.clone().__iadd__(a), "imul": lambda L, a: a.clone().__imul__(a),
     # promotion: with floating dtypes only
     "promote_int64": lambda L, a: a * L.tensor([1, 2, 3]),
     "promote_uint8": lambda L, a: a * L.tensor([1, 2, 3], dtype=L.uint8),
