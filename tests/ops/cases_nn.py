@@ -255,6 +255,11 @@ POOL = [
     same_row("interpolate_area_1d", "interpolate", [A((2, 3, 7))],
              ("AdaptiveAvgPool2d", "Unsqueeze", "SqueezeDim"), size=3, mode="area",
              node_name="SqueezeBackward1"),
+    same_row("interpolate_area_3d", "interpolate", [A((1, 2, 3, 5, 4))],
+             ("AdaptiveAvgPool3d",), size=(2, 3, 3), mode="area",
+             node_name="AdaptiveAvgPool3DBackward0"),
+    same_row("interpolate_area_3d_global", "interpolate", [A((1, 2, 3, 2, 2))],
+             ("MeanDim",), size=1, mode="area", node_name="MeanBackward1"),
     # nearest-exact: the source nearest each output's centre
     same_row("interpolate_nearest_exact1d", "interpolate", [A((2, 2, 5))],
              ("UpsampleNearestExact1d", "UpsampleNearestBackward"), size=8,

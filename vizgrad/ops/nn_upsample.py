@@ -485,9 +485,11 @@ def interpolate(input: Tensor, size: int | tuple[int, ...] | None = None,
         return _nearest(input, outs, given)
     if mode == "nearest-exact" and input.ndim in (3, 4, 5):
         return _nearest_exact(input, outs, given)
-    if mode == "area" and input.ndim in (3, 4):
-        from .nn_pool import adaptive_avg_pool2d
+    if mode == "area" and input.ndim in (3, 4, 5):
+        from .nn_pool import adaptive_avg_pool2d, adaptive_avg_pool3d
 
+        if input.ndim == 5:
+            return adaptive_avg_pool3d(input, outs)
         if input.ndim == 4:
             return adaptive_avg_pool2d(input, outs)
         # PyTorch's adaptive_avg_pool1d: the 2-d pooling of a one-row image
@@ -511,9 +513,6 @@ def interpolate(input: Tensor, size: int | tuple[int, ...] | None = None,
         from .nn_upsample_aa import antialiased
 
         return antialiased(input, outs, given, mode, False)
-    if input.ndim in (3, 4, 5) and mode == "area":
-        raise NotImplementedError(f"interpolate: mode={mode!r} on a {input.ndim}-d input is "
-                                  "not supported yet")
     raise NotImplementedError(
         "Input Error: Only 3D, 4D and 5D input Tensors supported"
         f" (got {input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | "
