@@ -82,6 +82,9 @@ from .core.factory import (
                    set_default_dtype,
                    tensor,
                    uint8,
+                   uint16,
+                   uint32,
+                   uint64,
                    zeros,
                    zeros_like,
 )
@@ -114,7 +117,7 @@ __all__ = [
     "arange", "as_dtype", "autograd", "bool_", "capture_stack", "empty", "empty_like",
     "enable_grad", "eye", "float16", "float32", "float64", "from_numpy", "full", "full_like",
     "get_default_dtype", "int8", "int16", "int32", "int64", "is_grad_enabled", "is_tensor",
-    "linspace", "short", "uint8",
+    "linspace", "short", "uint8", "uint16", "uint32", "uint64",
     "manual_seed",
     "no_grad", "ones", "ones_like", "ops", "rand", "rand_like", "randint", "randn",
     "randn_like", "scope", "set_default_dtype", "set_grad_enabled", "tensor", "zeros",

@@ -188,8 +188,13 @@ SHAPES = [
         [A((1, 2, 3, 3))], ("ReplicationPad2D",), "ReplicationPad2DBackward0"),
     row("pad_replicate_3d", lambda a: nnf(a).pad(a, (1, 0, 0, 2, 1, 1), mode="replicate"),
         [A((1, 1, 2, 3, 2))], ("ReplicationPad3D",), "ReplicationPad3DBackward0"),
+    # circular: ATen's slice copies into an empty tensor (CopySlices of SliceBackward0s)
     row("pad_circular", lambda a: nnf(a).pad(a, (2, 1, 1, 1), mode="circular"),
-        [A((1, 2, 3, 4))], ("CircularPad",)),
+        [A((1, 2, 3, 4))], ("Slice", "Copy", "CopySlices"), "CopySlices"),
+    row("pad_circular_1d_crop_unbatched", lambda a: nnf(a).pad(a, (-1, 2), mode="circular"),
+        [A((2, 4))], ("Slice", "Copy", "CopySlices"), "CopySlices"),
+    row("pad_circular_3d", lambda a: nnf(a).pad(a, (1, 0, 0, 1, 2, 1), mode="circular"),
+        [A((1, 1, 2, 3, 3))], ("Slice", "Copy", "CopySlices"), "CopySlices"),
 ]
 
 INDEXING = [

@@ -251,6 +251,38 @@ POOL = [
              ("UpsampleTrilinear3d", "UpsampleTrilinear3dBackward"), scale_factor=(1.5, 1, 2),
              mode="trilinear", recompute_scale_factor=True,
              node_name="UpsampleTrilinear3DBackward0"),
+    # area on 1-d signals: PyTorch's adaptive_avg_pool1d, a one-row image pooled
+    same_row("interpolate_area_1d", "interpolate", [A((2, 3, 7))],
+             ("AdaptiveAvgPool2d", "Unsqueeze", "SqueezeDim"), size=3, mode="area",
+             node_name="SqueezeBackward1"),
+    same_row("interpolate_area_3d", "interpolate", [A((1, 2, 3, 5, 4))],
+             ("AdaptiveAvgPool3d",), size=(2, 3, 3), mode="area",
+             node_name="AdaptiveAvgPool3DBackward0"),
+    same_row("interpolate_area_3d_global", "interpolate", [A((1, 2, 3, 2, 2))],
+             ("MeanDim",), size=1, mode="area", node_name="MeanBackward1"),
+    # nearest-exact: the source nearest each output's centre
+    same_row("interpolate_nearest_exact1d", "interpolate", [A((2, 2, 5))],
+             ("UpsampleNearestExact1d", "UpsampleNearestBackward"), size=8,
+             mode="nearest-exact", node_name="UpsampleNearestExact1DBackward0"),
+    same_row("interpolate_nearest_exact2d_down", "interpolate", [A((1, 2, 5, 4))],
+             ("UpsampleNearestExact2d",), scale_factor=(0.6, 1.7), mode="nearest-exact",
+             node_name="UpsampleNearestExact2DBackward0"),
+    same_row("interpolate_nearest_exact3d", "interpolate", [A((1, 1, 2, 3, 2))],
+             ("UpsampleNearestExact3d",), size=(3, 2, 5), mode="nearest-exact",
+             node_name="UpsampleNearestExact3DBackward0"),
+    # antialias=True: the filter widened by the downscaling
+    same_row("interpolate_bilinear_antialias_down", "interpolate", [A((1, 2, 6, 5))],
+             ("UpsampleBilinear2dAa", "UpsampleBilinear2dAaBackward"), size=(3, 4),
+             mode="bilinear", antialias=True, node_name="UpsampleBilinear2DAaBackward0"),
+    same_row("interpolate_bilinear_antialias_align_corners", "interpolate",
+             [A((1, 1, 7, 3))], ("UpsampleBilinear2dAa",), size=(3, 5), mode="bilinear",
+             antialias=True, align_corners=True),
+    same_row("interpolate_bicubic_antialias", "interpolate", [A((1, 2, 7, 4))],
+             ("UpsampleBicubic2dAa", "UpsampleBicubic2dAaBackward"), scale_factor=(0.4, 1.5),
+             mode="bicubic", antialias=True, node_name="UpsampleBicubic2DAaBackward0"),
+    same_row("interpolate_lanczos", "interpolate", [A((1, 1, 8, 5))],
+             ("UpsampleLanczos2dAa", "UpsampleLanczos2dAaBackward"), size=(3, 6),
+             mode="lanczos", antialias=True, node_name="UpsampleLanczos2DAaBackward0"),
 ]
 
 TARGET = labels((4,), [2, 0, 1, 2])

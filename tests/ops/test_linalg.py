@@ -112,7 +112,7 @@ def test_node_and_saved_names_as_pytorch(make):
     theirs = make(torch, torch.tensor(SQUARE + 4 * np.eye(3), requires_grad=True)).grad_fn
     assert mine.name() == theirs.name()
     ours = {n for n in dir(mine) if n.startswith("_saved_")}
-    skipped = {"_saved_LU", "_saved_pivots", "_saved_S_sym_argsize_minus_1"}
+    skipped = {"_saved_S_sym_argsize_minus_1"}
     assert ours == {n for n in dir(theirs) if n.startswith("_saved_")} - skipped
 
 
@@ -213,3 +213,39 @@ def test_float32_stays_float32(name):
     theirs = getattr(torch.linalg, name)(torch.tensor(array, requires_grad=True))
     mine, theirs = (mine[1], theirs[1]) if name == "slogdet" else (mine, theirs)
     assert str(mine.dtype) == str(theirs.dtype).removeprefix("torch.")
+
+
+@pytest.mark.parametrize("matrix", [[[1.0, 2.0], [2.0, 4.0]], [[0.0, 1.0], [0.0, 1.0]],
+                                    [[0.0, 0.0], [0.0, 0.0]], [[2.0, 1.0], [0.0, 0.0]]])
+def test_slogdet_of_a_singular_matrix_as_pytorch(matrix):
+    """PyTorch solves with the zero pivot of the saved LU: sign 0 (signed as the row
+    interchanges say), ``-inf``, and a first-order gradient of infinities and NaNs in
+    the same places; under ``create_graph`` it solves again and raises LinAlgError."""
+    found = []
+    for lib in (vg, torch):
+        a = lib.tensor(np.array(matrix), requires_grad=True)
+        sign, logabsdet = lib.linalg.slogdet(a)
+        logabsdet.backward()
+        found.append([np.asarray(t.tolist()) for t in (sign, logabsdet, a.grad)])
+        b = lib.tensor(np.array(matrix), requires_grad=True)
+        with pytest.raises(RuntimeError, match="The solver failed because the input matrix "
+                           "is singular"):
+            lib.autograd.grad(lib.linalg.slogdet(b)[1], b, create_graph=True)
+    for mine, theirs in zip(*found):
+        np.testing.assert_array_equal(mine, theirs)
+        np.testing.assert_array_equal(np.signbit(mine), np.signbit(theirs))
+
+
+def test_lu_saved_as_pytorch():
+    """det and slogdet factor A^T (PyTorch's choice for a contiguous A), solve factors A:
+    the saved LU and pivots are LAPACK's, as torch's."""
+    array = SQUARE + 4 * np.eye(3)
+    for make in (lambda L, a: L.linalg.det(a), lambda L, a: L.linalg.slogdet(a)[1],
+                 lambda L, a: L.linalg.solve(a, a[:, :2]),
+                 lambda L, a: L.linalg.solve(a, a[:2], left=False)):
+        mine = make(vg, vg.tensor(array, requires_grad=True)).grad_fn
+        theirs = make(torch, torch.tensor(array, requires_grad=True)).grad_fn
+        np.testing.assert_allclose(mine._saved_LU.numpy(), theirs._saved_LU.numpy(),
+                                   atol=1e-12)
+        assert mine._saved_pivots.tolist() == theirs._saved_pivots.tolist()
+        assert str(mine._saved_pivots.dtype) == "int32"

@@ -19,6 +19,10 @@ int32 = np.dtype("int32")
 uint8 = np.dtype("uint8")
 int8 = np.dtype("int8")
 int16 = np.dtype("int16")
+#: PyTorch's barebones unsigned dtypes: creation, casts and a few ops (its refusals kept)
+uint16 = np.dtype("uint16")
+uint32 = np.dtype("uint32")
+uint64 = np.dtype("uint64")
 int64 = np.dtype("int64")
 bool_ = np.dtype("bool")
 
@@ -26,7 +30,8 @@ _DTYPE_NAMES: dict[str, Any] = {
     "float16": float16, "half": float16, "float32": float32, "float": float32,
     "float64": float64, "double": float64, "int32": int32, "int": int32,
     "int64": int64, "long": int64, "bool": bool_, "uint8": uint8,
-    "int8": int8, "int16": int16, "short": int16}
+    "int8": int8, "int16": int16, "short": int16, "uint16": uint16, "uint32": uint32,
+    "uint64": uint64}
 _DEFAULT = {"dtype": float32}
 _GENERATOR = {"rng": np.random.default_rng(0)}
 
@@ -326,6 +331,9 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, device
     xp = backend.module_for_device(backend.normalize_device(device))
     integral = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     dtype = as_dtype(dtype) or (int64 if integral else _DEFAULT["dtype"])
+    if dtype in (uint16, uint32, uint64):  # PyTorch's arange has no kernel for them
+        name = {"uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}[dtype.name]
+        raise NotImplementedError(f'"arange_cpu" not implemented for \'{name}\'')
     out = Tensor._make(xp.arange(start, end, step).astype(dtype))
     if requires_grad:
         out.requires_grad = True

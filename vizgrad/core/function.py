@@ -128,6 +128,9 @@ class Function:
     #: shared no-op ctx when nothing is recorded); False on ``vizgrad.autograd.Function``
     #: (``custom_function.CustomFunction``: PyTorch's Tensor contract, checked).
     builtin: ClassVar[bool] = True
+    #: PyTorch's kernel name for an op it refuses on uint16/uint32/uint64 (``"add_stub"``):
+    #: vizgrad refuses them too, in PyTorch's words (``recording.refuse_barebones``).
+    unsigned_kernel: ClassVar[str | None] = None
     #: ``needs_input_grad`` per argument mask, made once per class (see Node).
     _needs_input_grad: ClassVar[dict[int, tuple[bool, ...]]] = {}
     #: The Node subclass named after the op (``MulBackward0``) its nodes are made of.

@@ -119,7 +119,12 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
     record = grad_enabled() and (target._rg or _any_requires_grad(args))
     if not record:
         # The unrecorded branch of Function.apply's steps: unwrap, run forward, write.
-        out = run_forward(cls, FORWARD_ONLY, unwrap((target, *args)), [target])
+        raw = unwrap((target, *args))
+        if cls.unsigned_kernel is not None:  # PyTorch's refusals on uint16/32/64
+            from .recording import refuse_barebones
+
+            refuse_barebones(cls.unsigned_kernel, raw)
+        out = run_forward(cls, FORWARD_ONLY, raw, [target])
         _write(target, out)
         return target
 

@@ -134,6 +134,39 @@ def run_forward(cls: type[Function], ctx: Any, raw: list, tensors: list) -> Any:
         raise raised from raised.__cause__
 
 
+#: PyTorch's barebones unsigned dtypes: most of its kernels refuse them.
+BAREBONES = frozenset(np.dtype(name) for name in ("uint16", "uint32", "uint64"))
+#: Kernels whose tensor operands are promoted together (the others take indices, masks).
+_PROMOTING = frozenset(("add_stub", "maximum_cpu", "minimum_cpu", "clamp_cpu", "fmod_cpu",
+                        "remainder_cpu", "div_floor_cpu", "lt_cpu", "le_cpu", "gt_cpu",
+                        "ge_cpu", "addmm_impl_cpu_", "addmv_impl_cpu", "dot"))
+
+
+def refuse_barebones(kernel: str, raw: Any) -> None:
+    """PyTorch's NotImplementedError (``"add_stub" not implemented for 'UInt16'``) when an
+    op without a kernel for uint16/uint32/uint64 would compute in one of them: some
+    operand has such a dtype, no floating operand (array or Python float) lifts the op to
+    a floating dtype, and no dimensioned operand of another dtype makes the promotion
+    refuse first. Only ops that name their kernel (``unsigned_kernel``) ask,
+    and only where nothing records (those dtypes cannot require grad)."""
+    wide = other = None
+    for value in raw:
+        dtype = getattr(value, "dtype", None)
+        if dtype is None:
+            if value.__class__ is float:
+                return
+            continue
+        if dtype.kind in "fc":
+            return
+        if dtype in BAREBONES:
+            wide = dtype
+        elif kernel in _PROMOTING and value.ndim:
+            other = dtype
+    if wide is not None and other is None:  # (with another dtype: promotion refuses)
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{torch_type_name(wide)}'")
+
+
 def run_unrecorded(cls: type[Function], args: tuple, raw: list | None,
                    tensors: list | None) -> Any:
     """No node (no_grad, or no input requires grad): unwrap, run forward, wrap.  Every
@@ -148,6 +181,8 @@ def run_unrecorded(cls: type[Function], args: tuple, raw: list | None,
                 raw.append([t.array for t in arg])
             else:
                 raw.append(arg)
+    if cls.unsigned_kernel is not None:  # PyTorch's refusals on uint16/32/64
+        refuse_barebones(cls.unsigned_kernel, raw)
     try:
         out = cls.forward(FORWARD_ONLY if cls.builtin else ForwardCtx(args), *raw)
     except (ValueError, IndexError, TypeError) as error:

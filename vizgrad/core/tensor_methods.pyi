@@ -546,7 +546,8 @@ class TensorMethods:
         """The lower median (``torch.median``)."""
     def unique(self, sorted: _bool = True, return_inverse: _bool = False,
         return_counts: _bool = False, dim: _int | None = None) -> Tensor:
-        """The distinct elements, sorted (``torch.unique``)."""
+        """The distinct elements, sorted (``torch.unique``; PyTorch's CPU kernel sorts with
+        ``sorted=False`` too, and so does vizgrad; each NaN is distinct, as in PyTorch)."""
     def repeat_interleave(self, repeats: Tensor | _int | None = None, dim: _int | None = None, *,
         output_size: _int | None = None) -> Tensor:
         """Each element repeated ``repeats`` times (``torch.repeat_interleave``)."""

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 class Add(Function):
     """input + other; backward: grad to both (the engine reduces broadcast shapes)."""
+    unsigned_kernel = "add_stub"  # PyTorch has none for uint16/32/64
     number_slots = (0, 1)
     saved_defaults = {"alpha": 1}
 
@@ -69,6 +70,7 @@ class AddScaled(Function):
 
 class Sub(Function):
     """input - other; backward: grad, -grad."""
+    unsigned_kernel = "add_stub"  # PyTorch has none for uint16/32/64
     number_slots = (0, 1)
     saved_defaults = {"alpha": 1}
 
@@ -205,6 +207,7 @@ class Div(Function):
 
 class Neg(Function):
     """-input; backward: -grad."""
+    unsigned_kernel = "neg_cpu"  # PyTorch has none for uint16/32/64
     infer_shape = staticmethod(same)
 
     @staticmethod
@@ -220,6 +223,7 @@ class Neg(Function):
 
 class Pow(Function):
     """``input ** exponent`` with a Python-number exponent."""
+    unsigned_kernel = "pow"  # PyTorch has none for uint16/32/64
 
     @staticmethod
     def infer_shape(input, exponent):
@@ -313,6 +317,7 @@ def _log_base(base, log):
 
 class Rsub(Function):
     """``number - tensor`` keeps the tensor as its only input."""
+    unsigned_kernel = "add_stub"  # PyTorch has none for uint16/32/64
 
     backward_name = "RsubBackward1"
 

@@ -25,6 +25,7 @@ from ..core.backend import array_module
 from ..core.dual import plus, scaled
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.recording import refuse_barebones
 from ..core.tensor import Tensor
 from .operands import binary, result_type, true_divide
 from .shape_rules import binary_op, broadcast, divide, floating, torch_type_name
@@ -339,6 +340,7 @@ def _modulo(name, input, other):
 class Fmod(Function):
     """``fmod(input, other)`` for a tensor ``other``; backward: ``grad`` and
     ``-grad * trunc(input / other)``."""
+    unsigned_kernel = "fmod_cpu"  # PyTorch has none for uint16/32/64
 
     backward_name = "FmodBackward1"
 
@@ -383,6 +385,7 @@ class Remainder(Function):
     ``-grad * floor(input / other)``."""
 
     backward_name = "RemainderBackward1"
+    unsigned_kernel = "remainder_cpu"  # PyTorch has none for uint16/32/64
 
     infer_shape = staticmethod(binary_op)
 
@@ -404,6 +407,7 @@ class RemainderScalar(Function):
     """``remainder(input, number)`` (``x % 2``); backward: ``grad``."""
 
     backward_name = "RemainderBackward0"
+    unsigned_kernel = "remainder_cpu"  # PyTorch has none for uint16/32/64
 
     infer_shape = staticmethod(binary_op)
 
@@ -457,6 +461,8 @@ class NotDifferentiable(Function):
     def forward(ctx, input, other, name):
         ctx.op = name  # floor_divide_ for the in-place form, as PyTorch's message says
         name = name.rstrip("_")
+        refuse_barebones("div_floor_cpu" if name == "floor_divide" else "remainder_cpu",
+                         (input, other))
         xp = array_module(input if hasattr(input, "shape") else other)
         if name != "floor_divide":
             return _modulo(name, input, other)

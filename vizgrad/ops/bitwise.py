@@ -23,6 +23,7 @@ from typing import Any
 
 from ..core.backend import array_module
 from ..core.inplace import _write
+from ..core.recording import BAREBONES, refuse_barebones
 from ..core.tensor import Tensor
 from .operands import array_of as _data
 from .operands import promote, result_type
@@ -64,7 +65,7 @@ def _shift(name: str, input: Any, other: Any) -> Any:
     first, second = _data(input), _data(other)
     dtype = result_type(first, second)
     kind = "cuda" if _device(input, other).startswith("cuda") else "cpu"
-    if dtype.kind not in "iu":
+    if dtype.kind not in "iu" or dtype in BAREBONES:
         raise NotImplementedError(f'"{name}_{kind}" not implemented for '
                                   f"'{torch_type_name(dtype)}'")
     broadcast(first, second)
@@ -143,6 +144,7 @@ def bitwise_not(input: Tensor) -> Tensor:
     [255, 250]
     """
     _refuse("bitwise_not", input.dtype, str(input.device))
+    refuse_barebones("bitwise_not_cpu", (input.array,))
     xp = array_module(input.array)
     return Tensor.from_array(xp.asarray(xp.invert(input.array)))
 

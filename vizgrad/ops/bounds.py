@@ -24,6 +24,7 @@ from .shape_rules import binary_op, elementwise
 
 class Clamp(Function):
     """Clamp to number bounds (either may be None)."""
+    unsigned_kernel = "clamp_scalar_cpu"  # PyTorch has none for uint16/32/64
 
     backward_name = "ClampBackward1"
 
@@ -65,6 +66,7 @@ class Clamp(Function):
 
 class ClampTensor(Function):
     """Clamp to tensor bounds (broadcasting); gradients reach the bounds that win."""
+    unsigned_kernel = "clamp_cpu"  # PyTorch has none for uint16/32/64
 
     backward_name = "ClampBackward0"
 
@@ -106,6 +108,7 @@ class ClampTensor(Function):
 
 class Maximum(Function):
     """Elementwise max; backward: grad to the larger operand (split evenly on ties, as PyTorch)."""
+    unsigned_kernel = "maximum_cpu"  # PyTorch has none for uint16/32/64
     infer_shape = staticmethod(binary_op)
 
     @staticmethod
@@ -125,6 +128,7 @@ class Maximum(Function):
 
 class Minimum(Function):
     """Elementwise min; backward: grad to the smaller operand (split evenly on ties, as PyTorch)."""
+    unsigned_kernel = "minimum_cpu"  # PyTorch has none for uint16/32/64
     infer_shape = staticmethod(binary_op)
 
     @staticmethod

@@ -13,6 +13,7 @@ from typing import Any
 from ..core.backend import array_module
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.recording import refuse_barebones
 from ..core.tensor import Tensor
 from .operands import array_of as _data
 from .operands import binary
@@ -22,11 +23,15 @@ from .shape_rules import broadcast, dims
 def _compare(name: str, doc: str) -> Callable[[Tensor, Tensor | float], Tensor]:
     def compare(input: Tensor, other: Tensor | float) -> Tensor:
         xp = array_module(input.array)
+        if kernel is not None:  # PyTorch has no lt/le/gt/ge kernels for uint16/32/64
+            refuse_barebones(kernel, (input.array, _data(other)))
         # Compared in the promoted dtype, as PyTorch (an int64 and a float32 compare as
         # float32).
         # asarray: on 0-d inputs NumPy gives a NumPy scalar, and tensor data is an array
         return Tensor.from_array(xp.asarray(getattr(xp, name)(*binary(input.array, _data(other)))))
 
+    kernel = {"less": "lt_cpu", "less_equal": "le_cpu", "greater": "gt_cpu",
+              "greater_equal": "ge_cpu"}.get(name)
     compare.__name__ = name
     compare.__doc__ = doc
     return compare

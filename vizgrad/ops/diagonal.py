@@ -29,6 +29,7 @@ def _triangle(name, input):
 
 class Tril(Function):
     """Lower triangle (below diagonal k); backward: tril(grad, k)."""
+    unsigned_kernel = "tril"  # PyTorch has none for uint16/32/64
 
     @staticmethod
     def infer_shape(input, diagonal):
@@ -49,6 +50,7 @@ class Tril(Function):
 
 class Triu(Function):
     """Upper triangle (above diagonal k); backward: triu(grad, k)."""
+    unsigned_kernel = "triu"  # PyTorch has none for uint16/32/64
 
     @staticmethod
     def infer_shape(input, diagonal):
@@ -170,6 +172,7 @@ def _embedded(values, shape, offset, dim1, dim2):
 
 class Trace(Function):
     """Sum of a matrix's main diagonal; backward: grad times the identity (n x m)."""
+    unsigned_kernel = "trace"  # PyTorch has none for uint16/32/64
 
     @staticmethod
     def infer_shape(input):

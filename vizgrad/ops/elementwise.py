@@ -75,6 +75,7 @@ class Log(Function):
 
 class Abs(Function):
     """|x|; backward: grad * sign(x) (0 at 0, PyTorch's subgradient)."""
+    unsigned_kernel = "abs_cpu"  # PyTorch has none for uint16/32/64
     infer_shape = staticmethod(same)
 
     @staticmethod
@@ -320,6 +321,7 @@ class _Piecewise(Function):
 
 class Sign(_Piecewise):
     """sign(x); piecewise constant: backward is zero."""
+    unsigned_kernel = "sign_cpu"  # PyTorch has none for uint16/32/64
     forward = staticmethod(lambda ctx, input: array_module(input).sign(input))
 
 

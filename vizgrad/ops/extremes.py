@@ -19,6 +19,7 @@ from collections import namedtuple
 from ..core.backend import array_module
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.recording import refuse_barebones
 from ..core.tensor import Tensor
 from .reductions import axis_of, expand_reduced, normalize_dims, saved_dims, tie_weights
 from .shape_rules import along, as_results, reduced
@@ -34,7 +35,10 @@ def _every(dim):
 
 
 class Amax(Function):
-    """Max over dims; backward: grad shared evenly among the elements equal to the max."""
+    """Max over dims, saving the input and the result (PyTorch's ``self`` and ``result``);
+    backward: grad shared evenly among the elements equal to the max (a mask of the
+    saved input against the saved result: constant, so every order follows)."""
+    unsigned_kernel = "max_values_cpu"  # PyTorch has none for uint16/32/64
 
     @staticmethod
     def infer_shape(input, dim, keepdim):
@@ -42,30 +46,39 @@ class Amax(Function):
 
     @staticmethod
     def forward(ctx, input, dim, keepdim):
-        dims = normalize_dims(_every(dim), input.ndim)  # () is every dim, as in PyTorch
-        ctx.dim, ctx.keepdim = saved_dims(dim), keepdim  # as given: amax(-1) saves (-1,)
-        xp = array_module(input)
-        extreme = xp.amax(input, axis=axis_of(dims, input.ndim), keepdims=True)
-        ctx.save_named("weights", tie_weights(input, extreme, dims))
-        return extreme if keepdim else extreme.reshape(
-            tuple(s for i, s in enumerate(input.shape) if i not in dims))
+        return _extreme(ctx, array_module(input).amax, input, dim, keepdim)
 
     @staticmethod
     def backward(ctx, grad):
-        weights = ctx._saved_weights
-        dims = normalize_dims(_every(ctx.dim), weights.ndim)
-        return expand_reduced(grad, weights.shape, dims, ctx.keepdim) * weights, None, None
+        input, result = ctx.saved_values
+        dims = normalize_dims(_every(ctx.dim), input.ndim)
+        extreme = result.array if ctx.keepdim else result.array.reshape(
+            tuple(1 if i in dims else n for i, n in enumerate(input.shape)))
+        weights = Tensor.from_array(tie_weights(input.array, extreme, dims))
+        return expand_reduced(grad, input.shape, dims, ctx.keepdim) * weights, None, None
 
     @staticmethod
     def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
         return _even_jvp(args, tangents, result)
 
 
+def _extreme(ctx, reduce, input, dim, keepdim):
+    """amax/amin's forward: ``reduce`` over the dims (``()`` is every dim, as in
+    PyTorch), the dim saved as given (``amax(-1)`` saves ``(-1,)``), self and result."""
+    dims = normalize_dims(_every(dim), input.ndim)
+    ctx.dim, ctx.keepdim = saved_dims(dim), keepdim
+    result = reduce(input, axis=axis_of(dims, input.ndim), keepdims=keepdim)
+    ctx.save_for_backward(input, result)
+    return result
+
+
 class Amin(Amax):
-    """Min over dims; backward: grad shared evenly among the elements equal to the min."""
+    """Min over dims, saving self and result; backward: grad shared evenly among the
+    elements equal to the min."""
+    unsigned_kernel = "min_values_cpu"  # PyTorch has none for uint16/32/64
     @staticmethod
     def forward(ctx, input, dim, keepdim):
-        return Amax.forward(ctx, -input, dim, keepdim) * -1
+        return _extreme(ctx, array_module(input).amin, input, dim, keepdim)
 
     @staticmethod
     def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
@@ -73,7 +86,9 @@ class Amin(Amax):
 
 
 class Max(Function):
-    """``max(input)``: the largest value; ties share the gradient evenly."""
+    """``max(input)``: the largest value, saving self and result as PyTorch; backward:
+    ties (NaN ties a NaN max) share the gradient evenly."""
+    unsigned_kernel = "max_all"  # PyTorch has none for uint16/32/64
 
     backward_name = "MaxBackward1"
 
@@ -86,13 +101,14 @@ class Max(Function):
     @staticmethod
     def forward(ctx, input):
         result = array_module(input).max(input)
-        ctx.save_named("weights", tie_weights(input, result, tuple(range(input.ndim)),
-                                              nan_ties=True))
+        ctx.save_for_backward(input, result)
         return result
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * ctx._saved_weights
+        input, result = ctx.saved_values
+        return grad * Tensor.from_array(tie_weights(input.array, result.array,
+                                                    tuple(range(input.ndim)), nan_ties=True))
 
     @staticmethod
     def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
@@ -100,12 +116,16 @@ class Max(Function):
 
 
 class Min(Max):
-    """Min of all elements; backward: grad shared evenly among the minimal elements."""
+    """Min of all elements, saving self and result; backward: grad shared evenly among
+    the minimal elements."""
+    unsigned_kernel = "min_all"  # PyTorch has none for uint16/32/64
     backward_name = "MinBackward1"
 
     @staticmethod
     def forward(ctx, input):
-        return Max.forward(ctx, -input) * -1
+        result = array_module(input).min(input)
+        ctx.save_for_backward(input, result)
+        return result
 
     @staticmethod
     def jvp(args, tangents, result):  # the mean tangent over the tied extremes, as PyTorch
@@ -114,6 +134,7 @@ class Min(Max):
 
 class MaxDim(Function):
     """``max(input, dim)`` -> (values, indices); the gradient goes to the returned index."""
+    unsigned_kernel = "max_cpu"  # PyTorch has none for uint16/32/64
 
     backward_name = "MaxBackward0"
 
@@ -138,8 +159,10 @@ class MaxDim(Function):
 
         if not ctx.input_shape:  # a 0-d input is its own max
             return grad, None, None
-        index = ctx._saved_index
-        (dim,) = normalize_dims(ctx.dim, index.ndim)
+        index = ctx._saved_indices  # the returned indices, as PyTorch saves them
+        (dim,) = normalize_dims(ctx.dim, len(ctx.input_shape))
+        if not ctx.keepdim:
+            index = index.unsqueeze(dim)
         grad = expand_reduced(grad, index.shape, (dim,), ctx.keepdim)
         zeros = Tensor.from_array(array_module(grad.array).zeros(ctx.input_shape, grad.array.dtype))
         return scatter(zeros, dim, index, grad), None, None
@@ -152,6 +175,7 @@ class MaxDim(Function):
 class MinDim(MaxDim):
     """Min along dim with its index; backward: grad to the selected element (the index
     carries none)."""
+    unsigned_kernel = "min_cpu"  # PyTorch has none for uint16/32/64
     backward_name = "MinBackward0"
 
     @staticmethod
@@ -177,7 +201,7 @@ def _zero_dim(ctx, xp, input, keepdim):
     """max/min along dim 0 or -1 of a 0-d tensor: the value itself at index 0 (PyTorch)."""
     kept = xp.zeros((), dtype=xp.int64)
     ctx.keepdim, ctx.input_shape = keepdim, input.shape
-    ctx.save_named("index", kept)
+    ctx.save_named("indices", kept)
     ctx.mark_non_differentiable(kept)
     return input.copy(), kept
 
@@ -186,9 +210,9 @@ def _select_along(ctx, xp, input, kept, dim, keepdim):
     kept = kept.astype(xp.int64, copy=False)
     values = xp.take_along_axis(input, kept, axis=dim)
     ctx.keepdim, ctx.input_shape = keepdim, input.shape
-    ctx.save_named("index", kept.reshape(kept.shape))
     if not keepdim:
         values, kept = xp.squeeze(values, axis=dim), xp.squeeze(kept, axis=dim)
+    ctx.save_named("indices", kept)
     ctx.mark_non_differentiable(kept)
     return values, kept
 
@@ -231,6 +255,7 @@ def amin(input: Tensor, dim: int | tuple[int, ...] | None = (), keepdim: bool = 
 
 def _arg_reduce(input, dim, keepdim, smallest):
     data = input.array
+    refuse_barebones("argmin_cpu" if smallest else "argmax_cpu", (data,))
     xp = array_module(data)
     if dim is None:
         flat = _arg(xp, data.reshape(-1), 0, smallest)

@@ -223,6 +223,7 @@ def _zeros(like: Tensor, shape) -> Tensor:
 class Gather(Function):
     """out[i][j] = input[i][index[i][j]] along dim; backward: scatter_add grad into zeros
     at index."""
+    unsigned_kernel = "scatter_gather_tensor_cpu"  # PyTorch has none for uint16/32/64
     @staticmethod
     def infer_shape(input, dim, index):
         _checked_dim(dim, input.ndim)
@@ -291,6 +292,7 @@ class ScatterAdd(Function):
 
 class Scatter(Function):
     """``scatter(dim, index, src)``: later duplicates win; overwritten entries get no grad."""
+    unsigned_kernel = "scatter_gather_tensor_cpu"  # PyTorch has none for uint16/32/64
 
     infer_shape = staticmethod(_scatter_shape)
 
@@ -455,6 +457,7 @@ class IndexAdd(Function):
 
 class MaskedFill(Function):
     """value where mask, else input; backward: grad where not mask, 0 where mask."""
+    unsigned_kernel = "masked_fill"  # PyTorch has none for uint16/32/64
     @staticmethod
     def infer_shape(input, mask, value):
         return MetaArray(broadcast(input, mask), input.dtype)

@@ -436,6 +436,7 @@ def note_layouts(ctx: object, mat1: object, mat2: object) -> None:
 
 class Mm(Function):
     """Matrix product of two 2-D tensors (``torch.mm``: no broadcasting)."""
+    unsigned_kernel = "addmm_impl_cpu_"  # PyTorch has none for uint16/32/64
 
     saved_if_needed = ("self", "mat2")
     saved_defaults = {"_mat1_t": False, "_mat2_t": False}  # see mm_grads
@@ -469,6 +470,7 @@ class Mm(Function):
 
 class Mv(Function):
     """Matrix-vector product (``torch.mv``)."""
+    unsigned_kernel = "addmv_impl_cpu"  # PyTorch has none for uint16/32/64
 
     saved_if_needed = ("self", "vec")
 
@@ -501,6 +503,7 @@ class Mv(Function):
 
 class Dot(Function):
     """Inner product of two 1-D tensors (``torch.dot``)."""
+    unsigned_kernel = "dot"  # PyTorch has none for uint16/32/64
 
     saved_if_needed = ("self", "tensor")
 

@@ -21,6 +21,7 @@ from ..core.meta import MetaArray
 from ..core.recording import ShapeError, torch_type_name
 from ..core.state import grad_enabled
 from ..core.tensor import Tensor
+from .lu import det_from_lu, lu_factor, lu_solve, slogdet_from_lu
 from .shape_rules import as_results, broadcast
 
 #: What a backend's factorization raises for a singular or indefinite input (NumPy's and
@@ -138,9 +139,12 @@ def inv(A: Tensor) -> Tensor:
 
 
 class LinalgDet(Function):
-    """``det(A)``; backward: ``grad * det * A^-H`` (A invertible; a singular A: zero,
-    or under ``create_graph`` the cofactors ``U diag(prod_{j!=i} S_j) V^H det(U V^H)``,
-    as PyTorch); forward mode: ``det * trace(A^-1 dA)``."""
+    """``det(A)`` from an LU factorization of ``A^T`` (saved as ``LU``/``pivots``, as
+    PyTorch does for a contiguous A); backward: ``grad * det * A^-H``, solved with the
+    saved factors (a zero pivot nudged to eps: a singular A gets a zero gradient), or
+    under ``create_graph`` ``solve(A^H, grad * det * I)`` (a singular A: the cofactors
+    ``U diag(prod_{j!=i} S_j) V^H det(U V^H)``), as PyTorch; forward mode:
+    ``det * trace(A^-1 dA)``."""
 
     @staticmethod
     def infer_shape(A):
@@ -150,30 +154,49 @@ class LinalgDet(Function):
     @staticmethod
     def forward(ctx, A):
         check_matrices("linalg.det", A)
-        result = array_module(A).linalg.det(A)
+        xp = array_module(A)
+        LU, pivots = lu_factor(xp, xp.swapaxes(A, -1, -2))
+        result = det_from_lu(xp, LU, pivots)
         ctx.save_for_backward(A, result)
+        ctx.save_named("LU", LU)
+        ctx.save_named("pivots", pivots)
         return result
 
     @staticmethod
     def backward(ctx, grad):
         A, result = ctx.saved_values
-        scale = (grad * result).unsqueeze(-1).unsqueeze(-1)
-        xp = array_module(result.array)
+        scale = grad * result
+        if not grad_enabled():  # first order: the saved factors of A^T, as PyTorch
+            LU, xp = ctx._saved_LU.array, array_module(result.array)
+            n = LU.shape[-1]
+            nudged = LU + _diagonal_matrix(xp, xp.where(LU.diagonal(0, -2, -1) == 0,
+                                                        np.finfo(LU.dtype).eps, 0))
+            rhs = scale.array[..., None, None] * xp.eye(n, dtype=LU.dtype)
+            return Tensor.from_array(lu_solve(xp, nudged, ctx._saved_pivots.array, rhs))
         singular = result.array == 0
         if not bool(singular.any()):
-            return scale * mT(LinalgInvEx.apply(A))
-        if grad_enabled():  # higher order: the cofactors from an SVD, as PyTorch
-            from .linalg_spectral import cofactors
+            return LinalgSolveEx.apply(mT(A), _scaled_identity(scale, A.shape[-1]))
+        # higher order at a singular A: the cofactors from an SVD, as PyTorch
+        from .linalg_spectral import cofactors
 
-            return grad.unsqueeze(-1).unsqueeze(-1) * cofactors(A)
-        # PyTorch's first order solves with (grad * det) I: zero where det is 0
-        n = A.shape[-1]
-        safe = xp.where(singular[..., None, None], xp.eye(n, dtype=A.dtype), A.array)
-        return scale * mT(Tensor.from_array(xp.linalg.inv(safe)))
+        return grad.unsqueeze(-1).unsqueeze(-1) * cofactors(A)
 
     @staticmethod
     def jvp(args, tangents, result):
         return result * _trace_of_product(LinalgInvEx.apply(args[0]), tangents[0])
+
+
+def _diagonal_matrix(xp: Any, diagonal: Any) -> Any:
+    """A (batch of) matrix with ``diagonal`` on its diagonal (arrays)."""
+    n = diagonal.shape[-1]
+    return diagonal[..., None] * xp.eye(n, dtype=diagonal.dtype)
+
+
+def _scaled_identity(scale: Tensor, n: int) -> Tensor:
+    """``scale * I`` per batch element (PyTorch's ``diag_embed(scale.expand(n))``)."""
+    from .diagonal import diag_embed
+
+    return diag_embed(scale.unsqueeze(-1).expand(*scale.shape, n))
 
 
 def _trace_of_product(a: Tensor, b: Tensor) -> Tensor:
@@ -182,8 +205,11 @@ def _trace_of_product(a: Tensor, b: Tensor) -> Tensor:
 
 
 class LinalgSlogdet(Function):
-    """``(sign, log|det A|)``; backward: ``grad_logabsdet * A^-H`` (the sign of a real
-    matrix has no gradient); forward mode: ``trace(A^-1 dA)``."""
+    """``(sign, log|det A|)`` from an LU factorization of ``A^T`` (saved as
+    ``LU``/``pivots``); backward: ``grad_logabsdet * A^-H`` solved with the saved factors
+    (the sign of a real matrix has no gradient; a singular A divides by its zero pivot:
+    infinities and NaNs, as PyTorch), under ``create_graph`` ``solve(A^H, grad * I)`` (a
+    singular A: PyTorch's LinAlgError); forward mode: ``trace(A^-1 dA)``."""
 
     @staticmethod
     def infer_shape(A):
@@ -194,9 +220,11 @@ class LinalgSlogdet(Function):
     def forward(ctx, A):
         check_matrices("linalg.slogdet", A)
         xp = array_module(A)
-        sign, logabsdet = xp.linalg.slogdet(A)
-        sign, logabsdet = xp.asarray(sign), xp.asarray(logabsdet)
+        LU, pivots = lu_factor(xp, xp.swapaxes(A, -1, -2))
+        sign, logabsdet = slogdet_from_lu(xp, LU, pivots)
         ctx.save_for_backward(A)
+        ctx.save_named("LU", LU)
+        ctx.save_named("pivots", pivots)
         ctx.save_named("sign", sign)
         ctx.set_materialize_grads(False)
         return sign, logabsdet
@@ -205,8 +233,13 @@ class LinalgSlogdet(Function):
     def backward(ctx, grad_sign, grad):
         if grad is None:
             return None
+        if not grad_enabled():
+            LU, xp = ctx._saved_LU.array, array_module(grad.array)
+            n = LU.shape[-1]
+            rhs = grad.array[..., None, None] * xp.eye(n, dtype=LU.dtype)
+            return Tensor.from_array(lu_solve(xp, LU, ctx._saved_pivots.array, rhs))
         A = ctx._saved_A
-        return grad.unsqueeze(-1).unsqueeze(-1) * mT(LinalgInvEx.apply(A))
+        return LinalgSolveEx.apply(mT(A), _scaled_identity(grad, A.shape[-1]))
 
     @staticmethod
     def jvp(args, tangents, result):
@@ -234,8 +267,22 @@ def _solve_shape(A: Any, B: Any, left: bool) -> tuple:
     return batch + (B.shape[-1:] if vector else B.shape[-2:])
 
 
+def _solve_with(xp: Any, LU: Any, pivots: Any, B: Any, vector: bool, left: bool,
+                transposed: bool) -> Any:
+    """``A X = B`` (``left``) or ``X A = B`` from A's factors; ``transposed``: with
+    ``A^T`` in place of A (the backward's solve). ``vector``: B is a (batch of) vector."""
+    if vector:
+        return lu_solve(xp, LU, pivots, B[..., None], adjoint=transposed)[..., 0]
+    if left:
+        return lu_solve(xp, LU, pivots, B, adjoint=transposed)
+    return xp.swapaxes(lu_solve(xp, LU, pivots, xp.swapaxes(B, -1, -2),
+                                adjoint=not transposed), -1, -2)
+
+
 class LinalgSolveEx(Function):
-    """``X = A^-1 B`` (``left``; else ``B A^-1``); backward: ``gB = solve(A^H, grad)``,
+    """``X = A^-1 B`` (``left``; else ``B A^-1``) from an LU factorization of A (saved
+    as ``LU``/``pivots``, as PyTorch; the first-order backward solves with it);
+    backward: ``gB = solve(A^H, grad)``,
     ``gA = -gB X^H`` (``left=False``: ``gB = solve(A^H, grad, left=False)``,
     ``gA = -X^H gB``); forward mode: ``solve(A, dB - dA X)``."""
 
@@ -253,28 +300,30 @@ class LinalgSolveEx(Function):
             raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but "
                                f"found A of type {torch_type_name(A.dtype)} and B of type "
                                f"{torch_type_name(B.dtype)} instead")
-        try:
-            if _vector_case(A, B, left):
-                result = xp.linalg.solve(A, B[..., None])[..., 0]
-            elif left:
-                result = xp.linalg.solve(A, B)
-            else:
-                result = xp.swapaxes(xp.linalg.solve(xp.swapaxes(A, -1, -2),
-                                                     xp.swapaxes(B, -1, -2)), -1, -2)
-        except LAPACK_ERRORS:
+        LU, pivots = lu_factor(xp, A)
+        if bool((LU.diagonal(0, -2, -1) == 0).any()):
             raise LinAlgError("torch.linalg.solve: The solver failed because the input "
-                              "matrix is singular.") from None
-        result = xp.ascontiguousarray(xp.broadcast_to(result, shape))
+                              "matrix is singular.")
+        result = xp.ascontiguousarray(xp.broadcast_to(
+            _solve_with(xp, LU, pivots, B, _vector_case(A, B, left), left, False), shape))
         if not left:
             ctx.left = False
         ctx.save_for_backward(A, result)
+        ctx.save_named("LU", LU)
+        ctx.save_named("pivots", pivots)
         return result
 
     @staticmethod
     def backward(ctx, grad):
         A, result = ctx.saved_values
         left = ctx.left
-        grad_B = LinalgSolveEx.apply(mT(A), grad, left)
+        if grad_enabled():  # higher order: solve again, differentiable in A
+            grad_B = LinalgSolveEx.apply(mT(A), grad, left)
+        else:  # first order: the saved factors, as PyTorch
+            xp = array_module(grad.array)
+            grad_B = Tensor.from_array(_solve_with(
+                xp, ctx._saved_LU.array, ctx._saved_pivots.array, grad.array,
+                _vector_case(A, result, left), left, True))
         if not ctx.needs_input_grad[0]:
             return None, grad_B, None
         if _vector_case(A, result, left):

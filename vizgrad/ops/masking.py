@@ -19,6 +19,7 @@ from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.recording import refuse_barebones
 from ..core.tensor import Tensor
 from .shape_rules import broadcast
 
@@ -99,6 +100,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, 
     """The indices of the nonzero elements: an int64 tensor of shape (count, ndim), or
     with ``as_tuple`` one index tensor per dim (``torch.nonzero``); no gradient."""
     data = input.array
+    refuse_barebones("nonzero_count_cpu", (data,))
     xp = array_module(data)
     if as_tuple:
         found = xp.nonzero(data.reshape(1) if not data.ndim else data)

@@ -314,6 +314,52 @@ class AdaptiveAvgPool2d(Function):
     jvp = LINEAR
 
 
+class AdaptiveAvgPool3d(Function):
+    """Average over PyTorch's adaptive windows of volumes: the averaging matrices applied
+    along W, H and D in turn; backward: their transposes in reverse (rebuilt from the
+    shapes, as PyTorch saves only self). What ``interpolate(mode='area')`` runs on
+    volumes."""
+
+    backward_name = "AdaptiveAvgPool3DBackward0"
+
+    @staticmethod
+    def infer_shape(input, output_size):
+        return MetaArray(input.shape[:-3] + tuple(output_size), input.dtype)
+
+    @staticmethod
+    def forward(ctx, input, output_size):
+        xp = array_module(input)
+        depth, rows, cols = _adaptive_matrices3(xp, input.shape, output_size, input.dtype)
+        ctx._output_size = output_size
+        ctx.save_for_backward(input)
+        planes = xp.matmul(rows, xp.matmul(input, cols.T))
+        return xp.swapaxes(xp.matmul(depth, xp.swapaxes(planes, -3, -2)), -3, -2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        depth, rows, cols = _adaptive_matrices3(array_module(grad.array),
+                                                ctx._operand_meta[0][0], ctx._output_size,
+                                                grad.array.dtype)
+        spread = (Tensor.from_array(depth.T.copy()) @ grad.transpose(-3, -2)).transpose(-3, -2)
+        return Tensor.from_array(rows.T.copy()) @ spread @ Tensor.from_array(cols), None
+
+    jvp = LINEAR
+
+
+def _adaptive_matrices3(xp, shape, output_size, dtype):
+    return (_adaptive_matrix(xp, shape[-3], output_size[0], dtype),
+            *_adaptive_matrices(xp, shape, output_size[1:], dtype))
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: tuple[int, int, int]) -> Tensor:
+    """Average pooling of volumes (N, C, D, H, W) to ``output_size`` (PyTorch's
+    ``adaptive_avg_pool3d``: a mean, ``MeanBackward1``, for a 1x1x1 output)."""
+    size = tuple(int(s) for s in output_size)
+    if size == (1, 1, 1):
+        return input.mean(dim=(-1, -2, -3), keepdim=True)
+    return AdaptiveAvgPool3d.apply(input, size)
+
+
 # -- public functions -------------------------------------------------------------------
 
 

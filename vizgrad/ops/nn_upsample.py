@@ -76,11 +76,11 @@ class _UpsampleNearest(Function):
             setattr(ctx, name, scale)
         return _gather_axes(input, sources)
 
-    @staticmethod
-    def backward(ctx, grad):
+    @classmethod
+    def backward(cls, ctx, grad):
         sources = ctx._sources
         spatial = ctx.input_shape[len(ctx.input_shape) - len(sources):]
-        return UpsampleNearestBackward.apply(grad, sources, spatial), None, None
+        return UpsampleNearestBackward.apply(grad, sources, spatial, cls), None, None
 
     jvp = LINEAR
 
@@ -89,18 +89,19 @@ class UpsampleNearestBackward(Function):
     """Sum each output gradient onto its nearest source (the adjoint of upsampling)."""
 
     @staticmethod
-    def infer_shape(grad, sources, spatial):
+    def infer_shape(grad, sources, spatial, upsample=None):
         return MetaArray(grad.shape[:grad.ndim - len(sources)] + tuple(spatial),
                          grad.dtype)
 
     @staticmethod
-    def forward(ctx, grad, sources, spatial):
-        ctx.sources = sources
+    def forward(ctx, grad, sources, spatial, upsample=None):
+        ctx.sources, ctx._upsample = sources, upsample
         return _scatter_axes(grad, sources, spatial)
 
     @staticmethod
     def backward(ctx, grad):
-        return _NEAREST[len(ctx.sources)].apply(grad, ctx.sources, None), None, None
+        upsample = ctx._upsample or _NEAREST[len(ctx.sources)]
+        return upsample.apply(grad, ctx.sources, None), None, None, None
 
     jvp = LINEAR
 
@@ -120,9 +121,29 @@ class UpsampleNearest3d(_UpsampleNearest):
     backward_name = "UpsampleNearest3DBackward0"
 
 
+class UpsampleNearestExact1d(_UpsampleNearest):
+    """'nearest-exact' upsampling of 1-d signals (the source nearest each output centre,
+    ``floor((i + 0.5) * scale)``); backward: each source sums the grads of its copies."""
+    backward_name = "UpsampleNearestExact1DBackward0"
+
+
+class UpsampleNearestExact2d(_UpsampleNearest):
+    """'nearest-exact' upsampling of images; backward: each source pixel sums the grads of
+    its copies."""
+    backward_name = "UpsampleNearestExact2DBackward0"
+
+
+class UpsampleNearestExact3d(_UpsampleNearest):
+    """'nearest-exact' upsampling of volumes; backward: each source voxel sums the grads
+    of its copies."""
+    backward_name = "UpsampleNearestExact3DBackward0"
+
+
 _SCALE_NAMES = {1: ("scales",), 2: ("scales_h", "scales_w"),
                 3: ("scales_d", "scales_h", "scales_w")}
 _NEAREST = {1: UpsampleNearest1d, 2: UpsampleNearest2d, 3: UpsampleNearest3d}
+_NEAREST_EXACT = {1: UpsampleNearestExact1d, 2: UpsampleNearestExact2d,
+                  3: UpsampleNearestExact3d}
 
 
 def _opmath(xp, dtype):
@@ -403,16 +424,33 @@ def _nearest(input, outs, given):
     return _NEAREST[n].apply(input, sources, given)
 
 
+def _nearest_exact(input, outs, given):
+    """ATen's ``nearest_neighbor_exact_compute_source_index``: the scale in float32
+    (``1 / scale_factor`` or ``in / out``), ``(i + 0.5) * scale`` in double rounded to
+    float, floored, clamped to the last entry."""
+    xp = _index_module(input)
+    spatial = input.shape[2:]
+    scales = [xp.float32(1.0 / f) if f > 0 else xp.float32(s) / xp.float32(o)
+              for f, s, o in zip(given, spatial, outs)] if given else \
+        [xp.float32(s) / xp.float32(o) for s, o in zip(spatial, outs)]
+    sources = tuple(xp.minimum(xp.floor(((xp.arange(o) + 0.5) * float(scale))
+                                        .astype(xp.float32)).astype(xp.int64), s - 1)
+                    for o, scale, s in zip(outs, scales, spatial))
+    return _NEAREST_EXACT[input.ndim - 2].apply(input, sources, given)
+
+
 def interpolate(input: Tensor, size: int | tuple[int, ...] | None = None,
                 scale_factor: float | tuple[float, ...] | None = None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
                 antialias: bool = False) -> Tensor:
     """Resize the spatial dimensions of (N, C, *S) to ``size`` or by ``scale_factor``.
 
-    ``mode``: 'nearest' (1-3 spatial dims), 'linear' (1), 'bilinear' and 'bicubic' (2),
-    'trilinear' (3), and 'area' for 2 (an adaptive average pooling, as in PyTorch).
-    ``align_corners`` (interpolating modes only) maps the corner pixels' centres onto
-    each other.  ``antialias=True`` is not supported.
+    ``mode``: 'nearest' and 'nearest-exact' (1-3 spatial dims), 'linear' (1), 'bilinear'
+    and 'bicubic' (2), 'trilinear' (3), 'area' for 2 (an adaptive average pooling, as in
+    PyTorch) and 'lanczos' (2, with ``antialias=True`` only). ``align_corners``
+    (interpolating modes only) maps the corner pixels' centres onto each other.
+    ``antialias=True`` (bilinear, bicubic, lanczos on images) widens each filter by the
+    downscaling factor, as PyTorch's (and Pillow's) antialiased resize.
 
     Example
     -------
@@ -433,14 +471,29 @@ def interpolate(input: Tensor, size: int | tuple[int, ...] | None = None,
     if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                          "modes and requires a 4-D tensor as input")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported yet")
+    if mode != "area" and input.ndim in (3, 4, 5) and not all(outs + input.shape[2:]):
+        names = "DHW"[3 - len(outs):]
+        spatial = ", ".join(f"{d}: {s}" for d, s in zip(names, input.shape[2:]))
+        sizes = ", ".join(f"{d}: {s}" for d, s in zip(names, outs))
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({spatial}) {'and ' if len(outs) == 1 else ''}output ({sizes})")
+    if antialias and mode != "lanczos":
+        from .nn_upsample_aa import antialiased
+
+        return antialiased(input, outs, given, mode, bool(align_corners))
     if mode == "nearest" and input.ndim in (3, 4, 5):
         return _nearest(input, outs, given)
-    if mode == "area" and input.ndim == 4:
-        from .nn_pool import adaptive_avg_pool2d
+    if mode == "nearest-exact" and input.ndim in (3, 4, 5):
+        return _nearest_exact(input, outs, given)
+    if mode == "area" and input.ndim in (3, 4, 5):
+        from .nn_pool import adaptive_avg_pool2d, adaptive_avg_pool3d
 
-        return adaptive_avg_pool2d(input, outs)
+        if input.ndim == 5:
+            return adaptive_avg_pool3d(input, outs)
+        if input.ndim == 4:
+            return adaptive_avg_pool2d(input, outs)
+        # PyTorch's adaptive_avg_pool1d: the 2-d pooling of a one-row image
+        return adaptive_avg_pool2d(input.unsqueeze(-2), (1,) + tuple(outs)).squeeze(-2)
     dims, upsample, taps_of = _INTERPOLATING.get(mode, (0, None, None))
     if upsample is not None and input.ndim == dims + 2:
         xp = _index_module(input)
@@ -452,13 +505,14 @@ def interpolate(input: Tensor, size: int | tuple[int, ...] | None = None,
     if mode in _DIMS_NEEDED and input.ndim in (3, 4, 5):
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
                                   f"{_DIMS_NEEDED[mode]}D input")
-    if mode == "lanczos" and input.ndim == 4:  # PyTorch's checks (antialias is refused above)
+    if mode == "lanczos" and input.ndim == 4:  # PyTorch's checks, then its antialiased kernel
         if align_corners:
             raise ValueError("Lanczos mode does not support align_corners=True")
-        raise ValueError("Lanczos mode requires antialias=True")
-    if input.ndim in (3, 4, 5) and mode in ("area", "nearest-exact"):
-        raise NotImplementedError(f"interpolate: mode={mode!r} on a {input.ndim}-d input is "
-                                  "not supported yet")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+        from .nn_upsample_aa import antialiased
+
+        return antialiased(input, outs, given, mode, False)
     raise NotImplementedError(
         "Input Error: Only 3D, 4D and 5D input Tensors supported"
         f" (got {input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | "

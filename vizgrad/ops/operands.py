@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..core.factory import as_dtype, get_default_dtype
+from ..core.recording import torch_type_name
 from ..core.tensor import Tensor
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
@@ -35,6 +36,8 @@ _BOOL = np.dtype(bool)
 _INT64 = np.dtype("int64")
 _NO_DTYPE = np.dtype(object)  # what ``binary`` reads as a Python number's dtype kind
 _NUMBERS = frozenset((bool, int, float, complex))
+#: PyTorch's barebones unsigned dtypes: they promote with floating dtypes only
+_BAREBONES = frozenset(np.dtype(name) for name in ("uint16", "uint32", "uint64"))
 
 
 def promote_types(first: Any, second: Any) -> np.dtype:
@@ -49,6 +52,14 @@ def promote_types(first: Any, second: Any) -> np.dtype:
     first, second = as_dtype(first), as_dtype(second)
     if first == second:
         return first
+    if first in _BAREBONES or second in _BAREBONES:  # PyTorch: only floats promote them
+        if first.kind == "f":
+            return first
+        if second.kind == "f":
+            return second
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {torch_type_name(first)} and "
+                           f"{torch_type_name(second)}")
     low, high = _CATEGORY[first.kind], _CATEGORY[second.kind]
     if low == high or low == 3 and high == 2 or low == 2 and high == 3:
         return np.promote_types(first, second)  # complex64 with float64: complex128

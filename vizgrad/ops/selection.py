@@ -92,6 +92,7 @@ def _selected_jvp(tangent, dim, keepdim, indices):
 class Kthvalue(Function):
     """The ``k``-th smallest value along ``dim`` and its index; backward: ``grad`` put at
     that index (zeros elsewhere)."""
+    unsigned_kernel = "kthvalue_cpu"  # PyTorch has none for uint16/32/64
 
     @staticmethod
     def infer_shape(self, k, dim, keepdim):
@@ -132,6 +133,7 @@ def _save_selection(ctx, self, dim, keepdim, k, nan_first):
 class MedianDim(Function):
     """The lower median along ``dim`` and its index (a NaN in a row is that row's
     median); backward: ``grad`` put at that index."""
+    unsigned_kernel = "median_cpu"  # PyTorch has none for uint16/32/64
 
     backward_name = "MedianBackward1"
 
@@ -169,6 +171,7 @@ def _ties(self, result):
 class Median(Function):
     """The lower median of all elements (NaN if any is NaN); backward: ``grad`` spread
     evenly over the elements equal to it (PyTorch's ``evenly_distribute_backward``)."""
+    unsigned_kernel = "median_cpu"  # PyTorch has none for uint16/32/64
 
     @staticmethod
     def infer_shape(self):
@@ -225,8 +228,9 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
 
 
 class Unique2(Function):
-    """``torch.unique`` without ``dim``: sorted distinct values, the inverse indices and
-    the counts. No derivative, as in PyTorch: its node raises at backward. Not in the op
+    """``torch.unique`` without ``dim``: sorted distinct values (each NaN its own, last),
+    the inverse indices and the counts; sorted with ``sorted=False`` too, as PyTorch 2.13
+    on the CPU. No derivative, as in PyTorch: its node raises at backward. Not in the op
     table (no gradient to check); tests/ops/test_selection.py covers it."""
 
     registered = False
@@ -235,8 +239,10 @@ class Unique2(Function):
     @staticmethod
     def forward(ctx, input):
         xp = array_module(input)
+        # PyTorch keeps every NaN apart (NumPy merges them unless told not to)
+        apart = {"equal_nan": False} if input.dtype.kind in "fc" else {}
         values, inverse, counts = xp.unique(input.reshape(-1), return_inverse=True,
-                                            return_counts=True)
+                                            return_counts=True, **apart)
         inverse = inverse.reshape(input.shape).astype("int64")
         counts = counts.astype("int64")
         ctx.mark_non_differentiable(inverse, counts)
@@ -281,7 +287,8 @@ class UniqueDim(Function):
 
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
            return_counts: bool = False, dim: int | None = None) -> Any:
-    """The distinct elements, sorted (``torch.unique``).
+    """The distinct elements, sorted (``torch.unique``; PyTorch's CPU kernel sorts with
+    ``sorted=False`` too, and so does vizgrad; each NaN is distinct, as in PyTorch).
 
     With ``dim``: the distinct slices along it. Optionally also where each input element
     is among them (``return_inverse``) and how often each occurs (``return_counts``).

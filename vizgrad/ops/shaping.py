@@ -68,6 +68,7 @@ class Repeat(Function):
 
 class Flip(Function):
     """Reverse the order along dims; backward: flip grad along the same dims."""
+    unsigned_kernel = "flip_cpu"  # PyTorch has none for uint16/32/64
     infer_shape = staticmethod(same)
 
     @staticmethod
@@ -165,18 +166,13 @@ def _pad_index(xp, n, before, after, mode):
                              f"the dimension size {n}")
         last = n - 1
         return last - xp.abs(last - xp.abs(position))
-    if mode == "replicate":
-        return xp.clip(position, 0, n - 1)
-    if before > n or after > n:
-        raise ValueError(f"pad: circular padding ({before}, {after}) cannot exceed the "
-                         f"dimension size {n}")
-    return position % n
+    return xp.clip(position, 0, n - 1)  # replicate
 
 
 class _IndexPad(Function):
-    """Padding that copies input entries (reflect/replicate/circular): a gather per dim,
-    so the backward is an ``index_add`` per dim (summing entries copied several times).
-    The base of ReflectionPad*/ReplicationPad*/CircularPad*."""
+    """Padding that copies input entries (reflect/replicate): a gather per dim, so the
+    backward is an ``index_add`` per dim (summing entries copied several times).
+    The base of ReflectionPad*/ReplicationPad*."""
 
     registered = False
 
@@ -256,16 +252,61 @@ class ReplicationPad3D(_IndexPad):
     pass
 
 
-class CircularPad(_IndexPad):
-    """Circular padding (wrap around); backward: each input entry sums the grads of its copies."""
-    pass
-
-
 _INDEX_PADS = {
     ("reflect", 1): ReflectionPad1D, ("reflect", 2): ReflectionPad2D,
     ("reflect", 3): ReflectionPad3D, ("replicate", 1): ReplicationPad1D,
     ("replicate", 2): ReplicationPad2D, ("replicate", 3): ReplicationPad3D,
 }
+
+
+_NON_CONSTANT = ("Supported combinations for non-constant padding:\n"
+                 "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+                 "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+                 "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+
+
+def _circular_pad(input: Tensor, pad: tuple[int, ...]) -> Tensor:
+    """ATen's ``_pad_circular``: an empty tensor of the padded shape, the input's
+    (cropped) region copied into its middle, then per padded dim (last first) the left
+    pad copied from the right end and the right pad from the left end. Each copy is a
+    write through ``slice`` views, so the graph is PyTorch's: a ``CopySlices`` per copy,
+    ``SliceBackward0`` views of the input and of the partly written result."""
+    from .basic_index import Slice
+
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) > 2 * input.ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the "
+                           f"input dimension but got padding length {len(pad)} and input of "
+                           f"dimension {input.ndim}")
+    padded = len(pad) // 2
+    if input.ndim - padded not in (1, 2) or padded > 3:
+        raise NotImplementedError(f"Padding size {len(pad)} is not supported for "
+                                  f"{input.ndim}D input tensor.\n{_NON_CONSTANT}")
+    in_shape, out_shape = input.shape, list(input.shape)
+    dims = [(input.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(padded)]
+    for dim, left, right in dims:
+        if left > in_shape[dim] or right > in_shape[dim]:
+            raise ShapeError("Padding value causes wrapping around more than once.")
+        out_shape[dim] += left + right
+        if out_shape[dim] < 0:
+            raise ShapeError("Negative padding value is resulting in an empty dimension")
+    array = input.array
+    out = Tensor.from_array(array_module(array).empty(tuple(out_shape), dtype=array.dtype))
+    target, source = out, input
+    for dim, left, right in dims:
+        target = Slice.apply(target, dim, max(left, 0), out_shape[dim] - max(right, 0), 1)
+        source = Slice.apply(source, dim, max(-left, 0), in_shape[dim] - max(-right, 0), 1)
+    target.copy_(source)
+    for dim, left, right in dims:
+        size, kept_right = out_shape[dim], max(right, 0)
+        if left > 0:
+            Slice.apply(out, dim, 0, left, 1).copy_(
+                Slice.apply(out, dim, size - left - kept_right, size - kept_right, 1))
+        if right > 0:
+            Slice.apply(out, dim, size - right, size, 1).copy_(
+                Slice.apply(out, dim, max(left, 0), max(left, 0) + right, 1))
+    return out
 
 
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
@@ -281,7 +322,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     if mode == "constant":
         return ConstantPadNd.apply(input, pad, 0.0 if value is None else value)
     if mode == "circular":
-        return CircularPad.apply(input, pad, mode)
+        return _circular_pad(input, pad)
     fn = _INDEX_PADS.get((mode, len(pad) // 2))
     if fn is None:
         raise ValueError(f"pad: mode {mode!r} with {len(pad) // 2} padded dims is not supported "

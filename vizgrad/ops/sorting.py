@@ -75,6 +75,7 @@ class Sort(Function):
 
 class Topk(Function):
     """The ``k`` largest (or smallest) values along ``dim`` and their indices."""
+    unsigned_kernel = "topk_cpu"  # PyTorch has none for uint16/32/64
 
     @staticmethod
     def infer_shape(self, k, dim, largest, sorted):  # noqa: A002 - PyTorch's name
