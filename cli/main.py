@@ -174,7 +174,7 @@ def _choose(run, target: str | None, at_error: bool, stderr, command: str):
     try:
         return select_roots(run, target=target, at_error=at_error)
     except NothingToRenderError as problem:
-        named = [c for c in problem.candidates if c.graph_size > 0] or problem.candidates
+        named = [c for c in problem.candidates if c.node_count > 0] or problem.candidates
         hint = None
         if named:  # the exact command to run, with the biggest graph the script left
             hint = (f"To draw {named[0].name}, run: vizgrad {command} {_quoted(run.path)} "

@@ -13,6 +13,7 @@ from typing import Any
 from ..core import facts as fast
 from ..core.node import AccumulateGrad
 from .nodes import GraphNode
+from .reach import next_nodes, reach
 from .tensors import is_torch_tensor
 from .walking import root_items, walk_roots
 
@@ -88,17 +89,7 @@ def topology(roots: Any) -> Topology:
     raws = _root_nodes(roots)
     # Taken every training step by GraphMonitor, on a graph fresh out of forward (not in
     # the CPU's caches): each node is read once, its inputs kept for the children below.
-    below: dict = {}
-    stack = list(raws)
-    pop, push = stack.pop, stack.append
-    while stack:
-        raw = pop()
-        if raw in below:
-            continue
-        below[raw] = nexts = _next_nodes(raw)
-        for child in nexts:
-            if child is not None and child not in below:
-                push(child)
+    below = reach(raws, next_nodes)
     order = list(below)
     seqs = [getattr(raw, "seq", None) for raw in order]
     if None not in seqs:
@@ -113,12 +104,6 @@ def topology(roots: Any) -> Topology:
 
 def _seq_of(raw: Any) -> int:
     return raw.seq
-
-
-def _next_nodes(raw: Any) -> tuple:
-    if fast.reads(raw):  # no pairs to build
-        return fast.next_nodes(raw)
-    return tuple(n for n, _ in raw.next_functions)
 
 
 @dataclass
@@ -162,15 +147,34 @@ def graph_size(roots: Any) -> GraphSize:
 
         return GraphSize(*torch_graph_size([fn]))
     raws = _root_nodes(roots)
-    found = fast.graph_size(raws)
-    if found is None:  # a node that is not vizgrad's
-        if all(type(raw).__module__ == _TORCH_ADAPTERS for raw in raws):
-            # PyTorch's: its nodes read bare, no adapters (the same figures)
-            from ..adapters.torch_size import torch_graph_size
+    if all(fast.reads(raw) for raw in raws):  # (vizgrad's nodes reach only vizgrad's)
+        return _own_size(raws)
+    if all(type(raw).__module__ == _TORCH_ADAPTERS for raw in raws):
+        # PyTorch's: its nodes read bare, no adapters (the same figures)
+        from ..adapters.torch_size import torch_graph_size
 
-            return GraphSize(*torch_graph_size([raw.fn for raw in raws]))
-        return _size_of(topology(roots))
-    return GraphSize(*found)
+        return GraphSize(*torch_graph_size([raw.fn for raw in raws]))
+    return _size_of(topology(roots))
+
+
+def _own_size(raws: list[Any]) -> GraphSize:
+    """:func:`graph_size` below vizgrad's own nodes ``raws``, read through
+    ``vizgrad.core.facts`` (per training step under ``GraphMonitor``: no lists per node)."""
+    below = reach(raws, fast.next_nodes)
+    if not below:
+        return GraphSize(0, 0, 0, None, None)
+    # seq is a topological order (a node is newer than the nodes it feeds): newest
+    # first, a node's level is final before it is passed on
+    order = sorted(below, key=_seq_of, reverse=True)
+    level = dict.fromkeys(order, 1)
+    for node in order:
+        deeper = level[node] + 1
+        for child in below[node]:
+            if child is not None and level[child] < deeper:
+                level[child] = deeper
+    ops = [node for node in order if node.__class__ is not AccumulateGrad]
+    return GraphSize(len(order), max(level.values()), fast.saved_bytes(ops), order[0].seq,
+                     ops[-1].seq if ops else None)
 
 
 _TORCH_ADAPTERS = "vizgrad.adapters.torch"
