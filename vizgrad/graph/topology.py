@@ -132,12 +132,10 @@ def graph_size(roots: Any) -> GraphSize:
 
     Example
     -------
-    >>> nn = vizgrad.nn
-    >>> model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
-    >>> loss = model(vizgrad.randn(16, 4)).pow(2).mean()
-    >>> size = graph_size(loss)
-    >>> size.nodes, size.depth
-    (11, 7)
+    >>> x = vizgrad.ones(3, requires_grad=True)
+    >>> size = graph_size((x * 2).exp().sum())   # Sum <- Exp <- Mul <- x's AccumulateGrad
+    >>> size.nodes, size.depth, size.saved_bytes
+    (4, 4, 12)
     """
     fn = getattr(roots, "grad_fn", None)
     if fn is not None and not fast.reads(fn) and is_torch_tensor(roots):
