@@ -18,6 +18,8 @@ and compares every answer, so they cannot drift apart.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 from .node import OUT_LIST, AccumulateGrad, Node, SavedTensor
@@ -46,9 +48,9 @@ def summary(node: Node) -> tuple[str, tuple, int, str, bool, Any]:
             node._freed, node.variable if node.__class__ is AccumulateGrad else None)
 
 
-def next_nodes(node: Node) -> tuple[Node | None, ...]:
-    """The node of each flat input (``next_functions`` without the pairs)."""
-    return node._next_nodes
+#: ``next_nodes(node)``: the node of each flat input (``next_functions`` without the
+#: pairs); a getter made in C, as ``vizgrad.graph.reach`` reads every node with it
+next_nodes: Callable[[Node], tuple[Node | None, ...]] = attrgetter("_next_nodes")
 
 
 def edges(node: Node) -> list[tuple[int, int, Node, int, int, int, tuple, Any]]:

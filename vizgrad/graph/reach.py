@@ -24,7 +24,7 @@ Example
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from functools import partial
 from operator import itemgetter
 from typing import Any
@@ -53,13 +53,13 @@ def reach(starts: Iterable[Any], inputs: Callable[[Any], Any],
     found: dict[Any, Any] = {}
     stack = list(starts)
     pop, push = stack.pop, stack.append
-    nodes_of: Callable[[Any], Iterator[Any]] = _nodes_of_pairs if pairs else iter
+    nodes_of = _nodes_of_pairs if pairs else None
     while stack:
         node = pop()
         if node in found:
             continue
         found[node] = nexts = inputs(node)
-        for child in nodes_of(nexts):
+        for child in nexts if nodes_of is None else nodes_of(nexts):
             if child is not None and child not in found:
                 push(child)
     return found

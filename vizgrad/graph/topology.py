@@ -8,6 +8,7 @@ step (node count, depth, saved bytes, newest and oldest op ``seq``), in one walk
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from ..core import facts as fast
@@ -16,6 +17,8 @@ from .nodes import GraphNode
 from .reach import next_nodes, reach
 from .tensors import is_torch_tensor
 from .walking import root_items, walk_roots
+
+_seq_of = attrgetter("seq")
 
 
 @dataclass
@@ -102,8 +105,6 @@ def topology(roots: Any) -> Topology:
     return Topology(order, seqs, accumulate, children)
 
 
-def _seq_of(raw: Any) -> int:
-    return raw.seq
 
 
 @dataclass
@@ -145,8 +146,8 @@ def graph_size(roots: Any) -> GraphSize:
 
         return GraphSize(*torch_graph_size([fn]))
     raws = _root_nodes(roots)
-    if all(fast.reads(raw) for raw in raws):  # (vizgrad's nodes reach only vizgrad's)
-        return _own_size(raws)
+    if len(raws) == 1 and fast.reads(raws[0]) or all(map(fast.reads, raws)):
+        return _own_size(raws)  # (vizgrad's nodes reach only vizgrad's)
     if all(type(raw).__module__ == _TORCH_ADAPTERS for raw in raws):
         # PyTorch's: its nodes read bare, no adapters (the same figures)
         from ..adapters.torch_size import torch_graph_size
@@ -165,14 +166,16 @@ def _own_size(raws: list[Any]) -> GraphSize:
     # first, a node's level is final before it is passed on
     order = sorted(below, key=_seq_of, reverse=True)
     level = dict.fromkeys(order, 1)
+    oldest_op = None
     for node in order:
         deeper = level[node] + 1
         for child in below[node]:
             if child is not None and level[child] < deeper:
                 level[child] = deeper
-    ops = [node for node in order if node.__class__ is not AccumulateGrad]
-    return GraphSize(len(order), max(level.values()), fast.saved_bytes(ops), order[0].seq,
-                     ops[-1].seq if ops else None)
+        if node.__class__ is not AccumulateGrad:  # (a leaf's: no seq of an op, no saves)
+            oldest_op = node.seq
+    return GraphSize(len(order), max(level.values()), fast.saved_bytes(order), order[0].seq,
+                     oldest_op)
 
 
 _TORCH_ADAPTERS = "vizgrad.adapters.torch"
