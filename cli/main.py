@@ -258,7 +258,8 @@ def with_script(function):
 @main.command(context_settings=SCRIPT_SETTINGS)
 @with_script
 @click.option("-o", "--output", type=click.Path(path_type=Path), metavar="PATH",
-              help="Output file; the suffix picks the format: svg, png, pdf, dot, json, html. "
+              help="Output file; the suffix picks the format: "
+                   f"{', '.join(emitter.name for emitter in vizgrad.render.EMITTERS)}. "
                    "[default: SCRIPT with .svg, beside the script]")
 @click.option("--show-attrs", is_flag=True, default=None, help="Show saved attributes on ops.")
 @click.option("--show-saved", is_flag=True, default=None, help="Draw saved tensors.")

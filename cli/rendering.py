@@ -143,7 +143,7 @@ def render_roots(roots: Any, path: Path, options: dict[str, Any],
     # the backward graph's own nodes and edges, as `vizgrad inspect` counts them (the
     # same for every format: boxes also draw tensors, and a fold draws fewer)
     graph_nodes, graph_edges = view.counts.get("nodes", 0), view.counts.get("edges", 0)
-    step("layout" if fmt in ("svg", "png", "pdf", "html", "json") else "writing")
+    step("layout" if vizgrad.render.emitters.emitter_for(path).layout else "writing")
     if fmt == "html":  # the viewer lays out every fold level of the whole graph itself
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

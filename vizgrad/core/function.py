@@ -159,7 +159,10 @@ class Function:
                                                 for n in cls.saved_if_needed)
             cls.arg_names = names
         cls._number_mask = sum(1 << i for i in cls.number_slots)
-        if cls.builtin and cls.__dict__.get("registered", True):
+        # vizgrad's own op classes only: a class written elsewhere on this base (the op
+        # pattern's example in docs/architecture.md is a ``Mul``) must not replace ours
+        if cls.builtin and cls.__dict__.get("registered", True) and \
+                cls.__module__.startswith("vizgrad."):
             Function.registry[cls.__name__] = cls
 
     @staticmethod

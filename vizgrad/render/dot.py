@@ -17,21 +17,7 @@ from .escape import dot_string, label_lines, label_text, sized_cache
 from .hubs import thin_hubs
 from .legend import KeyRow, key_rows
 from .view import GraphView, ViewNode
-
-#: Fill colour per node kind (pytorchviz's names in the light theme).
-THEMES = {
-    "light": {"op": "lightgray", "leaf": "lightblue", "saved": "orange",
-              "output": "darkolivegreen1", "base": "darkolivegreen3", "fold": "#ffe9a8",
-              "group": "#e3d5f2", "background": None, "font": "black", "edge": "black",
-              "cluster": "#888888", "error": "#ff6b6b"},
-    "dark": {"op": "#4d4d4d", "leaf": "#2c5f85", "saved": "#a65f00", "output": "#52702b",
-             "base": "#34501c", "fold": "#6b5a1e", "group": "#4f3b66",
-             "background": "#1e1e1e", "font": "#eeeeee", "edge": "#c0c0c0",
-             "cluster": "#9a9a9a", "error": "#b3261e"},
-}
-
-#: Border of a highlighted node (anomaly mode's failing node).
-HIGHLIGHT = "#e00000"
+from .vocabulary import THEMES, Kind
 
 #: pytorchviz's node attributes.
 NODE_ATTR = {"style": "filled", "shape": "box", "align": "left", "fontsize": "10",
@@ -131,7 +117,7 @@ def _plain_attrs(node: ViewNode, palette: dict) -> tuple[str, str]:
     return attrs
 
 
-def box_attrs(kind: str, title: str, lines: list[str], tooltip: str,
+def box_attrs(kind: Kind, title: str, lines: list[str], tooltip: str,
               palette: dict) -> tuple[str, str]:
     """``_plain_attrs`` of a plain box described by its parts (no fill of its own): the
     plain DOT path's (``plain.py``), which makes no ``ViewNode``."""
@@ -165,7 +151,7 @@ def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
     if "freed" in node.marks or node.kind == "fold" or "zero" in node.marks:
         styles.append("dashed")
     if "highlight" in node.marks:
-        parts.append(f"color={dot_string(HIGHLIGHT)} penwidth=4")
+        parts.append(f"color={dot_string(palette['highlight'])} penwidth=4")
     elif "nan" in node.marks:
         styles.append("bold")
         parts.append("penwidth=3")
@@ -176,7 +162,7 @@ def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
     elif "hooked" in node.marks:  # packed by saved_tensors_hooks: a folded-corner box
         parts.append("shape=note")
     if node.kind == "error":
-        parts.append('penwidth=2 color="#b00000"')
+        parts.append(f"penwidth=2 color={dot_string(palette['error_line'])}")
     return f"\t{node.id} [{' '.join(parts)}]\n"
 
 
@@ -227,7 +213,7 @@ def _key_row(row: KeyRow, palette: dict) -> str:
         cell = f'<TD ALIGN="RIGHT">{sample}</TD>'
     elif row.style == "highlight":  # a thick red border, as the node has
         fill = label_text(palette[row.kind])
-        cell = (f'<TD><TABLE BORDER="3" COLOR="{label_text(HIGHLIGHT)}" CELLSPACING="0" '
+        cell = (f'<TD><TABLE BORDER="3" COLOR="{label_text(palette["highlight"])}" CELLSPACING="0" '
                 f'CELLBORDER="0"><TR><TD BGCOLOR="{fill}">{sample}</TD></TR></TABLE></TD>')
     else:
         fill = f' BGCOLOR="{label_text(palette[row.kind])}"' if row.kind else ""

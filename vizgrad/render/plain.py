@@ -23,7 +23,6 @@ import graphviz
 
 from .build import ViewBuilder, op_tooltip
 from .dot import (
-    THEMES,
     XLABEL_BOXES,
     box_attrs,
     edge_attributes,
@@ -35,6 +34,7 @@ from .hubs import HUB_ARROWS
 from .ids import box_id
 from .legend import rows_of
 from .view import GraphView, RenderOptions, arrow
+from .vocabulary import THEMES
 
 #: Options under which a picture may be plain (their defaults); the others
 #: (``params``, ``edge_labels``, ``show_dtype``, ``max_attr_chars``, picture settings,
