@@ -134,7 +134,7 @@ def _adapted(pairs: tuple) -> tuple:
 
 
 def _new_adapter(fn: Any) -> TorchNode:
-    node = (TorchLeafNode if type(fn) is _LEAF else TorchNode)(fn)  # (inlined in walk_graph)
+    node = (TorchLeafNode if type(fn) is _LEAF else TorchNode)(fn)  # (inlined in _adapted)
     ref = _ADAPTERS[id(fn)] = _Ref(node, _drop)
     ref.key = id(fn)
     return node

@@ -105,8 +105,6 @@ def topology(roots: Any) -> Topology:
     return Topology(order, seqs, accumulate, children)
 
 
-
-
 @dataclass
 class GraphSize:
     """What :func:`graph_size` measures: ``nodes`` reachable, ``depth`` (nodes on the
