@@ -155,7 +155,7 @@ def test_the_format_is_tested(emitter: Emitter):
 
 @pytest.mark.parametrize("emitter", EMITTERS, ids=lambda emitter: emitter.name)
 def test_the_cli_offers_the_format(emitter: Emitter, tmp_path):
-    from vizgrad_cli.rendering import check_output
+    from vizgrad.cli.rendering import check_output
 
     render = _commands()["render"]
     output = next(param for param in render.params if "--output" in param.opts)
@@ -182,7 +182,7 @@ _FLAG = re.compile(r"(?<![\w-])(--?[a-z][a-z-]*)")
 
 
 def _commands() -> dict[str, click.Command]:
-    from vizgrad_cli.main import main
+    from vizgrad.cli.main import main
 
     return dict(main.commands)
 
