@@ -37,17 +37,10 @@ def best_ms(step) -> float:
     return best * 1e3
 
 
-def graph_size(root) -> tuple[int, int]:
-    """(nodes, saved values) under ``root``, walked iteratively."""
-    seen, stack, saved = set(), [root], 0
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        saved += len(getattr(node, "saved", ()))
-        stack.extend(child for child, _ in node.next_functions)
-    return len(seen), saved
+def nodes_and_saves(root) -> tuple[int, int]:
+    """(nodes, saved values) under ``root`` (a tensor)."""
+    nodes = vg.graph.walk(root).nodes
+    return len(nodes), sum(len(getattr(node.raw, "saved", ())) for node in nodes)
 
 
 def cases() -> dict:
@@ -86,7 +79,7 @@ def measure() -> dict:
         def step(build=build):
             build().backward()
 
-        nodes, saved = graph_size(build().grad_fn)
+        nodes, saved = nodes_and_saves(build())
         out[name] = (best_ms(step), nodes, saved)
     return out
 

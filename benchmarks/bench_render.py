@@ -69,14 +69,9 @@ def best(function, repeats: int) -> float:
 
 
 def torch_node_count(loss) -> int:
-    seen, stack = set(), [loss.grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        stack.extend(child for child, _ in node.next_functions)
-    return len(seen)
+    import vizgrad
+
+    return len(vizgrad.graph.walk(loss))
 
 
 def dot_per_node(layers: int, repeats: int) -> list[tuple[str, float, int]]:

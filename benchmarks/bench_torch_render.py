@@ -63,14 +63,9 @@ def forest_vizgrad(branches: int, depth: int = 40):
 
 
 def node_count(loss) -> int:
-    seen, stack = set(), [loss.grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        stack.extend(child for child, _ in node.next_functions)
-    return len(seen)
+    import vizgrad
+
+    return len(vizgrad.graph.walk(loss))
 
 
 def per_node(loss, repeats: int, own=None) -> dict[str, float]:

@@ -35,6 +35,7 @@ from torch.overrides import TorchFunctionMode
 from .adapters.torch import FORWARD_KEY, LEAF_SEQ, RECORDED, adapt, name_leaf
 from .core.stack import capture as capture_frames
 from .core.stack import hide_package
+from .graph.reach import reach
 from .graph.scopes import call_scope
 
 __all__ = ["adapt", "capture", "name_leaf"]
@@ -226,16 +227,17 @@ class capture(TorchFunctionMode):
     def _tag(self, fn: Any, info: tuple) -> None:
         """Tag ``fn`` and the untagged nodes behind it that this op made (a composite
         op such as attention makes many; they are newer than the capture's start)."""
-        stack = [fn]
-        while stack:
-            node = stack.pop()
+        start = self._start
+
+        def tag(node: Any) -> list:  # the node's inputs to tag next: none once tagged
             metadata = node.metadata
             if FORWARD_KEY in metadata:
-                continue
+                return []
             metadata[FORWARD_KEY] = info
-            for child, _ in node.next_functions:
-                if child is not None and self._start < child._sequence_nr() < LEAF_SEQ:
-                    stack.append(child)
+            return [child for child, _ in node.next_functions
+                    if child is not None and start < child._sequence_nr() < LEAF_SEQ]
+
+        reach([fn], tag)
 
     def __enter__(self) -> capture:
         hide_package(_TORCH_DIR)

@@ -18,7 +18,7 @@ from vizgrad.debug.capture import (
 from vizgrad.debug.selection import (
     NothingToRenderError,
     candidates,
-    graph_size,
+    node_count,
     script_parameters,
     select_roots,
 )
@@ -104,7 +104,7 @@ def test_step_stops_after_that_backward_and_restores_backward(script, capsys) ->
     assert "done step 3" not in capsys.readouterr().out  # stopped right after backward 3
     assert vizgrad.Tensor.backward is original and vizgrad.autograd.backward is not None
     roots = select_roots(run).roots
-    assert graph_size(next(iter(roots.values()))) == 3 * 2 + 2  # 3 x (Exp, Mul), Sum, leaf
+    assert node_count(next(iter(roots.values()))) == 3 * 2 + 2  # 3 x (Exp, Mul), Sum, leaf
     assert next(iter(roots.values())).grad_fn is not None
 
 
@@ -193,7 +193,7 @@ def test_global_loss_and_nothing_found(script) -> None:
     assert str(wrong.value).startswith("target='model.los': the script left no 'model.los'")
     assert "--" not in str(wrong.value) and "no target," in str(caught.value)
     assert select_roots(run, target="b").how == "target='b'"
-    names = [(c.name, c.shape, c.graph_size) for c in caught.value.candidates]
+    names = [(c.name, c.shape, c.node_count) for c in caught.value.candidates]
     assert names[0] == ("b", (2, 3), 3) and ("a", (2, 3), 0) in names
 
 

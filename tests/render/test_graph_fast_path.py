@@ -45,7 +45,7 @@ def _read(roots) -> list:
 
 
 def _both(roots, monkeypatch) -> tuple[list, list]:
-    # GraphMonitor's per-step figures: facts.graph_size's own loop against the same
+    # GraphMonitor's per-step figures: graph_size's own loop against the same
     # figures taken from the plain path's topology
     fast = [*_read(roots), graph.graph_size(roots)]
     with monkeypatch.context() as patch:

@@ -11,7 +11,7 @@ import pytest
 
 import vizgrad as vg
 from tests.render import programs
-from vizgrad.render import _Builder, build_view, to_dot
+from vizgrad.render import ViewBuilder, build_view, to_dot
 from vizgrad.render.plain import plain_dot, plain_options
 from vizgrad.render.view import RenderOptions
 
@@ -27,7 +27,7 @@ def _both(roots, **options) -> tuple[str | None, str]:
     """(the fast path's DOT or None, the general path's DOT) of one picture."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # folded pictures warn
-        builder = _Builder(roots, RenderOptions.make(**options))
+        builder = ViewBuilder(roots, RenderOptions.make(**options))
         fast = plain_dot(builder)
         if fast is None:  # gave up: the builder must still build the general picture
             assert not builder.view.nodes and not builder.multi_in and not builder.multi_out

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 import torch
@@ -42,6 +43,7 @@ from ..core.node import SlotMeta
 from ..core.stack import StackFrame, format_frames
 from ..core.tensor import NAMES_KEY
 from ..graph.protocol import NodeFacts
+from ..graph.reach import reach
 from ..graph.tensors import SavedInfo, TensorInfo, to_dtype_name
 from .torch_tensor import (
     TorchTensorInfo,
@@ -106,8 +108,33 @@ def adapt(fn: Any) -> TorchNode:
     return _new_adapter(fn) if node is None else node
 
 
+_NEXT_FUNCTIONS = attrgetter("next_functions")  # an adapter's inputs, for reach()
+
+
+def _adapted(pairs: tuple) -> tuple:
+    """PyTorch's ``next_functions`` pairs with each node adapted (``adapt()`` and
+    ``__init__`` inlined: this runs once per node of every walk)."""
+    table, new, leaf_type = _ADAPTERS, object.__new__, _LEAF
+    out = []
+    for fn, nr in pairs:
+        if fn is None:
+            out.append((None, nr))
+            continue
+        key = id(fn)
+        ref = table.get(key)
+        child = None if ref is None else ref()
+        if child is None:
+            child = new(TorchLeafNode if type(fn) is leaf_type else TorchNode)
+            child.fn = fn
+            child._next = child._meta = child._gone = child._kept = None
+            ref = table[key] = _Ref(child, _drop)
+            ref.key = key
+        out.append((child, nr))
+    return tuple(out)
+
+
 def _new_adapter(fn: Any) -> TorchNode:
-    node = (TorchLeafNode if type(fn) is _LEAF else TorchNode)(fn)  # (inlined in walk_graph)
+    node = (TorchLeafNode if type(fn) is _LEAF else TorchNode)(fn)  # (inlined in _adapted)
     ref = _ADAPTERS[id(fn)] = _Ref(node, _drop)
     ref.key = id(fn)
     return node
@@ -238,16 +265,8 @@ class TorchNode:
     @property
     def next_functions(self) -> tuple[tuple[TorchNode | None, int], ...]:
         nexts = self._next
-        if nexts is None:  # adapt() inlined: this runs once per node of every walk
-            table, out = _ADAPTERS, []
-            for fn, nr in self.fn.next_functions:
-                if fn is None:
-                    out.append((None, nr))
-                    continue
-                ref = table.get(id(fn))
-                node = None if ref is None else ref()
-                out.append((_new_adapter(fn) if node is None else node, nr))
-            nexts = self._next = tuple(out)
+        if nexts is None:  # read once per adapter: every walk of a graph asks each node
+            nexts = self._next = _adapted(self.fn.next_functions)
         return nexts
 
     @property
@@ -292,40 +311,12 @@ class TorchNode:
         """
         from ..graph import GraphEdge, GraphNode
 
-        wrapped: dict[TorchNode, GraphNode] = {}  # (adapters hash by identity, in C)
-        table, new, leaf_type = _ADAPTERS, object.__new__, _LEAF
-        stack = list(roots)
-        pop, push = stack.pop, stack.append
-        while stack:  # depth first; adapters made here (adapt() inlined: hot)
-            node = pop()
-            if node in wrapped:
-                continue
+        # (adapters hash by identity, in C); each adapter's next_functions read once
+        wrapped: dict[TorchNode, GraphNode] = {}
+        new = object.__new__
+        for node in reach(roots, _NEXT_FUNCTIONS, pairs=True):
             graph_node = wrapped[node] = new(GraphNode)  # GraphNode(node), without a call
             graph_node.raw = node
-            nexts = node._next
-            if nexts is None:
-                out = []
-                for fn, nr in node.fn.next_functions:
-                    if fn is None:
-                        out.append((None, nr))
-                        continue
-                    key = id(fn)
-                    ref = table.get(key)
-                    child = None if ref is None else ref()
-                    if child is None:  # _new_adapter(fn) and __init__, inlined
-                        child = new(TorchLeafNode if type(fn) is leaf_type else TorchNode)
-                        child.fn = fn
-                        child._next = child._meta = child._gone = child._kept = None
-                        ref = table[key] = _Ref(child, _drop)
-                        ref.key = key
-                    out.append((child, nr))
-                    if child not in wrapped:
-                        push(child)
-                node._next = tuple(out)
-            else:
-                for child, _ in nexts:
-                    if child is not None and child not in wrapped:
-                        push(child)
         # newest first, leaves (no sequence number: keys up to n) oldest, ties in
         # discovery order: one int key per node, (seq + 1) * (n + 1) + (n - position)
         count = len(wrapped)

@@ -17,10 +17,12 @@ from typing import Any
 
 import torch
 
+from ..graph.reach import reach
 from .torch import _LEAF, _PY_NODE, _SAVED, LEAF_SEQ, _names
 from .torch_tensor import wrapped_number
 
 _Tensor = torch.Tensor
+_NEXT_FUNCTIONS = attrgetter("next_functions")  # a PyTorch node's inputs, for reach()
 
 
 def torch_graph_size(fns: list[Any], saved: bool = True
@@ -46,25 +48,17 @@ def torch_graph_size(fns: list[Any], saved: bool = True
 
 def _size(fns: list[Any], saved: bool = True
           ) -> tuple[int, int, int | None, int | None, int | None]:
-    # One pass: topology()'s walk (the same order of nodes), each node read as it is
-    # reached (its seq, its saved tensors), then the depth over the positions.
-    position: dict[Any, int] = {}  # node -> its place in the walk's order
-    edges: list[tuple] = []  # each node's next_functions, in that order
+    # topology()'s walk (the same order of nodes), then each node read in that order
+    # (its seq, its saved tensors), then the depth over the positions.
+    found = reach(fns, _NEXT_FUNCTIONS, pairs=True)  # node -> its next_functions
+    position = {fn: at for at, fn in enumerate(found)}  # node -> its place in that order
+    edges: list[tuple] = list(found.values())
     tensors: list[Any] = []
     kinds, getters = _KINDS, _GETTERS
     newest = oldest = None
     no_seq = ops_unknown = False
-    stack = list(fns)
-    pop, push, add, extend = stack.pop, stack.append, edges.append, tensors.extend
-    while stack:
-        fn = pop()
-        if fn in position:
-            continue
-        position[fn] = len(edges)
-        add(nexts := fn.next_functions)  # ((node or None, input nr), ...)
-        for child, _ in nexts:
-            if child is not None and child not in position:
-                push(child)
+    extend = tensors.extend
+    for fn in found:
         kind = kinds.get(type(fn))
         if kind is None:
             kind = _kind_of(fn)

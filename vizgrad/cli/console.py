@@ -129,7 +129,7 @@ def print_candidates(console: Console, candidates: list) -> None:
     table.add_column("graph nodes", justify="right")
     for candidate in candidates:
         table.add_row(escape(terminal_text(candidate.name)), escape(str(tuple(candidate.shape))),
-                      str(candidate.graph_size))
+                      str(candidate.node_count))
     console.print(table)
 
 

@@ -111,7 +111,7 @@ def choose(run: ScriptRun, request: ScriptRequest, command: str) -> RootChoice:
         return select_roots(run, target=request.target,
                             at_error=request.at_error and run.failed)
     except NothingToRenderError as problem:
-        named = [c for c in problem.candidates if c.graph_size > 0] or problem.candidates
+        named = [c for c in problem.candidates if c.node_count > 0] or problem.candidates
         hint = None
         if named:  # the exact command to run, with the biggest graph the script left
             hint = (f"To draw {named[0].name}, run: vizgrad {command} {_quoted(run.path)} "

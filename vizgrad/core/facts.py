@@ -18,13 +18,14 @@ and compares every answer, so they cannot drift apart.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
 
 from .node import OUT_LIST, AccumulateGrad, Node, SavedTensor
 
-__all__ = ["edges", "graph_size", "metadata_value", "next_nodes", "reads", "result_meta",
-           "saved_buffers", "summary"]
+__all__ = ["edges", "metadata_value", "next_nodes", "reads", "result_meta", "saved_buffers",
+           "saved_bytes", "summary"]
 
 _INPUT, _SCALAR, _HOOKED = SavedTensor.INPUT, SavedTensor.SCALAR, SavedTensor.HOOKED
 
@@ -47,9 +48,9 @@ def summary(node: Node) -> tuple[str, tuple, int, str, bool, Any]:
             node._freed, node.variable if node.__class__ is AccumulateGrad else None)
 
 
-def next_nodes(node: Node) -> tuple[Node | None, ...]:
-    """The node of each flat input (``next_functions`` without the pairs)."""
-    return node._next_nodes
+#: ``next_nodes(node)``: the node of each flat input (``next_functions`` without the
+#: pairs); a getter made in C, as ``vizgrad.graph.reach`` reads every node with it
+next_nodes: Callable[[Node], tuple[Node | None, ...]] = attrgetter("_next_nodes")
 
 
 def edges(node: Node) -> list[tuple[int, int, Node, int, int, int, tuple, Any]]:
@@ -115,45 +116,13 @@ def saved_buffers(node: Node) -> tuple[tuple[int, int, bool], ...]:
     return tuple(out)
 
 
-_by_seq = attrgetter("seq")
-
-
-def graph_size(roots: list[Any]) -> tuple[int, int, int, int | None, int | None] | None:
-    """``(nodes, depth, saved bytes, newest seq, oldest op seq)`` of the graph below the
-    nodes ``roots``, in one walk; None when it reaches a node that is not vizgrad's.
-
-    ``vizgrad.graph.graph_size`` explains the figures; this is its loop, per training
-    step under ``GraphMonitor``, so it reads the fields instead of calling per node
-    (``saved_buffers``' loop is inlined: a third of the time on a small graph)."""
-    below: dict[Node, tuple] = {}
-    stack = list(roots)
-    pop, push = stack.pop, stack.append
-    while stack:
-        node = pop()
-        if node in below:
-            continue
-        if not isinstance(node, Node):
-            return None
-        below[node] = nexts = node._next_nodes
-        for child in nexts:
-            if child is not None and child not in below:
-                push(child)
-    if not below:
-        return 0, 0, 0, None, None
-    # seq is a topological order (a node is newer than the nodes it feeds): newest
-    # first, a node's level is final before it is passed on
-    order = sorted(below, key=_by_seq, reverse=True)
-    level = dict.fromkeys(order, 1)
-    buffers: dict[int, int] = {}  # each saved buffer once, however many nodes hold it
-    oldest_op = None
-    for node in order:
-        deeper = level[node] + 1
-        for child in below[node]:
-            if child is not None and level[child] < deeper:
-                level[child] = deeper
-        if node.__class__ is AccumulateGrad:  # saves nothing
-            continue
-        oldest_op = node.seq
+def saved_bytes(nodes: list[Node]) -> int:
+    """Bytes of the saved arrays ``nodes`` still hold, each buffer once however many
+    nodes hold it: ``saved_buffers`` of every node, summed (``vizgrad.graph.graph_size``
+    asks every training step under ``GraphMonitor``, so the loop is inlined here: a
+    third of the time on a small graph)."""
+    buffers: dict[int, int] = {}
+    for node in nodes:
         store, saved = node._store, node._saved
         if not store or not saved:
             continue
@@ -171,5 +140,4 @@ def graph_size(roots: list[Any]) -> tuple[int, int, int, int | None, int | None]
             if value.base is not None:
                 value = _owner(value)
             buffers[id(value)] = value.nbytes
-    return (len(order), max(level.values()), sum(buffers.values()), order[0].seq,
-            oldest_op)
+    return sum(buffers.values())

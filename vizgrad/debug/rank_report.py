@@ -121,13 +121,13 @@ def graph_parameters(loss: Any, params: dict[str, Any]) -> tuple[list[str], dict
     (the user line of the node that consumed it)."""
     by_id = {id(tensor): name for name, tensor in params.items()}
     found: dict[str, str] = {}
-    for node in graph.walk(loss):
-        for target, _ in node.next_functions:
-            if target is None or not target.is_accumulate or target.variable is None:
-                continue
-            name = by_id.get(id(target.variable.tensor))
-            if name is not None and name not in found:
-                found[name] = _where(node)
+    for edge in graph.walk(loss).edges:  # (each node's edges in next_functions order)
+        target = edge.next_node
+        if not target.is_accumulate or target.variable is None:
+            continue
+        name = by_id.get(id(target.variable.tensor))
+        if name is not None and name not in found:
+            found[name] = _where(edge.node)
     return [name for name in params if name in found], found
 
 

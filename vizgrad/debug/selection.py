@@ -88,7 +88,7 @@ class Candidate:
 
     name: str
     shape: tuple[int, ...]
-    graph_size: int
+    node_count: int
     tensor: Any = field(default=None, repr=False, compare=False)
 
 
@@ -107,20 +107,16 @@ class NothingToRenderError(LookupError):
         return None if self.wording.option is None else self.wording.option[0]
 
 
-def graph_size(tensor: Any) -> int:
+def node_count(tensor: Any) -> int:
     """Number of backward nodes reachable from ``tensor`` (0 for a tensor without history)."""
     start = getattr(tensor, "grad_fn", None)
     if start is None:
         return 0
-    seen = {id(start)}
-    stack = [start]
-    while stack:
-        node = stack.pop()
-        for child, _ in getattr(node, "next_functions", ()):
-            if child is not None and id(child) not in seen:
-                seen.add(id(child))
-                stack.append(child)
-    return len(seen)
+    return len(graph.reach([start], _next_functions, pairs=True))
+
+
+def _next_functions(node: Any) -> Any:
+    return getattr(node, "next_functions", ())
 
 
 def _is_tensor(value: Any) -> bool:
@@ -235,7 +231,7 @@ def candidates(run: ScriptRun, limit: int = 20) -> list[Candidate]:
 
     def offer(name: str, value: Any) -> None:
         if _is_tensor(value) and id(value) not in found:
-            found[id(value)] = Candidate(name, tuple(value.shape), graph_size(value), value)
+            found[id(value)] = Candidate(name, tuple(value.shape), node_count(value), value)
 
     for key, value in list(run.namespace.items()):
         if key.startswith("__") or isinstance(value, types.ModuleType):
@@ -253,7 +249,7 @@ def candidates(run: ScriptRun, limit: int = 20) -> list[Candidate]:
                 offer(f"{key}.{attribute}", item)
     for name, parameter in script_parameters(run.namespace).items():
         offer(name, parameter)  # a module's parameters live in its own tables, not __dict__
-    ranked = sorted(found.values(), key=lambda c: (-c.graph_size, c.name))
+    ranked = sorted(found.values(), key=lambda c: (-c.node_count, c.name))
     return ranked[:limit]
 
 
@@ -372,13 +368,13 @@ def select_roots(run: ScriptRun, target: str | None = None, at_error: bool = Fal
         best, best_size = None, 0
         for frame in user_frames(run.error):
             for key, value in list(frame.f_locals.items()):
-                size = graph_size(value) if _is_tensor(value) else 0
+                size = node_count(value) if _is_tensor(value) else 0
                 if size > best_size:
                     best, best_size = (f"{frame.f_code.co_name}:{key}", value), size
         if best is not None:
             return RootChoice({best[0]: best[1]}, Wording("biggest graph at the error"))
     offered = candidates(run)
-    with_graph = [c for c in offered if c.graph_size > 0]
+    with_graph = [c for c in offered if c.node_count > 0]
     if len(with_graph) == 1:  # nothing else to choose from: draw it, saying which
         only = with_graph[0]
         return RootChoice({only.name: only.tensor}, Wording(

@@ -35,6 +35,7 @@ from typing import Any
 import torch
 
 import vizgrad.torch
+from vizgrad import graph
 from vizgrad.adapters.torch import FORWARD_KEY
 
 __all__ = ["ScriptCapture", "call_name", "uncaptured"]
@@ -137,16 +138,14 @@ def uncaptured(roots: Any) -> tuple[int, int]:
     (1, 2)
     """
     values = roots.values() if isinstance(roots, dict) else roots
-    stack = [getattr(t, "grad_fn", None) for t in values if isinstance(t, torch.Tensor)]
-    seen: set[int] = set()
+    starts = [t.grad_fn for t in values if isinstance(t, torch.Tensor) and t.grad_fn is not None]
     missing = total = 0
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
+    for node in graph.reach(starts, _next_functions, pairs=True):
         if type(node).__name__ != "AccumulateGrad":  # a leaf's accumulator
             total += 1
             missing += FORWARD_KEY not in node.metadata
-        stack.extend(child for child, _ in node.next_functions)
     return missing, total
+
+
+def _next_functions(node: Any) -> Any:
+    return node.next_functions

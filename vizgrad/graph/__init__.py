@@ -3,11 +3,13 @@
 Renderers and debugging tools (``vizgrad.render``, ``vizgrad.debug``) read graphs
 through this package only.  A node speaks :class:`BackwardNode` (``protocol.py``, a
 typed ``Protocol`` as PyTorch's ``torch.autograd.graph``): vizgrad's ``Node``
-directly, PyTorch's through ``vizgrad.adapters.torch``.  :func:`walk` (``walking.py``)
-finds everything reachable from some roots without recursion, so a 100,000-op chain
-is as easy to read as a 3-op one, wrapping nodes, edges and tensors in small
-read-only objects (:class:`GraphNode`, :class:`GraphEdge` in ``nodes.py``;
-:class:`TensorInfo`, :class:`SavedInfo` in ``tensors.py``).  :func:`topology`
+directly, PyTorch's through ``vizgrad.adapters.torch``.  :func:`reach` (``reach.py``)
+is the one walk over a graph's nodes: every reader below, and every tool above, goes
+through it, iteratively, so a 100,000-op chain is as easy to read as a 3-op one.
+:func:`walk` (``walking.py``) finds everything reachable from some roots, wrapping
+nodes, edges and tensors in small read-only objects (:class:`GraphNode`,
+:class:`GraphEdge` in ``nodes.py``; :class:`TensorInfo`, :class:`SavedInfo` in
+``tensors.py``).  :func:`topology`
 (``topology.py``) is the cheap per-training-step read: nodes and who feeds whom, no
 edge objects; :func:`graph_size` only its size (what ``GraphMonitor`` takes each step).
 
@@ -33,6 +35,7 @@ from ..core.stack import StackFrame
 from .foreign import as_node, is_node
 from .nodes import GraphEdge, GraphNode
 from .protocol import BackwardNode, NodeFacts
+from .reach import next_nodes, reach
 from .tensors import (
     SavedInfo,
     TensorInfo,
@@ -50,6 +53,7 @@ __all__ = [
     "BackwardNode", "GraphEdge", "GraphError", "GraphNode", "GraphSize", "GraphWalk",
     "NodeFacts", "Root",
     "SavedInfo", "SlotMeta", "StackFrame", "TensorInfo", "Topology", "as_node",
-    "as_tensor_info", "graph_size", "is_node", "is_tensor", "is_torch_tensor", "outputs_of",
-    "sum_to_array", "to_dtype_name", "to_numpy", "topology", "walk", "walk_roots",
+    "as_tensor_info", "graph_size", "is_node", "is_tensor", "is_torch_tensor", "next_nodes",
+    "outputs_of", "reach", "sum_to_array", "to_dtype_name", "to_numpy", "topology", "walk",
+    "walk_roots",
 ]

@@ -8,13 +8,17 @@ step (node count, depth, saved bytes, newest and oldest op ``seq``), in one walk
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from ..core import facts as fast
 from ..core.node import AccumulateGrad
 from .nodes import GraphNode
+from .reach import next_nodes, reach
 from .tensors import is_torch_tensor
 from .walking import root_items, walk_roots
+
+_seq_of = attrgetter("seq")
 
 
 @dataclass
@@ -88,17 +92,7 @@ def topology(roots: Any) -> Topology:
     raws = _root_nodes(roots)
     # Taken every training step by GraphMonitor, on a graph fresh out of forward (not in
     # the CPU's caches): each node is read once, its inputs kept for the children below.
-    below: dict = {}
-    stack = list(raws)
-    pop, push = stack.pop, stack.append
-    while stack:
-        raw = pop()
-        if raw in below:
-            continue
-        below[raw] = nexts = _next_nodes(raw)
-        for child in nexts:
-            if child is not None and child not in below:
-                push(child)
+    below = reach(raws, next_nodes)
     order = list(below)
     seqs = [getattr(raw, "seq", None) for raw in order]
     if None not in seqs:
@@ -109,16 +103,6 @@ def topology(roots: Any) -> Topology:
     accumulate = [isinstance(raw, AccumulateGrad) if fast.reads(raw) else hasattr(raw, "variable")
                   for raw in order]
     return Topology(order, seqs, accumulate, children)
-
-
-def _seq_of(raw: Any) -> int:
-    return raw.seq
-
-
-def _next_nodes(raw: Any) -> tuple:
-    if fast.reads(raw):  # no pairs to build
-        return fast.next_nodes(raw)
-    return tuple(n for n, _ in raw.next_functions)
 
 
 @dataclass
@@ -151,12 +135,10 @@ def graph_size(roots: Any, *, saved: bool = True) -> GraphSize:
 
     Example
     -------
-    >>> nn = vizgrad.nn
-    >>> model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
-    >>> loss = model(vizgrad.randn(16, 4)).pow(2).mean()
-    >>> size = graph_size(loss)
-    >>> size.nodes, size.depth
-    (11, 7)
+    >>> x = vizgrad.ones(3, requires_grad=True)
+    >>> size = graph_size((x * 2).exp().sum())   # Sum <- Exp <- Mul <- x's AccumulateGrad
+    >>> size.nodes, size.depth, size.saved_bytes
+    (4, 4, 12)
     """
     fn = getattr(roots, "grad_fn", None)
     if fn is not None and not fast.reads(fn) and is_torch_tensor(roots):
@@ -166,15 +148,36 @@ def graph_size(roots: Any, *, saved: bool = True) -> GraphSize:
 
         return GraphSize(*torch_graph_size([fn], saved))
     raws = _root_nodes(roots)
-    found = fast.graph_size(raws)
-    if found is None:  # a node that is not vizgrad's
-        if all(type(raw).__module__ == _TORCH_ADAPTERS for raw in raws):
-            # PyTorch's: its nodes read bare, no adapters (the same figures)
-            from ..adapters.torch_size import torch_graph_size
+    if len(raws) == 1 and fast.reads(raws[0]) or all(map(fast.reads, raws)):
+        return _own_size(raws)  # (vizgrad's nodes reach only vizgrad's)
+    if all(type(raw).__module__ == _TORCH_ADAPTERS for raw in raws):
+        # PyTorch's: its nodes read bare, no adapters (the same figures)
+        from ..adapters.torch_size import torch_graph_size
 
-            return GraphSize(*torch_graph_size([raw.fn for raw in raws], saved))
-        return _size_of(topology(roots))
-    return GraphSize(*found)
+        return GraphSize(*torch_graph_size([raw.fn for raw in raws], saved))
+    return _size_of(topology(roots))
+
+
+def _own_size(raws: list[Any]) -> GraphSize:
+    """:func:`graph_size` below vizgrad's own nodes ``raws``, read through
+    ``vizgrad.core.facts`` (per training step under ``GraphMonitor``: no lists per node)."""
+    below = reach(raws, fast.next_nodes)
+    if not below:
+        return GraphSize(0, 0, 0, None, None)
+    # seq is a topological order (a node is newer than the nodes it feeds): newest
+    # first, a node's level is final before it is passed on
+    order = sorted(below, key=_seq_of, reverse=True)
+    level = dict.fromkeys(order, 1)
+    oldest_op = None
+    for node in order:
+        deeper = level[node] + 1
+        for child in below[node]:
+            if child is not None and level[child] < deeper:
+                level[child] = deeper
+        if node.__class__ is not AccumulateGrad:  # (a leaf's: no seq of an op, no saves)
+            oldest_op = node.seq
+    return GraphSize(len(order), max(level.values()), fast.saved_bytes(order), order[0].seq,
+                     oldest_op)
 
 
 _TORCH_ADAPTERS = "vizgrad.adapters.torch"

@@ -11,6 +11,7 @@ from ..core.node import Node
 from .foreign import _number, as_node
 from .nodes import GraphEdge, GraphNode
 from .protocol import NodeFacts
+from .reach import next_nodes, reach
 from .tensors import _DTYPE_NAMES, TensorInfo, as_tensor_info, to_dtype_name
 
 __all__ = ["GraphWalk", "Root", "root_items", "walk", "walk_roots"]
@@ -108,18 +109,9 @@ def walk(roots: Any) -> GraphWalk:
                                   for raw in stack):  # an adapter walks its own graphs
         nodes, seqs, found, facts = family(stack)
         return GraphWalk(found_roots, nodes, found, None, seqs, facts)
-    seen: dict[Any, GraphNode] = {}
-    order: list[Any] = []
-    while stack:
-        raw = stack.pop()
-        if raw in seen:
-            continue
-        seen[raw] = GraphNode(raw)
-        order.append(raw)
-        for child, _ in raw.next_functions:
-            if child is not None and child not in seen:
-                stack.append(child)
-    nodes = [seen[raw] for raw in order]
+    order = list(reach(stack, next_nodes))
+    seen = {raw: GraphNode(raw) for raw in order}
+    nodes = list(seen.values())
     seqs = [getattr(raw, "seq", None) for raw in order]
     if order and not isinstance(order[0], Node):  # a foreign graph: numbered by the walk
         nodes, seqs = _number(nodes, seqs)

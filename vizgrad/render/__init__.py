@@ -12,7 +12,7 @@ from typing import Any
 
 import graphviz
 
-from .build import _Builder, build_view, paused_gc
+from .build import ViewBuilder, build_view, paused_gc
 from .dot import to_dot
 from .emitters import EMITTERS, FORMATS, Emitter
 from .html import to_html
@@ -72,7 +72,7 @@ def _draw(var: Any, options: RenderOptions) -> graphviz.Digraph:
     """``to_dot(build_view(var, options))``, through the fast path when the picture is
     plain (:mod:`.plain`).  (A function of its own: the graph it read is freed when it
     returns, before the collector is back on; alive then, it would all be scanned.)"""
-    builder = _Builder(var, options)
+    builder = ViewBuilder(var, options)
     dot = plain_dot(builder) if plain_options(options) else None
     return to_dot(builder.build(), options.max_attr_chars) if dot is None else dot
 

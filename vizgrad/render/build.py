@@ -112,7 +112,12 @@ def slot_text(slot: int, rank: int, layout: tuple[bool, bool] = (False, True)) -
     return f"{slot}[{rank}]"
 
 
-class _Builder:
+class ViewBuilder:
+    """One picture's ``GraphView`` in the making, from the walk of its roots: ids, box
+    texts, the nodes with several inputs or outputs (``multi_in``, ``multi_out``, filled
+    by :meth:`edge_texts`).  :meth:`build` makes the whole view; ``render/plain.py``
+    writes a plain picture's DOT from the same pieces without it."""
+
     def __init__(self, roots: Any, options: RenderOptions) -> None:
         self.options = options
         self.view = GraphView()
@@ -310,17 +315,12 @@ class _Builder:
         extras = options.show_saved or options.show_stack or options.show_attrs
         custom_saves = options.show_saved is None  # a custom Function's: drawn by default
         ids, tooltips = self.ids, self.tooltips
-        multi_in, multi_out = self.multi_in, self.multi_out
         numbers = self.numbers
         seqs = dict(zip([node.raw for node in self.walk.nodes], self.walk.seqs))
         view_nodes, view_edges = self.view.nodes, self.view.edges
-        for node, (name, metas, input_count, scope, freed, variable, named) in zip(nodes, facts):
+        for node, (name, metas, _, scope, freed, variable, named) in zip(nodes, facts):
             raw = node.raw
             node_id = ids[raw]
-            if len(metas) > 1:
-                multi_out.add(raw)
-            if input_count > 1:
-                multi_in.add(raw)
             # by the outputs' identity: the walks share one tuple per distinct value (and
             # the facts hold every one alive while this runs), so this is a cheap key
             key = (name, id(metas), scope)
@@ -409,6 +409,11 @@ class _Builder:
                 yield edge, "", "", ""
             return
         multi_in, multi_out = self.multi_in, self.multi_out
+        for node, facts in zip(self.walk.nodes, self.walk.node_facts()):
+            if len(facts[1]) > 1:  # several outputs: its arrows say which (out 1)
+                multi_out.add(node.raw)
+            if facts[2] > 1:  # several inputs (in 0)
+                multi_in.add(node.raw)
         # nodes with a list input (output): their slots need ranks (``in 1[2]``); on the
         # others an edge's slot alone says it (``slot_text``), the common case
         listed_in = {e.node.raw for e in edges if e.rank and e.node.raw in multi_in}
@@ -464,7 +469,7 @@ def build_view(roots: Any, options: RenderOptions | None = None, **more: Any) ->
     elif more:
         raise TypeError("pass either options= or keyword options, not both")
     with paused_gc():
-        return _Builder(roots, options).build()
+        return ViewBuilder(roots, options).build()
 
 
 @contextlib.contextmanager

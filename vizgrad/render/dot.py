@@ -166,7 +166,7 @@ def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
     return f"\t{node.id} [{' '.join(parts)}]\n"
 
 
-def _edge_attributes(edge, palette: dict, key: str = "label") -> str:  # noqa: ANN001
+def edge_attributes(edge, palette: dict, key: str = "label") -> str:  # noqa: ANN001
     """What follows ``a -> b`` on an edge's line: `` [label=<...> style=...]`` or ``""``
     (``key`` is ``xlabel`` on big pictures: see :data:`XLABEL_BOXES`; an ``xlabel`` may
     touch another, so its text is also the arrow's tooltip there; ``tooltip``: the text
@@ -378,7 +378,7 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
             key = (*key, "across")
         attrs = attributes.get(key)
         if attrs is None:
-            attrs = attributes[key] = _edge_attributes(
+            attrs = attributes[key] = edge_attributes(
                 edge, palette, "tooltip" if len(key) > 7 else label_key)
         minlen = entries.get((edge.source, edge.target)) if entries else None
         if minlen:

@@ -21,12 +21,11 @@ from collections import Counter
 
 import graphviz
 
-from .build import _Builder, op_tooltip
+from .build import ViewBuilder, op_tooltip
 from .dot import (
-    THEMES,
     XLABEL_BOXES,
-    _edge_attributes,
     box_attrs,
+    edge_attributes,
     legend_lines,
     new_digraph,
     node_line,
@@ -35,6 +34,7 @@ from .hubs import HUB_ARROWS
 from .ids import box_id
 from .legend import rows_of
 from .view import GraphView, RenderOptions, arrow
+from .vocabulary import THEMES
 
 #: Options under which a picture may be plain (their defaults); the others
 #: (``params``, ``edge_labels``, ``show_dtype``, ``max_attr_chars``, picture settings,
@@ -50,7 +50,7 @@ def plain_options(options: RenderOptions) -> bool:
                and options.show_saved is False for name, value in _PLAIN.items())
 
 
-def plain_dot(builder: _Builder) -> graphviz.Digraph | None:
+def plain_dot(builder: ViewBuilder) -> graphviz.Digraph | None:
     """``to_dot(builder.build())``, written without the view, or ``None`` when the
     picture is not plain: a node with a module scope, named outputs or freed saved
     tensors, a custom Function's node (its saved tensors are drawn unless
@@ -71,23 +71,18 @@ def plain_dot(builder: _Builder) -> graphviz.Digraph | None:
     kinds = {node.kind for node in view.nodes}
     arrows: list[str] = []  # the leaves' arrows, drawn after the roots' ones
     ids, numbers = builder.ids, builder.numbers
-    multi_in, multi_out = builder.multi_in, builder.multi_out
     looks: dict[tuple, tuple[str, str]] = {}  # (name, outputs) -> an op box's attributes
     leaf_looks: dict[tuple, tuple[str, str]] = {}  # (title, signature) -> a leaf box's
     name_of = builder.tensor_name
     line, add_arrow = lines.append, arrows.append
     custom_saves = options.show_saved is None
-    for node, (name, metas, input_count, scope, freed, variable, named) in zip(
+    for node, (name, metas, _, scope, freed, variable, named) in zip(
             nodes, walk.node_facts()):
         if scope or freed or named or (custom_saves and node.custom):
             # a module box, a dashed border, an "→ name" line, a custom Function's saves
             return _untouched(builder)
         raw = node.raw
         node_id = ids[raw]
-        if len(metas) > 1:
-            multi_out.add(raw)
-        if input_count > 1:
-            multi_in.add(raw)
         attrs = looks.get((name, id(metas)))  # (the walk shares one tuple per value)
         if attrs is None:
             attrs = looks[name, id(metas)] = box_attrs(
@@ -112,7 +107,7 @@ def plain_dot(builder: _Builder) -> graphviz.Digraph | None:
     label_key = "xlabel" if len(lines) > XLABEL_BOXES else "label"
     seen: list[tuple[str, str, str, str]] = [  # each arrow's texts, for the key
         (e.label, e.tail_label, e.head_label, e.style) for e in view.edges]
-    body = [f"\t{e.source} -> {e.target}{_edge_attributes(e, palette, label_key)}\n"
+    body = [f"\t{e.source} -> {e.target}{edge_attributes(e, palette, label_key)}\n"
             for e in view.edges]
     body += arrows  # (no text: nothing for the key)
     attributes: dict[tuple, str] = {}  # an arrow's " [...]" by its texts: most repeat
@@ -121,7 +116,7 @@ def plain_dot(builder: _Builder) -> graphviz.Digraph | None:
         texts_key = (label, tail, head, "")
         attrs = attributes.get(texts_key)
         if attrs is None:
-            attrs = attributes[texts_key] = _edge_attributes(
+            attrs = attributes[texts_key] = edge_attributes(
                 arrow("", "", label, tail, head), palette, label_key)
         add_seen(texts_key)
         add(f"\t{ids[edge.next_node.raw]} -> {ids[edge.node.raw]}{attrs}\n")
@@ -133,15 +128,13 @@ def plain_dot(builder: _Builder) -> graphviz.Digraph | None:
     return dot
 
 
-def _untouched(builder: _Builder) -> None:
+def _untouched(builder: ViewBuilder) -> None:
     """Undo what :func:`plain_dot` did to ``builder`` before it gave up (the roots'
-    boxes, the nodes with several inputs or outputs), for ``builder.build()``."""
+    boxes), for ``builder.build()``."""
     builder.view = GraphView()
-    builder.multi_in.clear()
-    builder.multi_out.clear()
 
 
-def _thinned(builder: _Builder, edges: list) -> bool:
+def _thinned(builder: ViewBuilder, edges: list) -> bool:
     """Whether ``to_dot`` would thin some node's arrows (``hubs.thin_hubs``): more than
     ``HUB_ARROWS`` leave it, to its users and to root boxes (``builder.view``'s)."""
     uses = Counter([edge.next_node.raw for edge in edges])
