@@ -139,13 +139,41 @@ FIXED = {
         W, "c = lib.tensor([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], dtype=lib.float64)",
         "v = c.view((3, 2, 1))", "c.copy_(-w)"),
     # view on a non-contiguous tensor raised ValueError (PyTorch: RuntimeError)
-    "view_error_is_a_runtime_error": _program(X, "v = x[:, 0:2]", "u = v.view((4,))"),
+    "view_error_is_a_runtime_error": _program(
+        X, "v = x[:, 0:2]", "u = v.view((4,))"),
     # a stale view's .grad_fn was its old node until the view was used (now a property
     # that derives the new history on reading, as PyTorch's does)
     "node_hook_on_a_stale_view": _program(
         W, "v = lib.cat([w, w], 0)", "u = v.unsqueeze(0)", "v.mul_(0.5)",
         "u.grad_fn.register_prehook(lambda go: tuple(g * 2.0 for g in go))",
         "u.sum().backward()"),
+    # autograd.grad took a non-leaf input's gradient after its tensor hooks also when its
+    # node runs on (a wanted input below): PyTorch takes it before them then, after them
+    # only where the node stops
+    "autograd_grad_of_a_hooked_input": _program(
+        "x = lib.tensor([[-1.06, 0.63], [0.17, -0.01]], dtype=lib.float64, "
+        "requires_grad=True)", "v = x.exp()", "u = v.unsqueeze(1)",
+        "y = lib.tensor([-0.04], dtype=lib.float64, requires_grad=True)",
+        "w = u - y", "w.register_hook(lambda g: g * 0.5)", "p = w.pow(3)",
+        "s = p + v", "gx, gw, = lib.autograd.grad([s], [x, w], [lib.ones_like(s)], "
+        "create_graph=True)"),
+    # x * 1.5 saved the number as an attribute, so a second backward ran: PyTorch saves
+    # a wrapped-number tensor, freed by the first
+    "second_backward_through_a_scalar_product": _program(
+        W, "v = w * 1.5", "v.sum().backward()", "v.sum().backward()"),
+    # t.mul_(t) saved the old value for both operands (saved arrays are found by identity and
+    # the old value shared t's array): PyTorch saves t as other, so backward refuses it
+    "inplace_with_itself_saves_the_old_value": _program(
+        "x = lib.tensor([[-0.31, 0.9, -0.95]], dtype=lib.float64, requires_grad=True)",
+        "y = lib.tensor([1.45, -1.42, 0.65], dtype=lib.float64, requires_grad=True)",
+        "v = lib.stack([x, x])", "v.copy_(x)", "v.mul_(v)", "s = v + y", "t = s[0]",
+        "lib.autograd.backward([s, t], [lib.ones_like(s), lib.ones_like(t)])"),
+    # v * v.detach() saved v for the detached operand (one array object for both), so the
+    # create_graph gradient carried v's history
+    "product_with_own_detach_under_create_graph": _program(
+        W, "v = w * 1.0", "d = v.detach()",
+        "g, = lib.autograd.grad([(v * d).sum()], [v], create_graph=True)",
+        "assert not g.requires_grad"),
 }
 
 
@@ -162,12 +190,6 @@ OPEN = {
         "ReluBackward0's result does not require grad under create_graph (PyTorch's does)",
         _program(X, "v = x.relu()", "g, = lib.autograd.grad([v.sum()], [x], create_graph=True)",
                  "assert g.requires_grad")),
-    "inplace_with_itself_saves_the_old_value": (
-        "t.mul_(t) does not refuse a later backward through an op that saved t",
-        _program("x = lib.tensor([[-0.31, 0.9, -0.95]], dtype=lib.float64, requires_grad=True)",
-                 "y = lib.tensor([1.45, -1.42, 0.65], dtype=lib.float64, requires_grad=True)",
-                 "v = lib.stack([x, x])", "v.copy_(x)", "v.mul_(v)", "s = v + y", "t = s[0]",
-                 "lib.autograd.backward([s, t], [lib.ones_like(s), lib.ones_like(t)])")),
     "split_outputs_after_a_write_into_their_base": (
         "a write into split's base is not refused (PyTorch refuses split's views then)",
         _program(X, "v = x * 1.0", "a, b = v.split(2, 1)", "v.copy_(x)")),
@@ -179,28 +201,11 @@ OPEN = {
         _program("x = lib.tensor(0.99, dtype=lib.float64, requires_grad=True)",
                  "v = lib.stack([x, x])", "g, = lib.autograd.grad([v], [x], "
                  "[lib.tensor([0.9, -1.4], dtype=lib.float64)])", "g.mul_(2.0)")),
-    "autograd_grad_of_a_hooked_input": (
-        "autograd.grad returns a non-leaf input's gradient after its tensor hook "
-        "(PyTorch: before)",
-        _program("x = lib.tensor([[-1.06, 0.63], [0.17, -0.01]], dtype=lib.float64, "
-                 "requires_grad=True)", "v = x.exp()", "u = v.unsqueeze(1)",
-                 "y = lib.tensor([-0.04], dtype=lib.float64, requires_grad=True)",
-                 "w = u - y", "w.register_hook(lambda g: g * 0.5)", "p = w.pow(3)",
-                 "s = p + v", "gx, gw, = lib.autograd.grad([s], [x, w], [lib.ones_like(s)], "
-                 "create_graph=True)")),
-    "second_backward_through_a_scalar_product": (
-        "x * 1.5 saves no tensor, so a second backward through it does not raise",
-        _program(W, "v = w * 1.5", "v.sum().backward()", "v.sum().backward()")),
     "write_after_create_graph": (
         "a write into a tensor the create_graph gradient's graph saved is not seen",
         _program(W, "v = w * 1.0", "s = v.square()",
                  "g, = lib.autograd.grad([s.sum()], [w], create_graph=True)", "v.mul_(2.0)",
                  "g.sum().backward()")),
-    "product_with_own_detach_under_create_graph": (
-        "the create_graph gradient of v * v.detach() requires grad (PyTorch's does not)",
-        _program(W, "v = w * 1.0", "d = v.detach()",
-                 "g, = lib.autograd.grad([(v * d).sum()], [v], create_graph=True)",
-                 "assert not g.requires_grad")),
     "copy_zero_gradient_under_create_graph": (
         "copy_'s zero gradient for the overwritten value requires grad under create_graph",
         _program(W, "v = w + w", "v.copy_(lib.tensor([0.9, 0.1, 0.2], dtype=lib.float64))",

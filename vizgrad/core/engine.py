@@ -287,6 +287,15 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
 
 def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
               captures: dict, captured: list, needed: set | None, accumulate: bool) -> list:
+    # autograd.grad's gradient of a non-leaf input whose node runs on (a wanted input lies
+    # below it) is taken before that tensor's hooks, which run with the node; one whose
+    # node stops there, after them (PyTorch's evaluate_function, "needed_" or not).
+    if captures and needed is not None and not accumulate and node in needed and any(
+            child in needed for child in node._next_nodes if child is not None):
+        for nr, grad in enumerate(buffer):
+            for index in captures.get((node, nr), ()):
+                captured[index] = grad
+        captures = {}
     # Tensor hooks and retain_grad see the gradient of one output of this node.
     if node._tensor_hooks:
         for nr, hooks in node._tensor_hooks.items():

@@ -140,7 +140,10 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
                 f"a view of a leaf tensor that requires grad is used in an in-place operation "
                 f"({cls.__name__.lower()}_ at {where}). Modify a clone of the leaf instead.")
 
-    old = Tensor._make(target.array, target._rg, target._grad_fn, target._output_nr)
+    # The value before the write, as its own array object (same memory): saved tensors
+    # are recognised by array identity, so in ``t.mul_(t)`` the saved ``other`` is ``t``
+    # itself (its version checked at backward, as PyTorch's is) and ``self`` the old value.
+    old = Tensor._make(target.array.view(), target._rg, target._grad_fn, target._output_nr)
     result = cls.apply(old, *args)
     node = result._grad_fn
     if node is None:  # nothing to record after all (e.g. non-differentiable op)
