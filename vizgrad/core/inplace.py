@@ -67,7 +67,8 @@ def view_write_error(view: Tensor, direct: bool, op: str | None = None) -> Runti
                 "the custom Function, leading to incorrect gradients. This behavior is "
                 "forbidden. You can fix this by cloning the output of the custom Function.")
     where = f"{op}_ " if op else ""
-    return RuntimeError(f"{text} (vizgrad: {where}at {user_location()})")
+    hint = "; clone it first: t = t.clone()" if creation == MULTI else ""
+    return RuntimeError(f"{text} (vizgrad: {where}at {user_location()}{hint})")
 
 
 def _any_requires_grad(args: tuple) -> bool:
