@@ -247,17 +247,17 @@ class Generator:
         # (PyTorch's does not); an xfail holds the bug.
 
     def inplace(self) -> None:
-        # Into a non-leaf or a view of one (rarely into a leaf, or into split's outputs or
-        # their base: both must refuse, at once or when the outputs are next used).  Left
-        # out, each a vizgrad bug held by an xfail in test_structural_fuzz.py: a write into
-        # a result of autograd.grad (read-only or a NumPy scalar in vizgrad), and a source
-        # that shares memory with the target (PyTorch refuses or saves the old value).
+        # Into a non-leaf or a view of one, an expanded one included, from any source (one
+        # sharing the target's memory too: PyTorch refuses a partial overlap, saves the
+        # target itself for a full one); rarely into a leaf, or into split's outputs or
+        # their base (both must refuse, at once or when the outputs are next used).  Not
+        # into a result of autograd.grad: which of a backward's results are views (made
+        # under no_grad, so PyTorch refuses writes into them) is each library's own.
         split_ok = self.rng.random() < 0.1  # rarely: the program ends at the refusal
         pool = [n for n in self.tensors(nonleaf=self.rng.random() < 0.95)
                 if (split_ok or not self.vals[n].split
                     and not self.vals[self.vals[n].base or n].split)
                 and not n.startswith("g") and n not in self.frozen
-                and not self.vals[n].expanded
                 and (self.vals[n].base or n) not in self.frozen
                 and not (self.vals[n].base or "").startswith("g")]
         a = self.pick(pool)
@@ -266,8 +266,6 @@ class Generator:
         target = self.vals[a]
         root = target.base or a
         b = self.partner(target.shape, exact=True)
-        if b == root or self.vals[b].base == root:
-            return
         op = int(self.rng.integers(4))
         src = [f"{a}.add_({b})", f"{a}.mul_({b})", f"{a}.mul_(0.5)", f"{a}.copy_({b})"][op]
         self.emit(src, (), [a, b])

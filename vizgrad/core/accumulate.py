@@ -12,9 +12,11 @@ from __future__ import annotations
 import threading
 import weakref
 from sys import getrefcount
+from typing import Any
 
 import numpy as np
 
+from .backend import as_array
 from .tensor import Tensor
 
 
@@ -49,7 +51,7 @@ def accumulate_leaf(variable: Tensor, buffer: list) -> None:
     """
     grad = buffer.pop()
     if variable._grad is not None:
-        variable.grad = Tensor._make(variable._grad.array + grad.array)
+        variable.grad = Tensor._make(_sum(variable._grad.array, grad.array))
         return
     array = grad.array
     owner = grad._base  # the tensor a vizgrad view was taken from, or None
@@ -91,4 +93,10 @@ def accumulate_grad(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
     elif create_graph:
         variable.grad = variable.grad + grad
     else:
-        variable.grad = Tensor._make(variable.grad.array + grad.array)
+        variable.grad = Tensor._make(_sum(variable.grad.array, grad.array))
+
+
+def _sum(first: Any, second: Any) -> Any:
+    """``first + second``, an array also for two 0-d arrays (NumPy's sum: a scalar)."""
+    total = first + second
+    return total if total.shape else as_array(total, like=first)

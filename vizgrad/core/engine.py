@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .accumulate import ACCUMULATE_LOCK, accumulate_grad, accumulate_leaf
+from .backend import as_array
 from .broadcast import sum_to_array
 from .hooks import describe_leaf, describe_output, run_post_accumulate_hooks, run_tensor_hook
 from .inplace import refresh_view
@@ -276,7 +277,10 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                 elif old in owned:  # a sum this loop made: nobody else holds it
                     old.array += grad.array
                 else:
-                    total = child_buffer[nr] = Tensor._make(old.array + grad.array)
+                    total = old.array + grad.array
+                    if not total.shape:  # NumPy's sum of 0-d arrays is a scalar
+                        total = as_array(total, like=old.array)
+                    total = child_buffer[nr] = Tensor._make(total)
                     owned.add(total)
     finally:
         set_grad_mode(previous_mode)

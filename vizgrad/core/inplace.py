@@ -15,6 +15,7 @@ from .node import SavedTensor
 from .stack import user_location
 from .state import grad_enabled
 from .tensor import Tensor
+from .tensor_checks import check_no_internal_overlap, check_no_partial_overlap
 
 if TYPE_CHECKING:
     from .function import Function
@@ -89,6 +90,8 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 def _write(target: Tensor, array: Any) -> None:
     if array is not target.array:
+        if 0 in target.array.strides:  # an expanded tensor: elements may share memory
+            check_no_internal_overlap(target, user_location())
         dtype = target.array.dtype
         if array.dtype != dtype and _CATEGORY.get(array.dtype.kind, 0) > \
                 _CATEGORY.get(dtype.kind, 0):
@@ -110,6 +113,12 @@ def _write(target: Tensor, array: Any) -> None:
 def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
     from .function import FORWARD_ONLY, run_forward, unwrap
 
+    counter = target._vc
+    if counter is not None:  # it may share memory with an input (a view, a detach())
+        for arg in args:
+            if isinstance(arg, Tensor) and arg._vc is counter and arg is not target:
+                check_no_partial_overlap(target, arg, f"{cls.__name__.lower()}_ at "
+                                         f"{user_location()}")
     base = target._base
     if base is not None:
         if target._creation is not None and grad_enabled() and \

@@ -219,13 +219,33 @@ class Unbind(Function):
         dim = _dim(dim, input.ndim)
         xp = array_module(input)
         moved = xp.moveaxis(input, dim, 0)
-        return [moved[i] for i in range(moved.shape[0])]
+        return [moved[i, ...] for i in range(moved.shape[0])]  # (0-d arrays, not scalars)
 
     @staticmethod
     def backward(ctx, *grads):
         return Stack.apply(list(grads), ctx.dim), None
 
     jvp = LINEAR
+
+
+def _tensor_list(tensors: Sequence[Tensor], op: str) -> list[Tensor]:
+    """``tensors`` as a list, each a Tensor; else PyTorch's TypeError."""
+    from ..core.tensor import Tensor
+    from ..core.tensor_checks import type_name
+
+    try:
+        if isinstance(tensors, Tensor):
+            raise TypeError
+        out = list(tensors)
+    except TypeError:
+        kind = "Tensor" if isinstance(tensors, Tensor) else type_name(tensors)
+        raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {kind}") from None
+    for index, tensor in enumerate(out):
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"expected Tensor as element {index} in argument 0, but got "
+                            f"{type_name(tensor)}")
+    return out
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -236,7 +256,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     >>> vizgrad.cat([vizgrad.zeros(2), vizgrad.ones(1)]).tolist()
     [0.0, 0.0, 1.0]
     """
-    tensors = list(tensors)
+    tensors = _tensor_list(tensors, "cat")
     if not tensors:
         raise ValueError("cat() needs at least one tensor")
     return Cat.apply(tensors, dim)
@@ -253,7 +273,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     >>> vizgrad.stack([vizgrad.zeros(2), vizgrad.ones(2)]).shape
     (2, 2)
     """
-    tensors = list(tensors)
+    tensors = _tensor_list(tensors, "stack")
     if not tensors:
         raise ValueError("stack() needs at least one tensor")
     return Stack.apply(tensors, dim)
