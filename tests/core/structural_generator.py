@@ -61,9 +61,6 @@ class Generator:
         self.count = 0
         self.handles: list[str] = []
         self.focus: list[str] = []  # second-order gradients, used next on purpose
-        # After a copy_, no create_graph: copy_'s zero gradient for the overwritten value
-        # requires grad in vizgrad, not in PyTorch (an xfail holds the bug).
-        self.copied = False
         # Written before a create_graph grad, a tensor may be saved by the gradient's
         # graph: vizgrad does not see the write there (PyTorch refuses the backward).
         self.frozen: set[str] = set()
@@ -140,9 +137,8 @@ class Generator:
         # No exp(): exp of exp reaches 1e35 and beyond, where one rounding of the input
         # is more than the tolerance of the output.
         op = ["{a}.tanh()", "{a}.sin()", "{a}.sigmoid()", "{a}.cos()", "{a} * 1.5", "-{a}",
-              "{a}.clone()", "{a}.pow(3)", "{a}.square()"][int(self.rng.integers(9))]
-        # Not relu: vizgrad's ReluBackward0 output does not require grad under create_graph
-        # (PyTorch's does); test_structural_fuzz.py holds the bug as an xfail.
+              "{a}.clone()", "{a}.pow(3)", "{a}.square()", "{a}.relu()"][
+                  int(self.rng.integers(10))]
         self.result("{out} = " + op.replace("{a}", a), self.vals[a].shape, [a])
 
     def binary(self, op: str | None = None) -> str:
@@ -275,7 +271,6 @@ class Generator:
             val.deps = val.deps - {a, root}  # they came from the value before the write
         other = self.vals[b]
         if op == 3:
-            self.copied = True
             if target.base is None:  # the whole value replaced: its history is b's
                 target.rg = target.rg or other.rg
                 target.deps = other.deps | ({b} if other.rg else set())
@@ -377,7 +372,7 @@ class Generator:
                       f"retain_graph={retain})", (), outs, root=True)
         else:
             inputs = self.inputs(outs)
-            create = self.rng.random() < 0.6 and not self.copied
+            create = self.rng.random() < 0.6
             results = [self.name("g") for _ in inputs]
             grads = ", ".join(self.gradient(a) for a in outs)
             self.emit(f"{', '.join(results)}, = lib.autograd.grad([{', '.join(outs)}], "
