@@ -63,7 +63,7 @@ class Cat(Function):
         axis = _dim(dim, tensors[0].ndim)
         ctx.dim = dim  # as given: PyTorch saves -1, not the axis it names
         ctx._sizes = [t.shape[axis] for t in tensors]  # PyTorch shows only _saved_dim
-        return array_module(tensors[0]).concatenate(promote(*tensors), axis=axis)
+        return _c_ordered(array_module(tensors[0]).concatenate(promote(*tensors), axis=axis))
 
     @staticmethod
     def backward(ctx, grad):
@@ -73,6 +73,15 @@ class Cat(Function):
     def jvp(args, tangents, result):  # absent tangents are zeros here: cat needs every part
         parts = [t if t is not None else x.detach() * 0.0 for x, t in zip(args[0], tangents[0])]
         return Cat.apply(parts, args[1])
+
+
+def _c_ordered(array):
+    """PyTorch's cat and stack give a contiguous result (so ``view`` takes it); NumPy's
+    follow their inputs' layout (of transposed inputs: not C-ordered)."""
+    flags = getattr(array, "flags", None)
+    if flags is None or flags.c_contiguous:
+        return array
+    return array_module(array).ascontiguousarray(array)
 
 
 class Stack(Function):
@@ -93,7 +102,7 @@ class Stack(Function):
     def forward(ctx, tensors, dim):
         axis = _dim(dim, tensors[0].ndim + 1)
         ctx.dim = dim  # as given, as PyTorch saves it
-        return array_module(tensors[0]).stack(promote(*tensors), axis=axis)
+        return _c_ordered(array_module(tensors[0]).stack(promote(*tensors), axis=axis))
 
     @staticmethod
     def backward(ctx, grad):
