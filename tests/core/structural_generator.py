@@ -262,6 +262,11 @@ class Generator:
             # in part; the rest it writes element by element, reading what it wrote
             # (undefined, as its docs say), where vizgrad computes out of place.
             return
+        if b == a and target.expanded:
+            # e.copy_(e) writes nothing, then PyTorch's backward through the write refuses
+            # the expanded view (its CopySlices writes the gradient through it); vizgrad's
+            # does not (e.mul_(e) is refused by both at once, which ends the program)
+            return
         op = int(self.rng.integers(4))
         src = [f"{a}.add_({b})", f"{a}.mul_({b})", f"{a}.mul_(0.5)", f"{a}.copy_({b})"][op]
         self.emit(src, (), [a, b])

@@ -15,7 +15,7 @@ from .node import SavedTensor
 from .stack import user_location
 from .state import grad_enabled
 from .tensor import Tensor
-from .tensor_checks import check_no_internal_overlap, check_no_partial_overlap
+from .tensor_checks import check_no_internal_overlap, check_no_partial_overlap, same_data
 
 if TYPE_CHECKING:
     from .function import Function
@@ -114,7 +114,11 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
     from .function import FORWARD_ONLY, run_forward, unwrap
 
     counter = target._vc
-    if counter is not None:  # it may share memory with an input (a view, a detach())
+    # copy_ from the very same elements writes nothing (PyTorch's copy_ returns before
+    # its overlap checks; the version is bumped and the op recorded all the same)
+    same = getattr(cls, "same_source_writes_nothing", False) and bool(args) and \
+        isinstance(args[0], Tensor) and same_data(target, args[0])
+    if counter is not None and not same:  # it may share memory with an input (a view)
         for arg in args:
             if isinstance(arg, Tensor) and arg._vc is counter and arg is not target:
                 check_no_partial_overlap(target, arg, f"{cls.__name__.lower()}_ at "
@@ -130,7 +134,7 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
     if not record:
         # The unrecorded branch of Function.apply's steps: unwrap, run forward, write.
         out = run_forward(cls, FORWARD_ONLY, unwrap((target, *args)), [target])
-        _write(target, out)
+        _write(target, target.array if same else out)
         return target
 
     where = user_location()
@@ -157,11 +161,11 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
     result = cls.apply(old, *args)
     node = result._grad_fn
     if node is None:  # nothing to record after all (e.g. non-differentiable op)
-        _write(target, result.array)
+        _write(target, target.array if same else result.array)
         return target
     if any(item.kind == SavedTensor.INPUT and item.tensor is old for item in node.saved):
         old.array = old.array.copy()  # keep the pre-write value the op needs
-    _write(target, result.array)
+    _write(target, target.array if same else result.array)
     if target._vc is None:
         target._vc = [0]
     node._rewrite_saved_outputs(target.array, target._vc)

@@ -94,17 +94,32 @@ def _no_grad_dtype_message(dtype: Any) -> str:
             "Convert it first: t = t.float() (or .double())")
 
 
+def _address(array: Any) -> int | None:
+    """Where an array's first element lives (NumPy, CuPy), or None."""
+    if isinstance(array, np.ndarray):
+        return array.__array_interface__["data"][0]
+    pointer = getattr(getattr(array, "data", None), "ptr", None)  # CuPy
+    return pointer if isinstance(pointer, int) else None
+
+
+def same_data(first: Any, second: Any) -> bool:
+    """Two tensors over the very same elements in the same layout (PyTorch's copy_
+    returns at once for such a source, before its overlap checks)."""
+    a, b = first.array, second.array
+    if a is b:
+        return True
+    address = _address(a)
+    return (address is not None and address == _address(b) and a.shape == b.shape
+            and a.strides == b.strides and a.dtype == b.dtype)
+
+
 def _dense_span(array: Any) -> tuple[int, int] | None:
     """``(first byte, end)`` of an array whose elements pack its span densely in some
     order (PyTorch's ``is_non_overlapping_and_dense``); None when not, or when its
     address cannot be read (then PyTorch's overlap checks say "too hard" and pass)."""
-    if isinstance(array, np.ndarray):
-        start = array.__array_interface__["data"][0]
-    else:
-        pointer = getattr(getattr(array, "data", None), "ptr", None)  # CuPy
-        if not isinstance(pointer, int):
-            return None
-        start = pointer
+    start = _address(array)
+    if start is None:
+        return None
     itemsize = array.itemsize
     expected = itemsize
     for stride, extent in sorted((s, n) for s, n in zip(array.strides, array.shape) if n != 1):

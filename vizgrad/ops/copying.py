@@ -146,6 +146,7 @@ class Copy(Function):
     """``copy_(src)``: the values of ``src`` (broadcast, cast to the target's dtype)."""
 
     backward_name = "CopyBackwards"
+    same_source_writes_nothing = True  # x.copy_(x): see core/inplace.py's apply_inplace
 
     @staticmethod
     def infer_shape(self, src):
