@@ -107,8 +107,9 @@ class Expand(Function):
         # NumPy's broadcast view is read-only; PyTorch's expand is not: a write into a
         # part of it whose elements do not share memory (a slice along an expanded dim)
         # goes through to the input, one that does is refused (``_write`` in inplace.py)
-        flags = getattr(out, "flags", None)
-        if flags is not None and not flags.writeable and input.flags.writeable:
+        flags = getattr(out, "flags", None)  # (CuPy's have no writeable flag)
+        if flags is not None and not getattr(flags, "writeable", True) and \
+                getattr(getattr(input, "flags", None), "writeable", False):
             flags.writeable = True
         return out
 

@@ -90,7 +90,7 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 def _write(target: Tensor, array: Any) -> None:
     if array is not target.array:
-        if 0 in target.array.strides:  # an expanded tensor: elements may share memory
+        if 0 in getattr(target.array, "strides", ()):  # expanded: elements may share memory
             check_no_internal_overlap(target, user_location())
         dtype = target.array.dtype
         if array.dtype != dtype and _CATEGORY.get(array.dtype.kind, 0) > \

@@ -98,7 +98,10 @@ def _address(array: Any) -> int | None:
     """Where an array's first element lives (NumPy, CuPy), or None."""
     if isinstance(array, np.ndarray):
         return array.__array_interface__["data"][0]
-    pointer = getattr(getattr(array, "data", None), "ptr", None)  # CuPy
+    try:
+        pointer = array.data.ptr  # CuPy
+    except Exception:  # noqa: BLE001 - a meta or foreign array: no address to read
+        return None
     return pointer if isinstance(pointer, int) else None
 
 
@@ -161,7 +164,7 @@ def check_no_internal_overlap(target: Any, where: str) -> None:
     stride of 0 along a dim of more than one element), in PyTorch's words
     (``assert_no_internal_overlap``)."""
     array = target.array
-    for stride, extent in zip(array.strides, array.shape):
+    for stride, extent in zip(getattr(array, "strides", ()), array.shape):
         if stride == 0 and extent > 1:
             raise RuntimeError(
                 "unsupported operation: more than one element of the written-to tensor "

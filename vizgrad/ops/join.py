@@ -79,7 +79,7 @@ def _c_ordered(array):
     """PyTorch's cat and stack give a contiguous result (so ``view`` takes it); NumPy's
     follow their inputs' layout (of transposed inputs: not C-ordered)."""
     flags = getattr(array, "flags", None)
-    if flags is None or flags.c_contiguous:
+    if flags is None or getattr(flags, "c_contiguous", True):
         return array
     return array_module(array).ascontiguousarray(array)
 
