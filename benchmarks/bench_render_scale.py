@@ -1,19 +1,20 @@
 """Scale and speed of big PyTorch pictures (#28): dot on ~1,000-box transformer graphs,
 vizgrad's DOT vs torchviz's, and ``vizgrad render`` end to end on a Transformer LM.
 
-``layout``: GPT-2 (12 layers) and BERT-base (12 layers) built from transformers'
-configs with small hidden sizes (the node count is what matters), one forward with
-labels, the loss's graph.  Each contender's full DOT (vizgrad's ``make_dot(loss,
-max_nodes=None)``; the same DOT without the ``nslimit`` vizgrad sets on big pictures,
-i.e. before #28; torchviz's ``make_dot(loss)`` without its ``size`` attribute, which
-only scales the drawing) is laid out by ``dot -Tsvg`` in turns for ``--rounds`` rounds;
-per row the median CPU seconds of the ``dot`` child and the median of each round's
-ratio to torchviz's, and the picture's height in points from ``dot -Tdot``'s bounding
-box (unscaled), with its ratio to torchviz's.
+``layout``: GPT-2 (12 layers) and BERT-base (12 layers) built from transformers' configs
+with small hidden sizes (the node count is what matters), one forward with labels, the
+loss's graph. Each contender's full DOT (vizgrad's ``make_dot(loss, max_nodes=None)``;
+the same DOT with its xlabels forced (``forcelabels=true``, dot's default, drawn over
+other texts); the same DOT without the graph attributes vizgrad sets on big pictures
+(``nslimit``, ``forcelabels``), i.e. before #28; torchviz's ``make_dot(loss)`` without
+its ``size`` attribute, which only scales the drawing) is laid out by ``dot -Tsvg`` in
+turns for ``--rounds`` rounds; per row the median CPU seconds of the ``dot`` child and
+the median of each round's ratio to torchviz's, and the picture's height in points from
+``dot -Tdot``'s bounding box (unscaled), with its ratio to torchviz's.
 
 ``cli``: a script with an ``nn.Embedding``, an ``nn.TransformerEncoder`` of N layers
 (d_model 32) and a decoder, one cross-entropy backward, rendered by ``python -m
-vizgrad_cli render -o OUT.svg`` in a fresh process per run, the variants in turns:
+vizgrad render -o OUT.svg`` in a fresh process per run, the variants in turns:
 this checkout's default, this checkout with ``--no-capture`` and
 ``OMP_WAIT_POLICY=ACTIVE`` (the defaults before #28; its fold still runs on this tree),
 and with ``--against PATH`` another checkout (``git worktree add PATH main``) run
@@ -116,9 +117,10 @@ def layout(rounds: int) -> None:
           "| width pt |\n|---|---|---:|---:|---:|---:|---:|---:|")
     for name, loss in transformer_losses().items():
         ours = vizgrad.make_dot(loss, max_nodes=None).source
-        sources = {"vizgrad (#28: nslimit)": ours,
-                   "vizgrad before #28 (no nslimit)": re.sub(r"\tgraph \[nslimit=[\d.]+\]\n",
-                                                            "", ours)}
+        sources = {"vizgrad (#28: nslimit, forcelabels=false)": ours,
+                   "vizgrad, xlabels forced (forcelabels=true)": ours.replace(
+                       "forcelabels=false", "forcelabels=true"),
+                   "vizgrad before #28 (no nslimit)": re.sub(r"\tgraph \[[^]]*\]\n", "", ours)}
         if torchviz is not None:
             theirs = torchviz.make_dot(loss).source
             sources["torchviz"] = re.sub(r'\bsize="[\d.,]+"', "", theirs)
@@ -143,11 +145,13 @@ def layout(rounds: int) -> None:
 def cli_run(tree: Path, links: Path, script: Path, layers: int, out: Path, extra: list[str],
             env: dict[str, str]) -> tuple[float, float, str]:
     """One ``vizgrad render`` in a fresh process: wall s, CPU s (with children), boxes;
-    ``links`` holds ``vizgrad_cli``, a link to the tree's ``cli/``."""
+    a tree from before the CLI moved into the package (``cli/``, run as ``vizgrad_cli``)
+    is run through ``links``, which holds ``vizgrad_cli``, a link to that ``cli/``."""
     paths = [str(tree), str(links)]
     environment = dict(os.environ, **env, PYTHONPATH=os.pathsep.join(paths))
+    module = "vizgrad_cli" if (links / "vizgrad_cli").exists() else "vizgrad"
     before, start = os.times(), time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "vizgrad_cli", "render", *extra, "-o",
+    done = subprocess.run([sys.executable, "-m", module, "render", *extra, "-o",
                            str(out), str(script), "--", str(layers)], env=environment,
                           capture_output=True, text=True, cwd=tree)
     wall, after = time.perf_counter() - start, os.times()
@@ -170,9 +174,10 @@ def cli(sizes: list[int], rounds: int, against: str | None) -> None:
         script.write_text(LM_SCRIPT, encoding="utf-8")
         links = {}
         for number, (label, (tree, _, _)) in enumerate(trees.items()):
-            links[label] = work / f"path{number}"  # `python -m vizgrad_cli`: tree's cli/
+            links[label] = work / f"path{number}"
             links[label].mkdir()
-            (links[label] / "vizgrad_cli").symlink_to(tree / "cli")
+            if (tree / "cli" / "main.py").is_file():  # an older tree: `python -m vizgrad_cli`
+                (links[label] / "vizgrad_cli").symlink_to(tree / "cli")
         print(f"load average at start: {os.getloadavg()[0]:.2f}")
         print("| layers | variant | boxes drawn | wall s (median) | CPU s (median) |"
               "\n|---:|---|---:|---:|---:|")

@@ -18,6 +18,9 @@ target is at most 1.10x.  Also the median over blocks of 100 pairs of each block
 ratio of sums (each block holds one recorded step): on a shared machine a burst of
 load moves the whole run's ratio, not that median.  One torch thread.
 
+``--saved-every N`` gives the monitor ``GraphMonitor(saved_every=N)``: the saved bytes
+measured on the first, every N-th and every changed or warning step, not on each.
+
 Run: ``python benchmarks/bench_torch_debug.py`` (``--pairs 2000 --model gpt2``;
 ``--profile`` runs the watched steps alone under cProfile and prints the top of it).
 """
@@ -42,10 +45,10 @@ import vizgrad  # noqa: E402
 from tests.torch.real_models import NAMES, build  # noqa: E402
 
 
-def _setup(name: str, svg: bool):
+def _setup(name: str, svg: bool, saved_every: int = 1):
     case = build(name)
     optimizer = torch.optim.Adam(case.model.parameters(), lr=1e-3)
-    monitor = vizgrad.debug.GraphMonitor()
+    monitor = vizgrad.debug.GraphMonitor(saved_every=saved_every)
     recorder = vizgrad.debug.Recorder(every=100, model=case.model, svg=svg,
                                       out=tempfile.mkdtemp(prefix="vizgrad-bench-"))
     return case, optimizer, monitor, recorder
@@ -63,12 +66,12 @@ def _step(case, optimizer, monitor, recorder) -> None:
     optimizer.step()
 
 
-def interleaved(name: str, pairs: int, svg: bool = False, watch: str = "both"
-                ) -> dict[str, float]:
+def interleaved(name: str, pairs: int, svg: bool = False, watch: str = "both",
+                saved_every: int = 1) -> dict[str, float]:
     """Plain and watched steps taking turns; mean wall ms of each and their ratio.
     ``watch``: ``both``, or ``monitor`` / ``recorder`` alone (each one's share), or
     ``none`` (both kinds plain: the method's own error, which should give 1.00x)."""
-    case, optimizer, monitor, recorder = _setup(name, svg)
+    case, optimizer, monitor, recorder = _setup(name, svg, saved_every)
     if watch in ("recorder", "none"):
         monitor = None
     # warm up: plain steps, then 100 watched ones (the recorder's first record, which
@@ -125,6 +128,8 @@ def main() -> None:
     parser.add_argument("--watch", default="both", choices=("both", "monitor", "recorder", "none"),
                         help="what the watched steps run (default both; none: an A/A check)")
     parser.add_argument("--svg", action="store_true", help="the recorder draws its SVG too")
+    parser.add_argument("--saved-every", type=int, default=1, metavar="N",
+                        help="GraphMonitor(saved_every=N): saved bytes not read every step")
     parser.add_argument("--profile", type=int, default=0, metavar="STEPS",
                         help="profile STEPS watched steps instead of timing")
     args = parser.parse_args()
@@ -134,9 +139,10 @@ def main() -> None:
         profile(args.model, args.profile, args.svg)
         return
     print(f"{args.model}: {args.pairs} pairs, watched: {args.watch} (GraphMonitor every step,"
-          f" Recorder every 100, {'with' if args.svg else 'no'} svg), one torch thread")
+          f" saved_every={args.saved_every}, Recorder every 100,"
+          f" {'with' if args.svg else 'no'} svg), one torch thread")
     for _ in range(args.repeats):
-        result = interleaved(args.model, args.pairs, args.svg, args.watch)
+        result = interleaved(args.model, args.pairs, args.svg, args.watch, args.saved_every)
         print(f"plain {result['plain_ms']:.3f} ms, watched {result['watched_ms']:.3f} ms,"
               f" ratio {result['ratio']:.3f}x, median of {result['blocks']} blocks of 100"
               f" pairs {result['block_ratio']:.3f}x ({result['records']} records,"

@@ -17,6 +17,7 @@ Not a gallery picture (the gallery draws one process); run it:
     python gallery/train_ddp_skipped_layer.py      # starts 2 gloo ranks itself, on CPU
 """
 
+import gc
 import os
 import socket
 import warnings
@@ -63,24 +64,31 @@ def train(rank: int, world: int) -> None:
         optimizer.step()
 
 
+def finish() -> None:
+    """Free DDP's reducer while gloo still runs, wait for the other rank, then tear down.
+
+    DDP's constructor leaves its model in a reference cycle (frames of a lazy import
+    inside torch), so only the cyclic GC frees it.  Freed at interpreter exit, after
+    ``destroy_process_group``, gloo's threads may abort the process ("terminate called
+    without an active exception").
+    """
+    gc.collect()
+    dist.barrier()  # both ranks done before either tears gloo down
+    dist.destroy_process_group()
+
+
 def spawned(rank: int, world: int, port: int) -> None:
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=world)
-    try:
-        train(rank, world)
-        dist.barrier()  # both ranks done before either tears gloo down (else one may abort)
-    finally:
-        dist.destroy_process_group()
+    train(rank, world)
+    finish()
 
 
 if __name__ == "__main__":
     if "RANK" in os.environ:  # under torchrun
         dist.init_process_group("gloo")
-        try:
-            train(dist.get_rank(), dist.get_world_size())
-            dist.barrier()
-        finally:
-            dist.destroy_process_group()
+        train(dist.get_rank(), dist.get_world_size())
+        finish()
     else:
         with socket.socket() as probe:  # a free port on this machine only
             probe.bind(("127.0.0.1", 0))

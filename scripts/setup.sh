@@ -37,7 +37,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "setup: installing vizgrad and its extras into .venv (first run takes a few minutes)"
     .venv/bin/python -m pip install -q --upgrade pip
     # torch==2.13.0 is the test oracle (CPU wheel); the exact pin avoids a CUDA download.
-    # cli/ is installed as the package vizgrad_cli (package-dir), so setuptools makes the
+    # pyproject lists the packages (vizgrad.cli among them), so setuptools makes the
     # editable install with a meta path finder and prints a notice box ("Editable
     # installation ... folders in your working directory with the same name as your
     # package may take precedence"): here that folder *is* the package. Only that notice

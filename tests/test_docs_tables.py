@@ -3,9 +3,12 @@
 - docs/architecture.md, "`ops/`: one module per topic": one row per module of
   ``vizgrad/ops``, naming the op classes (``Function`` subclasses) it defines;
   private helper bases (``_Piecewise``) are left out.
-- the output formats: ``vizgrad.render.output.FORMATS`` against the suffixes that
-  docs/cli.md's **Output.** paragraph lists, and the formats README.md and
-  docs/rendering.md name for ``render.save``.
+- the output formats: a row of the registry ``vizgrad.render.EMITTERS`` per format, as
+  the op table has a row per module: every row is written by a test
+  (tests/render/test_output.py's ``MAGIC``, every suffix; tests/cli/test_render.py's
+  ``CHECKS``), documented (docs/rendering.md's table of formats, its docs link,
+  docs/cli.md's **Output.** paragraph, README.md's list) and taken by the command line
+  (``vizgrad render -o``'s help names it, its suffixes pass the output check).
 - docs/cli.md against the ``vizgrad`` commands' click options: every option of a
   command is named in that command's section, and every ``--flag`` the page names
   exists.
@@ -22,7 +25,7 @@ import click
 import pytest
 
 from vizgrad.core.function import Function
-from vizgrad.render.output import FORMATS
+from vizgrad.render.emitters import EMITTERS, FORMATS, Emitter
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,6 +103,68 @@ def test_cli_md_lists_every_output_suffix():
     assert listed == set(FORMATS)
 
 
+def _slug(heading: str) -> str:
+    """A heading's anchor, as GitHub makes it: lower case, punctuation dropped, spaces
+    as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_slug_makes_githubs_anchors():
+    assert _slug('The interactive viewer: `save(loss, "g.html")`, `vizgrad.show(loss)`') == (
+        "the-interactive-viewer-saveloss-ghtml-vizgradshowloss")
+
+
+def formats_table() -> dict[str, tuple[str, str]]:
+    """docs/rendering.md's table of formats: format -> (suffixes, Graphviz's part)."""
+    text = (ROOT / "docs" / "rendering.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in _section(text, "save(").splitlines():
+        if line.startswith("| `"):
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            rows[cells[0].strip("`")] = (cells[1], cells[2])
+    return rows
+
+
+#: The table's Graphviz column, by the row's (layout, needs_dot).
+_GRAPHVIZ = {(True, True): "needed", (True, False): "node positions", (False, False): "not run"}
+
+
+def test_every_format_has_a_row_in_the_docs_table():
+    assert list(formats_table()) == [emitter.name for emitter in EMITTERS]
+
+
+@pytest.mark.parametrize("emitter", EMITTERS, ids=lambda emitter: emitter.name)
+def test_the_format_is_documented(emitter: Emitter):
+    suffixes, graphviz = formats_table()[emitter.name]
+    assert suffixes == " ".join(f"`{suffix}`" for suffix in emitter.suffixes)
+    assert graphviz == _GRAPHVIZ[emitter.layout, emitter.needs_dot]
+    page, _, anchor = emitter.docs.partition("#")
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    headings = {_slug(line.lstrip("#")) for line in text.splitlines() if line.startswith("#")}
+    assert not anchor or anchor in headings, f"{emitter.docs}: no such heading"
+
+
+@pytest.mark.parametrize("emitter", EMITTERS, ids=lambda emitter: emitter.name)
+def test_the_format_is_tested(emitter: Emitter):
+    from tests.cli.test_render import CHECKS
+    from tests.render.test_output import MAGIC
+
+    assert set(emitter.suffixes) <= set(MAGIC), "tests/render/test_output.py's MAGIC"
+    assert emitter.name in CHECKS, "tests/cli/test_render.py's CHECKS"
+
+
+@pytest.mark.parametrize("emitter", EMITTERS, ids=lambda emitter: emitter.name)
+def test_the_cli_offers_the_format(emitter: Emitter, tmp_path):
+    from vizgrad.cli.rendering import check_output
+
+    render = _commands()["render"]
+    output = next(param for param in render.params if "--output" in param.opts)
+    assert re.search(rf"\b{emitter.name}\b", output.help.split("[default")[0])
+    for suffix in emitter.suffixes:  # in any case
+        path = tmp_path / f"graph{suffix.upper()}"
+        assert check_output(path) == path
+
+
 def test_readme_and_rendering_md_name_every_format_save_writes():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     named = re.search(r"`render\.save` to ([A-Z/]+)", readme).group(1)
@@ -117,7 +182,7 @@ _FLAG = re.compile(r"(?<![\w-])(--?[a-z][a-z-]*)")
 
 
 def _commands() -> dict[str, click.Command]:
-    from vizgrad_cli.main import main
+    from vizgrad.cli.main import main
 
     return dict(main.commands)
 

@@ -1,7 +1,7 @@
-"""Every ``>>>`` example in the package (``vizgrad/`` and ``cli/``) runs under doctest.
+"""Every ``>>>`` example in the package (``vizgrad/``, the CLI too) runs under doctest.
 
-``doctest.DocTestFinder`` collects the examples of every module of ``vizgrad`` and
-``vizgrad_cli``; each docstring is one test.  An example runs as doctest runs it:
+``doctest.DocTestFinder`` collects the examples of every module of ``vizgrad``
+(``vizgrad.cli`` included); each docstring is one test.  An example runs as doctest runs it:
 with its module's globals, plus ``vizgrad`` and ``np`` (numpy), as if the reader had
 typed ``import vizgrad`` and ``import numpy as np``.  Everything else an example needs
 it sets up itself.  Each docstring starts from ``vizgrad.manual_seed(0)`` in a fresh
@@ -28,12 +28,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import vizgrad_cli
 
 import vizgrad
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = (vizgrad, vizgrad_cli)
+PACKAGES = (vizgrad,)
 
 
 def _modules() -> list[str]:

@@ -18,7 +18,7 @@ def test_every_package_folder_is_listed_in_pyproject():
         for init in (ROOT / "vizgrad").rglob("__init__.py")
     }
     assert found - listed == set(), "packages missing from [tool.setuptools] packages"
-    assert "vizgrad_cli" in listed
+    assert "vizgrad.cli" in listed and "vizgrad_cli" not in listed
 
 
 def test_package_data_files_exist():

@@ -216,3 +216,69 @@ def test_clicking_a_graphviz_module_box_title_folds_that_scope(open_page, train_
     inside = _scope_members(full, 2, "sequential.2")
     assert _partition(opened) == (before - {frozenset([m]) for m in inside}) | {inside}
     assert opened.errors == []
+
+
+TWICE = """
+import vizgrad as vg
+from vizgrad import nn
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+        self.mid = nn.Linear(4, 4)
+
+vg.manual_seed(0)
+pair = Pair()
+x = vg.ones(2, 4, requires_grad=True)
+loss = pair.enc(pair.mid(pair.enc(x).tanh())).sum()   # enc, mid, enc: called at the top
+"""
+
+
+def test_a_scope_run_twice_folds_to_two_boxes_as_collapse_draws_it(open_page,
+                                                                   tmp_path: Path) -> None:
+    """``enc`` called twice at the top level records the scope ``enc`` twice: fold.py
+    draws ``enc`` and ``enc (after mid)``; the page folded both calls into one box,
+    drawing a false cycle enc -> mid -> enc (issue 28)."""
+    script = tmp_path / "twice.py"
+    script.write_text(TWICE)
+    loss = runpy.run_path(str(script))["loss"]
+    full, levels, _ = build_levels(loss, RenderOptions.make(), 60)
+    collapsed = copy_view(full)
+    fold.collapse_scopes(collapsed, 1, fold_repeats=False)
+    runs = {n.title: frozenset(n.details["members"]) for n in collapsed.nodes
+            if n.kind == "group"}
+    assert sorted(runs) == ["enc · Linear", "enc · Linear (after mid)", "mid · Linear"]
+    opened = open_page(vizgrad.render.save(loss, tmp_path / "twice.html"))
+    page = opened.page
+    everything = [i for i, level in enumerate(levels) if level.name == "everything"][0]
+    page.evaluate(f"vizgradViewer.useLevel({everything}, false)")
+    before = _partition(opened)
+    assert before == {frozenset([n.id]) for n in full.nodes}
+    first, second = runs["enc · Linear"], runs["enc · Linear (after mid)"]
+    # fold the first call: its nodes become one box, the second call's stay as they are
+    page.click(f'#vg-canvas g.node[id="{sorted(first)[0]}"]')
+    page.keyboard.press("f")
+    singles = {frozenset([m]) for m in first}
+    assert _partition(opened) == (before - singles) | {first}
+    titles = page.evaluate("""() => { const d = vizgradViewer.drawing();
+      return Object.keys(d.boxes).map(k => d.boxes[k].title); }""")
+    assert titles == ["enc"]
+    # then the second: two boxes, the second titled as fold.py titles it
+    page.click(f'#vg-canvas g.node[id="{sorted(second)[0]}"]')
+    page.keyboard.press("f")
+    page.click(f'#vg-canvas g.node[id="{sorted(runs["mid · Linear"])[0]}"]')
+    page.keyboard.press("f")
+    folded = _partition(opened)
+    assert set(runs.values()) <= folded
+    assert folded == {frozenset(n.details.get("members", ())) or frozenset([n.id])
+                      for n in next(level.view for level in levels
+                                    if level.name.endswith("depth 1")).nodes}
+    # the same partition as the collapsed level: the page shows Graphviz's drawing of it
+    assert "modules collapsed to depth 1" in page.inner_text("#vg-status")
+    # the boxes' arrows run one way: no cycle through mid
+    pairs = [tuple(e.split("->")) for e in page.eval_on_selector_all(
+        "#vg-canvas .edge", "els => els.map(e => e.dataset.ends || "
+        "e.querySelector('title').textContent)")]
+    assert not any(_reach(pairs, target) & {source} for source, target in pairs)
+    assert opened.errors == []

@@ -11,7 +11,8 @@ import os
 from pathlib import Path
 
 import pytest
-from vizgrad_cli.gallery import EXAMPLES, build_gallery, find_gallery
+
+from vizgrad.cli.gallery import EXAMPLES, build_gallery, find_gallery
 
 
 @pytest.fixture(scope="module")

@@ -93,3 +93,32 @@ def test_gradient_colours_get_their_scale_in_the_key(open_page, tmp_path: Path,
     # in the panel only: the drawing has no key or scale box
     assert opened.page.locator("#vg-canvas svg g.node#legend").count() == 0
     assert opened.errors == []
+
+
+def test_the_page_draws_in_the_pictures_palette(open_page, tmp_path: Path, train: dict) -> None:
+    """One palette (render/vocabulary.py): the key's samples are the boxes' colours (the
+    output's was ``darkolivegreen1``, no CSS colour, so no colour at all), and a page
+    saved dark draws the levels it lays out itself dark too (they were light)."""
+    samples = "els => els.map(e => [e.textContent, getComputedStyle(e).backgroundColor])"
+    fills = ("els => els.map(g => [g.id, "
+             "getComputedStyle(g.querySelector('polygon, path')).fill])")
+    light = open_page(vizgrad.render.save(train["loss"], tmp_path / "g.html"))
+    assert ["out", "rgb(202, 255, 112)"] in light.page.eval_on_selector_all(
+        "#vg-key-rows .vg-key-sample", samples)  # #caff70, as Graphviz draws the output
+    dark = open_page(vizgrad.render.save(train["loss"], tmp_path / "d.html", theme="dark"))
+    page = dark.page
+    assert ["out", "rgb(82, 112, 43)"] in page.eval_on_selector_all(
+        "#vg-key-rows .vg-key-sample", samples)
+    while page.locator("#vg-unfold").is_enabled():  # to everything, drawn by Graphviz
+        page.click("#vg-unfold")
+    page.evaluate("""() => {  // fold one module of everything: a state the page draws
+      const v = vizgradViewer, clusters = v.levels[v.level()].clusters;
+      Array.from(document.querySelectorAll('#vg-canvas g.cluster')).find(c =>
+        v.fold.title(clusters[c.querySelector('title').textContent]) === 'sequential.2'
+      ).querySelector('text').id = 'vg-test-title'; }""")
+    page.click("#vg-test-title")
+    drawn = dict(page.eval_on_selector_all("#vg-canvas svg.vg-graph g.node", fills))
+    group = next(box for box in drawn if box.startswith("vg-s"))
+    assert drawn[group] == "rgb(79, 59, 102)"  # THEMES["dark"]["group"]
+    assert drawn["n0"] == "rgb(77, 77, 77)" and drawn["t0"] == "rgb(82, 112, 43)"
+    assert light.errors == [] and dark.errors == []

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from vizgrad_cli.main import main
+
+from vizgrad.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -64,8 +65,8 @@ def cli(*args: str | os.PathLike) -> Result:
 def vizgrad_process(*args: str | os.PathLike, timeout: float = 120,
                     env: dict | None = None,
                     cwd: str | os.PathLike | None = None) -> subprocess.CompletedProcess:
-    """Run ``python -m vizgrad_cli ARGS...`` as a real subprocess."""
-    return subprocess.run([sys.executable, "-m", "vizgrad_cli", *map(str, args)],
+    """Run ``python -m vizgrad ARGS...`` as a real subprocess."""
+    return subprocess.run([sys.executable, "-m", "vizgrad", *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, env=env,
                           cwd=cwd or REPO)
 

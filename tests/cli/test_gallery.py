@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from vizgrad_cli.gallery import EXAMPLES, Entry, Example, find_gallery, index_html
+
+from vizgrad.cli.gallery import EXAMPLES, Entry, Example, find_gallery, index_html
 
 from .conftest import REPO, cli, parse_svg, vizgrad_process
 

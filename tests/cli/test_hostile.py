@@ -267,7 +267,7 @@ def test_sigterm_during_layout_kills_dot(script, tmp_path) -> None:
     bin_dir = _fake_dot(tmp_path / "bin", f"echo $$ > {pid_file}; exec sleep 60")
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
            "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    process = subprocess.Popen([sys.executable, "-m", "vizgrad_cli", "render", "-q", "-o",
+    process = subprocess.Popen([sys.executable, "-m", "vizgrad", "render", "-q", "-o",
                                 tmp_path / "g.svg", script("s.py", SIMPLE)], cwd=REPO, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60

@@ -97,7 +97,7 @@ def test_json_errors_are_json(script, tmp_path) -> None:
 def test_exit_code_rule_is_one_sentence_in_help_and_docs() -> None:
     from pathlib import Path
 
-    from vizgrad_cli.main import EXIT_RULE
+    from vizgrad.cli.main import EXIT_RULE
 
     assert EXIT_RULE.count(". ") == 0 and EXIT_RULE.endswith(".")
     def squeeze(text: str) -> str:  # click wraps the help (also after a hyphen)

@@ -34,15 +34,16 @@ def test_pyproject_python_dependencies_and_extras() -> None:
     assert "scikit-learn" in _names(sum(extras.values(), []))  # the digits data set
 
 
-def test_cli_is_installed_under_a_non_generic_name() -> None:
+def test_cli_is_inside_the_package() -> None:
+    """#30: the CLI is ``vizgrad.cli`` (no top-level ``cli``/``vizgrad_cli`` package)."""
     packages = PYPROJECT["tool"]["setuptools"]["packages"]
-    assert "cli" not in packages and "vizgrad_cli" in packages
-    assert PYPROJECT["tool"]["setuptools"]["package-dir"]["vizgrad_cli"] == "cli"
-    assert PYPROJECT["project"]["scripts"]["vizgrad"].startswith("vizgrad_cli.")
+    assert "cli" not in packages and "vizgrad_cli" not in packages and "vizgrad.cli" in packages
+    assert "package-dir" not in PYPROJECT["tool"]["setuptools"]
+    assert PYPROJECT["project"]["scripts"]["vizgrad"] == "vizgrad.cli.main:main"
 
 
 def test_layout_folders_exist() -> None:
-    for folder in ("vizgrad", "vizgrad/core", "vizgrad/render", "cli", "tests", "gallery",
+    for folder in ("vizgrad", "vizgrad/core", "vizgrad/render", "vizgrad/cli", "tests", "gallery",
                    "benchmarks", "docs"):
         assert (ROOT / folder).is_dir(), folder
     assert (ROOT / "docs" / "architecture.md").stat().st_size > 0

@@ -28,18 +28,17 @@ def test_apt_get_says_what_it_installs() -> None:
 
 @pytest.mark.slow
 def test_editable_install_notice_is_filtered_as_setup_does(tmp_path: Path) -> None:
-    """setuptools prints an "Editable installation" box for this layout (cli/ installed
-    as vizgrad_cli); setup.sh filters exactly that notice.  Build the editable wheel
-    as pip does, with and without setup.sh's filter."""
+    """setuptools prints an "Editable installation" box for this layout (the packages
+    listed in pyproject, mapped by a meta path finder); setup.sh filters exactly that
+    notice.  Build the editable wheel as pip does, with and without setup.sh's filter."""
     pytest.importorskip("setuptools.build_meta")
     filter_value = re.search(r'PYTHONWARNINGS="([^"]+)"', SETUP).group(1)
     project = tmp_path / "project"
     project.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(REPO / name, project / name)
-    for package in ("vizgrad", "cli"):
-        shutil.copytree(REPO / package, project / package,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "vizgrad", project / "vizgrad",
+                    ignore=shutil.ignore_patterns("__pycache__"))
 
     def build(warnings: str | None) -> str:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
@@ -63,7 +62,7 @@ def test_no_stray_blank_lines_on_stderr_when_not_a_terminal(tmp_path: Path) -> N
     script.write_text(SIMPLE)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(REPO), str(REPO / ".shim"), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-m", "vizgrad_cli", "render", "-o",
+    done = subprocess.run([sys.executable, "-m", "vizgrad", "render", "-o",
                            str(tmp_path / "g.dot"), str(script)], capture_output=True,
                           text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr

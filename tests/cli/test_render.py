@@ -29,22 +29,26 @@ def test_default_output_beside_the_script(script) -> None:
     assert (inspected["nodes"], inspected["edges"]) == (4, 3)
 
 
-@pytest.mark.parametrize("suffix", ["svg", "png", "pdf", "dot", "json", "html"])
+#: What each format's file holds (``out``, its bytes): a row per format of the registry,
+#: ``vizgrad.render.EMITTERS`` (tests/test_docs_tables.py checks that none is missing).
+CHECKS = {
+    "svg": lambda out, data: parse_svg(out),
+    "png": lambda out, data: data.startswith(b"\x89PNG"),
+    "pdf": lambda out, data: data.startswith(b"%PDF"),
+    "dot": lambda out, data: data.startswith(b"digraph"),
+    "json": lambda out, data: len(json.loads(data)["nodes"]) >= 4,
+    "html": lambda out, data: b"<svg" in data
+    and data.lstrip().lower().startswith(b"<!doctype html"),
+}
+
+
+@pytest.mark.parametrize("suffix", CHECKS)
 def test_formats_by_suffix(script, tmp_path, suffix) -> None:
     out = tmp_path / f"graph.{suffix}"
     result = cli("render", "-q", "-o", out, script("simple.py", SIMPLE))
     assert result.exit_code == 0, result.output
     assert result.stdout == ""  # -q: nothing but the script's own output
-    data = out.read_bytes()
-    checks = {
-        "svg": lambda: parse_svg(out),
-        "png": lambda: data.startswith(b"\x89PNG"),
-        "pdf": lambda: data.startswith(b"%PDF"),
-        "dot": lambda: data.startswith(b"digraph"),
-        "json": lambda: len(json.loads(data)["nodes"]) >= 4,
-        "html": lambda: b"<svg" in data and data.lstrip().lower().startswith(b"<!doctype html"),
-    }
-    assert checks[suffix]()
+    assert CHECKS[suffix](out, out.read_bytes())
 
 
 def _dot(script_path, tmp_path, *flags: str) -> str:

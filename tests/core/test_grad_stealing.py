@@ -275,3 +275,23 @@ def test_a_transposed_view_whose_base_tensor_is_kept_elsewhere_is_not_stolen():
     assert _owns_alone(x.grad, KeepsBase.kept.numpy())
     x.grad.numpy()[:] = 0
     np.testing.assert_array_equal(KeepsBase.kept.numpy(), np.full((3, 2), 5.0))
+
+
+def test_the_stealing_rule_itself_keeps_an_unshared_array_and_copies_a_held_one():
+    """``accumulate.unshared_array`` directly: the rule the engine's leaves follow."""
+    from vizgrad.core.accumulate import unshared_array
+
+    array = np.arange(4.0)
+    made = id(array)
+    buffer = [vg.from_numpy(array)]
+    del array
+    assert id(unshared_array(buffer)) == made and buffer == []  # nobody else: kept
+    held = vg.from_numpy(np.arange(4.0))
+    kept = unshared_array([held])  # the caller still holds the tensor: a copy
+    assert not np.shares_memory(kept, held.numpy())
+    raw = np.arange(4.0)
+    assert unshared_array([vg.from_numpy(raw)]) is not raw  # the array is held: a copy
+    whole = np.arange(8.0)
+    part = unshared_array([vg.from_numpy(whole[:4])])  # a slice of a larger buffer
+    assert not np.shares_memory(part, whole)
+    assert unshared_array([vg.from_numpy(np.arange(4.0).reshape(2, 2).T)]).flags.c_contiguous

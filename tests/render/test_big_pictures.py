@@ -14,7 +14,7 @@ from vizgrad.render import build_view, dot, dot_binary, fold, run_dot, to_dot
 
 def test_a_big_picture_writes_edge_text_as_xlabels_and_limits_the_x_layout() -> None:
     big = vg.make_dot(programs.chain(600), max_nodes=None).source  # 602 boxes
-    assert f"\tgraph [nslimit={dot.NSLIMIT}]\n" in big
+    assert f"\tgraph [forcelabels=false nslimit={dot.NSLIMIT}]\n" in big
     arrows = [line for line in big.splitlines() if " -> " in line]
     assert sum("[xlabel=<" in line for line in arrows) == 600
     # an xlabel may touch another: the arrow's tooltip says the same
@@ -59,3 +59,33 @@ def test_many_repeated_blocks_fold_by_default_under_max_nodes() -> None:
         warnings.simplefilter("error")
         small = build_view(_blocks(40))
     assert not any("identical blocks" in node.title for node in small.nodes)
+
+
+@pytest.mark.skipif(dot_binary() is None, reason="Graphviz dot is not installed")
+def test_a_big_pictures_xlabels_cover_no_other_text() -> None:
+    """An xlabel that would cover another text (a module box's title) is left out, its
+    text still the arrow's tooltip: dot's default, forcelabels=true, drew it over."""
+    from tests.render.svg_geometry import overlapping_labels, text_boxes
+
+    nn = vg.nn
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.norm, self.fc = nn.LayerNorm(8), nn.Linear(8, 8)
+
+        def forward(self, x: vg.Tensor) -> vg.Tensor:
+            return x + self.fc(self.norm(x)).tanh()
+
+    vg.manual_seed(0)
+    model = nn.Sequential(*[Block() for _ in range(45)])
+    view = build_view(model(vg.randn(2, 8)).sum(), cluster="scope", max_nodes=None)
+    assert len(view.nodes) > dot.XLABEL_BOXES
+    source = to_dot(view).source
+    svg = run_dot(source, "svg", timeout=120).decode()
+    boxes = text_boxes(svg)
+    assert sum(box.group == "edge" for box in boxes) > 300
+    assert overlapping_labels(boxes) == []
+    forced = run_dot(source.replace("forcelabels=false", "forcelabels=true"), "svg",
+                     timeout=120).decode()
+    assert overlapping_labels(text_boxes(forced))  # what dot drew before

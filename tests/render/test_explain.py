@@ -67,7 +67,7 @@ def test_key_is_drawn_and_legend_false_leaves_it_out() -> None:
 
 @pytest.fixture(scope="module")
 def gallery_pictures(tmp_path_factory) -> list[Path]:  # noqa: ANN001 - pytest fixture
-    from vizgrad_cli.gallery import build_gallery, find_gallery
+    from vizgrad.cli.gallery import build_gallery, find_gallery
 
     out = tmp_path_factory.mktemp("gallery")
     report = build_gallery(find_gallery(), out)

@@ -14,6 +14,7 @@ import vizgrad as vg
 from vizgrad import nn
 from vizgrad.graph.scopes import scope_classes
 from vizgrad.render import build_view, to_dot, to_json
+from vizgrad.render.boxes import parameter_rows
 from vizgrad.render.jsonin import view_from_dict
 from vizgrad.render.output import dot_binary
 
@@ -34,7 +35,10 @@ def test_gallery_cnn_pool_called_twice_reads_top_to_bottom() -> None:
     y = {o["name"]: float(o["pos"].split(",")[1]) for o in data["objects"] if "pos" in o}
     edges = [(names[e["tail"]], names[e["head"]]) for e in data["edges"]]
     assert len(edges) > 15
-    assert all(y[tail] > y[head] for tail, head in edges)  # every arrow points down
+    # every arrow points down, but a parameter's, drawn along its op's rank in its box
+    across = parameter_rows(view).across
+    assert across and all(y[tail] == y[head] for tail, head in across)
+    assert all(y[tail] > y[head] for tail, head in edges if (tail, head) not in across)
 
 
 class Block(nn.Module):

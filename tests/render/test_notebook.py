@@ -11,11 +11,7 @@ import pytest
 
 from vizgrad.render import dot_binary
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
-
-ROOT = Path(__file__).resolve().parents[2]
+from .notebooks import KERNEL, ROOT, nbclient, nbformat, run_cells
 
 CELL = """
 import re
@@ -39,11 +35,9 @@ def test_notebook_cell_shows_svg(tmp_path: Path) -> None:
     notebook.cells.append(nbformat.v4.new_code_cell("vizgrad.set_grad_enabled(False)"))
     notebook.cells.append(nbformat.v4.new_code_cell(
         "print(vizgrad.is_grad_enabled(), (x * 2).grad_fn)"))
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                       "language": "python"}
+    notebook.metadata["kernelspec"] = KERNEL
     path = tmp_path / "graph.ipynb"
     nbformat.write(notebook, path)
-    # jupyter_client runs a "python" kernelspec with this interpreter (the .venv one)
     client = nbclient.NotebookClient(nbformat.read(path, as_version=4), timeout=120,
                                      kernel_name="python3",
                                      resources={"metadata": {"path": str(tmp_path)}})
@@ -57,22 +51,12 @@ def test_notebook_cell_shows_svg(tmp_path: Path) -> None:
     assert sys.executable  # the kernel is the test interpreter's python3
 
 
-def _run_cells(tmp_path: Path, cells: list[str]):
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                       "language": "python"}
-    client = nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3",
-                                     resources={"metadata": {"path": str(tmp_path)}})
-    return client.execute()
-
-
 @pytest.mark.slow
 def test_notebook_stacks_name_the_cell_and_print_graph_shows_once(tmp_path: Path) -> None:
     """Issue 12 points 5 and 7: in Jupyter a node's user line is ``In [2], line 3`` with
     its source (not ipykernel's temporary file name), and ``print_graph`` shows the tree
     once (no second copy with raw ANSI codes, no ``<rich.tree.Tree ...>`` repr)."""
-    executed = _run_cells(tmp_path, [
+    executed = run_cells(tmp_path, [
         f"import sys\nsys.path.insert(0, {str(ROOT)!r})\nimport vizgrad",
         "x = vizgrad.ones(3, requires_grad=True)\nw = vizgrad.ones(3, requires_grad=True)\n"
         "hidden = (x * w).tanh()\nloss = hidden.sum()",
@@ -100,8 +84,7 @@ def test_notebook_errors_show_the_users_cell_not_vizgrads_frames(tmp_path: Path)
     """A second backward in a notebook: the traceback shows the user's cell and the
     message, none of vizgrad's frames; the forward call it names is the cell
     (``In [2], line 2``), with no IPython or ipykernel frame above it."""
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(source) for source in [
+    executed = run_cells(tmp_path, [
         f"import sys\nsys.path.insert(0, {str(ROOT)!r})\nimport vizgrad",
         "x = vizgrad.ones(3, requires_grad=True)\ny = x.exp().sum()\ny.backward()",
         "y.backward()",
@@ -109,13 +92,7 @@ def test_notebook_errors_show_the_users_cell_not_vizgrads_frames(tmp_path: Path)
         "a = vizgrad.ones(5, 16, requires_grad=True)\nb = vizgrad.ones(32, 3)\nc = a @ b",
         "with vizgrad.detect_anomaly(check_forward=True):\n"
         "    z = vizgrad.log(vizgrad.tensor([0.0, 1.0], requires_grad=True))",
-    ]]
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                       "language": "python"}
-    client = nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3",
-                                     allow_errors=True,
-                                     resources={"metadata": {"path": str(tmp_path)}})
-    executed = client.execute()
+    ], allow_errors=True)
     error = executed.cells[2].outputs[0]
     assert error["output_type"] == "error" and error["ename"] == "GraphFreedError"
     shown = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error["traceback"]))

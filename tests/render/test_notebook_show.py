@@ -12,11 +12,7 @@ import pytest
 from vizgrad.render import dot_binary
 from vizgrad.render.html import NAMESPACES
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
-
-ROOT = Path(__file__).resolve().parents[2]
+from .notebooks import ROOT, run_cells
 
 CELL = """
 import sys
@@ -33,13 +29,7 @@ vizgrad.show(loss, show_attrs=True)
 
 def execute_show_cell(tmp_path: Path) -> list:
     """Run a notebook whose one cell ends in ``vizgrad.show(loss)``; its outputs."""
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells.append(nbformat.v4.new_code_cell(CELL.format(root=str(ROOT))))
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                       "language": "python"}
-    client = nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3",
-                                     resources={"metadata": {"path": str(tmp_path)}})
-    return client.execute().cells[0].outputs
+    return run_cells(tmp_path, [CELL.format(root=str(ROOT))]).cells[0].outputs
 
 
 @pytest.fixture(scope="module")

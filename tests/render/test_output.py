@@ -29,10 +29,14 @@ def loss():
     return programs.mlp()[0]
 
 
-@pytest.mark.parametrize("suffix,magic", [(".svg", b"<?xml"), (".png", b"\x89PNG"),
-                                          (".pdf", b"%PDF"), (".dot", b"digraph"),
-                                          (".gv", b"digraph"), (".json", b"{"),
-                                          (".html", b"<!DOCTYPE html>")])
+#: How each suffix's file starts: a row per suffix of every format (tests/test_docs_tables.py
+#: checks that the formats' registry, ``vizgrad.render.EMITTERS``, has no suffix without one).
+MAGIC = {".svg": b"<?xml", ".png": b"\x89PNG", ".pdf": b"%PDF", ".dot": b"digraph",
+         ".gv": b"digraph", ".json": b"{", ".html": b"<!DOCTYPE html>",
+         ".htm": b"<!DOCTYPE html>"}
+
+
+@pytest.mark.parametrize("suffix,magic", MAGIC.items())
 def test_save_picks_format_from_suffix(tmp_path: Path, loss, suffix: str, magic: bytes) -> None:
     path = save(loss, tmp_path / f"graph{suffix}", show_attrs=True)
     assert path.read_bytes().startswith(magic)

@@ -73,3 +73,45 @@ def test_page_data_carries_a_home_per_node() -> None:
     unscoped = (vg.ones(2, requires_grad=True) * 2).sum()
     full, levels, start = viewer.build_levels(unscoped, RenderOptions.make(), None)
     assert viewer.page_data(levels, full, start)["tree"] is None
+
+
+def test_a_scope_run_twice_is_two_tree_nodes_as_collapse_draws_it() -> None:
+    """Modules called at the top level record the same scope at each call (issue 28):
+    ``enc``, ``mid``, ``enc`` again.  The tree has a node per run, each standing for
+    what its collapsed box does, so folding ``enc`` draws two boxes, not one box
+    that both feeds ``mid`` and is fed by it."""
+    enc, mid = vg.nn.Linear(4, 4), vg.nn.Linear(4, 4)
+    enc.scope_name, mid.scope_name = "enc", "mid"
+    x = vg.ones(2, 4, requires_grad=True)
+    loss = enc(mid(enc(x).tanh())).sum()
+    full, levels, _ = viewer.build_levels(loss, RenderOptions.make(), None)
+    tree = scope_tree(full)
+    assert tree is not None
+    assert sorted(tree.paths) == ["enc", "enc", "mid"]
+    assert list(tree.runs.values()) == [" (after mid)"]
+    members = tree.members()
+    groups = copy_view(full)
+    fold.collapse_scopes(groups, 1, fold_repeats=False)
+    boxes = {n.title: frozenset(n.details["members"]) for n in groups.nodes
+             if n.kind == "group"}
+    for index, path in enumerate(tree.paths):
+        title = f"{path} · Linear" + tree.runs.get(index, "")
+        assert members[index] == boxes[title], title
+    assert all(tree.state_of(level.view, members)["exact"] for level in levels)
+    assert tree_data(tree, [n.id for n in full.nodes])["runs"] == {
+        str(index): suffix for index, suffix in tree.runs.items()}
+
+
+def test_a_module_run_in_a_loop_is_one_group_per_call() -> None:
+    """Three calls of ``cell`` at the top level, each after a top-level op: three
+    groups (the third was merged into the second: both were "after the top level")."""
+    cell = vg.nn.Linear(3, 3)
+    cell.scope_name = "cell"
+    h = vg.ones(1, 3, requires_grad=True)
+    for _ in range(3):
+        h = cell(h).tanh()
+    view = copy_view(viewer.build_levels(h.sum(), RenderOptions.make(), None)[0])
+    fold.collapse_scopes(view, 1, fold_repeats=False)
+    assert sorted(n.title for n in view.nodes if n.kind == "group") == [
+        "cell · Linear", "cell · Linear (after the top level)",
+        "cell · Linear (run 3, after the top level)"]

@@ -143,3 +143,17 @@ def test_guard_every_op_class_has_a_shape_rule():
         "every op class needs its shape rule: an ``infer_shape`` staticmethod beside its "
         "forward (vizgrad/ops/shape_rules.py has the shared pieces); missing: "
         f"{shapes.missing_rules()}")
+
+
+
+def test_an_op_class_written_outside_vizgrad_does_not_replace_vizgrads_in_the_registry():
+    ours = Function.registry["Mul"]
+
+    class Mul(Function):  # docs/architecture.md's op pattern example, run by a reader
+        @staticmethod
+        def forward(ctx, input, other):
+            return input * other
+
+    assert Function.registry["Mul"] is ours and ours is not Mul
+    assert ours.infer_shape is not None
+    assert shapes.missing_rules() == []

@@ -11,6 +11,7 @@ What each rank saw is written to ``OUT/result.RANK.json``.
 from __future__ import annotations
 
 import datetime
+import gc
 import json
 import sys
 import warnings
@@ -70,8 +71,11 @@ def main(rank: int, world: int, port: int, mode: str, out: Path) -> None:
         except RuntimeError as error:
             result["torch_error"] = str(error)
     (out / f"result.{rank}.json").write_text(json.dumps(result), encoding="utf-8")
-    dist.destroy_process_group()
 
 
 if __name__ == "__main__":
     main(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], Path(sys.argv[5]))
+    # DDP's constructor leaves its model in a reference cycle (frames of a lazy import in
+    # torch): free its reducer while gloo still runs, not at interpreter exit after teardown
+    gc.collect()
+    dist.destroy_process_group()

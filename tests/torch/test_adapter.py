@@ -289,3 +289,28 @@ def test_freed_is_kept_once_pytorch_released_the_saved_tensors() -> None:
     assert not node.freed and node.saved[0].freed is False
     loss.backward()
     assert node.freed and node.saved[0].freed and node.saved == node.saved  # kept, same
+
+
+def test_released_saves_are_not_read_one_by_one_and_other_errors_are_not_released(
+        monkeypatch) -> None:
+    from vizgrad.adapters import torch as adapter
+
+    a, b = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    loss = (a.exp() * b.exp()).sum()
+    node = graph.walk(loss).nodes[1].raw  # MulBackward0: two saved tensors
+    assert node.name() == "MulBackward0" and not node.freed
+    loss.backward()
+    errors = []
+    real = adapter._gone
+    monkeypatch.setattr(adapter, "_gone", lambda error: errors.append(error) or real(error))
+    assert node.freed and [s.freed for s in node.saved] == [True, True]
+    assert len(errors) == 1  # the freed probe's error: the other save was not read
+    # an in-place change is another error: the other save is still read
+    x, y = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    u, v = x.exp(), y.exp()
+    product = u * v
+    v.add_(1)  # MulBackward0's saved `self` (v's partner) stays readable, `other` does not
+    mul = graph.walk(product.sum()).nodes[1].raw
+    assert mul.name() == "MulBackward0"
+    saved = {s.name: s.freed for s in mul.saved}
+    assert saved == {"other": True, "self": False}

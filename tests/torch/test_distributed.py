@@ -144,7 +144,7 @@ def test_render_in_each_rank_of_a_process_group_writes_its_own_file(tmp_path) ->
     for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
         env.pop(name, None)
     port = str(_free_port())
-    ranks = [subprocess.Popen([sys.executable, "-m", "vizgrad_cli", "render", "-o",
+    ranks = [subprocess.Popen([sys.executable, "-m", "vizgrad", "render", "-o",
                                str(tmp_path / "graph.svg"), str(script), str(rank), port],
                               env=env, cwd=ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for rank in (0, 1)]

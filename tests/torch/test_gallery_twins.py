@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vizgrad_cli.gallery import EXAMPLES, Entry, index_html
+from vizgrad.cli.gallery import EXAMPLES, Entry, index_html
 
 GALLERY = Path(__file__).resolve().parents[2] / "gallery"
 

@@ -15,6 +15,7 @@ from torch import nn
 import vizgrad
 from vizgrad.graph.scopes import scope_classes
 from vizgrad.render import build_view
+from vizgrad.render.boxes import parameter_rows
 from vizgrad.render.output import dot_binary
 
 from .real_models import build
@@ -25,17 +26,30 @@ needs_dot = pytest.mark.skipif(dot_binary() is None, reason="Graphviz `dot` not 
 
 def _layout(dot) -> tuple[float, dict[str, tuple[float, float]], list[tuple[str, str]]]:  # noqa: ANN001
     """Width, node positions (y grows upward) and edges of dot's layout of ``dot``."""
+    width, _, pos, edges = _measured(dot)
+    return width, pos, edges
+
+
+def _measured(dot) -> tuple[float, float, dict[str, tuple[float, float]],  # noqa: ANN001
+                            list[tuple[str, str]]]:
+    """``_layout`` with the drawing's height."""
     data = json.loads(dot.pipe(format="json"))
     objects = data.get("objects", [])
     names = {o["_gvid"]: o["name"] for o in objects}
     pos = {o["name"]: tuple(float(v) for v in o["pos"].split(","))
            for o in objects if "pos" in o}
     edges = [(names[e["tail"]], names[e["head"]]) for e in data.get("edges", [])]
-    return float(data["bb"].split(",")[2]), pos, edges
+    box = [float(v) for v in data["bb"].split(",")]
+    return box[2], box[3], pos, edges
 
 
-def _upward(pos: dict, edges: list) -> list[tuple[str, str]]:
-    return [(tail, head) for tail, head in edges if pos[tail][1] <= pos[head][1]]
+def _upward(pos: dict, edges: list, loss=None) -> list[tuple[str, str]]:  # noqa: ANN001
+    """Arrows that do not point down; a parameter's arrows inside its module's box
+    (``loss``'s boxed picture) are drawn along its op's rank: those that are not."""
+    across = parameter_rows(build_view(loss, cluster="scope")).across if loss is not None else set()
+    return [(tail, head) for tail, head in edges
+            if (pos[tail][1] != pos[head][1] if (tail, head) in across
+                else pos[tail][1] <= pos[head][1])]
 
 
 def _cluster_paths(view) -> dict[str, str]:  # noqa: ANN001
@@ -64,7 +78,7 @@ def test_torch_cnn_pool_called_twice_is_two_calls_drawn_top_to_bottom() -> None:
     assert {c.title for c in view.clusters} == {"conv1 · Conv2d", "conv2 · Conv2d",
                                                 "head · Linear"}
     _, pos, edges = _layout(vizgrad.make_dot(loss, cluster="scope"))
-    assert len(edges) > 15 and not _upward(pos, edges)
+    assert len(edges) > 15 and not _upward(pos, edges, loss)
 
 
 def test_calls_are_counted_within_their_parent_call_and_afresh_per_root_call() -> None:
@@ -209,11 +223,13 @@ def test_resnet_boxes_are_no_wider_than_flat_and_adds_sit_below_their_convs() ->
     model = ResNet()
     with vizgrad.torch.capture(model):
         loss = model(torch.randn(2, 3, 8, 8)).sum()
-    flat_width, _, _ = _layout(vizgrad.make_dot(loss, cluster=None))
+    flat_width, flat_height, _, _ = _measured(vizgrad.make_dot(loss, cluster=None))
     boxed = vizgrad.make_dot(loss, cluster="scope")
-    width, pos, edges = _layout(boxed)
+    width, height, pos, edges = _measured(boxed)
     assert width <= 1.2 * flat_width, (width, flat_width)
-    assert not _upward(pos, edges)
+    # a parameter beside its op, not stacked above it: 1.5x as tall as flat, was 2.1x
+    assert height <= 1.6 * flat_height, (height, flat_height)
+    assert not _upward(pos, edges, loss)
     view = build_view(loss, cluster="scope")
     adds = [n for n in view.nodes if n.title == "AddBackward0"]
     assert len(adds) == 4

@@ -186,6 +186,16 @@ def _names(fn: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return names, _TENSOR_NAMES[kind]
 
 
+RELEASED, _UNREAD = "released", object()  # _gone after PyTorch's "released" error
+_RELEASED_TEXT = "Trying to backward through the graph a second time"
+
+
+def _gone(error: RuntimeError) -> bool | str:
+    """RELEASED for PyTorch's error on a save backward released, else True (another
+    error, an in-place change for example: the other saves may still be there)."""
+    return RELEASED if str(error).startswith(_RELEASED_TEXT) else True
+
+
 def _tensor_info(name: str, tensor: Any) -> SavedInfo:
     kind = "output" if name.startswith("result") else "input"
     return SavedInfo(name, tuple(tensor.shape), to_dtype_name(tensor.dtype), False, kind, None)
@@ -212,8 +222,9 @@ class TorchNode:
         self._next: tuple | None = None
         self._meta: tuple | None = None
         # True once the freed probe raised: backward released the saved tensors for good
-        # (PyTorch's error costs ~20 us, and a picture asks each node several times)
-        self._gone: bool | None = None
+        # (PyTorch's error costs ~20 us, and a picture asks each node several times);
+        # RELEASED when that was PyTorch's "released" error, so every save of it is
+        self._gone: bool | str | None = None
         self._kept: tuple | None = None  # _read_saved() once every saved tensor is released
 
     def name(self) -> str:
@@ -353,8 +364,8 @@ class TorchNode:
             if probe is not None and not freed:
                 try:
                     getattr(fn, probe)
-                except RuntimeError:
-                    freed = node._gone = True
+                except RuntimeError as error:
+                    freed, node._gone = True, _gone(error)
             if kind is _LEAF:  # (meta was read from the leaf itself: _read_meta)
                 variable = info(WalkedLeafInfo)
                 variable.tensor = fn.variable
@@ -395,13 +406,20 @@ class TorchNode:
         if kept is not None:  # all released: nothing of it changes any more
             return dict(kept[0]), kept[1]
         fn = self.fn
-        names = _names(fn)[0]
+        names, tensor_names = _names(fn)
         attributes: dict[str, Any] = {}
         saved: list[SavedInfo] = []
+        # PyTorch releases a node's saved tensors all at once: once one read met that
+        # error, the others are released too, and not read (each error costs ~0.1 ms)
+        released = self._gone is RELEASED
         for name in names:
-            try:
-                value = getattr(fn, _SAVED + name)
-            except RuntimeError:  # released by backward(): what is left is the size, if saved
+            value = _UNREAD
+            if not (released and name in tensor_names):
+                try:
+                    value = getattr(fn, _SAVED + name)
+                except RuntimeError as error:
+                    released = released or (name in tensor_names and _gone(error) is RELEASED)
+            if value is _UNREAD:  # released by backward(): the size is left, if saved
                 sizes = attributes.get(f"{name}_sym_sizes")
                 if sizes is None and f"{name}_sym_sizes" in names:
                     sizes = getattr(fn, f"{_SAVED}{name}_sym_sizes")
@@ -512,8 +530,8 @@ class TorchNode:
         if probe is not None:
             try:
                 getattr(fn, probe)
-            except RuntimeError:
-                self._gone = True
+            except RuntimeError as error:
+                self._gone = _gone(error)
                 return True
         return False
 

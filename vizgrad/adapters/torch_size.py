@@ -23,9 +23,13 @@ from .torch_tensor import wrapped_number
 _Tensor = torch.Tensor
 
 
-def torch_graph_size(fns: list[Any]) -> tuple[int, int, int, int | None, int | None]:
+def torch_graph_size(fns: list[Any], saved: bool = True
+                     ) -> tuple[int, int, int | None, int | None, int | None]:
     """``(nodes, depth, saved bytes, newest seq, oldest op seq)`` below the PyTorch
     nodes ``fns``: what ``_size_of(topology(roots))`` gives for the same roots.
+    ``saved=False``: the saved tensors are not read (more than half the walk's time on
+    a small transformer: a Python object for each tensor and its storage) and the
+    saved bytes are None, not measured.
 
     The cyclic collector is paused meanwhile: the walk makes a Python object for each
     node, its ``next_functions`` and each saved tensor, all freed before it returns;
@@ -34,13 +38,14 @@ def torch_graph_size(fns: list[Any]) -> tuple[int, int, int, int | None, int | N
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _size(fns)  # (its objects are freed when it returns)
+        return _size(fns, saved)  # (its objects are freed when it returns)
     finally:
         if collecting:
             gc.enable()
 
 
-def _size(fns: list[Any]) -> tuple[int, int, int, int | None, int | None]:
+def _size(fns: list[Any], saved: bool = True
+          ) -> tuple[int, int, int | None, int | None, int | None]:
     # One pass: topology()'s walk (the same order of nodes), each node read as it is
     # reached (its seq, its saved tensors), then the depth over the positions.
     position: dict[Any, int] = {}  # node -> its place in the walk's order
@@ -74,7 +79,7 @@ def _size(fns: list[Any]) -> tuple[int, int, int, int | None, int | None]:
                 newest = seq
             if oldest is None or seq < oldest:
                 oldest = seq
-        if not kind:
+        if not (kind and saved):
             continue
         if kind is _PYTHON_KIND:  # a custom Function's ctx.save_for_backward
             try:
@@ -91,8 +96,8 @@ def _size(fns: list[Any]) -> tuple[int, int, int, int | None, int | None]:
                 tensors.append(value)
             elif isinstance(value, (tuple, list)):
                 extend(v for v in value if isinstance(v, _Tensor))
-    return (len(edges), _depth(position, edges, no_seq), _saved_bytes(tensors), newest,
-            None if ops_unknown else oldest)
+    return (len(edges), _depth(position, edges, no_seq),
+            _saved_bytes(tensors) if saved else None, newest, None if ops_unknown else oldest)
 
 
 def _saved_bytes(tensors: list[Any]) -> int:

@@ -35,24 +35,32 @@ ACCUMULATE_LOCK = threading.Lock()
 
 
 def accumulate_leaf(variable: Tensor, buffer: list) -> None:
-    """Add the gradient in ``buffer`` (``[grad]``, held by nobody else; the engine keeps
-    no other reference to ``grad``) into a hook-free leaf's ``.grad``, no create_graph.
+    """Add the gradient in ``buffer`` (``[grad]``; the engine keeps no other reference to
+    ``grad``) into a hook-free leaf's ``.grad``, no create_graph: the first becomes
+    ``.grad`` as ``unshared_array`` gives it, a later one makes a new sum."""
+    if variable._grad is not None:
+        variable.grad = Tensor._make(_sum(variable._grad.array, buffer.pop().array))
+    else:
+        variable.grad = Tensor._make(unshared_array(buffer))
 
-    The first gradient becomes ``.grad`` without a copy when nothing but this function
-    holds its array: PyTorch's AccumulateGrad "steals" an unshared gradient the same way.
-    Every other holder shows in a reference count: a hook or a user that kept the
-    gradient (the tensor's count), another tensor around the same array (``detach()``,
-    retain_grad, another leaf's ``.grad``: the array's count), a view of the same
-    buffer (the base array's count; a vizgrad view's base tensor must be held by this
-    gradient alone); a weak reference to any of them also means a copy.  Only a
-    C-ordered, writable NumPy array that is its whole buffer qualifies: never a
-    broadcast view, a slice of a larger buffer, or a CuPy or foreign array.  Anything
-    else is copied.  A later gradient makes a new sum.
+
+def unshared_array(buffer: list) -> Any:
+    """The stealing rule: the array of the gradient in ``buffer`` (``[grad]``, popped
+    here, so this function holds the only reference the engine had), itself when
+    nobody else can see it, else a copy.
+
+    PyTorch's AccumulateGrad "steals" an unshared gradient the same way.  Every other
+    holder shows in a reference count: a hook or a user that kept the gradient (the
+    tensor's count), another tensor around the same array (``detach()``, retain_grad,
+    another leaf's ``.grad``: the array's count), a view of the same buffer (the base
+    array's count; a vizgrad view's base tensor must be held by this gradient alone); a
+    weak reference to any of them also means a copy.  Only a C-ordered, writable NumPy
+    array that is its whole buffer qualifies: never a broadcast view, a slice of a
+    larger buffer, or a CuPy or foreign array.  The counts are exact only while the
+    caller holds nothing else of the gradient: the engine's loop keeps its locals clear
+    of it (tests/core/test_grad_stealing.py holds both sides, this function directly).
     """
     grad = buffer.pop()
-    if variable._grad is not None:
-        variable.grad = Tensor._make(_sum(variable._grad.array, grad.array))
-        return
     array = grad.array
     owner = grad._base  # the tensor a vizgrad view was taken from, or None
     numpy = array.__class__ is np.ndarray
@@ -80,7 +88,7 @@ def accumulate_leaf(variable: Tensor, buffer: list) -> None:
                  and not weakref.getweakrefcount(base))
     elif owner is not None:
         steal = False  # a vizgrad view of a tensor whose array it does not share: odd, copy
-    variable.grad = Tensor._make(array if steal else array.copy())
+    return array if steal else array.copy()
 
 
 def accumulate_grad(variable: Tensor, grad: Tensor, create_graph: bool) -> None:

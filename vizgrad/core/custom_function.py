@@ -29,26 +29,23 @@ from collections.abc import Callable
 from threading import get_ident
 from typing import Any
 
-import numpy as np
-
 from . import backend
 from . import dual as _dual
 from .dual import ACTIVE as _DUAL_LEVELS
 from .function import Function
 from .inplace import CUSTOM, MULTI, refresh_view
-from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, Node
+from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, Node, is_tensor_list
 from .recording import (
-    NO_STACK,
+    FORWARD_LISTENERS,
     ForwardCtx,
     check_output_dtype,
     layout_of,
-    next_node_of,
-    numbers_of,
+    link_edges,
+    notify_forward,
     simple_layout,
 )
 from .saving import resolve_saved
-from .stack import capture
-from .state import STACK, current_scope, grad_enabled, set_grad_mode
+from .state import grad_enabled, set_grad_mode
 from .tensor import Tensor
 
 
@@ -148,8 +145,7 @@ def _apply(cls: Any, args: tuple) -> tuple[Any, Any]:
         if isinstance(arg, Tensor):
             items = (arg,)
             mask |= 1 << index
-        elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
-                and isinstance(arg[0], Tensor):
+        elif is_tensor_list(arg):
             items = arg
             simple = False
         else:
@@ -174,9 +170,8 @@ def _apply(cls: Any, args: tuple) -> tuple[Any, Any]:
             return out.__class__([_as_tensor(o, tensors) for o in out]), ctx
         return _as_tensor(out, tensors), ctx
 
-    node = cls._node_class(cls, tuple([next_node_of(t) for t in tensors]), numbers_of(tensors),
-                grad_mask)
-    node._layout = simple_layout(mask) if simple else layout_of(args)
+    node = link_edges(cls, tensors, grad_mask, simple_layout(mask) if simple
+                      else layout_of(args))
     node._arg_count = len(args)  # type: ignore[attr-defined]  # (in the node's __dict__)
     set_grad_mode(False)
     try:
@@ -205,15 +200,8 @@ def _apply(cls: Any, args: tuple) -> tuple[Any, Any]:
         node._out_kind = kind
     if grad_mask != mask or not simple:  # some input without an edge to read meta from
         node._own_operand_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])
-    if tensors[0].array.__class__ is not np.ndarray:
-        node._device = backend.device_of(tensors[0].array)
-    node.scope = current_scope()
-    depth = STACK["depth"]
-    if depth:
-        node._stack_code, node._stack_lasti, node._stack_tail = \
-            capture(depth, 2) or NO_STACK  # 2: apply's caller
-    else:
-        node._stack_code = None
+    if FORWARD_LISTENERS:
+        notify_forward(node, tensors, arrays)
 
     nondiff = node._non_differentiable or ()
     dirty = _dirty_outputs(node, outs) if node._dirty else ()

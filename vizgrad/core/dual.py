@@ -24,7 +24,7 @@ from threading import get_ident as _thread
 from typing import Any
 
 from .backend import ARRAY_TYPES
-from .node import FORWARD_ONLY
+from .node import FORWARD_ONLY, is_tensor_list
 from .state import grad_enabled, set_grad_mode
 
 #: Active dual levels that ops propagate tangents for, outermost first.  Empty unless
@@ -76,13 +76,6 @@ class Level:
         self.duals.clear()
 
 
-def _is_tensor_list(arg: Any) -> bool:
-    from .tensor import Tensor
-
-    return (arg.__class__ is list or arg.__class__ is tuple) and bool(arg) \
-        and isinstance(arg[0], Tensor)
-
-
 def _tangents_of(args: tuple, level: Level) -> tuple[list, bool]:
     from .tensor import Tensor
 
@@ -93,7 +86,7 @@ def _tangents_of(args: tuple, level: Level) -> tuple[list, bool]:
             tangent = level.tangent(arg)
             found = found or tangent is not None
             tangents.append(tangent)
-        elif _is_tensor_list(arg):
+        elif is_tensor_list(arg):
             items = [level.tangent(t) for t in arg]
             if any(t is not None for t in items):
                 found = True
@@ -174,8 +167,7 @@ def apply_dual(cls: Any, args: tuple) -> Any:
                 if tangent._rg:
                     lean = False
             tangents.append(tangent)
-        elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
-                and isinstance(arg[0], _Tensor):
+        elif is_tensor_list(arg):
             lean = False
             items, any_found = _tangents_of((arg,), level)
             found = found or any_found
@@ -199,14 +191,7 @@ def apply_dual(cls: Any, args: tuple) -> Any:
             if out_array is not _FAILED:
                 single = out_array.__class__ in ARRAY_TYPES
                 if single:
-                    result = _new(_Tensor)  # Tensor._make, inlined (as Function.apply does)
-                    result.array = out_array
-                    result._rg = False
-                    result._grad = None
-                    result._grad_fn = None
-                    result._output_nr = 0
-                    result._vc = None
-                    result._base = None
+                    result = _Tensor._make(out_array)
                 else:  # several outputs, or a NumPy scalar: wrapped as apply wraps them
                     from .recording import wrap_unrecorded
 
@@ -313,7 +298,6 @@ def scaled(tangent: Any, factor: Any) -> Any:
     return None if tangent is None else tangent * factor
 
 
-_new = object.__new__
 _FAILED = object()  # the lean path's forward raised: apply runs it again, raising its error
 _Tensor: Any = None  # vizgrad.core.tensor sets this (it imports this module first)
 #: ``[steps(cls, args)]``: Function.apply's steps without this module (function.py sets it)

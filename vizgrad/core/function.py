@@ -36,47 +36,45 @@ import inspect
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-import numpy as np
-
 from . import backend
 from .dual import ACTIVE as _DUAL_LEVELS
 from .dual import APPLY_STEPS, apply_dual, apply_inplace_dual
 from .inplace import refresh_view
-from .node import SEQUENCE, Node, node_class
+from .node import Node, is_tensor_list, node_class
 from .recording import (
     FIRST_OUTPUTS,
     FORWARD_LISTENERS,
     FORWARD_ONLY,
     LAYOUTS,
-    NO_STACK,
     SINGLE_META,
-    ForwardCtx,
     check_output_dtype,
-    describe_call,
     finish_recorded,
     grad_mask_of,
     input_tensors,
     layout_of,
     link_edges,
     mark_views,
+    notify_forward,
     numbers_of,
+    op_entry_point,
     op_error,
     run_forward,
     run_unrecorded,
     simple_layout,
     single_meta,
     unwrap,
-    wrap_unrecorded,
 )
 from .saving import resolve_saved
-from .stack import capture
-from .state import OBSERVERS, STACK, current_scope, grad_enabled
+from .state import OBSERVERS, grad_enabled
 from .tensor import Tensor, accumulator_of
 
 __all__ = ["FORWARD_LISTENERS", "Function", "binary_operator", "unary_operator"]
 
-_new_tensor = _new_node = object.__new__
-_NUMPY_ARRAY = np.ndarray
+_new_node = object.__new__
+#: The one place a Node's fields are set: the fast path allocates the node of its op's
+#: class and initialises it there (calling the class would cost a type call per op).
+_init_node = Node.__init__
+_FIRST_COUNT = len(FIRST_OUTPUTS)
 
 
 class Function:
@@ -141,7 +139,7 @@ class Function:
             # vizgrad's ops follow ATen's node names (MulBackward0); PyTorch names a
             # user Function's node without the number (ExpBackward)
             cls.backward_name = f"{cls.__name__}Backward" + ("0" if cls.builtin else "")
-        cls._node_class = node_class(cls.backward_name, not cls.builtin)
+        cls._node_class = node_class(cls.backward_name, not cls.builtin, cls)
         cls._needs_input_grad = {}
         forward = cls.__dict__.get("forward")
         if forward is not None:
@@ -159,7 +157,10 @@ class Function:
                                                 for n in cls.saved_if_needed)
             cls.arg_names = names
         cls._number_mask = sum(1 << i for i in cls.number_slots)
-        if cls.builtin and cls.__dict__.get("registered", True):
+        # vizgrad's own op classes only: a class written elsewhere on this base (the op
+        # pattern's example in docs/architecture.md is a ``Mul``) must not replace ours
+        if cls.builtin and cls.__dict__.get("registered", True) and \
+                cls.__module__.startswith("vizgrad."):
             Function.registry[cls.__name__] = cls
 
     @staticmethod
@@ -171,6 +172,7 @@ class Function:
         raise NotImplementedError("a Function subclass must define backward(ctx, *grads)")
 
     @classmethod
+    @op_entry_point("cls", "args")
     def apply(cls, *args: Any) -> Any:
         """Run the op on tensors (and plain values), recording a node when needed.
 
@@ -181,37 +183,22 @@ class Function:
         what forward kept.  Under ``no_grad`` (and when no input requires grad) only
         unwrap, forward and wrap run, with one shared no-op ctx.
 
-        This method is the *fast path* of those steps, the only one in vizgrad: it runs
-        millions of times, so the common case (single-tensor arguments, one float
-        output) is inlined here with no helper calls and few allocations (each
-        GC-tracked object that survives an op makes Python's cyclic GC run sooner).
-        Anything else leaves it for ``apply_plain``.  tests/ops/test_fast_path.py runs
-        every op-table row through both and compares the graphs they build.
+        This method is the *fast path* of those steps: it runs millions of times, so the
+        common case (single-tensor arguments, one float output) gathers the inputs and
+        their edges in one inline loop.  Everything else it shares with every other way
+        an op runs (``apply_plain``, ``apply_user``, ``apply_dual``, the operators): the
+        node is initialised by ``Node.__init__`` (the one place a node's fields are set,
+        which also records the call: device, scope, call site), outputs made by
+        ``Tensor._make``, the forward listeners told by ``recording.notify_forward``,
+        what forward kept saved by ``saving.resolve_saved``; an
+        unrecorded call is ``recording.run_unrecorded``.  Anything unusual leaves for
+        ``apply_plain``.  tests/ops/test_fast_path.py runs every op-table row through
+        every path and compares the graphs they build.
         """
         if _DUAL_LEVELS:  # forward AD: a dual level is active (one list read otherwise)
             return apply_dual(cls, args)
         if not grad_enabled():  # every op inside a backward comes here
-            # -- unwrap, run forward, wrap (run_unrecorded, inlined) -------------------
-            raw = []
-            for arg in args:
-                if arg.__class__ is Tensor or isinstance(arg, Tensor):
-                    raw.append(arg.array)
-                elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
-                        and isinstance(arg[0], Tensor):
-                    raw.append([t.array for t in arg])
-                else:
-                    raw.append(arg)
-            out: Any
-            try:
-                out = cls.forward(FORWARD_ONLY if cls.builtin else ForwardCtx(args),
-                                  *raw)
-            except (ValueError, IndexError, TypeError) as error:
-                raised = op_error(cls, [a for a in args if isinstance(a, Tensor)], error,
-                                  raw)
-                raise raised from raised.__cause__
-            if out.__class__ in backend.ARRAY_TYPES and not cls.view_of_input:
-                return Tensor._make(out)
-            return wrap_unrecorded(cls, out, args)
+            return run_unrecorded(cls, args, None, None)
         # -- unwrap + link edges (gathered in one pass) --------------------------------
         raw = list(args)
         tensors = []
@@ -238,7 +225,7 @@ class Function:
                         next_nodes.append(source)
                         if arg._output_nr:
                             numbered = True
-                    else:
+                    else:  # a leaf: its AccumulateGrad (recording.next_node_of, inlined)
                         ref = arg._accumulator
                         source = ref() if ref is not None else None
                         next_nodes.append(source if source is not None
@@ -246,8 +233,7 @@ class Function:
                 else:
                     next_nodes.append(None)
                     own_meta = True
-            elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
-                    and isinstance(arg[0], Tensor):
+            elif is_tensor_list(arg):
                 return cls.apply_plain(*args)  # a list of tensors (cat, stack ...)
             index += 1
         if not grad_mask:
@@ -255,26 +241,16 @@ class Function:
         number_mask = cls._number_mask
         if number_mask and mask & number_mask != number_mask:
             return cls.apply_plain(*args)  # a Python number takes an input slot
-        # Node.__init__, inlined: the fields forward may use; the others are set below,
-        # once their values are known (every way out of here sets them).
         node = _new_node(cls._node_class)
-        node.seq = next(SEQUENCE)
-        node.fn = cls
-        node._next_nodes = tuple(next_nodes)
-        node._next_nrs = numbers_of(tensors) if numbered or index >= len(FIRST_OUTPUTS) \
-            else FIRST_OUTPUTS[len(tensors)]
-        node._grad_mask = grad_mask
-        node._to_save = None
-        node._saved = None
-        node._store = None
-        node._freed = False
+        _init_node(node, tuple(next_nodes), numbers_of(tensors)
+                   if numbered or index >= _FIRST_COUNT else FIRST_OUTPUTS[len(tensors)],
+                   grad_mask, LAYOUTS.get(mask) or simple_layout(mask), tensors[0].array)
         # -- run forward --------------------------------------------------------------
         try:
             out = cls.forward(node, *raw)
         except (ValueError, IndexError, TypeError) as error:
             raised = op_error(cls, tensors, error, raw)
             raise raised from raised.__cause__
-        node._layout = LAYOUTS.get(mask) or simple_layout(mask)
         if own_meta:
             node._own_operand_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])
         out_class = out.__class__
@@ -288,31 +264,12 @@ class Function:
             if out.dtype.kind != "f":
                 check_output_dtype(cls, node, (out,))
         node._result_meta = meta
-        # describe_call, inlined:
-        if tensors[0].array.__class__ is not _NUMPY_ARRAY:
-            node._device = backend.device_of(tensors[0].array)
-        node.scope = current_scope()
-        depth = STACK["depth"]
-        if depth:  # three slots rather than a tuple: one object fewer per op for the GC
-            node._stack_code, node._stack_lasti, node._stack_tail = \
-                capture(depth, 2) or NO_STACK  # 2: apply's caller
-        else:
-            node._stack_code = None
-        if FORWARD_LISTENERS:  # anomaly mode's check_forward; one list read otherwise
-            for listener in list(FORWARD_LISTENERS):
-                listener(node, tensors, (out,))
+        if FORWARD_LISTENERS:
+            notify_forward(node, tensors, out)
         if node._non_differentiable is not None:
             return finish_recorded(cls, node, out, args, tensors)
-        # -- wrap outputs -------------------------------------------------------------
-        result = _new_tensor(Tensor)  # Tensor._make, inlined
-        result.array = out
-        result._rg = True
-        result._grad = None
-        result._grad_fn = node
-        result._output_nr = 0
-        result._vc = None
-        result._base = None
-        # -- save ---------------------------------------------------------------------
+        # -- wrap outputs, save ---------------------------------------------------------
+        result = Tensor._make(out, True, node, 0)
         if node._to_save is not None:
             resolve_saved(node, tensors, (result,))
         if cls.view_of_input:
@@ -327,6 +284,7 @@ class Function:
         return _steps(cls, args)
 
     @classmethod
+    @op_entry_point("cls", "args", "target")
     def apply_(cls, target: Tensor, *args: Any) -> Tensor:
         """Run the op in place on ``target`` (its first argument): PyTorch's ``op_``.
 
@@ -356,9 +314,9 @@ def _steps(cls: type[Function], args: tuple) -> Any:
     grad_mask = grad_mask_of(args)
     if not grad_mask:
         return run_unrecorded(cls, args, raw, tensors)
-    node = link_edges(cls, tensors, grad_mask)
+    node = link_edges(cls, tensors, grad_mask,
+                      layout_of(args) if mask is None else simple_layout(mask))
     out = run_forward(cls, node, raw, tensors)
-    node._layout = layout_of(args) if mask is None else simple_layout(mask)
     if any(not t._rg for t in tensors):
         node._own_operand_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])
     out_class = out.__class__
@@ -366,7 +324,8 @@ def _steps(cls: type[Function], args: tuple) -> Any:
         node._result_meta = single_meta(out.shape, out.dtype)
         if out.dtype.kind != "f":
             check_output_dtype(cls, node, (out,))
-        describe_call(node, tensors, (out,))
+        if FORWARD_LISTENERS:
+            notify_forward(node, tensors, (out,))
     return finish_recorded(cls, node, out, args, tensors)
 
 

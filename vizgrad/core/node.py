@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import backend
 from .saved import (
     INPUTS_IN_ORDER,
     GraphError,
@@ -26,17 +27,28 @@ from .saved import (
     saved_values,
     unpack,
 )
-from .stack import StackFrame, format_frames
+from .stack import StackFrame, capture, format_frames
+from .state import STACK, current_scope
 
 __all__ = [
     "FORWARD_ONLY", "INPUTS_IN_ORDER", "OP_NODE_CLASSES", "OUT_LIST", "OUT_SINGLE",
     "OUT_TUPLE", "AccumulateGrad", "ContiguousLayout", "Edge", "ForwardOnly",
     "FunctionNode", "GraphError", "GraphFreedError", "InplaceModificationError", "Node",
-    "RemovableHandle", "SavedEntry", "SavedTensor", "SlotMeta", "add_hook", "node_class",
+    "RemovableHandle", "SavedEntry", "SavedTensor", "SlotMeta", "add_hook", "is_tensor_list",
+    "node_class",
 ]
 
 SEQUENCE = itertools.count()
+NO_STACK = (None, 0, ())
+_NUMPY_ARRAY = np.ndarray
 Tensor: Any = None  # vizgrad.core.tensor sets this (it imports this module first)
+
+
+def is_tensor_list(arg: Any) -> bool:
+    """Whether a forward argument is a list (or tuple) of tensors: ``cat``'s, ``stack``'s.
+    The one test every path that records an op uses (the first element decides)."""
+    return (arg.__class__ is list or arg.__class__ is tuple) and bool(arg) \
+        and isinstance(arg[0], Tensor)
 
 # How a forward's outputs are laid out: one array, a tuple (one slot per
 # element), or a list (one slot with a rank per element, e.g. ``split``).
@@ -140,17 +152,21 @@ class Node:
     ((<MulBackward0 ...>, 0),)
     """
 
-    # Every field a recorded op has, declared once.  ``__init__`` fills them all;
-    # ``Function.apply`` overwrites the ones known only after forward ran.
+    # Every field a recorded op has, declared once.  ``__init__`` fills them all, and
+    # is the only place that does (``Function.apply`` allocates the node of its op's
+    # class and calls it directly); the paths that record an op then set
+    # ``_result_meta``, known only once forward ran.
     __slots__ = (
-        "seq", "fn", "_next_nodes", "_next_nrs", "_grad_mask", "_layout", "_result_meta",
+        "seq", "_next_nodes", "_next_nrs", "_grad_mask", "_layout", "_result_meta",
         "_to_save", "_saved", "_store", "_freed", "scope", "_stack_code", "_stack_lasti",
         "_stack_tail", "__dict__", "__weakref__",
     )
     #: Creation order: a node is always newer than the nodes it feeds (a topological order).
     seq: int
-    #: The Function class whose backward this node runs (``fn.backward(node, *grads)``).
-    fn: Any
+    #: The Function class whose backward this node runs (``fn.backward(node, *grads)``):
+    #: a class attribute of the node class made for that Function (``node_class``), so
+    #: no node stores it.
+    fn: Any = None
     #: Per flat forward input: the node its gradient goes to (None: wants none) and
     #: which of that node's forward outputs it was (``next_functions`` pairs them up).
     _next_nodes: tuple[Node | None, ...]
@@ -176,21 +192,37 @@ class Node:
     _stack_lasti: int
     _stack_tail: tuple
 
-    def __init__(self, fn: Any = None, next_nodes: tuple = (), next_nrs: tuple = (),
-                 grad_mask: int = 0) -> None:
-        self.fn = fn
+    def __init__(self, next_nodes: tuple = (), next_nrs: tuple = (), grad_mask: int = 0,
+                 layout: tuple = (), first_input: Any = None) -> None:
+        """Every field, and for an op's node (``first_input``: its first input tensor's
+        array) the call it records: device, scope and the user's call site, all known
+        before forward runs.  A leaf's AccumulateGrad and a bare ``Node()`` record no
+        call (scope "", no call site)."""
         self._next_nodes = next_nodes
         self._next_nrs = next_nrs
         self._grad_mask = grad_mask
-        self._layout = ()
+        self._layout = layout
         self._result_meta = ()
         self._to_save = None
         self._saved = None
         self._store = None
         self._freed = False
-        self.scope = ""
-        self._stack_code = None
         self.seq = next(SEQUENCE)
+        if first_input is None:
+            self.scope = ""
+            self._stack_code = None
+            return
+        if first_input.__class__ is not _NUMPY_ARRAY:
+            self._device = backend.device_of(first_input)
+        self.scope = current_scope()
+        depth = STACK["depth"]
+        if depth:  # three slots rather than a tuple: one object fewer per op for the GC
+            # 3: the caller of the function that makes the node (always vizgrad's own:
+            # apply, link_edges, apply_user's), where the user's frames may start
+            self._stack_code, self._stack_lasti, self._stack_tail = \
+                capture(depth, 3) or NO_STACK
+        else:
+            self._stack_code = None
 
     # Rarely set: class-level defaults, stored in the instance dict only when set.
     _metadata: dict | None = None
@@ -507,10 +539,11 @@ class FunctionNode(Node):
 OP_NODE_CLASSES: set[type] = set()
 
 
-def node_class(name: str, user: bool) -> type[Node]:
+def node_class(name: str, user: bool, fn: Any) -> type[Node]:
     """A Node subclass named after the backward op, so ``type(node).__name__`` is
-    PyTorch's node name (pytorchviz labels boxes with it). Made once per Function class."""
-    cls = type(name, (FunctionNode if user else Node,), {"__slots__": ()})
+    PyTorch's node name (pytorchviz labels boxes with it), whose ``fn`` is the Function
+    class ``fn``. Made once per Function class."""
+    cls = type(name, (FunctionNode if user else Node,), {"__slots__": (), "fn": fn})
     cls.__qualname__ = name
     OP_NODE_CLASSES.add(cls)
     return cls
@@ -524,9 +557,10 @@ class AccumulateGrad(Node):
     """The node at a leaf that requires grad: backward adds into ``variable.grad``."""
 
     __slots__ = ("variable",)
+    fn = _AccumulateGradFn
 
     def __init__(self, variable: Any) -> None:
-        super().__init__(_AccumulateGradFn)
+        super().__init__()
         self.variable = variable
         array = variable.array
         self._result_meta = ((array.shape, array.dtype),)

@@ -1,12 +1,16 @@
 """The steps every op takes when it runs, one function each (``Function.apply_plain``
-calls them in order; ``Function.apply`` inlines the common case).
+calls them in order; ``Function.apply`` gathers the inputs and edges of the common
+case in one loop and calls the rest: ``Node.__init__``, ``Tensor._make``,
+``notify_forward``, ``resolve_saved``, ``run_unrecorded``; ``apply_user`` too).
 
 1. **unwrap** (``unwrap``, ``input_tensors``): Tensors become backend arrays;
 2. **link edges** (``grad_mask_of``, ``link_edges``): a new Node pointing at the node
-   each input's gradient goes to;
+   each input's gradient goes to; ``Node.__init__`` also records the call (device,
+   scope, the user's call site), all known before forward;
 3. **run forward** (``run_forward``): errors come back naming the op (``op_error``);
-4. **wrap outputs** (``finish_recorded``, ``describe_call``): result arrays become
-   Tensors pointing at the node, which records metadata, device, scope and call site;
+4. **wrap outputs** (``finish_recorded``): result arrays become Tensors pointing at the
+   node (``Tensor._make``), the node records their shapes and dtypes; forward
+   listeners hear of it (``notify_forward``);
 5. **save**: ``saving.resolve_saved``.
 
 Unrecorded calls (``no_grad``, or no input requires grad) take steps 1, 3 and 4 with
@@ -23,10 +27,19 @@ import numpy as np
 
 from . import backend
 from .inplace import MULTI, NO_GRAD, inherited_creation, refresh_view
-from .node import FORWARD_ONLY, OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, ForwardOnly, Node
+from .node import (
+    FORWARD_ONLY,
+    OUT_LIST,
+    OUT_SINGLE,
+    OUT_TUPLE,
+    ContiguousLayout,
+    ForwardOnly,
+    Node,
+    is_tensor_list,
+)
 from .saving import resolve_saved
-from .stack import capture, hide_own_frames_in_notebooks, user_location
-from .state import STACK, current_scope, grad_enabled
+from .stack import hide_own_frames_in_notebooks, user_location
+from .state import grad_enabled
 from .tensor import Tensor, accumulator_of
 
 if TYPE_CHECKING:
@@ -49,10 +62,23 @@ class ForwardCtx(ForwardOnly):
 #: forward, once its node knows its stack and scope (anomaly mode's ``check_forward``
 #: finds the op that made a NaN here).  A listener may raise to stop the op.
 FORWARD_LISTENERS: list = []
-_NUMPY_ARRAY = np.ndarray
 
 
-NO_STACK = (None, 0, ())
+#: The functions an op of vizgrad's is recorded through, declared where they are
+#: defined (``@op_entry_point``): their code -> ``(name of the op class's local, name of
+#: the argument tuple's, name of an in-place target's or None)``.  static.trace's profile
+#: hook recognises an op's call by this table and reads the op from those locals.
+OP_ENTRY_POINTS: dict[Any, tuple[str, str, str | None]] = {}
+
+
+def op_entry_point(cls_name: str, args_name: str, target_name: str | None = None) -> Any:
+    """Declare a function as one that every call of an op goes through (see above)."""
+    def declare(function: Any) -> Any:
+        OP_ENTRY_POINTS[function.__code__] = (cls_name, args_name, target_name)
+        return function
+    return declare
+
+
 LAYOUTS: dict[int, tuple] = {}
 # The input numbers of nodes whose inputs are all first outputs (nearly every node).
 FIRST_OUTPUTS = tuple((0,) * count for count in range(16))
@@ -60,15 +86,10 @@ _NRS: dict[tuple, tuple] = {}  # the others, shared
 
 
 # -- the steps of apply_plain ----------------------------------------------------------
-def _is_tensor_list(arg: Any) -> bool:
-    return (arg.__class__ is list or arg.__class__ is tuple) and bool(arg) \
-        and isinstance(arg[0], Tensor)
-
-
 def unwrap(args: tuple) -> list:
     """Backend arrays for forward: a tensor's array, a list of tensors' arrays."""
     return [arg.array if isinstance(arg, Tensor)
-            else [t.array for t in arg] if _is_tensor_list(arg) else arg for arg in args]
+            else [t.array for t in arg] if is_tensor_list(arg) else arg for arg in args]
 
 
 def input_tensors(cls: type[Function], args: tuple) -> tuple[list, int | None]:
@@ -77,7 +98,7 @@ def input_tensors(cls: type[Function], args: tuple) -> tuple[list, int | None]:
     tensors: list[Tensor] = []
     mask: int | None = 0
     for index, arg in enumerate(args):
-        group: Any = [arg] if isinstance(arg, Tensor) else arg if _is_tensor_list(arg) else ()
+        group: Any = [arg] if isinstance(arg, Tensor) else arg if is_tensor_list(arg) else ()
         for tensor in group:
             if tensor._base is not None and tensor._view_version != tensor._vc[0]:
                 refresh_view(tensor)  # its base was written since: re-derive its history
@@ -93,16 +114,16 @@ def grad_mask_of(args: tuple) -> int:
     """Bit i set: argument i is (or holds) a tensor that requires grad."""
     mask = 0
     for index, arg in enumerate(args):
-        group = [arg] if isinstance(arg, Tensor) else arg if _is_tensor_list(arg) else ()
+        group = [arg] if isinstance(arg, Tensor) else arg if is_tensor_list(arg) else ()
         if any(t._rg for t in group):
             mask |= 1 << index
     return mask
 
 
-def link_edges(cls: type[Function], tensors: list, grad_mask: int) -> Node:
+def link_edges(cls: type[Function], tensors: list, grad_mask: int, layout: tuple) -> Node:
     """The op's node, pointing at the node each input's gradient goes to."""
-    return cls._node_class(cls, tuple([next_node_of(t) for t in tensors]),
-                           numbers_of(tensors), grad_mask)
+    return cls._node_class(tuple([next_node_of(t) for t in tensors]),
+                           numbers_of(tensors), grad_mask, layout, tensors[0].array)
 
 
 def run_forward(cls: type[Function], ctx: Any, raw: list, tensors: list) -> Any:
@@ -114,33 +135,40 @@ def run_forward(cls: type[Function], ctx: Any, raw: list, tensors: list) -> Any:
 
 
 def run_unrecorded(cls: type[Function], args: tuple, raw: list | None,
-                    tensors: list | None) -> Any:
-    """No node (no_grad, or no input requires grad): unwrap, run forward, wrap."""
-    if raw is None or tensors is None:
-        raw = unwrap(args)
-        tensors = [a for a in args if isinstance(a, Tensor)]
-    out = run_forward(cls, FORWARD_ONLY if cls.builtin else ForwardCtx(args), raw,
-                       tensors)
+                   tensors: list | None) -> Any:
+    """No node (no_grad, or no input requires grad): unwrap, run forward, wrap.  Every
+    op inside a backward comes here (or to the operators' shortcut), so the unwrap is a
+    plain loop; the input tensors are gathered only for an error message."""
+    if raw is None:
+        raw = []
+        for arg in args:
+            if arg.__class__ is Tensor or isinstance(arg, Tensor):
+                raw.append(arg.array)
+            elif is_tensor_list(arg):
+                raw.append([t.array for t in arg])
+            else:
+                raw.append(arg)
+    try:
+        out = cls.forward(FORWARD_ONLY if cls.builtin else ForwardCtx(args), *raw)
+    except (ValueError, IndexError, TypeError) as error:
+        if tensors is None:
+            tensors = [a for a in args if isinstance(a, Tensor)]
+        raised = op_error(cls, tensors, error, raw)
+        raise raised from raised.__cause__
     if out.__class__ in backend.ARRAY_TYPES and not cls.view_of_input:
         return Tensor._make(out)
     return wrap_unrecorded(cls, out, args)
 
 
-def describe_call(node: Node, tensors: list, outs: Any) -> None:
-    """Where the op ran: device, scope and (when captured) the user's call site; then
-    the forward listeners hear of it (they may raise to stop the op)."""
-    if tensors[0].array.__class__ is not _NUMPY_ARRAY:
-        node._device = backend.device_of(tensors[0].array)
-    node.scope = current_scope()
-    depth = STACK["depth"]
-    if depth:  # three slots rather than a tuple: one object fewer per op for the GC
-        node._stack_code, node._stack_lasti, node._stack_tail = \
-            capture(depth) or NO_STACK
-    else:  # (Function.apply's node has no default here: it skips Node.__init__)
-        node._stack_code = None
-    if FORWARD_LISTENERS:
-        for listener in list(FORWARD_LISTENERS):
-            listener(node, tensors, outs)
+def notify_forward(node: Node, tensors: list, outs: Any) -> None:
+    """Tell the forward listeners of a recorded op, with its output arrays (``outs``: a
+    tuple or list, or the fast path's one array); they may raise to stop the op.  Every
+    path that records an op calls it once its outputs are known, when there are
+    listeners (``if FORWARD_LISTENERS``: one list read otherwise)."""
+    if outs.__class__ in backend.ARRAY_TYPES:  # the fast path's one output
+        outs = (outs,)
+    for listener in list(FORWARD_LISTENERS):
+        listener(node, tensors, outs)
 
 
 def finish_recorded(cls: type[Function], node: Node, out: Any, args: tuple,
@@ -171,7 +199,8 @@ def finish_recorded(cls: type[Function], node: Node, out: Any, args: tuple,
                 break
         if kind != OUT_SINGLE:
             node._out_kind = kind
-        describe_call(node, tensors, outs)
+        if FORWARD_LISTENERS:
+            notify_forward(node, tensors, outs)
     nondiff = node._non_differentiable or ()
     results = [Tensor._make(array) if id(array) in nondiff
                else Tensor._make(array, True, node, nr) for nr, array in enumerate(outs)]
@@ -275,8 +304,7 @@ def layout_of(args: tuple) -> tuple:
     for index, arg in enumerate(args):
         if isinstance(arg, Tensor):
             layout.append((index, -1))
-        elif (arg.__class__ is list or arg.__class__ is tuple) and arg \
-                and isinstance(arg[0], Tensor):
+        elif is_tensor_list(arg):
             layout.append((index, len(arg)))
     return tuple(layout)
 

@@ -38,12 +38,13 @@ from .memory import human_bytes
 
 @dataclass
 class StepRecord:
-    """Size of one step's graph."""
+    """Size of one step's graph.  ``saved_bytes`` is None on a step where it was not
+    measured (``GraphMonitor(saved_every=N)``); every other figure is this step's."""
 
     step: int
     nodes: int
     depth: int
-    saved_bytes: int
+    saved_bytes: int | None
     newest_seq: int | None
 
 
@@ -94,11 +95,23 @@ class GraphMonitor:
 
     ``growth_steps``: also warn when the node count grew this many steps in a row
     (without old nodes attached: for example a list of tensors growing inside the loss).
+
+    ``saved_every``: measure the saved bytes every step (1, the default), or only on
+    the first step, every ``saved_every``-th step, a step whose node count or depth
+    differs from the step before, and a step that warns.  Reading a PyTorch graph's
+    saved tensors is more than half of the monitor's time per step (a Python object
+    for each saved tensor and its storage); node count, depth and the check for nodes
+    of earlier steps are still taken every step.  A step not measured records
+    ``saved_bytes=None``, and a message quoting an earlier figure says at which step
+    it was measured.
     """
 
-    def __init__(self, growth_steps: int = 3) -> None:
+    def __init__(self, growth_steps: int = 3, saved_every: int = 1) -> None:
+        if saved_every < 1:
+            raise ValueError(f"saved_every must be 1 or more, got {saved_every}")
         self.history: list[StepRecord] = []
         self.growth_steps = growth_steps
+        self.saved_every = int(saved_every)
 
     def step(self, loss: Any) -> GrowthWarning:
         """Record ``loss``'s graph (call it before or after ``backward()``).
@@ -115,11 +128,15 @@ class GraphMonitor:
         """
         # One cheap walk (graph_size) every step; the full topology only when the graph
         # holds an op node as old as the previous step's newest: a leak to explain.
-        size = graph.graph_size(loss)
         number = len(self.history) + 1
+        previous = self.history[-1] if self.history else None
+        every = self.saved_every
+        size = graph.graph_size(loss, saved=every == 1 or number == 1 or number % every == 0)
+        if size.saved_bytes is None and previous is not None and (
+                size.nodes != previous.nodes or size.depth != previous.depth):
+            size = graph.graph_size(loss)  # the graph changed: its saved bytes too
         record = StepRecord(number, size.nodes, size.depth, size.saved_bytes,
                             size.newest_seq)
-        previous = self.history[-1] if self.history else None
         self.history.append(record)
         warning = GrowthWarning(number)
         if previous is None:
@@ -132,8 +149,20 @@ class GraphMonitor:
         warning.growing = len(counts) == self.growth_steps + 1 and all(
             a < b for a, b in zip(counts, counts[1:]))
         if warning:
+            if record.saved_bytes is None:  # a step that warns quotes its own figure
+                record.saved_bytes = graph.graph_size(loss).saved_bytes
             warning.message = self._message(warning, record, previous)
         return warning
+
+    def _saved_text(self, record: StepRecord) -> str:
+        """``record``'s saved bytes, or the latest figure measured before it, saying
+        at which step (never a figure given as another step's)."""
+        if record.saved_bytes is not None:
+            return human_bytes(record.saved_bytes)
+        for earlier in reversed(self.history[:record.step - 1]):
+            if earlier.saved_bytes is not None:
+                return f"{human_bytes(earlier.saved_bytes)} (measured at step {earlier.step})"
+        return "not measured"
 
     def _find_old(self, shape: graph.Topology, previous: StepRecord,
                   warning: GrowthWarning) -> None:
@@ -160,7 +189,7 @@ class GraphMonitor:
                  previous: StepRecord) -> str:
         lines = [f"step {record.step}: the graph grew from {previous.nodes} to {record.nodes} "
                  f"nodes (depth {previous.depth} -> {record.depth}, saved "
-                 f"{human_bytes(previous.saved_bytes)} -> {human_bytes(record.saved_bytes)})"]
+                 f"{self._saved_text(previous)} -> {self._saved_text(record)})"]
         if warning.old_nodes:
             lines.append(f"  {warning.old_nodes} nodes of this graph were made in an earlier "
                          "step: a tensor from a previous step was used without .detach() "

@@ -17,12 +17,14 @@ Example
 "target='loss'"
 
 Messages and ``how`` speak this module's Python API (``target='model.loss'``,
-``step=3``); the CLI says them in its flags (``--target model.loss``).
+``step=3``); each keeps the option apart (:class:`Wording`), so the CLI says it in its
+flags (``--target model.loss``) without rewriting the text.
 """
 
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,15 +35,51 @@ from .capture import ScriptRun
 from .tracebacks import user_frames
 
 
+def api_words(option: str, value: Any) -> str:
+    """An option as this module's Python API says it: ``target='loss'``, ``step=3``."""
+    return f"{option}={value!r}"
+
+
+@dataclass(frozen=True)
+class Wording:
+    """Words that may name an option of :func:`select_roots` (``target`` or ``step``),
+    kept apart so that each caller says it its own way: ``text()`` in this module's
+    words, ``text(spell)`` in another's (the CLI's flags).
+
+    Example
+    -------
+    >>> said = Wording("", ("target", "model.loss"), ": the script left no 'model'")
+    >>> said.text()
+    "target='model.loss': the script left no 'model'"
+    >>> said.text(lambda option, value: f"--{option} {value}")
+    "--target model.loss: the script left no 'model'"
+    """
+
+    before: str
+    option: tuple[str, Any] | None = None  # (name, value), said between before and after
+    after: str = ""
+
+    def text(self, spell: Callable[[str, Any], str] = api_words) -> str:
+        """The words, the option (if any) said by ``spell(name, value)``."""
+        if self.option is None:
+            return self.before + self.after
+        return self.before + spell(*self.option) + self.after
+
+
 @dataclass
 class RootChoice:
     """The tensors to draw, by name, and a few words on how they were chosen."""
 
     roots: dict[str, Any]
-    how: str
+    wording: Wording
     #: with ``--at-error`` when an op raised: what ``make_dot(failure=...)`` draws as a
     #: red node fed by ``roots`` (the op's inputs): name, message, user line
     failure: dict[str, Any] | None = None
+
+    @property
+    def how(self) -> str:
+        """How the roots were chosen, in this module's words (``"target='loss'"``)."""
+        return self.wording.text()
 
 
 @dataclass
@@ -55,11 +93,18 @@ class Candidate:
 
 
 class NothingToRenderError(LookupError):
-    """No graph was found; ``candidates`` lists the tensors the script left."""
+    """No graph was found; ``candidates`` lists the tensors the script left, ``option``
+    names the argument that could not be met (``"target"``, ``"step"``; None when none
+    was given) and ``wording`` is the message with that option kept apart."""
 
-    def __init__(self, message: str, candidates: list[Candidate]) -> None:
-        super().__init__(message)
+    def __init__(self, wording: Wording, candidates: list[Candidate]) -> None:
+        super().__init__(wording.text())
+        self.wording = wording
         self.candidates = candidates
+
+    @property
+    def option(self) -> str | None:
+        return None if self.wording.option is None else self.wording.option[0]
 
 
 def graph_size(tensor: Any) -> int:
@@ -252,7 +297,7 @@ def failed_op(run: ScriptRun, params: dict[str, Any] | None = None) -> RootChoic
                          source=True)
     failure = {"op": error.vizgrad_op, "error": type(error).__name__,
                "message": getattr(error, "vizgrad_reason", str(error)), "line": line}
-    return RootChoice(roots, f"the op that raised ({error.vizgrad_op}) and its inputs",
+    return RootChoice(roots, Wording(f"the op that raised ({error.vizgrad_op}) and its inputs"),
                       failure)
 
 
@@ -290,39 +335,39 @@ def select_roots(run: ScriptRun, target: str | None = None, at_error: bool = Fal
         try:
             value = _resolve(namespace, target)
         except (KeyError, AttributeError, IndexError) as error:
-            raise NothingToRenderError(
-                f"target={target!r}: the script left no {target!r} ({error!s} not found)",
+            raise NothingToRenderError(Wording(
+                "", ("target", target), f": the script left no {target!r} ({error!s} not found)"),
                 candidates(run)) from None
         roots = _roots_from_value(target, value)
         if roots is None:
-            raise NothingToRenderError(
-                f"target={target!r} is a {type(value).__name__}, not a tensor (or a list or "
-                "dict of tensors)", candidates(run))
-        return RootChoice(roots, f"target={target!r}")
+            raise NothingToRenderError(Wording(
+                "", ("target", target), f" is a {type(value).__name__}, not a tensor (or a list "
+                "or dict of tensors)"), candidates(run))
+        return RootChoice(roots, Wording("", ("target", target)))
     if run.step is not None and run.step_backward is not None:
         how = (f"last backward call ({run.backward_calls})" if run.step == "last"
                else f"backward call {run.step}")
-        return RootChoice(_named_roots(run.step_backward, namespace, "loss"), how)
+        return RootChoice(_named_roots(run.step_backward, namespace, "loss"), Wording(how))
     if run.step is not None and not (at_error and run.failed):
         needs = ("at least one backward() call" if run.step == "last"
                  else f"{run.step} backward() calls")
-        raise NothingToRenderError(
-            f"step={run.step!r} needs {needs} but the script made {run.backward_calls}",
+        raise NothingToRenderError(Wording(
+            "", ("step", run.step), f" needs {needs} but the script made {run.backward_calls}"),
             candidates(run))
     if at_error and run.failed:
         failed = failed_op(run, script_parameters(namespace))
         if failed is not None:
             return failed
     if run.watched:
-        return RootChoice(dict(run.watched), "vizgrad.watch()")
+        return RootChoice(dict(run.watched), Wording("vizgrad.watch()"))
     if at_error and run.failed and run.last_backward is not None:
         return RootChoice(_named_roots(run.last_backward, namespace, "loss"),
-                          f"latest backward call ({run.backward_calls})")
+                          Wording(f"latest backward call ({run.backward_calls})"))
     if run.first_backward is not None:
         return RootChoice(_named_roots(run.first_backward, namespace, "loss"),
-                          "first backward call")
+                          Wording("first backward call"))
     if _is_tensor(namespace.get("loss")):
-        return RootChoice({"loss": namespace["loss"]}, "global 'loss'")
+        return RootChoice({"loss": namespace["loss"]}, Wording("global 'loss'"))
     if at_error and run.error is not None:
         best, best_size = None, 0
         for frame in user_frames(run.error):
@@ -331,14 +376,14 @@ def select_roots(run: ScriptRun, target: str | None = None, at_error: bool = Fal
                 if size > best_size:
                     best, best_size = (f"{frame.f_code.co_name}:{key}", value), size
         if best is not None:
-            return RootChoice({best[0]: best[1]}, "biggest graph at the error")
+            return RootChoice({best[0]: best[1]}, Wording("biggest graph at the error"))
     offered = candidates(run)
     with_graph = [c for c in offered if c.graph_size > 0]
     if len(with_graph) == 1:  # nothing else to choose from: draw it, saying which
         only = with_graph[0]
-        return RootChoice({only.name: only.tensor},
-                          f"the only tensor with a graph, {only.name!r} (target={only.name!r})")
-    raise NothingToRenderError(
+        return RootChoice({only.name: only.tensor}, Wording(
+            f"the only tensor with a graph, {only.name!r} (", ("target", only.name), ")"))
+    raise NothingToRenderError(Wording(
         "found no graph to draw: no target, no vizgrad.watch(), no backward() call and no "
         "global 'loss'" + (f", and {len(with_graph)} tensors with a graph to choose from"
-                           if with_graph else ""), offered)
+                           if with_graph else "")), offered)

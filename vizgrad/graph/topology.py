@@ -127,23 +127,27 @@ class GraphSize:
     longest root-to-leaf path), ``saved_bytes`` (saved arrays still held, each buffer
     once), ``newest_seq`` (the largest ``seq``) and ``oldest_op_seq`` (the smallest
     ``seq`` of a node that is not a leaf's ``AccumulateGrad``; None when there is none,
-    or when a node has no ``seq``)."""
+    or when a node has no ``seq``).  ``saved_bytes`` is None where it was not measured
+    (``graph_size(..., saved=False)`` on a PyTorch graph)."""
 
     nodes: int
     depth: int
-    saved_bytes: int
+    saved_bytes: int | None
     newest_seq: int | None
     oldest_op_seq: int | None
 
 
 
-def graph_size(roots: Any) -> GraphSize:
+def graph_size(roots: Any, *, saved: bool = True) -> GraphSize:
     """Node count, depth, saved bytes and ``seq`` range of ``roots``' graph, in one walk.
 
     The same figures as ``topology(roots)`` (``len(raws)``, ``depth``, the saved bytes
     ``vizgrad.debug.memory.node_bytes`` counts), without its lists: cheap enough for
     every training step.  vizgrad's own nodes are read through ``vizgrad.core.facts``;
     a graph with other nodes (PyTorch's) is measured through :func:`topology`.
+    ``saved=False`` lets a PyTorch graph's walk skip its saved tensors (the larger
+    part of its time): ``saved_bytes`` is then None, not measured (vizgrad's own
+    graphs measure them anyway, at no extra cost).
 
     Example
     -------
@@ -160,7 +164,7 @@ def graph_size(roots: Any) -> GraphSize:
         # the adapters _root_nodes makes (the same node: TorchTensorInfo.node's)
         from ..adapters.torch_size import torch_graph_size
 
-        return GraphSize(*torch_graph_size([fn]))
+        return GraphSize(*torch_graph_size([fn], saved))
     raws = _root_nodes(roots)
     found = fast.graph_size(raws)
     if found is None:  # a node that is not vizgrad's
@@ -168,7 +172,7 @@ def graph_size(roots: Any) -> GraphSize:
             # PyTorch's: its nodes read bare, no adapters (the same figures)
             from ..adapters.torch_size import torch_graph_size
 
-            return GraphSize(*torch_graph_size([raw.fn for raw in raws]))
+            return GraphSize(*torch_graph_size([raw.fn for raw in raws], saved))
         return _size_of(topology(roots))
     return GraphSize(*found)
 

@@ -13,12 +13,12 @@ from typing import Any
 import graphviz
 
 from .build import _Builder, build_view, paused_gc
-from .dot import THEMES, to_dot
+from .dot import to_dot
+from .emitters import EMITTERS, FORMATS, Emitter
 from .html import to_html
 from .jsonin import NotAGraphFileError, load_view, view_from_dict, view_summary
 from .jsonout import to_dict, to_json
 from .output import (
-    FORMATS,
     GraphvizNotFoundError,
     LayoutTimeoutError,
     RenderError,
@@ -32,6 +32,7 @@ from .plain import plain_dot, plain_options
 from .show import show, viewer_html
 from .terminal import graph_tree, print_graph
 from .view import Cluster, GraphView, LegendEntry, RenderOptions, ViewEdge, ViewNode
+from .vocabulary import KINDS, MARKS, THEMES, Kind, Mark
 
 
 def make_dot(var: Any, params: dict | None = None, show_attrs: bool = False,
@@ -101,7 +102,8 @@ def make_dot_from_trace(trace: Any, **options: Any) -> graphviz.Digraph:
 
 __all__ = [
     "make_dot_from_trace",
-    "FORMATS", "THEMES", "Cluster", "GraphView", "GraphvizNotFoundError", "LayoutTimeoutError",
+    "EMITTERS", "FORMATS", "KINDS", "MARKS", "THEMES", "Cluster", "Emitter", "GraphView",
+    "GraphvizNotFoundError", "Kind", "LayoutTimeoutError", "Mark",
     "LegendEntry", "NotAGraphFileError", "RenderError", "RenderOptions", "ViewEdge",
     "ViewNode", "as_view", "build_view", "dot_binary", "graph_tree", "make_dot", "print_graph",
     "run_dot", "save", "show", "load_view", "to_dict", "to_dot", "to_html", "to_json",

@@ -12,26 +12,12 @@ from collections import defaultdict
 
 import graphviz
 
-from .boxes import entry_lengths
+from .boxes import entry_lengths, parameter_rows
 from .escape import dot_string, label_lines, label_text, sized_cache
 from .hubs import thin_hubs
 from .legend import KeyRow, key_rows
 from .view import GraphView, ViewNode
-
-#: Fill colour per node kind (pytorchviz's names in the light theme).
-THEMES = {
-    "light": {"op": "lightgray", "leaf": "lightblue", "saved": "orange",
-              "output": "darkolivegreen1", "base": "darkolivegreen3", "fold": "#ffe9a8",
-              "group": "#e3d5f2", "background": None, "font": "black", "edge": "black",
-              "cluster": "#888888", "error": "#ff6b6b"},
-    "dark": {"op": "#4d4d4d", "leaf": "#2c5f85", "saved": "#a65f00", "output": "#52702b",
-             "base": "#34501c", "fold": "#6b5a1e", "group": "#4f3b66",
-             "background": "#1e1e1e", "font": "#eeeeee", "edge": "#c0c0c0",
-             "cluster": "#9a9a9a", "error": "#b3261e"},
-}
-
-#: Border of a highlighted node (anomaly mode's failing node).
-HIGHLIGHT = "#e00000"
+from .vocabulary import THEMES, Kind
 
 #: pytorchviz's node attributes.
 NODE_ATTR = {"style": "filled", "shape": "box", "align": "left", "fontsize": "10",
@@ -131,7 +117,7 @@ def _plain_attrs(node: ViewNode, palette: dict) -> tuple[str, str]:
     return attrs
 
 
-def box_attrs(kind: str, title: str, lines: list[str], tooltip: str,
+def box_attrs(kind: Kind, title: str, lines: list[str], tooltip: str,
               palette: dict) -> tuple[str, str]:
     """``_plain_attrs`` of a plain box described by its parts (no fill of its own): the
     plain DOT path's (``plain.py``), which makes no ``ViewNode``."""
@@ -165,7 +151,7 @@ def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
     if "freed" in node.marks or node.kind == "fold" or "zero" in node.marks:
         styles.append("dashed")
     if "highlight" in node.marks:
-        parts.append(f"color={dot_string(HIGHLIGHT)} penwidth=4")
+        parts.append(f"color={dot_string(palette['highlight'])} penwidth=4")
     elif "nan" in node.marks:
         styles.append("bold")
         parts.append("penwidth=3")
@@ -176,25 +162,29 @@ def node_line(node: ViewNode, palette: dict, limit: int = 50) -> str:
     elif "hooked" in node.marks:  # packed by saved_tensors_hooks: a folded-corner box
         parts.append("shape=note")
     if node.kind == "error":
-        parts.append('penwidth=2 color="#b00000"')
+        parts.append(f"penwidth=2 color={dot_string(palette['error_line'])}")
     return f"\t{node.id} [{' '.join(parts)}]\n"
 
 
 def _edge_attributes(edge, palette: dict, key: str = "label") -> str:  # noqa: ANN001
     """What follows ``a -> b`` on an edge's line: `` [label=<...> style=...]`` or ``""``
     (``key`` is ``xlabel`` on big pictures: see :data:`XLABEL_BOXES`; an ``xlabel`` may
-    touch another, so its text is also the arrow's tooltip there)."""
+    touch another, so its text is also the arrow's tooltip there; ``tooltip``: the text
+    is the tooltip alone)."""
     if not (edge.tail_label or edge.head_label or edge.style or edge.undirected
             or edge.color or edge.width):
         if not edge.label:
             return ""
+        if key == "tooltip":
+            return f" [tooltip={dot_string(edge.label)}]"
         tip = f" tooltip={dot_string(edge.label)}" if key == "xlabel" else ""
         return f" [{key}=<{edge_label(edge.label)}>{tip}]"
     parts = []
     text = edge_text(edge)
     if text:
-        parts.append(f"{key}=<{edge_label(text)}>")
-        if key == "xlabel":
+        if key != "tooltip":
+            parts.append(f"{key}=<{edge_label(text)}>")
+        if key != "label":
             parts.append(f"tooltip={dot_string(text)}")
     if edge.style:
         parts.append(f"style={edge.style}")
@@ -227,7 +217,7 @@ def _key_row(row: KeyRow, palette: dict) -> str:
         cell = f'<TD ALIGN="RIGHT">{sample}</TD>'
     elif row.style == "highlight":  # a thick red border, as the node has
         fill = label_text(palette[row.kind])
-        cell = (f'<TD><TABLE BORDER="3" COLOR="{label_text(HIGHLIGHT)}" CELLSPACING="0" '
+        cell = (f'<TD><TABLE BORDER="3" COLOR="{label_text(palette["highlight"])}" CELLSPACING="0" '
                 f'CELLBORDER="0"><TR><TD BGCOLOR="{fill}">{sample}</TD></TR></TABLE></TD>')
     else:
         fill = f' BGCOLOR="{label_text(palette[row.kind])}"' if row.kind else ""
@@ -268,10 +258,15 @@ def new_digraph(settings: dict, palette: dict, labelled: bool,
                 boxes: int = 0) -> graphviz.Digraph:
     """An empty ``Digraph`` with the picture's settings (``GraphView.graph``) and
     pytorchviz's node attributes; ``labelled``: some arrow has text; ``boxes``: how
-    many there are (a big picture's layout is hurried: :data:`NSLIMIT`)."""
+    many there are (a big picture's layout is hurried: :data:`NSLIMIT`, and its arrows'
+    xlabels are drawn only where they cover nothing)."""
     graph_attr = {}
     if boxes > XLABEL_BOXES:
         graph_attr["nslimit"] = NSLIMIT
+        # arrows' texts are xlabels: one that would cover another text or a box is left
+        # out (its text is the arrow's tooltip), not drawn over it -- dot's default,
+        # forcelabels=true, drew 18 over module titles on GPT-2 (12 layers) with boxes
+        graph_attr["forcelabels"] = "false"
     if settings.get("size"):
         graph_attr["size"] = str(settings["size"])
     if settings.get("rankdir", "TB") != "TB":
@@ -334,6 +329,14 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
             top.append(line)
     body.extend(top)
     # nested clusters, emitted with an explicit stack (scopes can nest deeply)
+    beside = parameter_rows(view)  # parameters beside their op, on its rank
+    rows, across = beside.rows, beside.across
+    leftward = beside.leftward(view)
+    parents = {cluster.id: cluster.parent for cluster in view.clusters}
+    for box in list(leftward):
+        while parents.get(box) is not None and parents[box] not in leftward:
+            box = parents[box]
+            leftward.add(box)
     stack = [(c, False) for c in reversed(children[None])]
     while stack:
         cluster, closing = stack.pop()
@@ -346,25 +349,37 @@ def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
         # 28): at the top, above the parameters, where no edge comes in -- at the
         # bottom its long "path · Class" title was crossed by the edge leaving its last
         # op.  Clear on every gallery picture (tests/render/test_explain.py measures)
+        # Parameters drawn beside their op (``parameter_rows``) put the op at the row's
+        # right end: in a box of such rows alone the arrows in and out run at its right,
+        # so its title and those of the boxes around it are at the left; one with a
+        # parameter above its op is entered around its sides: its title at the bottom
         title = label_text(cluster.title or cluster.label)
+        side = "l" if cluster.id in leftward or cluster.id in beside.above else "r"
+        low = children[cluster.id] or cluster.id in beside.above  # arrows come in at its top
         body.append(f"\tsubgraph {cluster.id} {{\n\t\tlabel=<{title}> "
-                    f"labeljust=r labelloc={'b' if children[cluster.id] else 't'} margin=12 "
+                    f"labeljust={side} labelloc={'b' if low else 't'} margin=12 "
                     "fontname=monospace fontsize=10 "
                     "style=rounded "
                     f"color={dot_string(palette['cluster'])} "
                     f"fontcolor={dot_string(palette['font'])}\n")
         body.extend("\t" + line for line in members[cluster.id])
+        body.extend(f"\t\t{{rank=same; {'; '.join(row)}}}\n" for row in rows.get(cluster.id, ()))
         stack.append((cluster, True))
         stack.extend((c, False) for c in reversed(children[cluster.id]))
-    entries = entry_lengths(view)  # arrows into module boxes: room for their parameters
+    entries = entry_lengths(view, across)  # arrows into module boxes: room for parameters
     attributes: dict[tuple, str] = {}  # an edge's " [...]" by its looks: most repeat
     label_key = "xlabel" if len(view.nodes) > XLABEL_BOXES else "label"
     for edge in view.edges:
         key = (edge.label, edge.tail_label, edge.head_label, edge.style, edge.undirected,
                edge.color, edge.width)
+        if across and (edge.source, edge.target) in across:
+            # a parameter's arrow drawn along a rank: a label would need a rank of its
+            # own, and the shape is written in the parameter's box beside it
+            key = (*key, "across")
         attrs = attributes.get(key)
         if attrs is None:
-            attrs = attributes[key] = _edge_attributes(edge, palette, label_key)
+            attrs = attributes[key] = _edge_attributes(
+                edge, palette, "tooltip" if len(key) > 7 else label_key)
         minlen = entries.get((edge.source, edge.target)) if entries else None
         if minlen:
             attrs = f"{attrs[:-1]} minlen={minlen}]" if attrs else f" [minlen={minlen}]"

@@ -163,23 +163,30 @@ def _group_node(node_id: str, title: str, members: list[ViewNode],
                     scope=title if scope is None else scope, details=details)
 
 
-def _runs(view: GraphView, depth: int) -> dict[str, str]:
+def execution_runs(view: GraphView, depth: int) -> dict[str, str]:
     """Op and saved-tensor ids -> their group: the scope cut at ``depth``, split into
     runs of execution (ops by ``seq``), so a module with ops of its own before and
-    after its children (GPT-2's ``transformer``) is two groups, not a false cycle."""
+    after its children (GPT-2's ``transformer``) is two groups, not a false cycle, and
+    a module called at the top level in a loop (each call records the same scope) is
+    one group per call: ``cell``, ``cell (after the top level)``, ``cell (run 3, after
+    the top level)``."""
     scoped = sorted(((node.seq is None, node.seq or 0, index, node)
                      for index, node in enumerate(view.nodes)
                      if node.kind in ("op", "saved") and node.title != "AccumulateGrad"),
                     key=lambda item: item[:3])
     group_of: dict[str, str] = {}
     runs: Counter = Counter()
+    named: set[str] = set()
     previous, group = None, ""
     for _, _, _, node in scoped:
         prefix = ".".join(node.scope.split(".")[:depth]) if node.scope else ""
         if prefix != previous:
             runs[prefix] += 1
-            after = f" (after {previous or 'the top level'})" if previous is not None else ""
-            group = prefix if runs[prefix] == 1 else f"{prefix}{after}"
+            after = previous or "the top level"
+            group = prefix if runs[prefix] == 1 else f"{prefix} (after {after})"
+            if group in named:  # a module run in a loop: each run its own group
+                group = f"{prefix} (run {runs[prefix]}, after {after})"
+            named.add(group)
             previous = prefix
         if prefix:
             group_of[node.id] = group
@@ -200,14 +207,14 @@ def _group_title(group: str, paths: dict[str, str], members: list[ViewNode]) -> 
 
 def collapse_scopes(view: GraphView, depth: int, fold_repeats: bool = True) -> None:
     """Fold every scope (cut at ``depth`` dots) into one node per run of execution in
-    it (:func:`_runs`); merge repeated blocks.  Arrows between groups keep shapes."""
+    it (:func:`execution_runs`); merge repeated blocks.  Arrows between groups keep shapes."""
     consumers: dict[str, set] = defaultdict(set)
     for edge in view.edges:
         consumers[edge.source].add(edge.target)
     groups: dict[str, list[ViewNode]] = {}
     owner: dict[str, str] = {}
     paths: dict[str, str] = {}  # group -> its scope path
-    group_of = _runs(view, depth)
+    group_of = execution_runs(view, depth)
     for node in view.nodes:
         group = group_of.get(node.id)
         if group is not None:

@@ -22,6 +22,7 @@ from importlib import resources
 from .escape import html_text
 from .view import GraphView
 from .viewer import Level, page_data, totals_text
+from .vocabulary import palette_css
 
 _PROLOG = re.compile(r"^\s*(<\?xml[^>]*\?>)?\s*(<!DOCTYPE[^>]*>)?\s*", re.S)
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
@@ -131,7 +132,7 @@ def viewer_page(full: GraphView, levels: list[Level], start: int,
         f"<!DOCTYPE html>\n<html lang=\"en\"{forced}>"
         "\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>{heading}</title>\n<style>{asset('viewer.css')}</style>\n"
+        f"<title>{heading}</title>\n<style>{palette_css()}{asset('viewer.css')}</style>\n"
         f"</head>\n<body>\n<div id=\"vg-app\">\n"
         f"{bar}\n"
         f"<main id=\"vg-canvas\" aria-label=\"{html.escape(title)}\">{inline}</main>\n"

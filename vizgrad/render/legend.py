@@ -23,18 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .view import GraphView
-
-#: Node kinds: (sample text, meaning), in the order the key lists them.
-KINDS = {
-    "op": ("Op", "backward op (a grad_fn)"),
-    "leaf": ("name", "leaf tensor that requires grad (a parameter)"),
-    "output": ("out", "output: the tensor whose graph this is"),
-    "base": ("base", "base of a view (dotted arrow to the view)"),
-    "saved": ("saved", "tensor saved for backward (line to the op)"),
-    "fold": ("...", "nodes folded to fit (max_nodes)"),
-    "group": ("module", "a collapsed module: its ops counted"),
-    "error": ("Op", "the op that raised, fed by its inputs (green: name, shape, dtype)"),
-}
+from .vocabulary import KIND_KEY, Kind, svg_colour
 
 
 @dataclass(frozen=True)
@@ -55,7 +44,7 @@ def key_rows(view: GraphView) -> list[KeyRow]:
     """The key of ``view``: one row per mark the picture uses (none when it has none)."""
     if not view.backward_marks:
         return []
-    kinds: set[str] = set()
+    kinds: set[Kind] = set()
     marks: set[str] = set()
     saved_bytes = named = False
     for node in view.nodes:  # one pass: a big graph has many thousands of boxes
@@ -70,7 +59,7 @@ def key_rows(view: GraphView) -> list[KeyRow]:
                    ((e.label, e.tail_label, e.head_label, e.style) for e in view.edges))
 
 
-def rows_of(kinds: set[str], marks: set[str], saved_bytes: bool, named: bool,
+def rows_of(kinds: set[Kind], marks: set[str], saved_bytes: bool, named: bool,
             clusters: bool, edges: Iterable[tuple[str, ...]]) -> list[KeyRow]:
     """:func:`key_rows` from what the picture holds: its boxes' kinds and marks, whether
     some box shows saved bytes or a named output, has module boxes, and its arrows'
@@ -78,7 +67,8 @@ def rows_of(kinds: set[str], marks: set[str], saved_bytes: bool, named: bool,
     ``plain.py``, gives these without a view)."""
     if "error" in marks:
         kinds.add("error")
-    rows = [KeyRow(KINDS[kind][0], KINDS[kind][1], kind) for kind in KINDS if kind in kinds]
+    rows = [KeyRow(sample, meaning, kind) for kind, (sample, meaning) in KIND_KEY.items()
+            if kind in kinds]
     if "freed" in marks:
         rows.append(KeyRow("Op", "dashed: its saved tensors were freed by backward()", "op",
                            "dashed"))
@@ -127,9 +117,10 @@ def rows_of(kinds: set[str], marks: set[str], saved_bytes: bool, named: bool,
 
 def key_entries(view: GraphView, palette: dict[str, str | None]) -> dict[str, list]:
     """The key of ``view`` as page data: ``rows`` of ``[sample, meaning, fill, style]``
-    (``fill`` the sample's colour in ``palette``, ``""`` for none) and the gradient
-    ``scale`` as ``[label, colour, font]`` (empty without ``show_grad``)."""
-    rows = [[row.sample, row.meaning, (palette.get(row.kind) or "") if row.kind else "",
-             row.style] for row in key_rows(view)]
+    (``fill`` the sample's colour in ``palette``, as CSS writes it: ``svg_colour``;
+    ``""`` for none) and the gradient ``scale`` as ``[label, colour, font]`` (empty
+    without ``show_grad``)."""
+    rows = [[row.sample, row.meaning, svg_colour(palette.get(row.kind) or "") if row.kind
+             else "", row.style] for row in key_rows(view)]
     scale = [[entry.label, entry.color, entry.font or ""] for entry in view.legend]
     return {"rows": rows, "scale": scale, "title": view.legend_title}

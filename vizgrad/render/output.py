@@ -1,4 +1,5 @@
-"""Writing pictures: ``save`` picks the format from the suffix and writes atomically.
+"""Writing pictures: ``save`` picks the format from the suffix (one row per format in
+``emitters.EMITTERS``) and writes atomically.
 
 SVG/PNG/PDF run Graphviz's ``dot`` in a subprocess with a time limit; when ``dot``
 is missing or too slow the DOT is written beside the target and the error says
@@ -7,7 +8,6 @@ what to do.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import shutil
@@ -27,10 +27,6 @@ DEFAULT_LAYOUT_TIMEOUT = 60.0
 #: (9,600 px at Graphviz's 96 dpi): rasterising a 1,000-node graph uncapped takes
 #: ~45 s and ~1 GB, and its text would be too small to read anyway.
 RASTER_SIZE_CAP = "100,100"
-
-#: Output formats by file suffix: what ``save`` writes (and ``vizgrad render -o`` accepts).
-FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot",
-           ".json": "json", ".html": "html", ".htm": "html"}
 
 INSTALL_HINT = ("Install Graphviz, which provides it: `apt-get install graphviz` (Debian/Ubuntu), "
                 "`brew install graphviz` (macOS), `conda install -c conda-forge graphviz`, "
@@ -255,39 +251,10 @@ def save(view_or_tensor: Any, path: str | os.PathLike, *,
     >>> vizgrad.render.save(loss, "graph.svg", show_attrs=True)
     PosixPath('graph.svg')
     """
-    from .dot import to_dot
+    from .emitters import emitter_for
 
     layout_timeout = check_layout_timeout(layout_timeout)
     path = Path(path)
-    fmt = FORMATS.get(path.suffix.lower())
-    if fmt is None:
-        raise ValueError(f"cannot tell the format of {path.name!r} from its suffix; use one "
-                         f"of {', '.join(sorted(FORMATS))}")
+    emitter = emitter_for(path)  # one row per format: emitters.EMITTERS
     atomic.check_target(path)  # before the layout: a folder there would waste it
-    if fmt == "html" and dot_binary() is not None:
-        return _save_viewer(view_or_tensor, path, layout_timeout, options)
-    view = as_view(view_or_tensor, **options)
-    if fmt == "json":
-        from .jsonout import to_json
-
-        return write_atomic(path, to_json(view, layout_timeout=layout_timeout))
-    if fmt == "png" and not view.graph.get("size"):
-        view = dataclasses.replace(view, graph={**view.graph, "size": RASTER_SIZE_CAP})
-    source = to_dot(view).source
-    if fmt == "dot":
-        return write_atomic(path, source)
-    beside = path.with_suffix(".dot")
-    if fmt == "html":
-        from .html import to_html
-
-        svg = run_dot(source, "svg", layout_timeout, beside)
-        return write_atomic(path, to_html(view, svg.decode("utf-8")))
-    return write_atomic(path, run_dot(source, fmt, layout_timeout, beside))
-
-
-def _save_viewer(view_or_tensor: Any, path: Path, layout_timeout: float | None,
-                 options: dict[str, Any]) -> Path:
-    """The viewer page: every fold level of the graph, laid out, in one file."""
-    from .show import viewer_html
-
-    return write_atomic(path, viewer_html(view_or_tensor, layout_timeout, **options))
+    return emitter.write(view_or_tensor, path, layout_timeout, options)

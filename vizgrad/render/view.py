@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .vocabulary import Kind, Mark
+
 #: Default ceiling on drawn nodes before the graph is folded (see ``fold.py``).
 DEFAULT_MAX_NODES = 1000
 #: Above this many backward nodes, a graph with module scopes is drawn with a box per
@@ -20,13 +22,14 @@ BIG_GRAPH = 60
 class ViewNode:
     """One box of the picture.
 
-    ``kind`` is its role: ``op`` (a backward node), ``leaf`` (a tensor that requires
-    grad), ``output``, ``base`` (a view's base), ``saved``, ``fold`` (folded nodes),
-    ``group`` (a collapsed scope) or ``legend``.
+    ``kind`` is its role and ``marks`` what is marked on it, in the picture's
+    vocabulary (``vocabulary.Kind``, ``vocabulary.Mark``): ``op`` (a backward node),
+    ``leaf`` (a tensor that requires grad), ``output``, ``base`` (a view's base),
+    ``saved``, ``fold`` (folded nodes), ``group`` (a collapsed scope) ...
     """
 
     id: str
-    kind: str
+    kind: Kind
     title: str
     lines: list[str] = field(default_factory=list)
     rows: list[tuple[str, str]] = field(default_factory=list)
@@ -35,7 +38,7 @@ class ViewNode:
     scope: str = ""
     fill: str | None = None  # an explicit colour (gradient colouring) over the kind's colour
     font: str | None = None
-    marks: list[str] = field(default_factory=list)  # "freed", "nan", "zero", ...
+    marks: list[Mark] = field(default_factory=list)  # "freed", "nan", "zero", ...
     details: dict[str, Any] = field(default_factory=dict)
     ref: Any = None  # the graph.GraphNode drawn (emitters describe it on demand)
 

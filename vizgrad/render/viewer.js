@@ -53,8 +53,7 @@
   var edgeEls = [], trunkEls = [], elements = [], open = fold ? fold.fromLevel(levels[data.start]) : null;
   var svgCache = {}, drawings = {}, stateDrawings = {};
   svgCache[data.start] = canvas.querySelector("svg.vg-graph");
-  var FILL = { op: "lightgray", leaf: "lightblue", saved: "orange", output: "#caff70",
-               base: "#a2cd5a", fold: "#ffe9a8", group: "#e3d5f2" };
+  var FILL = data.palette;                   // a fill per kind: the page's theme (vocabulary.py)
 
   function parse(text) {
     var holder = document.createElement("div");

@@ -26,6 +26,7 @@ from . import fold, fold_fit
 from .build import build_view
 from .view import GraphView, RenderOptions
 from .viewer_tree import copy_view, scope_tree, tree_data
+from .vocabulary import THEMES, page_palette
 
 #: A level with more boxes than this is not laid out by Graphviz: ``dot`` takes ~3 s
 #: for 1,000 boxes, ~20 s for 5,000 and minutes for 20,000 (superlinear).  The page
@@ -333,7 +334,6 @@ def _compact(item: dict[str, Any], drop: tuple[str, ...]) -> dict[str, Any]:
 
 def page_key(view: GraphView, full: GraphView) -> dict[str, list] | None:
     """The key panel's data for one level (``None`` with ``legend=False``)."""
-    from .dot import THEMES
     from .legend import key_entries
 
     if not full.show_key:
@@ -413,7 +413,8 @@ def page_data(levels: list[Level], full: GraphView, start: int,
                    "levels": shown, "tree": tree_data(tree, [n.id for n in full.nodes])
                    if tree is not None else None})
     return {"graph": document, **rest, "start": start, "layout_limit": LAYOUT_LIMIT,
-            "totals": page_totals(full, extra), "pick": pick}
+            "totals": page_totals(full, extra), "pick": pick,
+            "palette": page_palette((full.graph or {}).get("theme") or "light")}
 
 
 def build_levels(roots: Any, options: RenderOptions,

@@ -1,6 +1,7 @@
 /* vizgrad's viewer: which boxes a fold state of the scope tree draws (no DOM here).
  * data.tree (vizgrad/render/viewer_tree.py): each scope's path and parent (parents
- * first), a home scope per graph node, and the stretches of repeated blocks.  A fold
+ * first; a scope run twice at the top level is two tree nodes, two boxes), a home scope
+ * per graph node, and the stretches of repeated blocks.  A fold
  * state is one flag per scope (open or folded); a folded scope whose parents are all
  * open is drawn as one box, standing for every node under it. */
 window.vizgradFold = function (data, nodes) {
@@ -26,9 +27,9 @@ window.vizgradFold = function (data, nodes) {
     return out;
   }
   function plural(n, word, many) { return n.toLocaleString("en") + " " + (n === 1 ? word : many || word + "s"); }
-  function title(scope) {                    // a scope's name; a stretch's span
-    var stretch = tree.stretches[String(scope)];
-    return stretch ? tree.paths[scope] + " (" + stretch.title.replace(/^\.+ | \.+$/g, "") + ")" : tree.paths[scope];
+  function title(scope) {                    // a scope's name (a later run's: "(after ...)"); a stretch's span
+    var stretch = tree.stretches[String(scope)], run = (tree.runs || {})[String(scope)] || "";
+    return stretch ? tree.paths[scope] + " (" + stretch.title.replace(/^\.+ | \.+$/g, "") + ")" : tree.paths[scope] + run;
   }
   function box(scope) {                      // the box drawing folded scope (as fold.py's)
     if (boxes[scope]) { return boxes[scope]; }
@@ -46,7 +47,7 @@ window.vizgradFold = function (data, nodes) {
       rows.push(["+" + (ranked.length - 6) + " more", plural(rest, "op")]);
     }
     var lines = stretch ? stretch.lines : [plural(opCount, "op") + (leaves ? ", " + plural(leaves, "leaf", "leaves") : "")];
-    boxes[scope] = { kind: "group", title: stretch ? stretch.title : tree.paths[scope], lines: lines,
+    boxes[scope] = { kind: "group", title: stretch ? stretch.title : title(scope), lines: lines,
                      rows: stretch ? [] : rows, scope: scope, details: { members: inside, ops: ops } };
     return boxes[scope];
   }

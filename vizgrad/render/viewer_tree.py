@@ -1,8 +1,10 @@
 """The scope tree the viewer folds one scope (or one repeated stretch) at a time.
 
-Every module scope is a tree node; a node of the graph lives in the deepest scope
-whose collapsed box (``fold.collapse_scopes``) holds it, so leaves used only inside
-one scope live there, as in the collapsed pictures.  Each family of repeated blocks
+Every module scope is a tree node, one per run of execution in it (a module called
+at the top level twice is two runs of one scope: two boxes, as ``fold.collapse_scopes``
+draws them, never one box merging both); a node of the graph lives in the deepest
+run whose collapsed box holds it, so leaves used only inside one scope live there, as
+in the collapsed pictures.  Each family of repeated blocks
 (``fold.fold_repeated_blocks``) adds a *stretch* node between the family's parent
 and its middle blocks: folded, the stretch is the one "... N identical blocks ..."
 box; unfolded, its blocks appear one box each, and each block unfolds on its own.
@@ -37,6 +39,7 @@ class ScopeTree:
     parents: list[int] = field(default_factory=list)  # -1: a top-level scope
     stretches: dict[int, dict[str, Any]] = field(default_factory=dict)  # index -> box facts
     home: dict[str, int] = field(default_factory=dict)
+    runs: dict[int, str] = field(default_factory=dict)  # a scope's later run: " (after x)"
 
     def members(self) -> list[frozenset]:
         """Every node under each tree node (its own and its descendants')."""
@@ -70,7 +73,10 @@ class ScopeTree:
         partition |= {n.id for n in view.nodes if n.id not in covered
                       and not n.details.get("members")}
         drawn = {frozenset(n.details.get("members", ())) or n.id for n in view.nodes}
-        by_path = {path: i for i, path in enumerate(self.paths) if i not in self.stretches}
+        by_path: dict[str, int] = {}  # a scope's box: its first run's tree node
+        for i, path in enumerate(self.paths):
+            if i not in self.stretches and i not in self.runs:
+                by_path.setdefault(path, i)
         clusters = {}
         for cluster, path in _cluster_paths(view.clusters).items():
             if path in by_path:
@@ -97,34 +103,56 @@ def _parent_path(path: str) -> str:
     return path.rsplit(".", 1)[0] if "." in path else ""
 
 
+def _depth(path: str) -> int:
+    return path.count(".") + 1
+
+
 def scope_tree(full: GraphView) -> ScopeTree | None:
-    """The scope tree of ``full`` (``None`` when no node has a scope)."""
-    deepest = max((n.scope.count(".") + 1 for n in full.nodes if n.scope), default=0)
+    """The scope tree of ``full`` (``None`` when no node has a scope): one tree node
+    per collapsed box of a scope at its own depth, so a scope whose ops come in two
+    runs of execution (a module called at the top level twice, each call recording
+    the same scope) is two tree nodes, folded to two boxes as ``collapse_scopes``
+    draws them; a run nests in the run of its parent scope that holds it."""
+    deepest = max((_depth(n.scope) for n in full.nodes if n.scope), default=0)
     if not deepest:
         return None
     tree = ScopeTree()
-    index: dict[str, int] = {}
+    above: dict[str, int] = {}  # node id -> its tree node one depth up
     for depth in range(1, deepest + 1):
         level = copy_view(full)
         fold.collapse_scopes(level, depth, fold_repeats=False)
+        group_of = fold.execution_runs(full, depth)
+        here: dict[str, int] = {}
         for box in level.nodes:
             if box.kind != "group":
                 continue
-            path = box.scope or box.title  # a scope's runs of execution share its path
-            if path not in index:
-                parent = _parent_path(path)
-                while parent and parent not in index:  # an empty segment ("a..b")
-                    parent = _parent_path(parent)
-                index[path] = len(tree.paths)
-                tree.paths.append(path)
-                tree.parents.append(index[parent] if parent else -1)
-            for member in box.details["members"]:
-                tree.home[member] = index[path]  # deeper depths come later: deepest wins
-    _add_stretches(tree, full, index)
+            path = box.scope or box.title
+            inside = box.details["members"]
+            if _depth(path) < depth:  # a shallower scope's own ops: it holds them
+                continue
+            parent = next((above[m] for m in inside if m in above), -1)
+            node = len(tree.paths)
+            tree.paths.append(path)
+            tree.parents.append(parent)
+            group = next((group_of[m] for m in inside if m in group_of), path)
+            if group != path:  # a later run: " (after ...)"
+                tree.runs[node] = group[len(path):]
+            for member in inside:
+                tree.home[member] = here[member] = node  # deeper depths come later
+        above.update(here)
+    _add_stretches(tree, full)
     return _ordered(tree)
 
 
-def _add_stretches(tree: ScopeTree, full: GraphView, index: dict[str, int]) -> None:
+def _block_of(tree: ScopeTree, at: int, depth: int) -> int | None:
+    """The tree node at ``depth`` holding tree node ``at`` (itself or a parent)."""
+    while at >= 0 and at not in tree.stretches and _depth(tree.paths[at]) > depth:
+        at = tree.parents[at]
+    return at if at >= 0 and at not in tree.stretches and _depth(tree.paths[at]) == depth \
+        else None
+
+
+def _add_stretches(tree: ScopeTree, full: GraphView) -> None:
     """A stretch node over the middle blocks of each family of repeated blocks."""
     folded = copy_view(full)
     if not fold.fold_repeated_blocks(folded):
@@ -133,23 +161,22 @@ def _add_stretches(tree: ScopeTree, full: GraphView, index: dict[str, int]) -> N
         details = box.details
         if box.kind != "group" or "blocks" not in details:
             continue
-        first = details["first"]
-        parent = index.get(_parent_path(first), -1)
-        depth = first.count(".") + 1
+        depth = _depth(details["first"])
         blocks: set[int] = set()
         shallow = []
         for member in details["members"]:
             at = tree.home.get(member)
-            parts = tree.paths[at].split(".") if at is not None else []
-            if len(parts) >= depth and ".".join(parts[:depth]) in index:
-                blocks.add(index[".".join(parts[:depth])])
+            block = _block_of(tree, at, depth) if at is not None else None
+            if block is not None:
+                blocks.add(block)
             else:
                 shallow.append(member)  # an input the stretch adopted
-        if len(blocks) != details["blocks"] or any(tree.parents[b] != parent for b in blocks):
+        parents = {tree.parents[b] for b in blocks}
+        if len({tree.paths[b] for b in blocks}) != details["blocks"] or len(parents) != 1:
             continue  # not the scope structure it claims: leave those blocks as they are
         stretch = len(tree.paths)
         tree.paths.append(box.lines[0] if box.lines else box.title)
-        tree.parents.append(parent)
+        tree.parents.append(parents.pop())
         tree.stretches[stretch] = {"title": box.title, "lines": list(box.lines)}
         for block in blocks:
             tree.parents[block] = stretch
@@ -173,13 +200,15 @@ def _ordered(tree: ScopeTree) -> ScopeTree:
                      [number[tree.parents[old]] if tree.parents[old] >= 0 else -1
                       for old in order],
                      {number[old]: facts for old, facts in tree.stretches.items()},
-                     {node_id: number[at] for node_id, at in tree.home.items()})
+                     {node_id: number[at] for node_id, at in tree.home.items()},
+                     {number[old]: suffix for old, suffix in tree.runs.items()})
 
 
 def tree_data(tree: ScopeTree, node_ids: list[str]) -> dict[str, Any]:
     """What the page reads: each tree node's path (a stretch's: its span) and parent,
-    a home per graph node (in the document's node order, -1: in no scope), and the
-    stretches' box text."""
+    a home per graph node (in the document's node order, -1: in no scope), the
+    stretches' box text, and what follows a later run's path in its title."""
     return {"paths": tree.paths, "parents": tree.parents,
             "home": [tree.home.get(node_id, -1) for node_id in node_ids],
-            "stretches": {str(k): v for k, v in tree.stretches.items()}}
+            "stretches": {str(k): v for k, v in tree.stretches.items()},
+            "runs": {str(k): v for k, v in tree.runs.items()}}

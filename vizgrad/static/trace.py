@@ -1,6 +1,7 @@
 """``trace``: run a function or module once, eagerly, and record its ops as a ``Graph``.
 
-The recorder sees every call of ``Function.apply`` (and ``apply_``) through a profile
+The recorder sees every call of ``Function.apply`` (and ``apply_``: the functions core
+declares as ops' entry points, ``recording.OP_ENTRY_POINTS``) through a profile
 hook installed on the tracing thread only, for the duration of the call: the op class,
 its argument list and its result.  Nothing is added to the hot path of eager ops, and
 operators (``x * w``), functionals and module calls are all seen, since every one of
@@ -26,7 +27,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from ..core.function import Function
+from ..core.recording import OP_ENTRY_POINTS
 from ..core.stack import is_internal
 from ..core.state import OBSERVERS, current_scope, enable_grad
 from ..core.tensor import Tensor
@@ -35,9 +36,6 @@ from .graph import ArrayRef, CumulativeMomentum, Graph, Op, Ref, TensorAttr
 from .meta import MetaArray, meta_forwards
 from .stateful import CountBatches, DropoutMask, kept_dims, modes_of
 from .tensors import array_of
-
-_APPLY = Function.__dict__["apply"].__func__.__code__
-_APPLY_INPLACE = Function.__dict__["apply_"].__func__.__code__
 
 
 def trace(fn_or_module: Callable, *example_inputs: Any, input_names: Sequence[str] = (),
@@ -226,12 +224,13 @@ class _Recorder:
     def profile(self, frame: Any, event: str, arg: Any) -> None:
         if self.error is not None or not self.active:
             return
-        if event == "call" and self.frame is None and frame.f_code in (_APPLY, _APPLY_INPLACE):
+        if event == "call" and self.frame is None and frame.f_code in OP_ENTRY_POINTS:
+            # an op, called through a function core declares (recording.op_entry_point)
+            cls_name, args_name, target_name = OP_ENTRY_POINTS[frame.f_code]
             local = frame.f_locals
-            if frame.f_code is _APPLY:
-                self.call = (local["cls"], tuple(local["args"]), None)
-            else:
-                self.call = (local["cls"], (local["target"], *local["args"]), local["target"])
+            target = None if target_name is None else local[target_name]
+            args = tuple(local[args_name])
+            self.call = (local[cls_name], args if target is None else (target, *args), target)
             self.frame = frame
         elif event == "return" and frame is self.frame:
             self.frame = None

@@ -1,19 +1,25 @@
-"""Printing for the CLI: progress, errors, candidate tensors and the ``inspect`` report (rich)."""
+"""Printing for the CLI: progress, errors, candidate tensors and the ``inspect`` report (rich).
+
+rich's live display and tables load when first used: a render to a pipe or a log
+(no spinner) that succeeds uses neither.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from rich.text import Text
-from rich.tree import Tree
 
 from vizgrad.render.escape import clean, terminal_text
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+    from rich.table import Table
+    from rich.tree import Tree
 
 
 def terminal_safe(value: Any) -> Any:
@@ -71,6 +77,8 @@ class Steps:
         # A spinner only on a terminal: elsewhere (a log, a pipe, CI) rich's live
         # display would leave a blank line per phase and nothing else.
         if not self.quiet and self.console.is_terminal:
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
             self.progress = Progress(
                 SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                 console=self.console, transient=True,
@@ -92,16 +100,8 @@ class Steps:
             self.progress = None
 
 
-#: The messages of the errors printed by this command (``inspect --json`` repeats
-#: them on stdout as ``{"error": ..., "exit_code": ...}``).
-ERRORS: list[str] = []
-#: Non-empty once a command printed its (JSON) report.
-REPORTED: list[bool] = []
-
-
 def error(console: Console, message: str, hint: str | None = None) -> None:
     """``error: message`` in red, and an optional hint on the next line."""
-    ERRORS.append(clean(message) + (f" ({clean(hint)})" if hint else ""))
     console.print(Text("error: ", style="bold red") + Text(clean(message)))
     if hint:
         console.print(Text(clean(hint), style="dim"))
@@ -120,6 +120,8 @@ def print_candidates(console: Console, candidates: list) -> None:
     if not candidates:
         console.print("The script left no tensors in its global namespace.")
         return
+    from rich.table import Table
+
     table = Table(title="Tensors the script left (use one with --target NAME)",
                   title_justify="left")
     table.add_column("name")
@@ -148,6 +150,8 @@ WRAPPING_COLUMNS = ("name", "op", "node", "scope", "shape", "line")
 
 
 def _table(title: str, *columns: str) -> Table:
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left", title_style="bold")
     for column in columns:
         justify = "right" if column in ("count", "elements", "bytes", "nodes") else "left"

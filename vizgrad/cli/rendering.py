@@ -26,6 +26,18 @@ import vizgrad.render
 from vizgrad.render import FORMATS  # output formats, by file suffix
 
 
+def output_formats() -> list[str]:
+    """The formats ``vizgrad render -o PATH`` writes, in the renderer's order: the one
+    place the CLI reads them (``--help``; :func:`check_output` reads the suffixes).
+
+    Example
+    -------
+    >>> output_formats()
+    ['svg', 'png', 'pdf', 'dot', 'json', 'html']
+    """
+    return list(dict.fromkeys(FORMATS.values()))
+
+
 class OutputError(ValueError):
     """The output path cannot be written (unknown suffix, missing or read-only folder)."""
 
@@ -66,7 +78,7 @@ def check_output(path: Path, script: Path | None = None) -> Path:
     -------
     >>> check_output(Path("/no/such/dir/graph.svg"))
     Traceback (most recent call last):
-    vizgrad_cli.rendering.OutputError: cannot write /no/such/dir/graph.svg: the folder ...
+    vizgrad.cli.rendering.OutputError: cannot write /no/such/dir/graph.svg: the folder ...
     """
     if path.is_dir():
         raise OutputError(f"cannot write {path}: it is a folder")
@@ -143,7 +155,7 @@ def render_roots(roots: Any, path: Path, options: dict[str, Any],
     # the backward graph's own nodes and edges, as `vizgrad inspect` counts them (the
     # same for every format: boxes also draw tensors, and a fold draws fewer)
     graph_nodes, graph_edges = view.counts.get("nodes", 0), view.counts.get("edges", 0)
-    step("layout" if fmt in ("svg", "png", "pdf", "html", "json") else "writing")
+    step("layout" if vizgrad.render.emitters.emitter_for(path).layout else "writing")
     if fmt == "html":  # the viewer lays out every fold level of the whole graph itself
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
