@@ -35,7 +35,6 @@ class Val:
     uses: int = 0
     split: bool = False  # an output of split, or a tensor split was called on
     stale: bool = False  # a view whose base was written after it was made
-    scaled: bool = False  # has a tensor hook that replaces its gradient
     higher: bool = False  # computed from a gradient (second order)
     expanded: bool = False  # an expand(), or a view of one
 
@@ -62,12 +61,6 @@ class Generator:
         self.count = 0
         self.handles: list[str] = []
         self.focus: list[str] = []  # second-order gradients, used next on purpose
-        # After a copy_, no create_graph: copy_'s zero gradient for the overwritten value
-        # requires grad in vizgrad, not in PyTorch (an xfail holds the bug).
-        self.copied = False
-        # Written before a create_graph grad, a tensor may be saved by the gradient's
-        # graph: vizgrad does not see the write there (PyTorch refuses the backward).
-        self.frozen: set[str] = set()
 
     # ---------------------------------------------------------------- helpers
     def name(self, prefix: str) -> str:
@@ -141,9 +134,8 @@ class Generator:
         # No exp(): exp of exp reaches 1e35 and beyond, where one rounding of the input
         # is more than the tolerance of the output.
         op = ["{a}.tanh()", "{a}.sin()", "{a}.sigmoid()", "{a}.cos()", "{a} * 1.5", "-{a}",
-              "{a}.clone()", "{a}.pow(3)", "{a}.square()"][int(self.rng.integers(9))]
-        # Not relu: vizgrad's ReluBackward0 output does not require grad under create_graph
-        # (PyTorch's does); test_structural_fuzz.py holds the bug as an xfail.
+              "{a}.clone()", "{a}.pow(3)", "{a}.square()", "{a}.relu()"][
+                  int(self.rng.integers(10))]
         self.result("{out} = " + op.replace("{a}", a), self.vals[a].shape, [a])
 
     def binary(self, op: str | None = None) -> str:
@@ -217,9 +209,8 @@ class Generator:
             self.result(f"{{out}} = {a}.transpose({d0}, {d1})", tuple(t), [a], base)
         elif kind in (3, 4) and (v.leaf or a.startswith("c")):  # another factorisation
             # Only of a leaf or a constant (contiguous in both libraries): which results
-            # are contiguous differs, and with it whether view() refuses (vizgrad's stack
-            # of transposed tensors and mean's gradient are not; an xfail holds it) and
-            # whether reshape() returns a view or a copy (PyTorch: not to be relied on).
+            # are contiguous may differ, and with it whether view() refuses and whether
+            # reshape() returns a view or a copy (PyTorch: not to be relied on).
             new = _factor(prod(shape), self.rng)
             method = "view" if kind == 4 else "reshape"
             self.result(f"{{out}} = {a}.{method}({tuple(new)!r})", new, [a], base)
@@ -244,20 +235,21 @@ class Generator:
                 self.vals[out] = Val(shape[:d] + (n,) + shape[d + 1:], v.rg, base=base,
                                      deps=v.deps | ({a} if v.rg else set()), split=True)
             v.split = self.vals[base].split = True
-        # No detach(): vizgrad's create_graph gradient of ``v * v.detach()`` requires grad
-        # (PyTorch's does not); an xfail holds the bug.
+        # No detach() (yet): ``v * v.detach()``, whose create_graph gradient required grad
+        # in vizgrad, is held in test_structural_fuzz.py's FIXED.
 
     def inplace(self) -> None:
-        # Into a non-leaf or a view of one (rarely into a leaf: both must refuse).  Left
-        # out, each a vizgrad bug held by an xfail in test_structural_fuzz.py: a write into
-        # split's outputs or their base (PyTorch refuses, vizgrad does not), into a result
-        # of autograd.grad (read-only or a NumPy scalar in vizgrad), and a source that
-        # shares memory with the target (PyTorch refuses or saves the old value).
+        # Into a non-leaf or a view of one, an expanded one included, from any source (the
+        # target itself too: PyTorch saves it, so a backward through it is refused); rarely
+        # into a leaf, or into split's outputs or
+        # their base (both must refuse, at once or when the outputs are next used).  Not
+        # into a result of autograd.grad: which of a backward's results are views (made
+        # under no_grad, so PyTorch refuses writes into them) is each library's own.
+        split_ok = self.rng.random() < 0.1  # rarely: the program ends at the refusal
         pool = [n for n in self.tensors(nonleaf=self.rng.random() < 0.95)
-                if not self.vals[n].split and not self.vals[self.vals[n].base or n].split
-                and not n.startswith("g") and n not in self.frozen
-                and not self.vals[n].expanded
-                and (self.vals[n].base or n) not in self.frozen
+                if (split_ok or not self.vals[n].split
+                    and not self.vals[self.vals[n].base or n].split)
+                and not n.startswith("g")
                 and not (self.vals[n].base or "").startswith("g")]
         a = self.pick(pool)
         if a is None:
@@ -265,7 +257,15 @@ class Generator:
         target = self.vals[a]
         root = target.base or a
         b = self.partner(target.shape, exact=True)
-        if b == root or self.vals[b].base == root:
+        if b != a and (b == root or self.vals[b].base == root):
+            # Another view of the same memory: PyTorch refuses what it can tell overlaps
+            # in part; the rest it writes element by element, reading what it wrote
+            # (undefined, as its docs say), where vizgrad computes out of place.
+            return
+        if b == a and target.expanded:
+            # e.copy_(e) writes nothing, then PyTorch's backward through the write refuses
+            # the expanded view (its CopySlices writes the gradient through it); vizgrad's
+            # does not (e.mul_(e) is refused by both at once, which ends the program)
             return
         op = int(self.rng.integers(4))
         src = [f"{a}.add_({b})", f"{a}.mul_({b})", f"{a}.mul_(0.5)", f"{a}.copy_({b})"][op]
@@ -276,7 +276,6 @@ class Generator:
             val.deps = val.deps - {a, root}  # they came from the value before the write
         other = self.vals[b]
         if op == 3:
-            self.copied = True
             if target.base is None:  # the whole value replaced: its history is b's
                 target.rg = target.rg or other.rg
                 target.deps = other.deps | ({b} if other.rg else set())
@@ -302,7 +301,6 @@ class Generator:
             if kind == 1:
                 self.emit(f"{read}{a}.register_hook(lambda g: None if g is None else g * 0.5)",
                           (), [a])
-                self.vals[a].scaled = True
                 return
             h, r = self.name("h"), self.name("r")
             self.emit(f"{read}{h} = []\n{r} = {a}.register_hook(lambda g: None if g is None "
@@ -356,9 +354,9 @@ class Generator:
         return f"lib.tensor({self.data(self.vals[root].shape)}, dtype=lib.float64)"
 
     def root(self, last: bool) -> None:
-        # Only the last root frees the graph: vizgrad's ``x * 1.5`` saves no tensor, so a
-        # second backward through it does not raise as PyTorch's does (an xfail holds it).
-        retain = "False" if last else "True"
+        # Mostly only the last root frees the graph (a later backward through a freed
+        # node raises in both libraries, which ends the program).
+        retain = "False" if last or self.rng.random() < 0.1 else "True"
         kind = int(self.rng.integers(5))
         outs = self.roots(2 if kind == 1 else 1)
         if not outs:
@@ -379,7 +377,7 @@ class Generator:
                       f"retain_graph={retain})", (), outs, root=True)
         else:
             inputs = self.inputs(outs)
-            create = self.rng.random() < 0.6 and not self.copied
+            create = self.rng.random() < 0.6
             results = [self.name("g") for _ in inputs]
             grads = ", ".join(self.gradient(a) for a in outs)
             self.emit(f"{', '.join(results)}, = lib.autograd.grad([{', '.join(outs)}], "
@@ -387,8 +385,8 @@ class Generator:
                       f"create_graph={create}, allow_unused=True)", results, outs + inputs,
                       root=True)
             # An input the outputs may not reach gets None: such a result is compared,
-            # not computed with (vizgrad's copy_(None) writes NaN, PyTorch raises; an
-            # xfail holds it).  Which inputs a gradient's graph reaches is not tracked.
+            # not computed with (the program would end at the TypeError).  Which inputs a
+            # gradient's graph reaches is not tracked.
             reached = frozenset().union(*(self.vals[o].deps for o in outs))
             if any(self.vals[o].higher for o in outs):
                 reached = frozenset()
@@ -397,15 +395,11 @@ class Generator:
                     self.vals[g] = Val(self.vals[x].shape, create, deps=reached, higher=True)
             if create:  # second order: a function of the gradients, differentiated later
                 self.focus = [g for g in results if g in self.vals]
-                self.frozen.update(self.vals)
 
     def inputs(self, outs: list[str]) -> list[str]:
-        # Not a tensor with a replacing hook: autograd.grad returns its gradient before the
-        # hook in PyTorch, after it in vizgrad (an xfail holds the bug).
         deps = sorted(n for n in frozenset().union(*(self.vals[o].deps for o in outs))
-                      if n in self.vals and not self.vals[n].scaled)
-        pool = deps if deps and self.rng.random() < 0.9 else [
-            n for n in self.tensors(rg=True) if not self.vals[n].scaled]
+                      if n in self.vals)
+        pool = deps if deps and self.rng.random() < 0.9 else self.tensors(rg=True)
         if not pool:
             return [self.leaf(self.vals[outs[0]].shape)]
         count = int(self.rng.integers(1, 4))

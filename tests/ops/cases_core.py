@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import vizgrad as vg
-from vizgrad.ops.activations import SigmoidBackward, TanhBackward
+from vizgrad.ops.activations import SigmoidBackward, TanhBackward, ThresholdBackward
 from vizgrad.ops.views import TransposeInPlace
 
 from .optable import Arg, OpCase
@@ -108,7 +108,10 @@ CASES = [
     OpCase("sigmoid_backward", lambda g, s: SigmoidBackward.apply(g, s),
            [A((4,)), A((4,), 0.1, 0.9)], ("SigmoidBackward",), lambda g, s: g * s * (1 - s)),
     OpCase("relu", lambda a: a.relu(), [A((5,), values=[-1.0, 0.5, 2.0, -0.3, 1.2])],
-           ("Relu",), lambda a: a.relu(), "ReluBackward0"),
+           ("Relu", "ThresholdBackward"), lambda a: a.relu(), "ReluBackward0"),
+    OpCase("threshold_backward", lambda g, r: ThresholdBackward.apply(g, r),
+           [A((4,)), A((4,), values=[-1.0, 0.5, 2.0, -0.3])], ("ThresholdBackward",),
+           lambda g, r: g * (r > 0), "ThresholdBackwardBackward0"),
     OpCase("sum", lambda a: a.sum(), [A((2, 3))], ("Sum",), lambda a: a.sum(), "SumBackward0"),
     OpCase("sum_dim", lambda a: a.sum(dim=(0, 2), keepdim=True), [A((2, 3, 2))], ("SumDim",),
            lambda a: a.sum(dim=(0, 2), keepdim=True), "SumBackward1"),

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .backend import as_array
 from .tensor import Tensor
 
 
@@ -38,7 +39,7 @@ def accumulate_leaf(variable: Tensor, buffer: list) -> None:
     ``grad``) into a hook-free leaf's ``.grad``, no create_graph: the first becomes
     ``.grad`` as ``unshared_array`` gives it, a later one makes a new sum."""
     if variable._grad is not None:
-        variable.grad = Tensor._make(variable._grad.array + buffer.pop().array)
+        variable.grad = Tensor._make(_sum(variable._grad.array, buffer.pop().array))
     else:
         variable.grad = Tensor._make(unshared_array(buffer))
 
@@ -100,4 +101,10 @@ def accumulate_grad(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
     elif create_graph:
         variable.grad = variable.grad + grad
     else:
-        variable.grad = Tensor._make(variable.grad.array + grad.array)
+        variable.grad = Tensor._make(_sum(variable.grad.array, grad.array))
+
+
+def _sum(first: Any, second: Any) -> Any:
+    """``first + second``, an array also for two 0-d arrays (NumPy's sum: a scalar)."""
+    total = first + second
+    return total if total.shape else as_array(total, like=first)

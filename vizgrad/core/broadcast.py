@@ -64,7 +64,7 @@ class SumTo(Function):
 
 
 class Expand(Function):
-    """Broadcast to a larger shape without copying (a read-only view)."""
+    """Broadcast to a larger shape without copying (a view; PyTorch's ``expand``)."""
 
     view_of_input = True
 
@@ -103,7 +103,15 @@ class Expand(Function):
             raise ValueError(f"expand: the target shape {shape} has fewer dimensions than the "
                              f"input {input.shape}")
         shape = tuple(input.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
-        return array_module(input).broadcast_to(input, shape)
+        out = array_module(input).broadcast_to(input, shape)
+        # NumPy's broadcast view is read-only; PyTorch's expand is not: a write into a
+        # part of it whose elements do not share memory (a slice along an expanded dim)
+        # goes through to the input, one that does is refused (``_write`` in inplace.py)
+        flags = getattr(out, "flags", None)  # (CuPy's have no writeable flag)
+        if flags is not None and not getattr(flags, "writeable", True) and \
+                getattr(getattr(input, "flags", None), "writeable", False):
+            flags.writeable = True
+        return out
 
     @staticmethod
     def backward(ctx, grad):

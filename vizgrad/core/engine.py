@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .accumulate import ACCUMULATE_LOCK, accumulate_grad, accumulate_leaf
+from .backend import as_array
 from .broadcast import sum_to_array
 from .hooks import describe_leaf, describe_output, run_post_accumulate_hooks, run_tensor_hook
 from .inplace import refresh_view
@@ -224,7 +225,10 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                 elif old in owned:  # a sum this loop made: nobody else holds it
                     old.array += grad.array
                 else:
-                    total = waiting[nr] = Tensor._make(old.array + grad.array)
+                    total = old.array + grad.array
+                    if not total.shape:  # NumPy's sum of 0-d arrays is a scalar
+                        total = as_array(total, like=old.array)
+                    total = waiting[nr] = Tensor._make(total)
                     owned.add(total)
             # The loop holds no gradient it handed on: a leaf's may become its .grad
             # uncopied only if nobody else does (accumulate.unshared_array counts).
@@ -305,6 +309,15 @@ def _arrived(buffer: list) -> bool:
 
 def _run_node(node: Node, buffer: list, create_graph: bool, retain_graph: bool,
               captures: dict, captured: list, needed: set | None, accumulate: bool) -> list:
+    # autograd.grad's gradient of a non-leaf input whose node runs on (a wanted input lies
+    # below it) is taken before that tensor's hooks, which run with the node; one whose
+    # node stops there, after them (PyTorch's evaluate_function, "needed_" or not).
+    if captures and needed is not None and not accumulate and node in needed and any(
+            child in needed for child in node._next_nodes if child is not None):
+        for nr, grad in enumerate(buffer):
+            for index in captures.get((node, nr), ()):
+                captured[index] = grad
+        captures = {}
     # Tensor hooks and retain_grad see the gradient of one output of this node.
     if node._tensor_hooks:
         for nr, hooks in node._tensor_hooks.items():

@@ -15,6 +15,7 @@ from .node import SavedTensor
 from .stack import user_location
 from .state import grad_enabled
 from .tensor import Tensor
+from .tensor_checks import check_no_internal_overlap, check_no_partial_overlap, same_data
 
 if TYPE_CHECKING:
     from .function import Function
@@ -67,7 +68,8 @@ def view_write_error(view: Tensor, direct: bool, op: str | None = None) -> Runti
                 "the custom Function, leading to incorrect gradients. This behavior is "
                 "forbidden. You can fix this by cloning the output of the custom Function.")
     where = f"{op}_ " if op else ""
-    return RuntimeError(f"{text} (vizgrad: {where}at {user_location()})")
+    hint = "; clone it first: t = t.clone()" if creation == MULTI else ""
+    return RuntimeError(f"{text} (vizgrad: {where}at {user_location()}{hint})")
 
 
 def _any_requires_grad(args: tuple) -> bool:
@@ -88,6 +90,8 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 def _write(target: Tensor, array: Any) -> None:
     if array is not target.array:
+        if 0 in getattr(target.array, "strides", ()):  # expanded: elements may share memory
+            check_no_internal_overlap(target, user_location())
         dtype = target.array.dtype
         if array.dtype != dtype and _CATEGORY.get(array.dtype.kind, 0) > \
                 _CATEGORY.get(dtype.kind, 0):
@@ -109,6 +113,16 @@ def _write(target: Tensor, array: Any) -> None:
 def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
     from .function import FORWARD_ONLY, run_forward, unwrap
 
+    counter = target._vc
+    # copy_ from the very same elements writes nothing (PyTorch's copy_ returns before
+    # its overlap checks; the version is bumped and the op recorded all the same)
+    same = getattr(cls, "same_source_writes_nothing", False) and bool(args) and \
+        isinstance(args[0], Tensor) and same_data(target, args[0])
+    if counter is not None and not same:  # it may share memory with an input (a view)
+        for arg in args:
+            if isinstance(arg, Tensor) and arg._vc is counter and arg is not target:
+                check_no_partial_overlap(target, arg, f"{cls.__name__.lower()}_ at "
+                                         f"{user_location()}")
     base = target._base
     if base is not None:
         if target._creation is not None and grad_enabled() and \
@@ -125,7 +139,7 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
 
             refuse_barebones(cls.unsigned_kernel, raw)
         out = run_forward(cls, FORWARD_ONLY, raw, [target])
-        _write(target, out)
+        _write(target, target.array if same else out)
         return target
 
     where = user_location()
@@ -145,15 +159,18 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
                 f"a view of a leaf tensor that requires grad is used in an in-place operation "
                 f"({cls.__name__.lower()}_ at {where}). Modify a clone of the leaf instead.")
 
-    old = Tensor._make(target.array, target._rg, target._grad_fn, target._output_nr)
+    # The value before the write, as its own array object (same memory): saved tensors
+    # are recognised by array identity, so in ``t.mul_(t)`` the saved ``other`` is ``t``
+    # itself (its version checked at backward, as PyTorch's is) and ``self`` the old value.
+    old = Tensor._make(target.array.view(), target._rg, target._grad_fn, target._output_nr)
     result = cls.apply(old, *args)
     node = result._grad_fn
     if node is None:  # nothing to record after all (e.g. non-differentiable op)
-        _write(target, result.array)
+        _write(target, target.array if same else result.array)
         return target
     if any(item.kind == SavedTensor.INPUT and item.tensor is old for item in node.saved):
         old.array = old.array.copy()  # keep the pre-write value the op needs
-    _write(target, result.array)
+    _write(target, target.array if same else result.array)
     if target._vc is None:
         target._vc = [0]
     node._rewrite_saved_outputs(target.array, target._vc)

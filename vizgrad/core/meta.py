@@ -62,6 +62,10 @@ class MetaArray:
     def astype(self, dtype: Any, copy: bool = True) -> MetaArray:
         return MetaArray(self.shape, dtype)
 
+    def view(self) -> MetaArray:
+        """A new array object of the same (no) data, as NumPy's ``view()`` (``detach``)."""
+        return MetaArray(self.shape, self.dtype, self.layout)
+
     def reshape(self, *shape: Any) -> MetaArray:
         target = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
         target = tuple(int(s) for s in target)

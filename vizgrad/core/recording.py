@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import backend
-from .inplace import NO_GRAD, inherited_creation, refresh_view
+from .inplace import MULTI, NO_GRAD, inherited_creation, refresh_view
 from .node import (
     FORWARD_ONLY,
     OUT_LIST,
@@ -387,6 +387,8 @@ def mark_views(cls: type[Function], args: tuple, results: list) -> None:
     # is marked: such a write with grad mode on raises (inplace.view_write_error)
     creation = inherited_creation(source._creation) if source._base is not None \
         and source._creation is not None else None if grad_enabled() else NO_GRAD
+    if creation is None and not single:  # split, chunk, unbind: PyTorch's multi-view rule
+        creation = MULTI
     for result in results:
         if not xp.may_share_memory(result.array, source_array):
             continue

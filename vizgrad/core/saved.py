@@ -163,7 +163,9 @@ class SavedTensor:
 
     @property
     def freed(self) -> bool:
-        return self.kind != SavedTensor.SCALAR and not self._node._store
+        entry = self._entry  # a wrapped number (position >= 0) is freed too
+        return (entry.kind != SavedTensor.SCALAR or entry.position >= 0) \
+            and not self._node._store
 
     def unpack(self) -> Any:
         """The value for backward: version-checked, an output rebuilt around its node."""
@@ -241,9 +243,9 @@ def saved_values(node: Node) -> tuple:
 def unpack(node: Node, entry: SavedEntry) -> Any:
     """One saved value for backward (see ``SavedTensor``), version-checked."""
     kind = entry.kind
-    if kind == SavedTensor.SCALAR:
-        return entry.extra
     store = node._store
+    if kind == SavedTensor.SCALAR and (entry.position < 0 or store):
+        return entry.extra  # a number, or a wrapped one (in the store) not yet freed
     if not store:
         error = GraphFreedError(_freed_message(node))
         error.node = node

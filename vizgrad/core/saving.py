@@ -9,7 +9,7 @@ for the ``SavedEntry`` record and how readers see the result.
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -92,6 +92,14 @@ def resolve_saved(node: Any, tensors: list, results: Any) -> None:
     node._store = store
 
 
+class WrappedNumber(NamedTuple):
+    """A Python number an op took where PyTorch takes a Tensor (``x * 1.5``), saved as
+    PyTorch saves the wrapped-number tensor: freed by backward like any saved tensor, so
+    a second backward through the node raises (``save_one`` in ops/operands.py)."""
+
+    value: Any
+
+
 _OUTPUT_ONLY = (SavedEntry(SavedTensor.OUTPUT, 0, 0, 0, True),)
 
 
@@ -147,6 +155,10 @@ def _entry_of(item: Any, name: str | None, order: int, positional: bool, tensors
             store.append(result._vc)
             return SavedEntry(SavedTensor.OUTPUT, len(store) - 2, nr, result._vc[0],
                               positional, name)
+    if item.__class__ is WrappedNumber:  # kept in the store: freed with the node
+        store.append(item.value)
+        return SavedEntry(SavedTensor.SCALAR, len(store) - 1, 0, 0, positional,
+                          name or f"saved{order}", item.value)
     if not backend.is_array(item):
         if item is None or isinstance(item, (bool, int, float, complex, np.number)):
             return SavedEntry(SavedTensor.SCALAR, -1, 0, 0, positional,
@@ -175,7 +187,10 @@ def _resolve_hooked(node: Any, to_save: tuple, tensors: list, results: Any) -> N
     entries = []
     for entry in node._saved or ():
         kind = entry.kind
-        if kind == SavedTensor.SCALAR:
+        if kind == SavedTensor.SCALAR:  # not packed (nor is PyTorch's wrapped number)
+            if entry.position >= 0:
+                packed_store.append(entry.extra)
+                entry = entry._replace(position=len(packed_store) - 1)
             entries.append(entry)
             continue
         value = store[entry.position]  # type: ignore[index]

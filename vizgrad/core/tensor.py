@@ -17,7 +17,6 @@ from . import backend
 from . import dual as _dual_module
 from . import node as _node_module
 from . import saved as _saved_module
-from .dual import ACTIVE as _DUAL_LEVELS
 from .node import AccumulateGrad, Node, RemovableHandle, add_hook
 from .saved import GraphError
 from .tensor_checks import (
@@ -428,9 +427,11 @@ class Tensor(TensorMethods):
 
     def detach(self) -> Tensor:
         """A tensor sharing data (and version counter) with no history."""
-        # Under forward AD a new array object (same memory): tangents are keyed by array
-        # and, as in PyTorch, a detached tensor has none.
-        out = Tensor._make(self.array.view() if _DUAL_LEVELS else self.array)
+        # A new array object (same memory): saved tensors are recognised by array
+        # identity, so ``v * v.detach()`` must tell the two apart (the detached one saved
+        # has no history); and under forward AD tangents are keyed by array and, as in
+        # PyTorch, a detached tensor has none.
+        out = Tensor._make(self.array.view())
         if self._vc is None:
             self._vc = [0]
         out._vc = self._vc

@@ -152,13 +152,43 @@ class Relu(Function):
     def backward(ctx, grad):
         (result,) = ctx.saved_values
         passes = ~(result.array <= 0)  # not ``> 0``: NaN passes, as in PyTorch
-        if not grad_enabled() and result.ndim:  # a plain backward: on the arrays
-            return Tensor._make(grad.array * passes)  # (0-d: a NumPy scalar)
-        return grad * passes
+        if not grad_enabled():  # a plain backward: on the arrays
+            if result.ndim:
+                return Tensor._make(grad.array * passes)
+            return grad * passes  # (0-d: NumPy's product would be a scalar)
+        return ThresholdBackward.apply(grad, result)
 
     @staticmethod
     def jvp(args, tangents, result):
         return tangents[0] * ~(result.array <= 0)
+
+
+class ThresholdBackward(Function):
+    """relu's gradient under create_graph, as PyTorch records it (``threshold_backward``,
+    ``ThresholdBackwardBackward0``): ``grad`` where ``result`` is not <= 0.  A function
+    of the result too, so it requires grad when the result does; backward: the same
+    mask for ``grad``, zeros (no history) for ``result``."""
+
+    backward_name = "ThresholdBackwardBackward0"
+    infer_shape = staticmethod(binary_op)
+
+    @staticmethod
+    def forward(ctx, grad, result):
+        ctx.save_for_backward(result)
+        return grad * ~(result <= 0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_values
+        zeros = Tensor.from_array(array_module(grad.array).zeros_like(grad.array))
+        return ThresholdBackward.apply(grad, result), zeros
+
+    @staticmethod
+    def jvp(args, tangents, result):
+        grad, saved = args
+        if tangents[0] is None:
+            return grad.detach() * 0.0
+        return ThresholdBackward.apply(tangents[0], saved.detach())
 
 
 def tanh(input: Tensor) -> Tensor:

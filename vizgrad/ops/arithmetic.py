@@ -16,6 +16,7 @@ from ..core.backend import array_module
 from ..core.dual import LINEAR, plus, scaled
 from ..core.function import Function
 from ..core.meta import MetaArray
+from ..core.state import grad_enabled
 from .operands import binary, result_type, save_crossed, save_one, saved_crossed, true_divide
 from .shape_rules import binary_op, broadcast, divide, elementwise, floating, same
 
@@ -239,8 +240,14 @@ class Pow(Function):
     def backward(ctx, grad):
         (input,) = ctx.saved_values
         exponent = ctx.exponent
-        if exponent == 0:
-            return grad * 0.0, None
+        if exponent == 0:  # zeros without history, as PyTorch's
+            from ..core.tensor import Tensor
+
+            return Tensor.from_array(array_module(grad.array).zeros_like(grad.array)), None
+        if grad_enabled():
+            # create_graph: PyTorch's pow_backward, grad * (exponent * input.pow(exponent - 1)),
+            # so the recorded graph saves ``input`` itself (a later write into it is caught)
+            return grad * MulScalar.apply(Pow.apply(input, exponent - 1.0), exponent), None
         if exponent == 2:
             return grad * 2.0 * input, None
         return grad * exponent * input ** (exponent - 1), None

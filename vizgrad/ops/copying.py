@@ -106,8 +106,8 @@ class Fill(Function):
         return array_module(input).full_like(input, value)
 
     @staticmethod
-    def backward(ctx, grad):
-        return grad * 0.0, None
+    def backward(ctx, grad):  # zeros without history for the old values, as PyTorch's
+        return _zeros_like(grad), None
 
     @staticmethod
     def jvp(args, tangents, result):
@@ -136,10 +136,17 @@ def clone(input: Tensor) -> Tensor:
     return Clone.apply(input)
 
 
+def _zeros_like(grad: Tensor) -> Tensor:
+    """A zero gradient with no history (PyTorch's ``zeros_like(grad)``): under
+    create_graph it does not require grad, where ``grad * 0.0`` would."""
+    return Tensor.from_array(array_module(grad.array).zeros_like(grad.array))
+
+
 class Copy(Function):
     """``copy_(src)``: the values of ``src`` (broadcast, cast to the target's dtype)."""
 
     backward_name = "CopyBackwards"
+    same_source_writes_nothing = True  # x.copy_(x): see core/inplace.py's apply_inplace
 
     @staticmethod
     def infer_shape(self, src):
@@ -154,8 +161,8 @@ class Copy(Function):
         return xp.broadcast_to(xp.asarray(src, dtype=self.dtype), self.shape).copy()
 
     @staticmethod
-    def backward(ctx, grad):
-        return grad * 0.0, grad
+    def backward(ctx, grad):  # zeros without history for the old value, as PyTorch's
+        return _zeros_like(grad), grad
 
     @staticmethod
     def jvp(args, tangents, result):  # the source's tangent (zero without one)
@@ -178,8 +185,8 @@ class _Refill(Function):
         return array_module(self).asarray(values, dtype=self.dtype)
 
     @staticmethod
-    def backward(ctx, grad):
-        return grad * 0.0, None
+    def backward(ctx, grad):  # zeros without history for the old values, as PyTorch's
+        return _zeros_like(grad), None
 
     @staticmethod
     def jvp(args, tangents, result):  # fresh random values: zero tangent, as PyTorch

@@ -63,7 +63,7 @@ class Cat(Function):
         axis = _dim(dim, tensors[0].ndim)
         ctx.dim = dim  # as given: PyTorch saves -1, not the axis it names
         ctx._sizes = [t.shape[axis] for t in tensors]  # PyTorch shows only _saved_dim
-        return array_module(tensors[0]).concatenate(promote(*tensors), axis=axis)
+        return _c_ordered(array_module(tensors[0]).concatenate(promote(*tensors), axis=axis))
 
     @staticmethod
     def backward(ctx, grad):
@@ -73,6 +73,15 @@ class Cat(Function):
     def jvp(args, tangents, result):  # absent tangents are zeros here: cat needs every part
         parts = [t if t is not None else x.detach() * 0.0 for x, t in zip(args[0], tangents[0])]
         return Cat.apply(parts, args[1])
+
+
+def _c_ordered(array):
+    """PyTorch's cat and stack give a contiguous result (so ``view`` takes it); NumPy's
+    follow their inputs' layout (of transposed inputs: not C-ordered)."""
+    flags = getattr(array, "flags", None)
+    if flags is None or getattr(flags, "c_contiguous", True):
+        return array
+    return array_module(array).ascontiguousarray(array)
 
 
 class Stack(Function):
@@ -93,7 +102,7 @@ class Stack(Function):
     def forward(ctx, tensors, dim):
         axis = _dim(dim, tensors[0].ndim + 1)
         ctx.dim = dim  # as given, as PyTorch saves it
-        return array_module(tensors[0]).stack(promote(*tensors), axis=axis)
+        return _c_ordered(array_module(tensors[0]).stack(promote(*tensors), axis=axis))
 
     @staticmethod
     def backward(ctx, grad):
@@ -219,13 +228,33 @@ class Unbind(Function):
         dim = _dim(dim, input.ndim)
         xp = array_module(input)
         moved = xp.moveaxis(input, dim, 0)
-        return [moved[i] for i in range(moved.shape[0])]
+        return [moved[i, ...] for i in range(moved.shape[0])]  # (0-d arrays, not scalars)
 
     @staticmethod
     def backward(ctx, *grads):
         return Stack.apply(list(grads), ctx.dim), None
 
     jvp = LINEAR
+
+
+def _tensor_list(tensors: Sequence[Tensor], op: str) -> list[Tensor]:
+    """``tensors`` as a list, each a Tensor; else PyTorch's TypeError."""
+    from ..core.tensor import Tensor
+    from ..core.tensor_checks import type_name
+
+    try:
+        if isinstance(tensors, Tensor):
+            raise TypeError
+        out = list(tensors)
+    except TypeError:
+        kind = "Tensor" if isinstance(tensors, Tensor) else type_name(tensors)
+        raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {kind}") from None
+    for index, tensor in enumerate(out):
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"expected Tensor as element {index} in argument 0, but got "
+                            f"{type_name(tensor)}")
+    return out
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -236,7 +265,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     >>> vizgrad.cat([vizgrad.zeros(2), vizgrad.ones(1)]).tolist()
     [0.0, 0.0, 1.0]
     """
-    tensors = list(tensors)
+    tensors = _tensor_list(tensors, "cat")
     if not tensors:
         raise ValueError("cat() needs at least one tensor")
     return Cat.apply(tensors, dim)
@@ -253,7 +282,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     >>> vizgrad.stack([vizgrad.zeros(2), vizgrad.ones(2)]).shape
     (2, 2)
     """
-    tensors = list(tensors)
+    tensors = _tensor_list(tensors, "stack")
     if not tensors:
         raise ValueError("stack() needs at least one tensor")
     return Stack.apply(tensors, dim)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterator
+from numbers import Number
 from typing import Any
 
 from ..core import backend, factory
@@ -23,6 +24,7 @@ from ..core.function import binary_operator as _binary_operator
 from ..core.function import unary_operator as _unary_operator
 from ..core.state import OBSERVERS, grad_enabled
 from ..core.tensor import Tensor
+from ..core.tensor_checks import type_name
 from . import activations as act
 from . import arithmetic as ar
 from . import (
@@ -403,7 +405,13 @@ def _cuda(self: Tensor, device: Any = 0, non_blocking: bool = False) -> Tensor:
 
 
 def _copy_(self: Tensor, src: Tensor | float, non_blocking: bool = False) -> Tensor:
-    """Copy ``src``'s values into this tensor, broadcast and cast (``torch.Tensor.copy_``)."""
+    """Copy ``src``'s values into this tensor, broadcast and cast (``torch.Tensor.copy_``).
+
+    ``src`` is a Tensor or a number, as PyTorch takes it (None, a list or an array is
+    its TypeError)."""
+    if not isinstance(src, (Tensor, Number)):
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type_name(src)}")
     return copying.Copy.apply_(self, src)
 
 

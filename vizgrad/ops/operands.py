@@ -29,6 +29,7 @@ import numpy as np
 
 from ..core.factory import as_dtype, get_default_dtype
 from ..core.recording import torch_type_name
+from ..core.saving import WrappedNumber
 from ..core.tensor import Tensor
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
@@ -225,8 +226,9 @@ def save_one(ctx: Any, position: int, value: Any) -> None:
     """Save the argument at ``position`` alone (a Python number under its name)."""
     if hasattr(value, "dtype") and not isinstance(value, np.generic):
         ctx.save_for_backward(value)
-    else:  # a Python number: kept under the argument's name, as PyTorch shows it
-        ctx.save_named(ctx.fn.arg_names[position], value)
+    else:  # a Python number: kept under the argument's name, as PyTorch shows it, and
+        # freed by backward as PyTorch's wrapped-number tensor is
+        ctx.save_named(ctx.fn.arg_names[position], WrappedNumber(value))
 
 
 def saved_crossed(ctx: Any, first: int) -> tuple:

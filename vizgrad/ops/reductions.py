@@ -120,7 +120,7 @@ def _mean(input, axis, keepdims=False):
 
 
 class Mean(Function):
-    """Mean of all elements; backward: grad / n broadcast to the input's shape."""
+    """Mean of all elements; backward: grad broadcast to the input's shape, / n."""
     infer_shape = staticmethod(whole)
 
     @staticmethod
@@ -132,13 +132,14 @@ class Mean(Function):
     def backward(ctx, grad):
         count = builtins.max(1, _count(ctx.input_shape, range(len(ctx.input_shape))))
         shape = ctx.input_shape
-        return expand_reduced(grad / count, shape, tuple(range(len(shape))), False)
+        # expanded, then divided (PyTorch's mean_backward): a new, contiguous gradient
+        return expand_reduced(grad, shape, tuple(range(len(shape))), False) / count
 
     jvp = LINEAR
 
 
 class MeanDim(Function):
-    """Mean over dims; backward: grad / n broadcast back over the reduced dims."""
+    """Mean over dims; backward: grad broadcast back over the reduced dims, / n."""
     backward_name = "MeanBackward1"
 
     infer_shape = staticmethod(along)
@@ -154,7 +155,7 @@ class MeanDim(Function):
         shape = ctx.input_shape
         dims = normalize_dims(ctx.dim, len(shape))
         count = builtins.max(1, _count(shape, dims))
-        return expand_reduced(grad / count, shape, dims, ctx.keepdim), None, None
+        return expand_reduced(grad, shape, dims, ctx.keepdim) / count, None, None
 
     jvp = LINEAR
 
