@@ -110,3 +110,27 @@ def test_the_check_sees_attribute_reaches(tmp_path: Path) -> None:
     found = _reaches(sneaky)
     assert "line 2: vizgrad.core.node.Node" in found and "line 3: ._saved" in found
     assert not any("_cache" in item for item in found)
+
+
+RENDER_FILES = sorted((PACKAGE / "render").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", RENDER_FILES, ids=lambda p: f"render/{p.name}")
+def test_render_imports_nothing_of_debug(path: Path) -> None:
+    """debug/ draws through render/ (recorder, growth, flow), so render/ must not import
+    debug/, not even inside a function: the statistics both read live in
+    ``vizgrad.graph.statistics``."""
+    bad = [name for name in _imports(path)
+           if name == "vizgrad.debug" or name.startswith("vizgrad.debug.")]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    bad += [f"line {node.lineno}: {_dotted(node)}" for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and _dotted(node).startswith("vizgrad.debug")]
+    assert not bad, f"{path} reaches debug/: {bad}"
+
+
+def test_the_debug_check_sees_a_lazy_import(tmp_path: Path) -> None:
+    folder = tmp_path / "render"
+    folder.mkdir()
+    sneaky = folder / "sneaky.py"
+    sneaky.write_text("def f():\n    from ..debug.memory import node_bytes\n")
+    assert "vizgrad.debug.memory" in _imports(sneaky)

@@ -13,7 +13,6 @@ Example
 
 from __future__ import annotations
 
-import math
 import warnings
 import weakref
 from typing import Any
@@ -21,41 +20,7 @@ from typing import Any
 import numpy as np
 
 from .. import graph
-
-#: Key under which the recorder stores statistics in ``node.metadata``.
-METADATA_KEY = "vizgrad.grad"
-
-
-def grad_stats(value: Any) -> dict[str, Any]:
-    """``{"norm", "finite", "zero"}`` of one gradient (a tensor, an array or ``None``)."""
-    array = graph.to_numpy(value)
-    if array is None or array.size == 0:
-        return {"norm": 0.0, "finite": True, "zero": True}
-    wide = array.astype(np.float64, copy=False).ravel()
-    # One pass (the recorder takes this for every node): the sum of squares is finite
-    # exactly when every value is, unless it overflowed (values beyond 1e154): then
-    # look again.  It is 0 only for an all-zero array, unless tiny float64 values
-    # underflowed when squared: then look again too.
-    with np.errstate(over="ignore", invalid="ignore"):
-        squares = float(np.dot(wide, wide))
-    if math.isfinite(squares):
-        return {"norm": math.sqrt(squares), "finite": True,
-                "zero": squares == 0 and not wide.any()}
-    if not np.isfinite(wide).all():
-        return {"norm": float("nan"), "finite": False, "zero": False}
-    top = float(np.abs(wide).max())  # it overflowed: scale down first
-    scaled = wide / top
-    return {"norm": top * math.sqrt(float(np.dot(scaled, scaled))), "finite": True,
-            "zero": False}
-
-
-def combine_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    """Statistics of several gradients taken together (norm of the concatenation)."""
-    if not parts:
-        return {"norm": 0.0, "finite": True, "zero": True}
-    finite = all(p["finite"] for p in parts)
-    norm = float(np.sqrt(sum(p["norm"] ** 2 for p in parts))) if finite else float("nan")
-    return {"norm": norm, "finite": finite, "zero": all(p["zero"] for p in parts)}
+from ..graph.statistics import METADATA_KEY, combine_stats, grad_stats
 
 
 class StatsCache:

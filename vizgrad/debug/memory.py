@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import graph
+from ..graph.statistics import human_bytes, node_bytes
 from ..location import innermost_line
 
 
@@ -93,56 +94,6 @@ class MemoryReport:
             for scope, size in sorted(self.by_scope.items(), key=lambda kv: -kv[1])[:10]:
                 lines.append(f"  {human_bytes(size):>10}  {scope}")
         return "\n".join(lines)
-
-
-def human_bytes(count: float) -> str:
-    """``1.5 KiB`` style."""
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(count) < 1024 or unit == "GiB":
-            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
-        count /= 1024
-    return f"{count:.1f} GiB"  # pragma: no cover
-
-
-def node_bytes(walk: graph.GraphWalk | graph.Topology, per_node: bool = True
-               ) -> tuple[dict[Any, tuple[int, int]], int, int]:
-    """``{raw node: (attributed bytes, held bytes)}``, total and leaf bytes of a walk.
-
-    ``per_node=False`` leaves the table empty and only counts the totals (what
-    :class:`~vizgrad.debug.GraphMonitor` takes every step).
-    """
-    seen: set[int] = set()
-    per: dict[Any, tuple[int, int]] = {}
-    total = leaf = 0
-    if isinstance(walk, graph.Topology):
-        pairs = zip(walk.raws, walk.saved_buffers())
-    else:
-        pairs = ((node.raw, node.saved_buffers()) for node in walk.nodes)
-    for raw, buffers in pairs:  # newest first: a buffer counts at its newest holder
-        if not buffers:
-            continue
-        if not per_node:
-            for key, size, is_leaf in buffers:
-                if key not in seen:
-                    seen.add(key)
-                    total += size
-                    if is_leaf:
-                        leaf += size
-            continue
-        own = held = 0
-        mine: set[int] = set()
-        for key, size, is_leaf in buffers:
-            if key in mine:
-                continue
-            mine.add(key)
-            held += size
-            if key not in seen:
-                seen.add(key)
-                own += size
-                total += size
-                leaf += size if is_leaf else 0
-        per[raw] = (own, held)
-    return per, total, leaf
 
 
 def memory_report(roots: Any) -> MemoryReport:

@@ -126,7 +126,7 @@ def graph_size(roots: Any, *, saved: bool = True) -> GraphSize:
     """Node count, depth, saved bytes and ``seq`` range of ``roots``' graph, in one walk.
 
     The same figures as ``topology(roots)`` (``len(raws)``, ``depth``, the saved bytes
-    ``vizgrad.debug.memory.node_bytes`` counts), without its lists: cheap enough for
+    ``vizgrad.graph.statistics.node_bytes`` counts), without its lists: cheap enough for
     every training step.  vizgrad's own nodes are read through ``vizgrad.core.facts``;
     a graph with other nodes (PyTorch's) is measured through :func:`topology`.
     ``saved=False`` lets a PyTorch graph's walk skip its saved tensors (the larger

@@ -26,8 +26,8 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..debug.gradstats import combine_stats
 from ..graph.scopes import scope_classes, scope_title
+from ..graph.statistics import combine_stats
 from .ids import box_id
 from .view import Cluster, GraphView, ViewEdge, ViewNode
 

@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from .. import graph
-from ..debug.gradstats import METADATA_KEY, combine_stats, grad_stats
+from ..graph.statistics import METADATA_KEY, combine_stats, grad_stats
 from .ids import box_id
 from .view import GraphView, LegendEntry
 

@@ -1,6 +1,6 @@
 """``show_memory``: each op node's live saved-tensor bytes, as a label line and a colour.
 
-Sizes come from :func:`vizgrad.debug.memory.node_bytes` (each buffer counted once, at
+Sizes come from :func:`vizgrad.graph.statistics.node_bytes` (each buffer counted once, at
 its newest holder); the fill goes from pale yellow to dark red on a log scale.
 """
 
@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 from .. import graph
-from ..debug.memory import human_bytes, node_bytes
+from ..graph.statistics import human_bytes, node_bytes
 from .view import GraphView
 
 #: Small -> large (log scale).

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..debug.gradstats import METADATA_KEY, grad_stats
+from ..graph.statistics import METADATA_KEY, grad_stats, human_bytes, node_bytes
 from . import fold, fold_fit
 from .build import build_view
 from .view import GraphView, RenderOptions
@@ -213,7 +213,6 @@ def page_totals(full: GraphView, extra: dict[str, dict[str, Any]]) -> dict[str, 
     recorded bytes of saves ``backward()`` already freed (nothing is held then).
     ``extra``: the panel's facts by node id (their bytes are read again here).
     Empty for a view read from a file or a static graph: no node to read them from."""
-    from ..debug.memory import node_bytes
     from ..graph.walking import GraphWalk
 
     ops, parameters, count, freed = [], 0, 0, 0
@@ -242,7 +241,6 @@ def page_totals(full: GraphView, extra: dict[str, dict[str, Any]]) -> dict[str, 
 def totals_text(totals: dict[str, Any]) -> str:
     """``1,355 graph nodes, 1,820 edges · parameters 1.2 MiB (24 tensors) · activations
     3.9 MiB``: what the page's title and bar say."""
-    from ..debug.memory import human_bytes
 
     parts: list[str] = []
     if not totals:

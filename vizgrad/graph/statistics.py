@@ -1,0 +1,113 @@
+"""Statistics of a graph that both the pictures and the debugging tools read: a
+gradient's norm and finiteness, and the bytes a graph's saved tensors hold.
+
+They live below ``render/`` and ``debug/`` so that neither imports the other for them
+(``debug`` records gradients with :func:`grad_stats` and reports memory with
+:func:`node_bytes`; ``render`` colours and labels boxes with the same figures).
+
+Example
+-------
+>>> import numpy as np
+>>> grad_stats(np.array([3.0, 4.0]))
+{'norm': 5.0, 'finite': True, 'zero': False}
+>>> combine_stats([grad_stats(np.array([3.0])), grad_stats(np.array([4.0]))])["norm"]
+5.0
+>>> human_bytes(4096)
+'4.0 KiB'
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .tensors import to_numpy
+from .topology import Topology
+from .walking import GraphWalk
+
+#: Key under which the recorder stores statistics in ``node.metadata``.
+METADATA_KEY = "vizgrad.grad"
+
+
+def grad_stats(value: Any) -> dict[str, Any]:
+    """``{"norm", "finite", "zero"}`` of one gradient (a tensor, an array or ``None``)."""
+    array = to_numpy(value)
+    if array is None or array.size == 0:
+        return {"norm": 0.0, "finite": True, "zero": True}
+    wide = array.astype(np.float64, copy=False).ravel()
+    # One pass (the recorder takes this for every node): the sum of squares is finite
+    # exactly when every value is, unless it overflowed (values beyond 1e154): then
+    # look again.  It is 0 only for an all-zero array, unless tiny float64 values
+    # underflowed when squared: then look again too.
+    with np.errstate(over="ignore", invalid="ignore"):
+        squares = float(np.dot(wide, wide))
+    if math.isfinite(squares):
+        return {"norm": math.sqrt(squares), "finite": True,
+                "zero": squares == 0 and not wide.any()}
+    if not np.isfinite(wide).all():
+        return {"norm": float("nan"), "finite": False, "zero": False}
+    top = float(np.abs(wide).max())  # it overflowed: scale down first
+    scaled = wide / top
+    return {"norm": top * math.sqrt(float(np.dot(scaled, scaled))), "finite": True,
+            "zero": False}
+
+
+def combine_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Statistics of several gradients taken together (norm of the concatenation)."""
+    if not parts:
+        return {"norm": 0.0, "finite": True, "zero": True}
+    finite = all(p["finite"] for p in parts)
+    norm = float(np.sqrt(sum(p["norm"] ** 2 for p in parts))) if finite else float("nan")
+    return {"norm": norm, "finite": finite, "zero": all(p["zero"] for p in parts)}
+
+
+def human_bytes(count: float) -> str:
+    """``1.5 KiB`` style."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(count) < 1024 or unit == "GiB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1024
+    return f"{count:.1f} GiB"  # pragma: no cover
+
+
+def node_bytes(walk: GraphWalk | Topology, per_node: bool = True
+               ) -> tuple[dict[Any, tuple[int, int]], int, int]:
+    """``{raw node: (attributed bytes, held bytes)}``, total and leaf bytes of a walk.
+
+    ``per_node=False`` leaves the table empty and only counts the totals (what
+    :class:`~vizgrad.debug.GraphMonitor` takes every step).
+    """
+    seen: set[int] = set()
+    per: dict[Any, tuple[int, int]] = {}
+    total = leaf = 0
+    if isinstance(walk, Topology):
+        pairs = zip(walk.raws, walk.saved_buffers())
+    else:
+        pairs = ((node.raw, node.saved_buffers()) for node in walk.nodes)
+    for raw, buffers in pairs:  # newest first: a buffer counts at its newest holder
+        if not buffers:
+            continue
+        if not per_node:
+            for key, size, is_leaf in buffers:
+                if key not in seen:
+                    seen.add(key)
+                    total += size
+                    if is_leaf:
+                        leaf += size
+            continue
+        own = held = 0
+        mine: set[int] = set()
+        for key, size, is_leaf in buffers:
+            if key in mine:
+                continue
+            mine.add(key)
+            held += size
+            if key not in seen:
+                seen.add(key)
+                own += size
+                total += size
+                leaf += size if is_leaf else 0
+        per[raw] = (own, held)
+    return per, total, leaf
