@@ -19,6 +19,7 @@ Example
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -82,6 +83,7 @@ def node_bytes(walk: GraphWalk | Topology, per_node: bool = True
     seen: set[int] = set()
     per: dict[Any, tuple[int, int]] = {}
     total = leaf = 0
+    pairs: Iterable[tuple[Any, Any]]
     if isinstance(walk, Topology):
         pairs = zip(walk.raws, walk.saved_buffers())
     else:
