@@ -6,7 +6,7 @@ from typing import Any
 
 from ..core.tensor import Tensor
 
-_FROM_ARRAY = getattr(Tensor, "from_array", None) or Tensor._make
+_FROM_ARRAY = Tensor.from_array
 
 
 def array_of(tensor: Tensor) -> Any:

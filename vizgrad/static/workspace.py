@@ -106,7 +106,7 @@ class Workspace:
                 "pass the prefix the trace gave them (e.g. prefix='model.')")
         with no_grad():
             for _, tensor, array in pairs:
-                tensor.copy_(Tensor._make(array))
+                tensor.copy_(Tensor.from_array(array))
         return [name for name, _, _ in pairs]
 
     def nbytes(self) -> int:
