@@ -93,7 +93,7 @@ def _run_op(ctx: Any, op: Any, grad: Tensor) -> list:
         if entry.kind == SavedTensor.OUTPUT:
             unpack(op, entry)  # its version check: raises if the output was written since
             if view is None:
-                base._vc = store[entry.position + 1]  # the counter the write shares
+                base._version_counter = store[entry.position + 1]  # the counter the write shares
                 view = regenerate_view(base, ctx._view_chain)
             swapped.append((entry.position, store[entry.position]))
             store[entry.position] = view

@@ -152,10 +152,10 @@ def _apply(cls: Any, args: tuple) -> tuple[Any, Any]:
             index += 1
             continue
         for t in items:
-            if t._base is not None and t._view_version != t._vc[0]:
+            if t._base is not None and t._view_version != t._version_counter[0]:
                 refresh_view(t)  # its base was written since: re-derive its history
             tensors.append(t)
-            if t._rg:
+            if t._requires_grad:
                 grad_mask |= 1 << index
         index += 1
     previous = grad_enabled()
@@ -211,29 +211,29 @@ def _apply(cls: Any, args: tuple) -> tuple[Any, Any]:
         array = o.array
         if dirty and id(o) in dirty:  # an input modified in place: it takes this node
             o._bump_version()
-            o._rg = True
+            o._requires_grad = True
             o._grad_fn = node
             o._output_nr = nr
             results.append(o)
         elif nondiff and id(array) in nondiff:
             # PyTorch returns such an output as it is; one that is an input stays one.
-            results.append(o.detach() if o._rg and not _is_input(o, tensors) else o)
-        elif o._rg or o._base is not None or _is_input(o, tensors):
+            results.append(o.detach() if o._requires_grad and not _is_input(o, tensors) else o)
+        elif o._requires_grad or o._base is not None or _is_input(o, tensors):
             # An input returned as is, a tensor with its own history, or a view: the
             # output is a new tensor on the same data, so the original keeps its place.
             fresh = Tensor._make(array, True, node, nr)
-            if o._vc is None:
-                o._vc = [0]
-            fresh._vc = o._vc
+            if o._version_counter is None:
+                o._version_counter = [0]
+            fresh._version_counter = o._version_counter
             if o._base is not None or _is_input(o, tensors):
                 # a view of what it was made from, as in PyTorch, which refuses writes
                 # through it (the write's history would bypass this node's backward)
                 fresh._base = o._base if o._base is not None else o
-                fresh._view_version = o._vc[0]
+                fresh._view_version = o._version_counter[0]
                 fresh._creation = MULTI if len(outs) > 1 else CUSTOM
             results.append(fresh)
         else:  # made in forward: becomes the output itself, as in PyTorch
-            o._rg = True
+            o._requires_grad = True
             o._grad_fn = node
             o._output_nr = nr
             results.append(o)
@@ -332,7 +332,7 @@ def _dirty_outputs(node: Node, outs: Any) -> set:
             f"output. The inputs that are modified inplace must all be outputs of the "
             f"Function ({node.name()}).")
     for t in dirty:
-        if t._rg and t._grad_fn is None:
+        if t._requires_grad and t._grad_fn is None:
             raise RuntimeError(
                 f"a leaf Tensor that requires grad has been used in an in-place operation "
                 f"(the forward of {node.name()} marked it dirty). Pass a clone, or modify it "

@@ -155,7 +155,7 @@ def apply_dual(cls: Any, args: tuple) -> Any:
     raw: list = []  # the arguments' arrays, for the lean path's forward
     for arg in args:
         if arg.__class__ is _Tensor or isinstance(arg, _Tensor):
-            if arg._rg:
+            if arg._requires_grad:
                 lean = False
             array = arg.array
             raw.append(array)
@@ -164,7 +164,7 @@ def apply_dual(cls: Any, args: tuple) -> Any:
                 tangent = view_tangent(level, arg)
             if tangent is not None:
                 found = True
-                if tangent._rg:
+                if tangent._requires_grad:
                     lean = False
             tangents.append(tangent)
         elif is_tensor_list(arg):

@@ -37,7 +37,7 @@ def _own(level: Level, array: Any, tangent: Any) -> bool:
     data = tangent.array
     if not getattr(getattr(data, "flags", None), "writeable", True) or 0 in data.strides:
         return False
-    if tangent._rg and tangent._grad_fn is None:
+    if tangent._requires_grad and tangent._grad_fn is None:
         return False
     for key, other in level.tangents.items():
         primal = level.primals[key]

@@ -243,7 +243,7 @@ def _start(outputs: list, gradients: list | None, inputs: list[Tensor] | None) -
     and with ``inputs``, the nodes some input lies below (``needed``)."""
     for tensor in (*outputs, *(inputs or ())):
         if isinstance(tensor, Tensor) and tensor._base is not None \
-                and tensor._view_version != tensor._vc[0]:
+                and tensor._view_version != tensor._version_counter[0]:
             refresh_view(tensor)  # its base was written since: its history is the new one
     _check_roots(outputs)  # after: a write may have made a view's base require grad
     root_grads = _root_gradients(outputs, gradients)
@@ -253,7 +253,7 @@ def _start(outputs: list, gradients: list | None, inputs: list[Tensor] | None) -
     for index, tensor in enumerate(inputs or ()):
         if not isinstance(tensor, Tensor):
             raise TypeError(f"inputs must be tensors, got {type(tensor).__name__}")
-        if not tensor._rg:
+        if not tensor._requires_grad:
             raise RuntimeError(f"input {index} does not require grad; a gradient with respect "
                                "to it cannot be computed")
         edge = edge_of(tensor) if tensor._grad_fn is not None else (accumulator_of(tensor), 0)
@@ -510,7 +510,7 @@ def backward(outputs: Any, gradients: Any = None, retain_graph: bool | None = No
     if input_list is not None and not input_list:
         raise RuntimeError("backward(inputs=...) got an empty list of inputs")
     for tensor in input_list or ():
-        if isinstance(tensor, Tensor) and tensor._rg and tensor._grad_fn is not None:
+        if isinstance(tensor, Tensor) and tensor._requires_grad and tensor._grad_fn is not None:
             # As PyTorch: a non-leaf input keeps its .grad from now on (this call and
             # later ones), and its node runs, so its gradient arrives through retain_grad.
             tensor.retain_grad()

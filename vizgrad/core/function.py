@@ -215,13 +215,13 @@ class Function:
         index = 0
         for arg in args:
             if arg.__class__ is Tensor or isinstance(arg, Tensor):
-                if arg._base is not None and arg._view_version != arg._vc[0]:
+                if arg._base is not None and arg._view_version != arg._version_counter[0]:
                     refresh_view(arg)  # its base was written since: re-derive its history
                 raw[index] = arg.array
                 tensors.append(arg)
                 bit = 1 << index
                 mask |= bit
-                if arg._rg:
+                if arg._requires_grad:
                     grad_mask |= bit
                     source = arg._grad_fn
                     if source is not None:
@@ -320,7 +320,7 @@ def _steps(cls: type[Function], args: tuple) -> Any:
     node = link_edges(cls, tensors, grad_mask,
                       layout_of(args) if mask is None else simple_layout(mask))
     out = run_forward(cls, node, raw, tensors)
-    if any(not t._rg for t in tensors):
+    if any(not t._requires_grad for t in tensors):
         node._own_operand_meta = tuple([(t.array.shape, t.array.dtype) for t in tensors])
     out_class = out.__class__
     if out_class in backend.ARRAY_TYPES:

@@ -65,7 +65,7 @@ def register_post_accumulate(tensor: Tensor, hook: Callable) -> RemovableHandle:
     """``tensor.register_post_accumulate_grad_hook(hook)``: PyTorch's checks, then the hook
     kept on the leaf; its AccumulateGrad node (now or made later) leaves the engine's fast
     path, whose general path calls the hooks after adding into ``.grad``."""
-    if not tensor._rg:
+    if not tensor._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if tensor._grad_fn is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")

@@ -75,10 +75,10 @@ def view_write_error(view: Tensor, direct: bool, op: str | None = None) -> Runti
 def _any_requires_grad(args: tuple) -> bool:
     for arg in args:
         if isinstance(arg, Tensor):
-            if arg._rg:
+            if arg._requires_grad:
                 return True
         elif isinstance(arg, (list, tuple)):
-            if any(isinstance(t, Tensor) and t._rg for t in arg):
+            if any(isinstance(t, Tensor) and t._requires_grad for t in arg):
                 return True
     return False
 
@@ -113,24 +113,24 @@ def _write(target: Tensor, array: Any) -> None:
 def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
     from .function import FORWARD_ONLY, run_forward, unwrap
 
-    counter = target._vc
+    counter = target._version_counter
     # copy_ from the very same elements writes nothing (PyTorch's copy_ returns before
     # its overlap checks; the version is bumped and the op recorded all the same)
     same = getattr(cls, "same_source_writes_nothing", False) and bool(args) and \
         isinstance(args[0], Tensor) and same_data(target, args[0])
     if counter is not None and not same:  # it may share memory with an input (a view)
         for arg in args:
-            if isinstance(arg, Tensor) and arg._vc is counter and arg is not target:
+            if isinstance(arg, Tensor) and arg._version_counter is counter and arg is not target:
                 check_no_partial_overlap(target, arg, f"{cls.__name__.lower()}_ at "
                                          f"{user_location()}")
     base = target._base
     if base is not None:
         if target._creation is not None and grad_enabled() and \
-                (target._rg or base._rg or _any_requires_grad(args)):
+                (target._requires_grad or base._requires_grad or _any_requires_grad(args)):
             raise view_write_error(target, True, cls.__name__.lower())
-        if target._view_version != target._vc[0]:
+        if target._view_version != target._version_counter[0]:
             refresh_view(target)
-    record = grad_enabled() and (target._rg or _any_requires_grad(args))
+    record = grad_enabled() and (target._requires_grad or _any_requires_grad(args))
     if not record:
         # The unrecorded branch of Function.apply's steps: unwrap, run forward, write.
         raw = unwrap((target, *args))
@@ -143,7 +143,7 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
         return target
 
     where = user_location()
-    if target._grad_fn is None and target._rg:
+    if target._grad_fn is None and target._requires_grad:
         raise RuntimeError(
             f"a leaf tensor that requires grad is used in an in-place operation "
             f"({cls.__name__.lower()}_) at {where}. Wrap parameter updates in "
@@ -154,7 +154,7 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
                 f"this tensor is one of several views returned by one op (split, chunk, "
                 f"unbind) and cannot be modified in place ({cls.__name__.lower()}_ at "
                 f"{where}). Clone it first: t = t.clone().")
-        if base._grad_fn is None and base._rg:
+        if base._grad_fn is None and base._requires_grad:
             raise RuntimeError(
                 f"a view of a leaf tensor that requires grad is used in an in-place operation "
                 f"({cls.__name__.lower()}_ at {where}). Modify a clone of the leaf instead.")
@@ -162,7 +162,8 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
     # The value before the write, as its own array object (same memory): saved tensors
     # are recognised by array identity, so in ``t.mul_(t)`` the saved ``other`` is ``t``
     # itself (its version checked at backward, as PyTorch's is) and ``self`` the old value.
-    old = Tensor._make(target.array.view(), target._rg, target._grad_fn, target._output_nr)
+    old = Tensor._make(target.array.view(), target._requires_grad, target._grad_fn,
+                       target._output_nr)
     result = cls.apply(old, *args)
     node = result._grad_fn
     if node is None:  # nothing to record after all (e.g. non-differentiable op)
@@ -171,12 +172,12 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
     if any(item.kind == SavedTensor.INPUT and item.tensor is old for item in node.saved):
         old.array = old.array.copy()  # keep the pre-write value the op needs
     _write(target, target.array if same else result.array)
-    if target._vc is None:
-        target._vc = [0]
-    node._rewrite_saved_outputs(target.array, target._vc)
+    if target._version_counter is None:
+        target._version_counter = [0]
+    node._rewrite_saved_outputs(target.array, target._version_counter)
     target._grad_fn = node
     target._output_nr = result._output_nr
-    target._rg = True
+    target._requires_grad = True
     if base is not None:
         _rebase(target, base)
     _follow_retain_grad(target, old._grad_fn, old._output_nr)
@@ -202,19 +203,20 @@ def _rebase(view: Tensor, base: Tensor) -> None:
     """After writing through ``view``, give ``base`` a CopySlices node and re-derive ``view``."""
     from .copy_slices import CopySlices, take_over
 
-    view._view_version = base._vc[0]  # its grad_fn is the write's node: current, not stale
-    old_base = Tensor._make(base.array, base._rg, base._grad_fn, base._output_nr)
+    # its grad_fn is the write's node: current, not stale
+    view._view_version = base._version_counter[0]
+    old_base = Tensor._make(base.array, base._requires_grad, base._grad_fn, base._output_nr)
     op = view._grad_fn
     new_base = CopySlices.apply(old_base, view, view._view_chain)
     take_over(new_base._grad_fn, op, base.array)
     base._grad_fn = new_base._grad_fn
     base._output_nr = 0
-    base._rg = True
+    base._requires_grad = True
     _follow_retain_grad(base, old_base._grad_fn, old_base._output_nr)
     fresh = regenerate_view(base, cast(tuple, view._view_chain))
     view._grad_fn = fresh._grad_fn
     view._output_nr = fresh._output_nr
-    view._view_version = base._vc[0]
+    view._view_version = base._version_counter[0]
 
 
 def refresh_view(view: Tensor) -> None:
@@ -224,15 +226,16 @@ def refresh_view(view: Tensor) -> None:
     base's old history although its values changed (PyTorch regenerates it too).
     """
     base = view._base
-    version = base._vc[0]
-    if view._creation is not None and (view._rg or base._rg) and grad_enabled():
+    version = base._version_counter[0]
+    if view._creation is not None and (view._requires_grad or base._requires_grad) and \
+            grad_enabled():
         raise view_write_error(view, False)  # its history cannot be derived again
     old_node, old_nr = view._grad_fn, view._output_nr
-    if view._view_chain is not None and base._rg and grad_enabled():
+    if view._view_chain is not None and base._requires_grad and grad_enabled():
         fresh = regenerate_view(base, view._view_chain)
         view._grad_fn = fresh._grad_fn
         view._output_nr = fresh._output_nr
-        view._rg = True
+        view._requires_grad = True
     view._view_version = version
     if view._grad_fn is not old_node:
         _follow_retain_grad(view, old_node, old_nr)  # as PyTorch: .grad follows the view
@@ -245,14 +248,14 @@ def apply_view_inplace(cls: type[Function], target: Tensor, args: tuple, name: s
     and a view's chain grows by the op, so writes through it reach its base as before.
     Views made of the tensor before the call still follow its old shape (a limit:
     PyTorch tracks them by strides). ``name`` is the method's, for messages (``t_``)."""
-    if grad_enabled() and target._rg:
+    if grad_enabled() and target._requires_grad:
         if target._grad_fn is None and target._base is None:
             raise RuntimeError(
                 f"a leaf tensor that requires grad is used in an in-place operation "
                 f"({name}) at {user_location()}. Wrap parameter updates in "
                 "`with vizgrad.no_grad():`, or use an out-of-place op.")
         base = target._base
-        if base is not None and base._grad_fn is None and base._rg:
+        if base is not None and base._grad_fn is None and base._requires_grad:
             raise RuntimeError(
                 f"a view of a leaf tensor that requires grad is used in an in-place operation "
                 f"({name} at {user_location()}). Modify a clone of the leaf instead.")
@@ -260,11 +263,12 @@ def apply_view_inplace(cls: type[Function], target: Tensor, args: tuple, name: s
     target.array = out.array
     if grad_enabled():
         old_node, old_nr = target._grad_fn, target._output_nr
-        target._grad_fn, target._output_nr, target._rg = out._grad_fn, out._output_nr, out._rg
+        target._grad_fn, target._output_nr, target._requires_grad = \
+            out._grad_fn, out._output_nr, out._requires_grad
         _follow_retain_grad(target, old_node, old_nr)
     if target._base is not None:
         target._view_chain = out._view_chain
     target._bump_version()
     if target._base is not None:
-        target._view_version = target._vc[0]
+        target._view_version = target._version_counter[0]
     return target

@@ -51,7 +51,7 @@ class ForwardCtx(ForwardOnly):
     ``needs_input_grad`` as PyTorch gives it (an input's ``requires_grad``)."""
 
     def __init__(self, args: tuple) -> None:
-        self.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
+        self.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
 
     def save_for_forward(self, *tensors: Any) -> None:
         """Keep tensors for the Function's ``jvp`` (its ``ctx.saved_tensors`` there)."""
@@ -100,7 +100,7 @@ def input_tensors(cls: type[Function], args: tuple) -> tuple[list, int | None]:
     for index, arg in enumerate(args):
         group: Any = [arg] if isinstance(arg, Tensor) else arg if is_tensor_list(arg) else ()
         for tensor in group:
-            if tensor._base is not None and tensor._view_version != tensor._vc[0]:
+            if tensor._base is not None and tensor._view_version != tensor._version_counter[0]:
                 refresh_view(tensor)  # its base was written since: re-derive its history
         tensors.extend(group)
         if group:
@@ -115,7 +115,7 @@ def grad_mask_of(args: tuple) -> int:
     mask = 0
     for index, arg in enumerate(args):
         group = [arg] if isinstance(arg, Tensor) else arg if is_tensor_list(arg) else ()
-        if any(t._rg for t in group):
+        if any(t._requires_grad for t in group):
             mask |= 1 << index
     return mask
 
@@ -240,7 +240,7 @@ def finish_recorded(cls: type[Function], node: Node, out: Any, args: tuple,
     results = [Tensor._make(array) if id(array) in nondiff
                else Tensor._make(array, True, node, nr) for nr, array in enumerate(outs)]
     if nondiff:  # ids -> output numbers, which is what Node.input_meta reads
-        node._non_differentiable = tuple(nr for nr, r in enumerate(results) if not r._rg)
+        node._non_differentiable = tuple(nr for nr, r in enumerate(results) if not r._requires_grad)
     if node._to_save is not None:
         resolve_saved(node, tensors, results)
     if cls.view_of_input:
@@ -252,7 +252,7 @@ def finish_recorded(cls: type[Function], node: Node, out: Any, args: tuple,
 
 def next_node_of(tensor: Tensor) -> Node | None:
     """The node an input's gradient goes to (None when it wants none)."""
-    if not tensor._rg:
+    if not tensor._requires_grad:
         return None
     if tensor._grad_fn is not None:
         return tensor._grad_fn
@@ -263,7 +263,8 @@ def next_node_of(tensor: Tensor) -> Node | None:
 
 def numbers_of(tensors: list) -> tuple:
     """``output_nr`` of each input (0 for one that wants no gradient), as a shared tuple."""
-    numbers = tuple(t._output_nr if t._rg and t._grad_fn is not None else 0 for t in tensors)
+    numbers = tuple(t._output_nr if t._requires_grad and t._grad_fn is not None else 0
+                    for t in tensors)
     found = _NRS.get(numbers)
     if found is None:
         if len(_NRS) > 4096:
@@ -393,11 +394,11 @@ def mark_views(cls: type[Function], args: tuple, results: list) -> None:
         if not xp.may_share_memory(result.array, source_array):
             continue
         base = source._base if source._base is not None else source
-        if base._vc is None:
-            base._vc = [0]
-        result._vc = base._vc
+        if base._version_counter is None:
+            base._version_counter = [0]
+        result._version_counter = base._version_counter
         result._base = base
-        result._view_version = base._vc[0]
+        result._view_version = base._version_counter[0]
         if creation is not None:
             result._creation = creation
         if single:

@@ -53,7 +53,7 @@ def check_roots(outputs: list[Tensor]) -> None:
     for index, output in enumerate(outputs):
         if not isinstance(output, Tensor):
             raise TypeError(f"backward() needs tensors, got {type(output).__name__}")
-        if not output._rg:
+        if not output._requires_grad:
             raise RuntimeError(
                 f"element {index} of the outputs does not require grad and has no grad_fn: "
                 "nothing it was computed from requires grad. Create the leaves with "

@@ -218,7 +218,7 @@ def saved_values(node: Node) -> tuple:
         # Exactly its inputs (mul, div, matmul ...): the store is the answer, unless
         # one was written in place since.
         for tensor in store:
-            if tensor._vc is not None and tensor._vc[0]:
+            if tensor._version_counter is not None and tensor._version_counter[0]:
                 break
         else:
             return tuple(store)
@@ -229,7 +229,7 @@ def saved_values(node: Node) -> tuple:
         if positional:
             if kind == 0 and store:  # an input, unchanged: the common case
                 tensor = store[position]
-                counter = tensor._vc
+                counter = tensor._version_counter
                 if counter is None or counter[0] == version:
                     out.append(tensor)
                     continue
@@ -256,7 +256,7 @@ def unpack(node: Node, entry: SavedEntry) -> Any:
 
         return unpack_hooked(node, entry, value)
     if kind == SavedTensor.INPUT:
-        counter = value._vc
+        counter = value._version_counter
     elif kind == SavedTensor.OUTPUT:
         counter = store[entry.position + 1]
     else:

@@ -42,18 +42,19 @@ def resolve_saved(node: Any, tensors: list, results: Any) -> None:
     if count == 1 and len(results) == 1:  # only the output? (tanh, exp, sigmoid, relu)
         item = to_save[0]
         result = results[0]
-        if item is result.array and result._vc is None:
+        if item is result.array and result._version_counter is None:
             for tensor in tensors:
                 if tensor.array is item:  # the output is an input too: an input it is
                     break
             else:
-                result._vc = counter = [0]
+                result._version_counter = counter = [0]
                 node._saved = _OUTPUT_ONLY
                 node._store = [item, counter]
                 return
     if count == len(tensors) and count < 8:  # every input, in order? (mul, div, matmul)
         for item, tensor in zip(to_save, tensors):
-            if item is not tensor.array or tensor._vc is not None and tensor._vc[0]:
+            counter = tensor._version_counter
+            if item is not tensor.array or counter is not None and counter[0]:
                 break
         else:
             node._saved = INPUTS_IN_ORDER[count]
@@ -65,7 +66,7 @@ def resolve_saved(node: Any, tensors: list, results: Any) -> None:
         number = 0
         for tensor in tensors:
             if tensor.array is item:
-                if tensor._vc is not None and tensor._vc[0]:
+                if tensor._version_counter is not None and tensor._version_counter[0]:
                     return _resolve_saved_general(node, to_save, tensors, results)
                 store.append(tensor)
                 key.append(number)
@@ -75,11 +76,11 @@ def resolve_saved(node: Any, tensors: list, results: Any) -> None:
             number = 0
             for result in results:
                 if result.array is item:
-                    counter = result._vc
+                    counter = result._version_counter
                     if counter is not None and counter[0]:
                         return _resolve_saved_general(node, to_save, tensors, results)
                     if counter is None:
-                        counter = result._vc = [0]
+                        counter = result._version_counter = [0]
                     store.append(item)
                     store.append(counter)
                     key.append(~number)
@@ -143,17 +144,17 @@ def _entry_of(item: Any, name: str | None, order: int, positional: bool, tensors
         if same and flat != order:
             continue
         if tensor.array is item:
-            counter = tensor._vc
+            counter = tensor._version_counter
             store.append(tensor)
             return SavedEntry(SavedTensor.INPUT, len(store) - 1, flat,
                               0 if counter is None else counter[0], positional, name)
     for nr, result in enumerate(results):
         if result.array is item:
-            if result._vc is None:
-                result._vc = [0]
+            if result._version_counter is None:
+                result._version_counter = [0]
             store.append(item)
-            store.append(result._vc)
-            return SavedEntry(SavedTensor.OUTPUT, len(store) - 2, nr, result._vc[0],
+            store.append(result._version_counter)
+            return SavedEntry(SavedTensor.OUTPUT, len(store) - 2, nr, result._version_counter[0],
                               positional, name)
     if item.__class__ is WrappedNumber:  # kept in the store: freed with the node
         store.append(item.value)

@@ -61,14 +61,15 @@ class Tensor(TensorMethods):
 
     # Hot attributes are slots; rarely set ones live in the instance dict (created
     # only when first set) with these class-level defaults, so making a tensor is cheap.
-    __slots__ = ("array", "_rg", "_grad", "_grad_fn", "_output_nr", "_vc", "_base",
-                 "__dict__", "__weakref__")
+    __slots__ = ("array", "_requires_grad", "_grad", "_grad_fn", "_output_nr",
+                 "_version_counter", "_base", "__dict__", "__weakref__")
     array: Any  #: the backend array (NumPy, CuPy ...)
-    _rg: bool  #: requires_grad
+    _requires_grad: bool  #: requires_grad
     _grad: Tensor | None
     _grad_fn: Node | None  #: the node that made it (None for a leaf): ``grad_fn``
     _output_nr: int  #: which output of ``grad_fn`` it is: ``output_nr``
-    _vc: Any  #: version counter, a shared [int] (None: never written; a view always has one)
+    #: the version counter, a shared [int] (None: never written; a view always has one)
+    _version_counter: Any
     _base: Any  #: the Tensor it is a view of, or None
     _name: str | None = None
     _view_chain: tuple | None = None
@@ -121,7 +122,7 @@ class Tensor(TensorMethods):
         >>> (x * 2).grad_fn.name(), x.grad_fn
         ('MulBackward0', None)
         """
-        if self._base is not None and self._view_version != self._vc[0]:
+        if self._base is not None and self._view_version != self._version_counter[0]:
             self._refresh_if_stale()  # a view whose base was written since: its new node
         return self._grad_fn
 
@@ -143,11 +144,11 @@ class Tensor(TensorMethods):
                              "is set by the op that made the tensor")
 
     def _init_state(self, requires_grad: bool, grad_fn: Node | None, output_nr: int) -> None:
-        self._rg = requires_grad
+        self._requires_grad = requires_grad
         self._grad = None
         self._grad_fn = grad_fn
         self._output_nr = output_nr
-        self._vc = None
+        self._version_counter = None
         self._base = None
 
     @staticmethod
@@ -156,11 +157,11 @@ class Tensor(TensorMethods):
         """Wrap an array without copying (the hot path of every op)."""
         tensor = _new_object(Tensor)
         tensor.array = data
-        tensor._rg = requires_grad
+        tensor._requires_grad = requires_grad
         tensor._grad = None
         tensor._grad_fn = grad_fn
         tensor._output_nr = output_nr
-        tensor._vc = None
+        tensor._version_counter = None
         tensor._base = None
         return tensor
 
@@ -279,9 +280,9 @@ class Tensor(TensorMethods):
         """
         # A view made before its base came to require grad (a write of a tensor that
         # does) requires grad too, as in PyTorch: its history is derived on reading.
-        if self._base is not None and self._view_version != self._vc[0]:
+        if self._base is not None and self._view_version != self._version_counter[0]:
             self._refresh_if_stale()
-        return self._rg
+        return self._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -292,7 +293,7 @@ class Tensor(TensorMethods):
             raise RuntimeError(
                 "requires_grad can only be turned off on a leaf tensor; this one was made "
                 f"by {self._grad_fn.name()}. Use t.detach() for a tensor without history.")
-        self._rg = value
+        self._requires_grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place; returns this tensor (``torch.Tensor.requires_grad_``)."""
@@ -302,7 +303,7 @@ class Tensor(TensorMethods):
     @property
     def stop_gradient(self) -> bool:
         """Paddle's spelling: ``stop_gradient == not requires_grad``."""
-        return not self._rg
+        return not self._requires_grad
 
     @stop_gradient.setter
     def stop_gradient(self, value: bool) -> None:
@@ -317,12 +318,12 @@ class Tensor(TensorMethods):
 
     @property
     def _version(self) -> int:
-        return self._vc[0] if self._vc is not None else 0
+        return self._version_counter[0] if self._version_counter is not None else 0
 
     def _bump_version(self) -> None:
-        if self._vc is None:
-            self._vc = [0]
-        self._vc[0] += 1
+        if self._version_counter is None:
+            self._version_counter = [0]
+        self._version_counter[0] += 1
 
     def _is_view(self) -> bool:
         return self._base is not None
@@ -343,7 +344,7 @@ class Tensor(TensorMethods):
     def _refresh_if_stale(self) -> None:
         # A view whose base was written since it was made gets its new history first, so
         # a hook or retain_grad lands on the node its gradient will really pass through.
-        if self._base is not None and self._view_version != self._vc[0]:
+        if self._base is not None and self._view_version != self._version_counter[0]:
             from .inplace import refresh_view
 
             refresh_view(self)
@@ -352,7 +353,7 @@ class Tensor(TensorMethods):
         """Keep ``.grad`` for this non-leaf tensor after backward."""
         self._refresh_if_stale()
         if self._grad_fn is None:
-            if not self._rg:
+            if not self._requires_grad:
                 raise RuntimeError("can't retain_grad on a tensor that doesn't require grad")
             return
         node = self._grad_fn
@@ -376,7 +377,7 @@ class Tensor(TensorMethods):
         >>> handle.remove()
         """
         self._refresh_if_stale()
-        if not self._rg:
+        if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require grad")
         if self._grad_fn is None:
             if self._hooks is None:
@@ -432,18 +433,18 @@ class Tensor(TensorMethods):
         # has no history); and under forward AD tangents are keyed by array and, as in
         # PyTorch, a detached tensor has none.
         out = Tensor._make(self.array.view())
-        if self._vc is None:
-            self._vc = [0]
-        out._vc = self._vc
+        if self._version_counter is None:
+            self._version_counter = [0]
+        out._version_counter = self._version_counter
         return out
 
     def detach_(self) -> Tensor:
         """Cut this tensor from its history in place; it becomes a leaf."""
-        if self._base is not None and self._rg:
+        if self._base is not None and self._requires_grad:
             raise RuntimeError("can't detach_() a view; use detach() instead")
         self._grad_fn = None
         self._output_nr = 0
-        self._rg = False
+        self._requires_grad = False
         return self
 
     def item(self) -> Any:
@@ -459,7 +460,7 @@ class Tensor(TensorMethods):
 
     def numpy(self) -> np.ndarray:
         """The data as a NumPy array (copied to host memory when on a GPU)."""
-        if self._rg:
+        if self._requires_grad:
             raise RuntimeError("can't call numpy() on a tensor that requires grad; "
                                "use tensor.detach().numpy()")
         return backend.to_numpy(self.array)
@@ -511,7 +512,7 @@ class Tensor(TensorMethods):
         new = type(self).__new__(type(self))
         memo[id(self)] = new
         new.array = copy.deepcopy(self.array, memo)
-        new._init_state(self._rg, None, 0)
+        new._init_state(self._requires_grad, None, 0)
         if self._grad is not None:
             new._grad = copy.deepcopy(self._grad, memo)
         for key, value in getattr(self, "__dict__", {}).items():
@@ -523,7 +524,7 @@ class Tensor(TensorMethods):
         """Pickling: values, ``requires_grad``, name and device (``torch.Tensor.__reduce_ex__``)."""
         # As torch.save/pickle do: the values, requires_grad and name, no history and no
         # .grad; a non-leaf comes back as a leaf.
-        return (rebuild_tensor, (backend.to_numpy(self.array), self._rg, self.name,
+        return (rebuild_tensor, (backend.to_numpy(self.array), self._requires_grad, self.name,
                                   self.device))
 
     def __repr__(self) -> str:
@@ -541,7 +542,7 @@ class Tensor(TensorMethods):
             extras.append(f"name={self.name!r}")
         if self._grad_fn is not None:
             extras.append(f"grad_fn=<{self._grad_fn.name()}>")
-        elif self._rg:
+        elif self._requires_grad:
             extras.append("requires_grad=True")
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"
 
@@ -563,7 +564,7 @@ def accumulator_of(tensor: Tensor) -> AccumulateGrad:
 
 def edge_of(tensor: Tensor) -> tuple:
     """``(node, input_nr)`` that a gradient for ``tensor`` flows to, PyTorch's gradient_edge."""
-    if not tensor._rg:
+    if not tensor._requires_grad:
         return _NO_EDGE
     node = tensor._grad_fn
     if node is not None:

@@ -128,7 +128,7 @@ def getitem(input: Tensor, key: Any) -> Tensor:
     """``input[key]``: basic parts as PyTorch's chain of views, advanced ones by ``Index``."""
     kind = key.__class__
     if kind is int or kind is slice:
-        if not (input._rg and grad_enabled()):  # nothing records: the plainest view op
+        if not (input._requires_grad and grad_enabled()):  # nothing records: the plainest view op
             return BasicIndex.apply(input, key)
         if kind is int:  # x[i], the common case: one select
             return Select.apply(input, 0, key)
@@ -138,13 +138,13 @@ def getitem(input: Tensor, key: Any) -> Tensor:
                            OPEN_END if end is None else end, 1 if step is None else step)
     if kind is tuple and all(part.__class__ in _PLAIN for part in key):
         # ints, slices, None, Ellipsis only: nothing for normalize_key to convert
-        if input._rg and grad_enabled():
+        if input._requires_grad and grad_enabled():
             return _views(input, key, True)
         return BasicIndex.apply(input, key)
     key, basic = normalize_key(key)
     if not basic:
         return Index.apply(input, key)
-    if not (input._rg and grad_enabled()):
+    if not (input._requires_grad and grad_enabled()):
         # nothing records a node: one view op for the whole key (the same view)
         return BasicIndex.apply(input, key)
     if isinstance(key, tuple):
