@@ -13,6 +13,7 @@ Example
 
 from . import (
     accelerator,
+    adapters,  # noqa: F401 - registers graph/'s readers of PyTorch's graphs
     autograd,
     cuda,
     debug,
