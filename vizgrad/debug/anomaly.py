@@ -39,9 +39,7 @@ from typing import Any
 
 import numpy as np
 
-import vizgrad
-
-from .. import graph
+from .. import graph, watching
 from ..location import hide_own_frames_in_notebooks, stack_entry
 
 
@@ -88,9 +86,9 @@ def _apply(state: dict[str, Any]) -> None:
               "forward": on and _STATE["check_forward"],
               "roots": on and _STATE["save_to"] is not None,
               "torch": on}
-    makers = {"node": lambda: vizgrad.watching.on_node_backward(_node_listener),
-              "forward": lambda: vizgrad.watching.on_forward(_forward_listener),
-              "roots": lambda: vizgrad.on_backward(_remember_roots),
+    makers = {"node": lambda: watching.on_node_backward(_node_listener),
+              "forward": lambda: watching.on_forward(_forward_listener),
+              "roots": lambda: watching.on_backward(_remember_roots),
               "torch": _torch_side}
     for key, want in wanted.items():
         if want and key not in _HANDLES:
@@ -307,6 +305,8 @@ def picture(node: graph.GraphNode, roots: list, headline: str = "") -> str | Non
     """Draw ``node``'s neighbourhood (highlighted) into ``save_to``, from ``roots`` when
     it is in their graph, with ``headline`` (what went wrong) on top; the path, a note
     that it failed, or None (no ``save_to``)."""
+    from .. import render  # debug/ draws through render/ (above it; loaded on use)
+
     path = _STATE["save_to"]
     if path is None:
         return None
@@ -314,11 +314,11 @@ def picture(node: graph.GraphNode, roots: list, headline: str = "") -> str | Non
         # From the roots where the node is in their graph; else from the node itself
         # (what it was computed from).
         source = roots if roots and node in graph.walk(roots) else node
-        view = vizgrad.render.build_view(source, focus=node, radius=_STATE["radius"],
-                                         highlight=node, show_stack=True)
+        view = render.build_view(source, focus=node, radius=_STATE["radius"],
+                                 highlight=node, show_stack=True)
         if headline:
             view.notes.insert(0, _headline(headline))
-        vizgrad.render.save(view, path)
+        render.save(view, path)
     except Exception as error:  # noqa: BLE001 - the anomaly matters more than the picture
         return f"(could not draw {path}: {error})"
     return path
@@ -457,14 +457,16 @@ def error_view(error: BaseException, radius: int = 2, roots: Any = None) -> Any:
     >>> [node.title for node in view.nodes if node.title.endswith("Backward0")]
     ['SumBackward0', 'ExpBackward0']
     """
+    from .. import render  # debug/ draws through render/ (above it; loaded on use)
+
     raw = getattr(error, "node", None)
     if raw is None:
         raise ValueError(f"{type(error).__name__} does not name a graph node; only "
                          "in-place, freed-graph and anomaly errors do")
     node = raw if isinstance(raw, graph.GraphNode) else graph.GraphNode(raw)
     source = roots if roots is not None and node in graph.walk(roots) else node
-    view = vizgrad.render.build_view(source, focus=node, radius=radius, highlight=node,
-                                     show_stack=True)
+    view = render.build_view(source, focus=node, radius=radius, highlight=node,
+                             show_stack=True)
     # The picture says what went wrong, not only where: the error's first line on top.
     view.notes.insert(0, error_headline(error))
     return view
@@ -505,5 +507,7 @@ def save_error_picture(error: BaseException, path: str | os.PathLike, radius: in
     ...     vizgrad.debug.save_error_picture(error, "error.svg", roots=loss)
     'error.svg'
     """
-    vizgrad.render.save(error_view(error, radius, roots), path)
+    from .. import render  # debug/ draws through render/ (above it; loaded on use)
+
+    render.save(error_view(error, radius, roots), path)
     return os.fspath(path)
