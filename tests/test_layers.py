@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "vizgrad"
 LAYERS = {
     "__main__": 13, "cli": 13,          # `python -m vizgrad`, the `vizgrad` command
     "vizgrad": 12,                      # the package's public names (vizgrad/__init__.py)
-    "debug": 11,                        # script capture, recorders, anomaly mode's reports
+    "debug": 11,                        # script capture, recorders, anomaly mode's work
     "render": 10,                       # GraphView -> DOT/SVG/JSON/HTML/terminal
     "static": 9,                        # static graphs (drawn by render/static_view.py)
     "torch": 8,                         # vizgrad/torch.py: vizgrad.torch.capture
@@ -37,13 +37,11 @@ LAYERS = {
     "_atomic": 1, "_checkpoint_files": 1,  # file helpers that import nothing of vizgrad
 }
 
-#: (importer layer, imported layer) pairs that still point up, and why.  Only shrink it.
-STILL_UP = {
-    # vizgrad.autograd is torch.autograd's namespace: it re-exports anomaly mode
-    # (detect_anomaly, set_detect_anomaly, ...) from debug/anomaly.py, which draws
-    # through render/.
-    ("autograd", "debug"),
-}
+#: (importer layer, imported layer) pairs that still point up, each with a comment saying
+#: why.  None is left; only shrink it (the last, autograd -> debug, went when anomaly
+#: mode's switches moved to autograd/anomaly_mode.py, which debug/anomaly.py registers
+#: its listeners with).
+STILL_UP: set[tuple[str, str]] = set()
 
 
 def module_name(path: Path, root: Path) -> str:
