@@ -13,6 +13,7 @@ Example
 
 from . import (
     accelerator,
+    adapters,  # noqa: F401 - registers graph/'s readers of PyTorch's graphs
     autograd,
     cuda,
     debug,
@@ -28,6 +29,7 @@ from . import (
     utils,
 )
 from .autograd import Function  # a user op's base, as torch.autograd.Function
+from .autograd.anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .core import (
                    AccumulateGrad,
                    Edge,
@@ -88,7 +90,6 @@ from .core.factory import (
                    zeros,
                    zeros_like,
 )
-from .debug.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .ops import *  # noqa: F403 - the op functions are vizgrad's top-level API
 from .ops import __all__ as _op_names
 from .render import make_dot, make_dot_from_trace, print_graph, show

@@ -10,6 +10,7 @@ import vizgrad as vg
 from vizgrad.debug.summary import graph_summary
 from vizgrad.render import build_view, viewer
 from vizgrad.render.html import viewer_page
+from vizgrad.render.static_view import drawn_view
 
 
 def _page(roots) -> tuple[dict, dict]:
@@ -74,7 +75,7 @@ def test_a_static_graph_s_page_claims_no_totals() -> None:
     # from (the page said "parameters 0 B (0 tensors)")
     model = vg.nn.Sequential(vg.nn.Linear(4, 3))
     graph = vg.static.trace(model, vg.ones(2, 4))
-    full = graph.__graph_view__()
+    full = drawn_view(graph)
     data = viewer.page_data([viewer.Level("everything", full)], full, 0)
     assert data["totals"] == {} and viewer.totals_text(data["totals"]) == ""
     page = viewer_page(full, [viewer.Level("everything", full)], 0)

@@ -8,7 +8,7 @@ import pytest
 
 import vizgrad
 from vizgrad import static
-from vizgrad.static.draw import BUFFER_COLOURS, INPLACE_COLOUR, PHASE_COLOURS
+from vizgrad.render.static_view import BUFFER_COLOURS, INPLACE_COLOUR, PHASE_COLOURS
 
 from .helpers import batches, loss_of, mlp
 

@@ -22,7 +22,7 @@ def test_static_picture_key_names_phases_not_grad_fns():
 
 
 def test_static_page_key_has_the_colour_table_and_its_title():
-    from vizgrad.static.draw import graph_view
+    from vizgrad.render.static_view import graph_view
 
     view = graph_view(_step_graph())
     assert key_rows(view) == []

@@ -13,6 +13,7 @@ import vizgrad.nn as nn
 import vizgrad.nn.functional as F
 import vizgrad.optim as optim
 from vizgrad import static
+from vizgrad.render.static_view import drawn_view
 from vizgrad.static import ModeChangedWarning
 
 F64 = vizgrad.float64
@@ -190,6 +191,6 @@ def test_data_parallel_refuses_batch_norm_running_statistics():
 
 def test_the_drawing_names_the_random_op_and_the_counter():
     step = _train_step(_net(0, dropout=nn.Dropout(0.2), norm=nn.BatchNorm1d(6)))
-    ops = {node.title: node for node in step.__graph_view__().nodes if node.kind == "op"}
+    ops = {node.title: node for node in drawn_view(step).nodes if node.kind == "op"}
     assert "p=0.2" in ops["DropoutMask"].lines
     assert "writes=1.num_batches_tracked" in ops["CountBatches"].lines

@@ -42,6 +42,7 @@ import torch
 from ..core.node import SlotMeta
 from ..core.stack import StackFrame, format_frames
 from ..core.tensor import NAMES_KEY
+from ..graph.foreign import register_reader
 from ..graph.protocol import NodeFacts
 from ..graph.reach import reach
 from ..graph.tensors import SavedInfo, TensorInfo, to_dtype_name
@@ -588,3 +589,6 @@ class TorchLeafNode(TorchNode):
     @property
     def saved_attributes(self) -> dict[str, Any]:
         return {}
+
+
+register_reader("torch_node", adapt)  # graph/foreign.py reads PyTorch nodes through it

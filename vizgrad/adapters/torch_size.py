@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from ..graph.foreign import register_reader
 from ..graph.reach import reach
 from .torch import _LEAF, _PY_NODE, _SAVED, LEAF_SEQ, _names
 from .torch_tensor import wrapped_number
@@ -170,3 +171,6 @@ def _one(getter: Any) -> Any:
 
 def _seq_of(fn: Any) -> int:
     return fn._sequence_nr()
+
+
+register_reader("torch_graph_size", torch_graph_size)  # graph/topology.py graph_size

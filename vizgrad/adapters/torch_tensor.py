@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from ..graph.foreign import register_reader
 from ..graph.tensors import TensorInfo, to_dtype_name, to_numpy
 
 __all__ = ["TorchTensorInfo", "WalkedLeafInfo", "leaf_memory", "name_leaf", "wrapped_number"]
@@ -144,3 +145,6 @@ def leaf_memory(tensor: Any, key: int) -> bool:
         if type(fn) is torch._C._functions.AccumulateGrad:
             return fn.variable.untyped_storage().data_ptr() == key
     return False
+
+
+register_reader("torch_tensor_info", lambda: TorchTensorInfo)  # graph/tensors.py TensorInfo

@@ -18,13 +18,13 @@ from ..core.custom_function import CustomFunction, once_differentiable
 from ..core.engine import backward, grad
 from ..core.state import enable_grad, no_grad, set_grad_enabled
 from ..core.tensor import Tensor
-from ..debug.anomaly import (
+from . import forward_ad, functional, graph  # torch.autograd's submodules
+from .anomaly_mode import (  # its switches; what the mode does: vizgrad.debug.anomaly
     detect_anomaly,
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
     set_detect_anomaly,
 )
-from . import forward_ad, functional, graph  # torch.autograd's submodules
 
 #: ``torch.autograd.Function``: the base of a user-defined op (PyTorch's contract).
 Function = CustomFunction

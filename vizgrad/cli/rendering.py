@@ -24,6 +24,7 @@ from typing import Any
 import vizgrad.debug
 import vizgrad.render
 from vizgrad.render import FORMATS  # output formats, by file suffix
+from vizgrad.render.static_view import drawn_view, draws_itself
 
 
 def output_formats() -> list[str]:
@@ -146,8 +147,8 @@ def render_roots(roots: Any, path: Path, options: dict[str, Any],
         warnings.simplefilter("always")
         if isinstance(roots, vizgrad.render.GraphView):  # a saved graph, read back
             view = roots
-        elif hasattr(roots, "__graph_view__"):  # a static graph draws itself
-            view = roots.__graph_view__(**options)
+        elif draws_itself(roots):  # a static graph
+            view = drawn_view(roots, **options)
         else:
             view = vizgrad.render.build_view(roots, **options)
     notes = list(view.notes) or [str(warning.message) for warning in caught]

@@ -30,18 +30,23 @@ Function 'DivBackward0' returned nan values in its 1th output.
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import weakref
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-import vizgrad
-
-from .. import graph
+from .. import graph, watching
+from ..autograd.anomaly_mode import STATE as _STATE
+from ..autograd.anomaly_mode import (  # the switches, vizgrad.debug's names too
+    checks_forward,  # noqa: F401
+    detect_anomaly,  # noqa: F401
+    is_anomaly_check_nan_enabled,  # noqa: F401
+    is_anomaly_enabled,  # noqa: F401
+    register_anomaly_hooks,
+    set_detect_anomaly,  # noqa: F401
+)
 from ..location import hide_own_frames_in_notebooks, stack_entry
 
 
@@ -59,38 +64,21 @@ class AnomalyError(graph.GraphError):
 
 # The mode is process-wide, as PyTorch's is: (enabled, check_nan, check_forward, save_to,
 # radius).  Listeners are registered only while something needs them.
-_STATE: dict[str, Any] = {"enabled": False, "check_nan": True, "check_forward": False,
-                          "save_to": None, "radius": 2}
 _HANDLES: dict[str, Any] = {}
 _ROOTS: list = []  # weak references to the roots of the backward() running now
 
 
-def is_anomaly_enabled() -> bool:
-    """Whether anomaly mode is on (PyTorch's ``torch.is_anomaly_enabled``)."""
-    return bool(_STATE["enabled"])
-
-
-def checks_forward() -> bool:
-    """Whether anomaly mode is on and checks forward outputs too."""
-    return bool(_STATE["enabled"] and _STATE["check_forward"])
-
-
-def is_anomaly_check_nan_enabled() -> bool:
-    """Whether anomaly mode checks gradients for NaN/Inf."""
-    return bool(_STATE["enabled"] and _STATE["check_nan"])
-
-
-def _apply(state: dict[str, Any]) -> None:
-    """Make ``state`` current and (un)register the listeners it needs."""
-    _STATE.update(state)
+def _listen() -> None:
+    """(Un)register the listeners the mode's state (now current) needs; the switches in
+    :mod:`vizgrad.autograd.anomaly_mode` call it."""
     on = _STATE["enabled"]
     wanted = {"node": on,
               "forward": on and _STATE["check_forward"],
               "roots": on and _STATE["save_to"] is not None,
               "torch": on}
-    makers = {"node": lambda: vizgrad.watching.on_node_backward(_node_listener),
-              "forward": lambda: vizgrad.watching.on_forward(_forward_listener),
-              "roots": lambda: vizgrad.on_backward(_remember_roots),
+    makers = {"node": lambda: watching.on_node_backward(_node_listener),
+              "forward": lambda: watching.on_forward(_forward_listener),
+              "roots": lambda: watching.on_backward(_remember_roots),
               "torch": _torch_side}
     for key, want in wanted.items():
         if want and key not in _HANDLES:
@@ -118,79 +106,6 @@ def coverage_text() -> str:
 
 
 _COUNTS = {"nodes": 0}
-
-
-class set_detect_anomaly:
-    """Turn anomaly mode on or off now; as a context manager, restore the previous mode.
-
-    Example
-    -------
-    >>> _ = vizgrad.autograd.set_detect_anomaly(True)     # from here on
-    >>> with vizgrad.autograd.set_detect_anomaly(False):
-    ...     vizgrad.is_anomaly_enabled()                  # off meanwhile
-    False
-    >>> vizgrad.is_anomaly_enabled()
-    True
-    >>> _ = vizgrad.autograd.set_detect_anomaly(False)
-    """
-
-    def __init__(self, mode: bool, check_nan: bool = True, *, check_forward: bool = False,
-                 save_to: str | os.PathLike | None = None, radius: int = 2) -> None:
-        self._previous = dict(_STATE)
-        _apply({"enabled": bool(mode), "check_nan": bool(check_nan),
-                "check_forward": bool(check_forward),
-                "save_to": None if save_to is None else os.fspath(save_to),
-                "radius": int(radius)})
-
-    def __enter__(self) -> set_detect_anomaly:
-        return self
-
-    def __exit__(self, kind: type | None, error: BaseException | None, tb: Any) -> None:
-        _explain(error)
-        _apply(self._previous)
-
-
-class detect_anomaly:
-    """Anomaly mode inside a ``with`` block or a decorated function.
-
-    ``check_nan``: raise at the first backward node that computes a NaN/Inf gradient.
-    ``check_forward``: also raise at the first recorded op whose forward output is
-    NaN/Inf.  ``save_to``: draw the failing node's neighbourhood (``radius`` steps)
-    highlighted, into this file (``.svg``, ``.png``, ``.html``, ``.json``...); an in-place
-    or freed-graph error raised inside the block gets the same picture.
-
-    Example
-    -------
-    >>> @vizgrad.detect_anomaly(check_forward=True)
-    ... def train_step(batch): ...
-    """
-
-    def __init__(self, check_nan: bool = True, *, check_forward: bool = False,
-                 save_to: str | os.PathLike | None = None, radius: int = 2) -> None:
-        self.state = {"enabled": True, "check_nan": bool(check_nan),
-                      "check_forward": bool(check_forward),
-                      "save_to": None if save_to is None else os.fspath(save_to),
-                      "radius": int(radius)}
-        self._saved: list[dict] = []
-
-    def __enter__(self) -> detect_anomaly:
-        self._saved.append(dict(_STATE))
-        _apply(self.state)
-        return self
-
-    def __exit__(self, kind: type | None, error: BaseException | None, tb: Any) -> None:
-        try:
-            _explain(error)
-        finally:
-            _apply(self._saved.pop())
-
-    def __call__(self, function: Callable) -> Callable:
-        @functools.wraps(function)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with self:
-                return function(*args, **kwargs)
-
-        return wrapper
 
 
 # -- what the listeners do -------------------------------------------------------------
@@ -307,6 +222,8 @@ def picture(node: graph.GraphNode, roots: list, headline: str = "") -> str | Non
     """Draw ``node``'s neighbourhood (highlighted) into ``save_to``, from ``roots`` when
     it is in their graph, with ``headline`` (what went wrong) on top; the path, a note
     that it failed, or None (no ``save_to``)."""
+    from .. import render  # debug/ draws through render/ (above it; loaded on use)
+
     path = _STATE["save_to"]
     if path is None:
         return None
@@ -314,11 +231,11 @@ def picture(node: graph.GraphNode, roots: list, headline: str = "") -> str | Non
         # From the roots where the node is in their graph; else from the node itself
         # (what it was computed from).
         source = roots if roots and node in graph.walk(roots) else node
-        view = vizgrad.render.build_view(source, focus=node, radius=_STATE["radius"],
-                                         highlight=node, show_stack=True)
+        view = render.build_view(source, focus=node, radius=_STATE["radius"],
+                                 highlight=node, show_stack=True)
         if headline:
             view.notes.insert(0, _headline(headline))
-        vizgrad.render.save(view, path)
+        render.save(view, path)
     except Exception as error:  # noqa: BLE001 - the anomaly matters more than the picture
         return f"(could not draw {path}: {error})"
     return path
@@ -457,14 +374,16 @@ def error_view(error: BaseException, radius: int = 2, roots: Any = None) -> Any:
     >>> [node.title for node in view.nodes if node.title.endswith("Backward0")]
     ['SumBackward0', 'ExpBackward0']
     """
+    from .. import render  # debug/ draws through render/ (above it; loaded on use)
+
     raw = getattr(error, "node", None)
     if raw is None:
         raise ValueError(f"{type(error).__name__} does not name a graph node; only "
                          "in-place, freed-graph and anomaly errors do")
     node = raw if isinstance(raw, graph.GraphNode) else graph.GraphNode(raw)
     source = roots if roots is not None and node in graph.walk(roots) else node
-    view = vizgrad.render.build_view(source, focus=node, radius=radius, highlight=node,
-                                     show_stack=True)
+    view = render.build_view(source, focus=node, radius=radius, highlight=node,
+                             show_stack=True)
     # The picture says what went wrong, not only where: the error's first line on top.
     view.notes.insert(0, error_headline(error))
     return view
@@ -505,5 +424,10 @@ def save_error_picture(error: BaseException, path: str | os.PathLike, radius: in
     ...     vizgrad.debug.save_error_picture(error, "error.svg", roots=loss)
     'error.svg'
     """
-    vizgrad.render.save(error_view(error, radius, roots), path)
+    from .. import render  # debug/ draws through render/ (above it; loaded on use)
+
+    render.save(error_view(error, radius, roots), path)
     return os.fspath(path)
+
+
+register_anomaly_hooks(_listen, _explain)  # the switches run what the mode does

@@ -59,8 +59,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import vizgrad
-
+from .. import graph, watching
+from ..nn.module import root_scope_names
 from . import gradstats
 from .keepstats import keep_grad_stats
 from .ranks import rank_info
@@ -71,7 +71,7 @@ __all__ = ["REAL_EXIT", "NotAPythonScriptError", "ScriptExited", "ScriptNotFound
            "ScriptRun", "ScriptTimeout", "StopScript", "check_script", "run_script"]
 
 # The exec below is where the user's code starts: node stacks stop here.
-vizgrad.watching.mark_script_runner(__file__)
+watching.mark_script_runner(__file__)
 
 
 class ScriptNotFoundError(FileNotFoundError):
@@ -206,7 +206,7 @@ class _Recorder:
             self.stop_pending = True  # keep the leaves' .grad for the colours
         drawn = run.step_backward is outputs or (run.step is None
                                                  and run.backward_calls == 1)
-        if self.grads and drawn and not all(isinstance(t, vizgrad.Tensor) for t in outputs):
+        if self.grads and drawn and any(graph.is_torch_tensor(t) for t in outputs):
             self.recording = gradstats.record_grads(outputs)  # a PyTorch graph
             self.recording.__enter__()
 
@@ -306,12 +306,12 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
     sys.argv = list(run.argv)
     sys.path.insert(0, script_dir)
     sys.modules["__main__"] = module
-    vizgrad.unwatch()
+    watching.unwatch()
     namer = _global_namer(module.__dict__)
-    naming = vizgrad.nn.module.root_scope_names(namer)
+    naming = root_scope_names(namer)
     naming.__enter__()
-    handle = vizgrad.on_backward(recorder)
-    done = vizgrad.watching.on_backward_done(lambda outputs: recorder.after_backward())
+    handle = watching.on_backward(recorder)
+    done = watching.on_backward_done(lambda outputs: recorder.after_backward())
     torch_watch = TorchBackwardWatch(recorder, recorder.after_backward)  # PyTorch's backward
     modes: list[Any] = []
     if torch_capture:  # once torch is loaded (now, or when the script imports it)
@@ -350,8 +350,8 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
         torch_watch.stop()
         handle.remove()
         naming.__exit__(None, None, None)
-        run.watched = vizgrad.watched()
-        vizgrad.unwatch()
+        run.watched = watching.watched()
+        watching.unwatch()
         sys.argv = saved_argv
         if os.getcwd() != saved_cwd:  # the script moved: later paths mean the caller's folder
             os.chdir(saved_cwd)

@@ -29,9 +29,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-import vizgrad
-
-from .. import graph
+from .. import graph, watching
 from .gradstats import METADATA_KEY, node_entry
 
 _HANDLE: list[Any] = []  # the registered listener's handle while the switch is on
@@ -68,7 +66,7 @@ def is_keeping_grad_stats() -> bool:
 
 def _set(enabled: bool) -> None:
     if enabled and not _HANDLE:
-        _HANDLE.append(vizgrad.watching.on_node_backward(_listener))
+        _HANDLE.append(watching.on_node_backward(_listener))
     elif not enabled and _HANDLE:
         _HANDLE.pop().remove()
 

@@ -59,9 +59,8 @@ class WriterProcess:
         process ends without answering (it is stopped when it does not answer within
         ``timeout`` seconds), OSError when it cannot be started."""
         if self._process is None or self._process.poll() is not None:
-            import vizgrad
-
-            home = os.path.dirname(os.path.dirname(os.path.abspath(vizgrad.__file__)))
+            # the folder vizgrad/ is in (this file is vizgrad/debug/record_writer.py)
+            home = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
             self._process = subprocess.Popen([sys.executable, __file__, home],
                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         process = self._process

@@ -10,7 +10,7 @@ import sys
 import traceback
 import types
 
-import vizgrad
+from .. import watching
 
 _RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "capture.py")
 
@@ -60,12 +60,12 @@ def user_frames(error: BaseException) -> list[types.FrameType]:
     frames = []
     for exception, _ in reversed(_chain(error)):
         for frame, _ in traceback.walk_tb(exception.__traceback__):
-            if vizgrad.watching.is_user_file(frame.f_code.co_filename):
+            if watching.is_user_file(frame.f_code.co_filename):
                 frames.append(frame)
     return frames[::-1]
 
 
-_VIZGRAD = os.path.dirname(os.path.abspath(vizgrad.__file__)) + os.sep
+_VIZGRAD = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # vizgrad/
 
 
 def _filtered(stack: traceback.StackSummary) -> tuple[list, int, str]:
@@ -75,13 +75,13 @@ def _filtered(stack: traceback.StackSummary) -> tuple[list, int, str]:
     # The runner's own frame (the exec) comes first: it is not the script's, drop it.
     while frames and os.path.abspath(frames[0].filename) == _RUNNER:
         frames.pop(0)
-    kept = [frame for frame in frames if vizgrad.watching.is_user_file(frame.filename)]
+    kept = [frame for frame in frames if watching.is_user_file(frame.filename)]
     torch = getattr(sys.modules.get("torch"), "__file__", None)
     torch = os.path.dirname(os.path.abspath(torch)) + os.sep if torch else None
     owners = {"PyTorch" if torch and path.startswith(torch) else
               "vizgrad" if path.startswith(_VIZGRAD) else "Python"
               for path in (os.path.abspath(frame.filename) for frame in frames
-                           if not vizgrad.watching.is_user_file(frame.filename))}
+                           if not watching.is_user_file(frame.filename))}
     whose = " and ".join(name for name in ("PyTorch", "vizgrad", "Python") if name in owners)
     return kept, len(frames) - len(kept), whose
 

@@ -1,17 +1,42 @@
 """Backward nodes from other libraries in :mod:`vizgrad.graph` (PyTorch's, today).
 
-A PyTorch node is wrapped by :mod:`vizgrad.adapters.torch`, loaded on first use.
+A PyTorch node is wrapped by :mod:`vizgrad.adapters.torch`, loaded on first use.  graph/
+imports nothing of adapters/ (adapters/ import graph/, docs/architecture.md, Layers):
+the adapters register their readers here (:func:`register_reader`), from above, when
+``import vizgrad`` imports :mod:`vizgrad.adapters` (which imports no other library).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..core.node import Node
 
 if TYPE_CHECKING:
     from .nodes import GraphNode
+
+
+#: How graph/ reads other libraries' objects, registered by :mod:`vizgrad.adapters`:
+#: ``"torch_node"``: a PyTorch node -> its adapter node; ``"torch_tensor_info"``: () ->
+#: the ``TensorInfo`` class for a PyTorch tensor; ``"torch_graph_size"``: (nodes, saved)
+#: -> ``graph_size``'s figures for PyTorch's nodes, read bare.
+READERS: dict[str, Callable[..., Any]] = {}
+
+
+def register_reader(name: str, reader: Callable[..., Any]) -> None:
+    """Set how graph/ reads one kind of foreign object (see :data:`READERS`)."""
+    READERS[name] = reader
+
+
+def reader(name: str) -> Callable[..., Any]:
+    """The registered reader ``name``; an error naming what registers it if none is."""
+    found = READERS.get(name)
+    if found is None:
+        raise RuntimeError(f"no reader {name!r} is registered: vizgrad.adapters registers "
+                           "it when `import vizgrad` runs")
+    return found
 
 
 def _torch_node(value: Any) -> bool:
@@ -55,9 +80,7 @@ def as_node(value: Any) -> GraphNode:
     if isinstance(value, GraphNode):
         return value
     if not isinstance(value, Node) and _torch_node(value):
-        from ..adapters.torch import adapt
-
-        return GraphNode(adapt(value))
+        return GraphNode(reader("torch_node")(value))
     return GraphNode(value)
 
 

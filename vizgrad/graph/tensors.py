@@ -10,6 +10,7 @@ import numpy as np
 
 from ..core.node import SavedTensor
 from ..core.tensor import Tensor, accumulator_of
+from .foreign import reader
 
 if TYPE_CHECKING:
     from .nodes import GraphNode
@@ -94,11 +95,10 @@ class TensorInfo:
     __slots__ = ("tensor",)
 
     def __new__(cls, tensor: Any = None) -> TensorInfo:
-        # a torch.Tensor gets PyTorch's reading of it (vizgrad.adapters.torch, loaded here)
+        # a torch.Tensor gets PyTorch's reading of it (vizgrad.adapters.torch_tensor,
+        # registered in graph/foreign.py's READERS)
         if cls is TensorInfo and not isinstance(tensor, Tensor) and is_torch_tensor(tensor):
-            from ..adapters.torch_tensor import TorchTensorInfo
-
-            cls = TorchTensorInfo
+            cls = reader("torch_tensor_info")()
         return object.__new__(cls)
 
     def __init__(self, tensor: Any) -> None:

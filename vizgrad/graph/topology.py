@@ -13,6 +13,7 @@ from typing import Any
 
 from ..core import facts as fast
 from ..core.node import AccumulateGrad
+from .foreign import reader
 from .nodes import GraphNode
 from .reach import next_nodes, reach
 from .tensors import is_torch_tensor
@@ -144,17 +145,13 @@ def graph_size(roots: Any, *, saved: bool = True) -> GraphSize:
     if fn is not None and not fast.reads(fn) and is_torch_tensor(roots):
         # one PyTorch tensor (GraphMonitor's every step): its node read bare, without
         # the adapters _root_nodes makes (the same node: TorchTensorInfo.node's)
-        from ..adapters.torch_size import torch_graph_size
-
-        return GraphSize(*torch_graph_size([fn], saved))
+        return GraphSize(*reader("torch_graph_size")([fn], saved))
     raws = _root_nodes(roots)
     if len(raws) == 1 and fast.reads(raws[0]) or all(map(fast.reads, raws)):
         return _own_size(raws)  # (vizgrad's nodes reach only vizgrad's)
     if all(type(raw).__module__ == _TORCH_ADAPTERS for raw in raws):
         # PyTorch's: its nodes read bare, no adapters (the same figures)
-        from ..adapters.torch_size import torch_graph_size
-
-        return GraphSize(*torch_graph_size([raw.fn for raw in raws], saved))
+        return GraphSize(*reader("torch_graph_size")([raw.fn for raw in raws], saved))
     return _size_of(topology(roots))
 
 

@@ -30,6 +30,7 @@ from .output import (
 )
 from .plain import plain_dot, plain_options
 from .show import show, viewer_html
+from .static_view import drawn_view, draws_itself
 from .terminal import graph_tree, print_graph
 from .view import Cluster, GraphView, LegendEntry, RenderOptions, ViewEdge, ViewNode
 from .vocabulary import KINDS, MARKS, THEMES, Kind, Mark
@@ -60,8 +61,8 @@ def make_dot(var: Any, params: dict | None = None, show_attrs: bool = False,
     A static graph (``vizgrad.static.Graph``, anything with ``__graph_view__``) is
     drawn by its own view: ``make_dot(vizgrad.static.trace(model, x))``.
     """
-    if hasattr(var, "__graph_view__"):
-        return to_dot(var.__graph_view__(**more), max_attr_chars)
+    if draws_itself(var):
+        return to_dot(drawn_view(var, **more), max_attr_chars)
     options = RenderOptions.make(params=params, show_attrs=show_attrs, show_saved=show_saved,
                                  max_attr_chars=max_attr_chars, **more)
     with paused_gc():
@@ -90,14 +91,14 @@ def make_dot_from_trace(trace: Any, **options: Any) -> graphviz.Digraph:
     >>> vizgrad.make_dot_from_trace(vizgrad.static.trace(model, x)).render("model")
     'model.pdf'
     """
-    if not hasattr(trace, "__graph_view__"):
+    if not draws_itself(trace):
         raise TypeError(
             "make_dot_from_trace() takes a vizgrad.static.Graph, as returned by "
             f"vizgrad.static.trace(model, *inputs); got {type(trace).__name__}. "
             "To draw the backward graph of an output use vizgrad.make_dot(model(x), "
             "params=dict(model.named_parameters())).")
     with paused_gc():
-        return to_dot(trace.__graph_view__(**options))
+        return to_dot(drawn_view(trace, **options))
 
 
 __all__ = [

@@ -18,6 +18,7 @@ from typing import Any
 
 from .. import _atomic as atomic
 from .build import build_view
+from .static_view import drawn_view, draws_itself
 from .view import GraphView, RenderOptions
 
 #: Seconds ``dot`` may spend on a layout before ``save`` gives up.
@@ -229,8 +230,8 @@ def as_view(view_or_tensor: Any, **options: Any) -> GraphView:
         if options:
             raise TypeError("options apply when building a view; this is already a GraphView")
         return view_or_tensor
-    if hasattr(view_or_tensor, "__graph_view__"):  # a static graph draws itself
-        return view_or_tensor.__graph_view__(**options)
+    if draws_itself(view_or_tensor):  # a static graph
+        return drawn_view(view_or_tensor, **options)
     return build_view(view_or_tensor, RenderOptions.make(**options))
 
 

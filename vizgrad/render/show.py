@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .html import iframe, viewer_page
+from .static_view import drawn_view, draws_itself
 from .view import GraphView, RenderOptions
 from .viewer import build_levels, open_rule
 
@@ -26,8 +27,8 @@ def viewer_html(var: Any, layout_timeout: float | None = 60.0, **options: Any) -
     from .output import INSTALL_HINT, GraphvizNotFoundError, check_layout_timeout, dot_binary
 
     layout_timeout = check_layout_timeout(layout_timeout)
-    if hasattr(var, "__graph_view__"):  # a static graph draws itself
-        var, options = var.__graph_view__(**options), {}
+    if draws_itself(var):  # a static graph
+        var, options = drawn_view(var, **options), {}
     if isinstance(var, GraphView) and options:
         raise TypeError("options apply when building a view; this is already a GraphView")
     if dot_binary() is None:

@@ -205,12 +205,6 @@ class Graph:
         self.tensors[attr.name] = attr
         return attr
 
-    def __graph_view__(self, **options: Any) -> Any:
-        """The render ``GraphView`` (how ``make_dot``/``render.save`` draw a Graph)."""
-        from .draw import graph_view
-
-        return graph_view(self, **options)
-
     def __repr__(self) -> str:
         counts: dict[str, int] = {}
         for op in self.ops:

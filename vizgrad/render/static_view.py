@@ -4,8 +4,10 @@ Ops are boxes coloured by phase (forward, backward, optimizer, communication); b
 are boxes with their name, shape and dtype, coloured by kind (parameter, input,
 gradient, optimizer state, activation, output).  An inplace merge is a red dashed
 edge between the two buffers that share memory; replicas of a data-parallel graph are
-clusters.  ``make_dot``, ``render.save`` and the CLI take a ``Graph`` directly
-(``Graph.__graph_view__``), as does pytorchviz's ``vizgrad.make_dot_from_trace``.
+clusters.  ``make_dot``, ``render.save``, the viewer and the CLI take a ``Graph``
+directly (through :func:`drawn_view`), as does pytorchviz's
+``vizgrad.make_dot_from_trace``.  The drawing lives here, in render/, not in static/:
+render/ may import static/, never the other way round (docs/architecture.md, Layers).
 
 Example
 -------
@@ -27,8 +29,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..render.view import Cluster, GraphView, LegendEntry, ViewEdge, ViewNode
-from .graph import Graph
+from ..static.graph import Graph
+from .view import Cluster, GraphView, LegendEntry, ViewEdge, ViewNode
 
 #: Op fill per phase.
 PHASE_COLOURS = {"forward": "#9ecae1", "backward": "#fdae6b", "optimizer": "#a1d99b",
@@ -38,6 +40,20 @@ BUFFER_COLOURS = {"parameter": "lightblue", "input": "#fff7bc", "constant": "#ee
                   "activation": "white", "gradient": "#fdd0a2", "state": "#e5f5e0",
                   "output": "darkolivegreen1"}
 INPLACE_COLOUR = "#d62728"
+
+
+def draws_itself(obj: Any) -> bool:
+    """Whether ``obj`` is drawn by its own view rather than walked as a backward graph:
+    a static ``Graph``, or anything with a ``__graph_view__(**options)`` method."""
+    return isinstance(obj, Graph) or hasattr(obj, "__graph_view__")
+
+
+def drawn_view(obj: Any, **options: Any) -> GraphView:
+    """The ``GraphView`` of something that :func:`draws_itself`."""
+    if isinstance(obj, Graph):
+        return graph_view(obj, **options)
+    view: GraphView = obj.__graph_view__(**options)
+    return view
 
 
 def graph_view(graph: Graph, *, rankdir: str = "TB", theme: str = "light",
