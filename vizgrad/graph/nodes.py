@@ -3,7 +3,7 @@
 
 A ``GraphNode`` reads any node that speaks :class:`~vizgrad.graph.BackwardNode`
 through its public members (the plain path).  vizgrad's own nodes are read through
-``vizgrad.core.facts`` instead (``fast.reads(node)``): the same answers, without the
+``vizgrad.core.facts`` instead (``own_facts.reads(node)``): the same answers, without the
 objects the public members build (an ``Edge``, ``SlotMeta`` or ``SavedTensor`` per
 answer), which the renderer and the per-step monitors would pay on every node.
 ``tests/render/test_graph_fast_path.py`` checks that both paths agree.
@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..core import facts as fast
+from ..core import facts as own_facts
 from ..core.node import AccumulateGrad, FunctionNode, SavedTensor, SlotMeta
 from ..core.stack import StackFrame
 from ..core.tensor import NAMES_KEY
@@ -77,15 +77,15 @@ class GraphNode:
     @property
     def outputs(self) -> tuple[tuple[tuple[int, ...], str], ...]:
         """``(shape, dtype)`` of every forward output, flat (``input_meta`` without slots)."""
-        if fast.reads(self.raw):
-            return outputs_of(fast.result_meta(self.raw))
+        if own_facts.reads(self.raw):
+            return outputs_of(own_facts.result_meta(self.raw))
         return tuple((tuple(m.shape), to_dtype_name(m.dtype))
                      for row in self.input_meta for m in row)
 
     @property
     def output_count(self) -> int:
-        if fast.reads(self.raw):
-            return len(fast.result_meta(self.raw))
+        if own_facts.reads(self.raw):
+            return len(own_facts.result_meta(self.raw))
         return sum(len(row) for row in self.input_meta)
 
     @property
@@ -138,7 +138,7 @@ class GraphNode:
         """Name, outputs, input count, scope, freed, variable and output names in one call
         (the renderer's hot path)."""
         raw = self.raw
-        if fast.reads(raw):
+        if own_facts.reads(raw):
             return core_facts(raw)
         if hasattr(raw, "facts"):  # an adapter's own one-call read
             found = tuple(raw.facts())
@@ -150,8 +150,8 @@ class GraphNode:
 
     def get_metadata(self, key: str, default: Any = None) -> Any:
         """Read ``metadata[key]`` without creating the dict on nodes that have none."""
-        if fast.reads(self.raw):
-            return fast.metadata_value(self.raw, key, default)
+        if own_facts.reads(self.raw):
+            return own_facts.metadata_value(self.raw, key, default)
         return getattr(self.raw, "metadata", {}).get(key, default)
 
     @property
@@ -180,8 +180,8 @@ class GraphNode:
         Freed and scalar saves are left out.
         """
         raw = self.raw
-        if fast.reads(raw):  # taken every training step by the memory monitors
-            return fast.saved_buffers(raw)
+        if own_facts.reads(raw):  # taken every training step by the memory monitors
+            return own_facts.saved_buffers(raw)
         own = getattr(raw, "saved_buffers", None)
         if own is not None:  # an adapter reads its own library's buffers (PyTorch's)
             return tuple(own())
@@ -227,7 +227,7 @@ class GraphNode:
         PyTorch ``torch.autograd.Function``: an adapter's ``custom``): pictures draw
         its ``ctx.saved_tensors`` by default, as pytorchviz does."""
         raw = self.raw
-        if fast.reads(raw):  # no attribute miss (Node.__getattr__) on every op node
+        if own_facts.reads(raw):  # no attribute miss (Node.__getattr__) on every op node
             return isinstance(raw, FunctionNode)
         return bool(getattr(raw, "custom", False))
 
@@ -235,7 +235,7 @@ class GraphNode:
     def is_accumulate(self) -> bool:
         """True for a leaf's gradient accumulator (it has a ``variable``)."""
         raw = self.raw
-        if fast.reads(raw):  # no attribute miss (Node.__getattr__) on every op node
+        if own_facts.reads(raw):  # no attribute miss (Node.__getattr__) on every op node
             return isinstance(raw, AccumulateGrad)
         return hasattr(raw, "variable")
 
@@ -284,11 +284,11 @@ class GraphNode:
 def core_facts(raw: Any) -> NodeFacts:
     """``GraphNode(raw).facts()`` of one of vizgrad's own nodes (through ``core/facts.py``),
     made without ``NamedTuple.__new__``'s Python call: the renderer asks every node."""
-    name, meta, count, scope, freed, variable = fast.summary(raw)
+    name, meta, count, scope, freed, variable = own_facts.summary(raw)
     if variable is not None:
         variable = TensorInfo(variable)
     return tuple.__new__(NodeFacts, (name, outputs_of(meta), count, scope or "", freed,
-                                     variable, fast.metadata_value(raw, NAMES_KEY)))
+                                     variable, own_facts.metadata_value(raw, NAMES_KEY)))
 
 
 class _EdgeFields(NamedTuple):

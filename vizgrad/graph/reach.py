@@ -29,7 +29,7 @@ from functools import partial
 from operator import itemgetter
 from typing import Any
 
-from ..core import facts as fast
+from ..core import facts as own_facts
 
 __all__ = ["next_nodes", "reach"]
 
@@ -69,6 +69,6 @@ def next_nodes(node: Any) -> tuple:
     """The node of each of ``node``'s inputs (``None`` where an input has none): the
     usual reader for :func:`reach`.  vizgrad's own nodes are read through
     ``vizgrad.core.facts`` (no pairs to build), any other through ``next_functions``."""
-    if fast.reads(node):
-        return fast.next_nodes(node)
+    if own_facts.reads(node):
+        return own_facts.next_nodes(node)
     return tuple(child for child, _ in node.next_functions)

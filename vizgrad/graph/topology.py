@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from ..core import facts as fast
+from ..core import facts as own_facts
 from ..core.node import AccumulateGrad
 from .foreign import reader
 from .nodes import GraphNode
@@ -45,7 +45,7 @@ class Topology:
     def saved_buffers(self) -> list[tuple[tuple[int, int, bool], ...]]:
         """``GraphNode.saved_buffers()`` of every node, in order (without the wrappers)."""
         wrap = GraphNode
-        return [fast.saved_buffers(raw) if fast.reads(raw) else wrap(raw).saved_buffers()
+        return [own_facts.saved_buffers(raw) if own_facts.reads(raw) else wrap(raw).saved_buffers()
                 for raw in self.raws]
 
     @property
@@ -65,12 +65,12 @@ def _root_nodes(roots: Any) -> list[Any]:
     or another library's through its adapter (a PyTorch node read bare has no ``seq``
     and no saved buffers: the per-step monitors would see neither)."""
     fn = getattr(roots, "grad_fn", None)
-    if fn is not None and fast.reads(fn):  # one tensor of vizgrad's: the common case
+    if fn is not None and own_facts.reads(fn):  # one tensor of vizgrad's: the common case
         return [fn]
     raws = []
     for _, value in root_items(roots):
         fn = getattr(value, "grad_fn", None)
-        if fn is not None and fast.reads(fn):
+        if fn is not None and own_facts.reads(fn):
             raws.append(fn)
             continue
         raws.extend(root.node.raw for root in walk_roots([value])
@@ -101,8 +101,8 @@ def topology(roots: Any) -> Topology:
         seqs.sort(reverse=True)
     index = {raw: i for i, raw in enumerate(order)}
     children = [[index[child] for child in below[raw] if child is not None] for raw in order]
-    accumulate = [isinstance(raw, AccumulateGrad) if fast.reads(raw) else hasattr(raw, "variable")
-                  for raw in order]
+    accumulate = [isinstance(raw, AccumulateGrad) if own_facts.reads(raw)
+                  else hasattr(raw, "variable") for raw in order]
     return Topology(order, seqs, accumulate, children)
 
 
@@ -142,12 +142,12 @@ def graph_size(roots: Any, *, saved: bool = True) -> GraphSize:
     (4, 4, 12)
     """
     fn = getattr(roots, "grad_fn", None)
-    if fn is not None and not fast.reads(fn) and is_torch_tensor(roots):
+    if fn is not None and not own_facts.reads(fn) and is_torch_tensor(roots):
         # one PyTorch tensor (GraphMonitor's every step): its node read bare, without
         # the adapters _root_nodes makes (the same node: TorchTensorInfo.node's)
         return GraphSize(*reader("torch_graph_size")([fn], saved))
     raws = _root_nodes(roots)
-    if len(raws) == 1 and fast.reads(raws[0]) or all(map(fast.reads, raws)):
+    if len(raws) == 1 and own_facts.reads(raws[0]) or all(map(own_facts.reads, raws)):
         return _own_size(raws)  # (vizgrad's nodes reach only vizgrad's)
     if all(type(raw).__module__ == _TORCH_ADAPTERS for raw in raws):
         # PyTorch's: its nodes read bare, no adapters (the same figures)
@@ -158,7 +158,7 @@ def graph_size(roots: Any, *, saved: bool = True) -> GraphSize:
 def _own_size(raws: list[Any]) -> GraphSize:
     """:func:`graph_size` below vizgrad's own nodes ``raws``, read through
     ``vizgrad.core.facts`` (per training step under ``GraphMonitor``: no lists per node)."""
-    below = reach(raws, fast.next_nodes)
+    below = reach(raws, own_facts.next_nodes)
     if not below:
         return GraphSize(0, 0, 0, None, None)
     # seq is a topological order (a node is newer than the nodes it feeds): newest
@@ -173,7 +173,7 @@ def _own_size(raws: list[Any]) -> GraphSize:
                 level[child] = deeper
         if node.__class__ is not AccumulateGrad:  # (a leaf's: no seq of an op, no saves)
             oldest_op = node.seq
-    return GraphSize(len(order), max(level.values()), fast.saved_bytes(order), order[0].seq,
+    return GraphSize(len(order), max(level.values()), own_facts.saved_bytes(order), order[0].seq,
                      oldest_op)
 
 

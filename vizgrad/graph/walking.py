@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core import facts as fast
+from ..core import facts as own_facts
 from ..core.node import Node
 from .foreign import _number, as_node
 from .nodes import GraphEdge, GraphNode
@@ -123,9 +123,9 @@ def walk(roots: Any) -> GraphWalk:
     edges: list[GraphEdge] = []
     make, dtype_names = tuple.__new__, _DTYPE_NAMES  # (GraphEdge without a Python call)
     for node in nodes:
-        if fast.reads(node.raw):
+        if own_facts.reads(node.raw):
             for slot, rank, target, next_slot, next_rank, nr, shape, dtype in \
-                    fast.edges(node.raw):
+                    own_facts.edges(node.raw):
                 edges.append(make(GraphEdge, (
                     node, seen[target], slot, rank, next_slot, next_rank, nr, tuple(shape),
                     dtype_names.get(dtype) or to_dtype_name(dtype))))
