@@ -131,6 +131,9 @@ class Function:
     #: PyTorch's kernel name for an op it refuses on uint16/uint32/uint64 (``"add_stub"``):
     #: vizgrad refuses them too, in PyTorch's words (``recording.refuse_barebones``).
     unsigned_kernel: ClassVar[str | None] = None
+    #: An in-place op that writes nothing when its source is the very same elements
+    #: (``x.copy_(x)``: PyTorch returns before its overlap checks); see ``apply_inplace``.
+    same_source_writes_nothing: ClassVar[bool] = False
     #: ``needs_input_grad`` per argument mask, made once per class (see Node).
     _needs_input_grad: ClassVar[dict[int, tuple[bool, ...]]] = {}
     #: The Node subclass named after the op (``MulBackward0``) its nodes are made of.

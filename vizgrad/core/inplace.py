@@ -116,7 +116,7 @@ def apply_inplace(cls: type[Function], target: Tensor, args: tuple) -> Tensor:
     counter = target._version_counter
     # copy_ from the very same elements writes nothing (PyTorch's copy_ returns before
     # its overlap checks; the version is bumped and the op recorded all the same)
-    same = getattr(cls, "same_source_writes_nothing", False) and bool(args) and \
+    same = cls.same_source_writes_nothing and bool(args) and \
         isinstance(args[0], Tensor) and same_data(target, args[0])
     if counter is not None and not same:  # it may share memory with an input (a view)
         for arg in args:
