@@ -19,6 +19,7 @@ import torch
 
 from ..graph.foreign import register_reader
 from ..graph.reach import reach
+from ..graph.topology import longest_chain
 from .torch import _LEAF, _PY_NODE, _SAVED, LEAF_SEQ, _names
 from .torch_tensor import wrapped_number
 
@@ -49,26 +50,27 @@ def torch_graph_size(fns: list[Any], saved: bool = True
 
 def _size(fns: list[Any], saved: bool = True
           ) -> tuple[int, int, int | None, int | None, int | None]:
-    # topology()'s walk (the same order of nodes), then each node read in that order
-    # (its seq, its saved tensors), then the depth over the positions.
+    # topology()'s walk, then each node read in that order (its seq, its saved
+    # tensors), then the depth, newest seq first
     found = reach(fns, _NEXT_FUNCTIONS, pairs=True)  # node -> its next_functions
-    position = {fn: at for at, fn in enumerate(found)}  # node -> its place in that order
-    edges: list[tuple] = list(found.values())
     tensors: list[Any] = []
     kinds, getters = _KINDS, _GETTERS
     newest = oldest = None
-    no_seq = ops_unknown = False
+    ops_unknown = False
     extend = tensors.extend
+    seqs: list[int] = []  # aligned with found: each node's seq, -1 for a leaf's node
+    add_seq = seqs.append
     for fn in found:
         kind = kinds.get(type(fn))
         if kind is None:
             kind = _kind_of(fn)
         if kind is _LEAF_KIND:  # a leaf's accumulator: no seq, nothing saved
-            no_seq = True
+            add_seq(-1)
             continue
         seq = fn._sequence_nr()
+        add_seq(seq)
         if seq >= LEAF_SEQ:
-            no_seq = ops_unknown = True
+            ops_unknown = True
         else:
             if newest is None or seq > newest:
                 newest = seq
@@ -91,7 +93,7 @@ def _size(fns: list[Any], saved: bool = True
                 tensors.append(value)
             elif isinstance(value, (tuple, list)):
                 extend(v for v in value if isinstance(v, _Tensor))
-    return (len(edges), _depth(position, edges, no_seq),
+    return (len(found), _depth(found, seqs),
             _saved_bytes(tensors) if saved else None, newest, None if ops_unknown else oldest)
 
 
@@ -114,18 +116,29 @@ def _saved_bytes(tensors: list[Any]) -> int:
     return sum(buffers.values())
 
 
-def _depth(position: dict[Any, int], edges: list[tuple], no_seq: bool) -> int:
-    """The longest chain of nodes, relaxed in topology()'s order of the nodes."""
-    if not no_seq:  # (a graph without leaves: topology() sorts it by seq)
-        order = sorted(position, key=_seq_of, reverse=True)
-        edges = [edges[position[fn]] for fn in order]
-        position = {fn: i for i, fn in enumerate(order)}
-    level = [1] * len(edges)
-    for at, nexts in enumerate(edges):
+def _depth(found: dict[Any, tuple], seqs: list[int]) -> int:
+    """The longest chain of nodes (what ``Topology.depth`` counts), ``found`` giving
+    each node's ``next_functions`` and ``seqs`` its ``seq`` (-1 for a leaf's node).
+    Levels are relaxed newest ``seq`` first, leaves' accumulators (no inputs) last: a
+    node is newer than the nodes that feed it when one thread made them all, so each
+    level is final before it is passed on.  Where an edge goes the other way (nodes of
+    several threads) the count is :func:`~vizgrad.graph.topology.longest_chain`'s,
+    which holds in any order.  (Relaxing in the walk's order would stop short: a node
+    found early through a short path passes its level on before a longer path reaches
+    it.)"""
+    nodes = list(found)
+    order = [nodes[at] for at in sorted(range(len(nodes)), key=seqs.__getitem__,
+                                        reverse=True)]
+    position = {fn: at for at, fn in enumerate(order)}
+    level = [1] * len(order)
+    for at, fn in enumerate(order):
         deeper = level[at] + 1
-        for child, _ in nexts:
+        for child, _ in found[fn]:
             if child is not None:
                 place = position[child]
+                if place <= at:  # fed by a newer node: this order is not the graph's
+                    return longest_chain([[position[c] for c, _ in found[node]
+                                           if c is not None] for node in order])
                 if deeper > level[place]:
                     level[place] = deeper
     return max(level, default=0)
@@ -167,10 +180,6 @@ def _kind_of(fn: Any) -> tuple:
 
 def _one(getter: Any) -> Any:
     return lambda fn: (getter(fn),)
-
-
-def _seq_of(fn: Any) -> int:
-    return fn._sequence_nr()
 
 
 register_reader("torch_graph_size", torch_graph_size)  # graph/topology.py graph_size

@@ -50,14 +50,55 @@ class Topology:
 
     @property
     def depth(self) -> int:
-        """Nodes on the longest root-to-leaf path (parents come before children)."""
-        level = [1] * len(self.raws)
-        for position, children in enumerate(self.children):
-            below = level[position] + 1
-            for child in children:
-                if below > level[child]:
-                    level[child] = below
-        return max(level, default=0)
+        """Nodes on the longest root-to-leaf path."""
+        return longest_chain(self.children)
+
+
+def longest_chain(children: list[list[int]]) -> int:
+    """Nodes on the longest path of a graph given as ``children[i]``: the positions of
+    node i's inputs' nodes (a DAG, as a backward graph is), in any order of the nodes.
+
+    Levels are relaxed in the given order while every edge points further down it
+    (vizgrad's own graphs, sorted by ``seq``); an edge that points back (a PyTorch
+    graph in discovery order, whose leaves have no ``seq``) would leave a level final
+    before it is, so the count starts again in Kahn's order (a node once all its
+    parents are done), which holds for any order.
+
+    Example
+    -------
+    >>> longest_chain([[2], [2], []]), longest_chain([[1, 2], [], [1]])  # 0->2, 0->2->1
+    (2, 3)
+    """
+    count = len(children)
+    level = [1] * count
+    for position, below in enumerate(children):
+        deeper = level[position] + 1
+        for child in below:
+            if child <= position:
+                return _kahn_chain(children)
+            if deeper > level[child]:
+                level[child] = deeper
+    return max(level, default=0)
+
+
+def _kahn_chain(children: list[list[int]]) -> int:
+    parents = [0] * len(children)  # edges still to come into each node
+    for below in children:
+        for child in below:
+            parents[child] += 1
+    ready = [at for at, count in enumerate(parents) if not count]
+    level = [1] * len(children)
+    pop, push = ready.pop, ready.append
+    while ready:
+        at = pop()
+        deeper = level[at] + 1
+        for child in children[at]:
+            if deeper > level[child]:
+                level[child] = deeper
+            parents[child] -= 1
+            if not parents[child]:
+                push(child)
+    return max(level, default=0)
 
 
 def _root_nodes(roots: Any) -> list[Any]:
