@@ -147,14 +147,18 @@ class GradRecord:
         self.skipped: dict[int | None, str] = {}
         self._handles: list[Any] = []
         self._stats = StatsCache()
+        #: the nodes whose hook ran (backward ran them), in the order they ran
+        self.ran: list[graph.GraphNode] = []
 
     def _hook_for(self, node: graph.GraphNode) -> Any:
         metas = node.flat_output_meta
         dead_units = node.name() in RELU_NODES
         stats = self._stats
         failed = [False]  # set once this node's hook stepped aside
+        ran = self.ran.append
 
         def hook(grad_inputs: tuple, grad_outputs: tuple) -> None:
+            ran(node)
             if failed[0]:
                 return
             try:
@@ -167,6 +171,13 @@ class GradRecord:
                 self._step_aside(node, error)
 
         return hook
+
+    def released(self) -> None:
+        """Say that the backward run inside the ``with`` did not keep the graph
+        (``retain_graph`` false): every node it ran has released its saved tensors, and
+        is taken as freed without reading them (:meth:`Recorder.backward` knows it)."""
+        for node in self.ran:
+            node.note_released()
 
     def _step_aside(self, node: graph.GraphNode, error: BaseException) -> None:
         reason = f"{type(error).__name__}: {error}"

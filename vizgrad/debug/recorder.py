@@ -115,6 +115,9 @@ class Recorder:
             return None
         with record_grads(loss) as record:
             loss.backward(**backward_options)
+        retained = backward_options.get("retain_graph")
+        if not (backward_options.get("create_graph") if retained is None else retained):
+            record.released()  # (the picture then reads no released save: none raises)
         self.steps += 1
         return self._write(loss, record.walk)
 

@@ -148,6 +148,15 @@ class GraphNode:
         return NodeFacts(self.name(), self.outputs, self.input_count, self.scope, self.freed,
                          self.variable, self.get_metadata(NAMES_KEY))
 
+    def note_released(self) -> None:
+        """Tell the node that a backward without ``retain_graph`` ran it (the caller saw
+        it run: :class:`vizgrad.debug.Recorder` through its hooks), so its saved tensors
+        are gone: a PyTorch node then answers ``freed`` without reading a save, which
+        raises PyTorch's error (~20 us each).  vizgrad's own nodes know it already."""
+        note = getattr(self.raw, "note_released", None)
+        if note is not None:
+            note()
+
     def get_metadata(self, key: str, default: Any = None) -> Any:
         """Read ``metadata[key]`` without creating the dict on nodes that have none."""
         if own_facts.reads(self.raw):
