@@ -50,33 +50,32 @@ def torch_graph_size(fns: list[Any], saved: bool = True
 
 def _size(fns: list[Any], saved: bool = True
           ) -> tuple[int, int, int | None, int | None, int | None]:
-    # topology()'s walk, then each node read in that order (its seq, its saved
-    # tensors), then the depth, newest seq first
+    # topology()'s walk; every seq in one go (a leaf's accumulator answers UINT64_MAX,
+    # at or above LEAF_SEQ); the depth oldest seq first; then the saved tensors
     found = reach(fns, _NEXT_FUNCTIONS, pairs=True)  # node -> its next_functions
+    nodes = list(found)
+    seqs = [seq if seq < LEAF_SEQ else -1 for seq in [fn._sequence_nr() for fn in nodes]]
+    order = sorted(range(len(nodes)), key=seqs.__getitem__)  # no seq first, then oldest
+    unknown = 0  # nodes without a seq: leaves' accumulators, unless some op has none
+    for at in order:
+        if seqs[at] >= 0:
+            break
+        unknown += 1
+    ops_unknown = any(type(nodes[at]) is not _LEAF for at in order[:unknown])
+    newest = seqs[order[-1]] if unknown < len(order) else None
+    oldest = seqs[order[unknown]] if unknown < len(order) else None
+    depth = (longest_chain(_children(found, nodes)) if ops_unknown
+             else _depth(list(found.values()), nodes, seqs, order))
+    if not saved:
+        return len(nodes), depth, None, newest, None if ops_unknown else oldest
     tensors: list[Any] = []
     kinds, getters = _KINDS, _GETTERS
-    newest = oldest = None
-    ops_unknown = False
     extend = tensors.extend
-    seqs: list[int] = []  # aligned with found: each node's seq, -1 for a leaf's node
-    add_seq = seqs.append
-    for fn in found:
+    for fn in nodes:
         kind = kinds.get(type(fn))
         if kind is None:
             kind = _kind_of(fn)
-        if kind is _LEAF_KIND:  # a leaf's accumulator: no seq, nothing saved
-            add_seq(-1)
-            continue
-        seq = fn._sequence_nr()
-        add_seq(seq)
-        if seq >= LEAF_SEQ:
-            ops_unknown = True
-        else:
-            if newest is None or seq > newest:
-                newest = seq
-            if oldest is None or seq < oldest:
-                oldest = seq
-        if not (kind and saved):
+        if not kind or kind is _LEAF_KIND:  # nothing saved (a leaf's accumulator)
             continue
         if kind is _PYTHON_KIND:  # a custom Function's ctx.save_for_backward
             try:
@@ -93,8 +92,8 @@ def _size(fns: list[Any], saved: bool = True
                 tensors.append(value)
             elif isinstance(value, (tuple, list)):
                 extend(v for v in value if isinstance(v, _Tensor))
-    return (len(found), _depth(found, seqs),
-            _saved_bytes(tensors) if saved else None, newest, None if ops_unknown else oldest)
+    return (len(nodes), depth, _saved_bytes(tensors), newest,
+            None if ops_unknown else oldest)
 
 
 def _saved_bytes(tensors: list[Any]) -> int:
@@ -116,32 +115,36 @@ def _saved_bytes(tensors: list[Any]) -> int:
     return sum(buffers.values())
 
 
-def _depth(found: dict[Any, tuple], seqs: list[int]) -> int:
-    """The longest chain of nodes (what ``Topology.depth`` counts), ``found`` giving
-    each node's ``next_functions`` and ``seqs`` its ``seq`` (-1 for a leaf's node).
-    Levels are relaxed newest ``seq`` first, leaves' accumulators (no inputs) last: a
-    node is newer than the nodes that feed it when one thread made them all, so each
-    level is final before it is passed on.  Where an edge goes the other way (nodes of
-    several threads) the count is :func:`~vizgrad.graph.topology.longest_chain`'s,
-    which holds in any order.  (Relaxing in the walk's order would stop short: a node
-    found early through a short path passes its level on before a longer path reaches
-    it.)"""
-    nodes = list(found)
-    order = [nodes[at] for at in sorted(range(len(nodes)), key=seqs.__getitem__,
-                                        reverse=True)]
-    position = {fn: at for at, fn in enumerate(order)}
-    level = [1] * len(order)
-    for at, fn in enumerate(order):
-        deeper = level[at] + 1
-        for child, _ in found[fn]:
+def _depth(edges: list[tuple], nodes: list[Any], seqs: list[int], order: list[int]) -> int:
+    """The longest chain of nodes (what ``Topology.depth`` counts): each node's height
+    (nodes on the longest way from it down to a leaf), taken oldest ``seq`` first.
+    ``edges`` holds each node's ``next_functions`` and ``seqs`` its seq (-1 for a
+    leaf's accumulator), both aligned with ``nodes``; ``order`` is the positions by
+    seq (the accumulators, which have no inputs, first).  One thread numbers a node
+    after the nodes that feed it, so their heights are final when it is taken; where
+    an input is not older (nodes of several threads) the count is
+    :func:`~vizgrad.graph.topology.longest_chain`'s, which holds in any order.
+    (Relaxing in the walk's order, as once, stops short: a node found early through
+    a short path passes its level on before a longer path reaches it.)"""
+    position = {fn: at for at, fn in enumerate(nodes)}
+    height = [1] * len(nodes)
+    for at in order:
+        seq, tallest = seqs[at], 1
+        for child, _ in edges[at]:
             if child is not None:
                 place = position[child]
-                if place <= at:  # fed by a newer node: this order is not the graph's
-                    return longest_chain([[position[c] for c, _ in found[node]
-                                           if c is not None] for node in order])
-                if deeper > level[place]:
-                    level[place] = deeper
-    return max(level, default=0)
+                if seqs[place] >= seq:  # fed by a node not older: not one thread's order
+                    return longest_chain([[position[c] for c, _ in pairs if c is not None]
+                                          for pairs in edges])
+                if height[place] >= tallest:
+                    tallest = height[place] + 1
+        height[at] = tallest
+    return max(height, default=0)
+
+
+def _children(found: dict[Any, tuple], nodes: list[Any]) -> list[list[int]]:
+    position = {fn: at for at, fn in enumerate(nodes)}
+    return [[position[child] for child, _ in found[fn] if child is not None] for fn in nodes]
 
 
 def _readable(fn: Any, kind: tuple) -> list[Any]:
