@@ -18,8 +18,9 @@ target is at most 1.10x.  Also the median over blocks of 100 pairs of each block
 ratio of sums (each block holds one recorded step): on a shared machine a burst of
 load moves the whole run's ratio, not that median.  One torch thread.
 
-``--saved-every N`` gives the monitor ``GraphMonitor(saved_every=N)``: the saved bytes
-measured on the first, every N-th and every changed or warning step, not on each.
+``--saved-every N`` gives the monitor ``GraphMonitor(saved_every=N)`` (the saved bytes
+measured on the first, every N-th and every changed or warning step); without it the
+monitor's default (10).
 
 Run: ``python benchmarks/bench_torch_debug.py`` (``--pairs 2000 --model gpt2``;
 ``--profile`` runs the watched steps alone under cProfile and prints the top of it).
@@ -45,10 +46,11 @@ import vizgrad  # noqa: E402
 from tests.torch.real_models import NAMES, build  # noqa: E402
 
 
-def _setup(name: str, svg: bool, saved_every: int = 1):
+def _setup(name: str, svg: bool, saved_every: int | None = None):
     case = build(name)
     optimizer = torch.optim.Adam(case.model.parameters(), lr=1e-3)
-    monitor = vizgrad.debug.GraphMonitor(saved_every=saved_every)
+    monitor = (vizgrad.debug.GraphMonitor() if saved_every is None
+               else vizgrad.debug.GraphMonitor(saved_every=saved_every))
     recorder = vizgrad.debug.Recorder(every=100, model=case.model, svg=svg,
                                       out=tempfile.mkdtemp(prefix="vizgrad-bench-"))
     return case, optimizer, monitor, recorder
@@ -67,7 +69,7 @@ def _step(case, optimizer, monitor, recorder) -> None:
 
 
 def interleaved(name: str, pairs: int, svg: bool = False, watch: str = "both",
-                saved_every: int = 1) -> dict[str, float]:
+                saved_every: int | None = None) -> dict[str, float]:
     """Plain and watched steps taking turns; mean wall ms of each and their ratio.
     ``watch``: ``both``, or ``monitor`` / ``recorder`` alone (each one's share), or
     ``none`` (both kinds plain: the method's own error, which should give 1.00x)."""
@@ -128,8 +130,8 @@ def main() -> None:
     parser.add_argument("--watch", default="both", choices=("both", "monitor", "recorder", "none"),
                         help="what the watched steps run (default both; none: an A/A check)")
     parser.add_argument("--svg", action="store_true", help="the recorder draws its SVG too")
-    parser.add_argument("--saved-every", type=int, default=1, metavar="N",
-                        help="GraphMonitor(saved_every=N): saved bytes not read every step")
+    parser.add_argument("--saved-every", type=int, default=None, metavar="N",
+                        help="GraphMonitor(saved_every=N) (default: the monitor's own, 10)")
     parser.add_argument("--profile", type=int, default=0, metavar="STEPS",
                         help="profile STEPS watched steps instead of timing")
     args = parser.parse_args()
@@ -138,8 +140,9 @@ def main() -> None:
     if args.profile:
         profile(args.model, args.profile, args.svg)
         return
+    every = "default" if args.saved_every is None else args.saved_every
     print(f"{args.model}: {args.pairs} pairs, watched: {args.watch} (GraphMonitor every step,"
-          f" saved_every={args.saved_every}, Recorder every 100,"
+          f" saved_every={every}, Recorder every 100,"
           f" {'with' if args.svg else 'no'} svg), one torch thread")
     for _ in range(args.repeats):
         result = interleaved(args.model, args.pairs, args.svg, args.watch, args.saved_every)

@@ -65,6 +65,19 @@ def test_a_warning_step_measures_and_an_earlier_figure_names_its_step() -> None:
             "(measured at step 1) -> ") in str(warning)
 
 
+def test_by_default_the_saved_bytes_are_measured_every_tenth_step() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Linear(6, 1)
+    monitor = vizgrad.debug.GraphMonitor()
+    for step in range(1, 22):
+        loss = _loss(model, rows=3 if step == 15 else 2)  # the same nodes, other sizes
+        monitor.step(loss)
+        loss.backward()
+    measured = [record.step for record in monitor.history if record.saved_bytes is not None]
+    assert measured == [1, 10, 20]  # step 15 changed no node count: not measured, None
+    assert all(record.nodes and record.depth for record in monitor.history)
+
+
 def test_saved_every_must_be_positive() -> None:
     with pytest.raises(ValueError, match="saved_every"):
         vizgrad.debug.GraphMonitor(saved_every=0)
