@@ -32,12 +32,14 @@ def collect(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
         node_id = builder.node_id(node)
         entry = None
         recorded = node.get_metadata(METADATA_KEY)
-        if not node.is_accumulate:
+        accumulate = node.is_accumulate  # (read once: a miss on a PyTorch node's adapter)
+        if not accumulate:
             ops += 1
             skipped += recorded is not None and "skipped" in recorded
-        if node.is_accumulate and node.variable is not None:
-            if node.variable.grad is not None:
-                entry = grad_stats(node.variable.grad)
+        variable = node.variable if accumulate else None
+        if variable is not None:
+            if variable.grad is not None:
+                entry = grad_stats(variable.grad)
                 leaf = by_id.get(builder.node_id(node, "leaf"))
                 if leaf is not None:
                     leaf.details["grad"] = entry
@@ -52,7 +54,7 @@ def collect(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
                 entry = combine_stats([grad_stats(g) for g in retained.values()])
         if entry is not None and node_id in by_id:
             by_id[node_id].details["grad"] = entry
-        seen += entry is not None and not node.is_accumulate
+        seen += entry is not None and not accumulate
     # an op node without a colour is one whose gradient was not seen, never "no
     # gradient": say why where it is so
     if skipped:
@@ -79,8 +81,10 @@ def collect(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
         if flat_slots is None:
             flat_slots = slots[ref.node] = ref.node.flat_slots
         key = (ref.slot, ref.rank)
-        if key in flat_slots and (edge.target, flat_slots.index(key)) in edge_stats:
-            edge.details["grad"] = edge_stats[(edge.target, flat_slots.index(key))]
+        if key in flat_slots:
+            measured = edge_stats.get((edge.target, flat_slots.index(key)))
+            if measured is not None:
+                edge.details["grad"] = measured
 
 
 def _format(value: float) -> str:
