@@ -113,8 +113,8 @@ class StrictArray:
         return self._a.strides
 
     @property
-    def flags(self) -> Any:
-        return self._a.flags
+    def flags(self) -> _StrictFlags:
+        return _StrictFlags(self._a.flags)
 
     @property
     def T(self) -> StrictArray:
@@ -294,6 +294,16 @@ def _wrap_callable(function: Any, where: str, allow_numpy: bool = False) -> Any:
     return wrapper
 
 
+class _StrictFlags:
+    """CuPy's array flags: the contiguity and ownership, and no ``writeable`` (a CuPy
+    array is always writable; reading the flag raised AttributeError on a GPU)."""
+
+    def __init__(self, flags: Any) -> None:
+        self.c_contiguous = flags.c_contiguous
+        self.f_contiguous = flags.f_contiguous
+        self.owndata = flags.owndata
+
+
 class _StrictUfunc:
     """A NumPy ufunc seen through ``strict_numpy`` (with ``.at``, ``.reduce`` ...)."""
 
@@ -313,6 +323,9 @@ class _StrictUfunc:
         self._ufunc.at(target._a, _unwrap_key(key), *_unwrap(values, where))
 
     def __getattr__(self, name: str) -> Any:
+        if name == "accumulate":  # CuPy: "`cupy_logaddexp.accumulate` is not supported yet"
+            raise AttributeError(f"strict_numpy.{self.__name__}.accumulate: CuPy's ufuncs "
+                                 "have no accumulate (seen on a GPU)")
         value = getattr(self._ufunc, name)
         if callable(value):
             return _wrap_callable(value, f"strict_numpy.{self.__name__}.{name}")
