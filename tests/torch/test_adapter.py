@@ -238,7 +238,7 @@ def test_a_100000_node_pytorch_graph_draws_without_recursion_error():
 def test_one_adapter_per_node_while_alive_and_the_table_stays_small():
     import gc
 
-    from vizgrad.adapters import torch as adapter
+    from vizgrad.adapters import torch_nodes as adapter
 
     # Garbage earlier tests left for the cyclic GC (an error kept with its traceback, whose
     # frames hold what pointed at it) may still hold their adapters: collect it first, so
@@ -293,7 +293,7 @@ def test_freed_is_kept_once_pytorch_released_the_saved_tensors() -> None:
 
 def test_released_saves_are_not_read_one_by_one_and_other_errors_are_not_released(
         monkeypatch) -> None:
-    from vizgrad.adapters import torch as adapter
+    from vizgrad.adapters import torch_nodes as adapter
 
     a, b = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
     loss = (a.exp() * b.exp()).sum()

@@ -3,7 +3,7 @@ what a saved tensor is (a wrapped Python number; memory of a leaf).
 
 ``vizgrad.graph.TensorInfo(t)`` of a ``torch.Tensor`` is a :class:`TorchTensorInfo`
 (picked in ``TensorInfo.__new__``); its ``node`` and ``grad_fn`` are adapted by
-:mod:`vizgrad.adapters.torch`.
+:mod:`vizgrad.adapters.torch_nodes`.
 
 Example
 -------

@@ -36,7 +36,7 @@ import torch
 
 import vizgrad.torch
 from vizgrad import graph
-from vizgrad.adapters.torch import FORWARD_KEY
+from vizgrad.adapters.torch_nodes import FORWARD_KEY
 
 __all__ = ["ScriptCapture", "call_name", "uncaptured"]
 
