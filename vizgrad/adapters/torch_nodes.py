@@ -20,7 +20,7 @@ renderer and the debugging tools read:
   released them;
 * ``scope``/``stack`` recorded by :func:`vizgrad.torch.capture` in ``node.metadata``;
 * ``register_hook``/``register_prehook`` and ``metadata`` pass through, so
-  :func:`vizgrad.debug.record_grads` hooks PyTorch's backward.
+  :func:`vizgrad.debug.watch_grads` hooks PyTorch's backward.
 
 One adapter per PyTorch node at a time (a weak-valued table), so two reads of the
 same node compare equal; adapters hold nothing that points back at them.

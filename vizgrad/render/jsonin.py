@@ -1,6 +1,6 @@
 """Saved graph JSON (schema ``vizgrad-graph``) -> ``GraphView``, to draw or summarise again.
 
-A recorded run (``vizgrad.debug.Recorder``) or ``vizgrad.render.save(loss, "g.json")``
+A recorded run (``vizgrad.debug.GraphSaver``) or ``vizgrad.render.save(loss, "g.json")``
 leaves the picture as data; :func:`load_view` reads it back so every emitter (SVG,
 HTML, DOT) draws it as it was, without the script or its tensors.
 
@@ -9,7 +9,7 @@ Example
 >>> loss = (vizgrad.randn(3, requires_grad=True) * 2).sum()
 >>> vizgrad.render.save(loss, "graph.json")
 PosixPath('graph.json')
->>> view = vizgrad.render.load_view("graph.json")      # or a Recorder's step_000100.json
+>>> view = vizgrad.render.load_view("graph.json")      # or a GraphSaver's step_000100.json
 >>> vizgrad.render.save(view, "graph.svg")
 PosixPath('graph.svg')
 """
