@@ -435,7 +435,7 @@ def test_what_the_tools_did_not_see_is_said() -> None:
     # a PyTorch backward run without watch_grads: op nodes are not coloured, and the
     # picture says their gradient was not watched (not that they got none)
     view = vizgrad.render.build_view(loss, show_grad=True)
-    assert any("no node's gradient was recorded" in note for note in view.notes)
+    assert any("no node's gradient was watched" in note for note in view.notes)
 
 
 def test_freed_pytorch_saves_of_unknown_size_are_drawn_as_unknown() -> None:
