@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "vizgrad"
 LAYERS = {
     "__main__": 13, "cli": 13,          # `python -m vizgrad`, the `vizgrad` command
     "vizgrad": 12,                      # the package's public names (vizgrad/__init__.py)
-    "debug": 11,                        # script capture, recorders, anomaly mode's work
+    "debug": 11,                        # script runs, gradient watches, graph saver, anomaly
     "render": 10,                       # GraphView -> DOT/SVG/JSON/HTML/terminal
     "static": 9,                        # static graphs (drawn by render/static_view.py)
     "torch": 8,                         # vizgrad/torch.py: vizgrad.torch.capture

@@ -1,8 +1,8 @@
 """Gradient flow after ``backward()``: per-parameter statistics, problems flagged, a plot.
 
 :func:`grad_stats` reads every parameter's ``.grad`` (from a module, or from the leaves
-of a loss's graph) and, where :func:`vizgrad.debug.record_grads` ran, every node's
-recorded gradient.  It flags vanishing and exploding gradients (by the ratio of the
+of a loss's graph) and, where :func:`vizgrad.debug.watch_grads` ran, every node's
+watched gradient.  It flags vanishing and exploding gradients (by the ratio of the
 gradient norm to the weight norm), NaN/Inf, dead units (output units whose gradient is
 zero over the whole batch) and parameters that got no gradient at all (a layer left
 out of the forward pass).  :meth:`GradStats.flow_svg` draws the classic gradient-flow
@@ -80,7 +80,7 @@ class ParamGrad:
 
 @dataclass
 class NodeGrad:
-    """A node's recorded gradient (from :func:`vizgrad.debug.record_grads`)."""
+    """A node's watched gradient (from :func:`vizgrad.debug.watch_grads`)."""
 
     seq: int | None
     name: str
@@ -100,15 +100,15 @@ class GradStats:
     nodes: list[NodeGrad]
     vanishing: float
     exploding: float
-    #: nodes whose gradient was not recorded (their hook stepped aside), one line each
-    unrecorded: list[str] = field(default_factory=list)
+    #: nodes whose gradient was not watched (their hook stepped aside), one line each
+    unwatched: list[str] = field(default_factory=list)
     #: what was not judged and why (an embedding whose rows used are unknown)
     notes: list[str] = field(default_factory=list)
 
     @property
     def problems(self) -> list[str]:
         """One sentence per flagged parameter or node (and per node not seen)."""
-        out = list(self.unrecorded)
+        out = list(self.unwatched)
         for item in self.params:
             for flag in item.flags:
                 out.append(f"{item.name}: {_FLAG_TEXT[flag](item, self)}")
@@ -204,7 +204,7 @@ _FLAG_TEXT = {
 
 def _row(item: ParamGrad | NodeGrad) -> dict[str, Any]:
     """``_plain(dataclasses.asdict(item))`` for these flat records, without asdict's
-    recursive deep copy (the Recorder writes these on every recorded step)."""
+    recursive deep copy (the GraphSaver writes these on every saved step)."""
     names = _FIELDS.get(item.__class__)
     if names is None:
         names = _FIELDS[item.__class__] = tuple(f.name for f in fields(item))
@@ -296,7 +296,7 @@ def _rows_of(node: graph.GraphNode) -> Any:
 def _param_grad(name: str, tensor: Any, depth: int, vanishing: float,
                 exploding: float, rows: Any = None) -> ParamGrad:
     # One float64 copy of the gradient at most and no masked copy when every value is
-    # finite (the common case): the Recorder takes these figures on its steps.
+    # finite (the common case): the GraphSaver takes these figures on its steps.
     weight = graph.to_numpy(tensor).astype(np.float64, copy=False).ravel()
     item = ParamGrad(name, tuple(tensor.shape), depth, tensor.grad is not None,
                      weight_norm=float(np.sqrt(np.dot(weight, weight))))
@@ -349,22 +349,22 @@ def _param_grad(name: str, tensor: Any, depth: int, vanishing: float,
     return item
 
 
-def _recorded_nodes(roots: Any) -> tuple[list[NodeGrad], list[str]]:
-    """The nodes' recorded statistics, and one line per node whose recording stepped
+def _watched_nodes(roots: Any) -> tuple[list[NodeGrad], list[str]]:
+    """The nodes' watched statistics, and one line per node whose watch stepped
     aside (its hook failed: what it did not see is said, not read as no gradient)."""
-    out, unrecorded = [], []
+    out, unwatched = [], []
     walk = roots if isinstance(roots, graph.GraphWalk) else graph.walk(roots)
     for node in walk.nodes:
         entry = node.get_metadata(METADATA_KEY)
         if entry is None or node.is_accumulate:
             continue
         if "skipped" in entry:
-            unrecorded.append(f"{node.name()} (seq {node.seq}): gradient not recorded, "
-                              f"the recording stepped aside ({entry['skipped']})")
+            unwatched.append(f"{node.name()} (seq {node.seq}): gradient not watched, "
+                              f"the watch stepped aside ({entry['skipped']})")
             continue
         out.append(NodeGrad(node.seq, node.name(), node.scope, entry["norm"], entry["finite"],
                             entry["zero"], entry.get("dead_units", 0), entry.get("units", 0)))
-    return out, unrecorded
+    return out, unwatched
 
 
 def grad_stats(target: Any, loss: Any = None, *, vanishing: float = VANISHING,
@@ -373,8 +373,8 @@ def grad_stats(target: Any, loss: Any = None, *, vanishing: float = VANISHING,
 
     ``target`` is a module (its ``named_parameters()``), a dict or list of
     ``(name, parameter)``, or a loss (the leaves of its graph).  ``loss`` (or a loss
-    given as ``target``) adds the per-node statistics recorded by
-    :func:`vizgrad.debug.record_grads` (``loss`` may be that record's ``walk``: the
+    given as ``target``) adds the per-node statistics taken by
+    :func:`vizgrad.debug.watch_grads` (``loss`` may be that watch's ``walk``: the
     graph is not walked again).  A parameter is flagged ``vanishing`` when
     ``|grad| / |weight| < vanishing``, ``exploding`` above ``exploding``, ``nonfinite``
     for NaN/Inf, ``dead_units`` when whole output rows of its gradient are zero and
@@ -407,7 +407,7 @@ def grad_stats(target: Any, loss: Any = None, *, vanishing: float = VANISHING,
               for depth, (name, tensor) in enumerate(pairs)]
     notes = [f"{item.name}: a per-row parameter (an embedding) whose rows the batch used "
              "could not be seen (backward freed the indices): its zero rows are not judged;"
-             " record with vizgrad.debug.record_grads(loss) to judge them"
+             " watch them with vizgrad.debug.watch_grads(loss) to judge them"
              for item in params if item.per_row and item.rows_used is None and item.has_grad]
-    nodes, unrecorded = _recorded_nodes(walk) if walk is not None else ([], [])
-    return GradStats(params, nodes, vanishing, exploding, unrecorded, notes)
+    nodes, unwatched = _watched_nodes(walk) if walk is not None else ([], [])
+    return GradStats(params, nodes, vanishing, exploding, unwatched, notes)

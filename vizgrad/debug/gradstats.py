@@ -1,13 +1,13 @@
-"""Record per-node gradient norms during backward, for ``make_dot(show_grad=True)``.
+"""Watch a graph's backward: per-node gradient norms taken as it runs (``show_grad``).
 
 Example
 -------
 >>> x = vizgrad.tensor([1.0, 2.0], requires_grad=True)
 >>> loss = (x * 2).sum()
->>> with vizgrad.debug.record_grads(loss) as record:
+>>> with vizgrad.debug.watch_grads(loss) as watch:
 ...     loss.backward()
 >>> dot = vizgrad.make_dot(loss, show_grad=True)    # colours every node by its grad norm
->>> record.stats[loss.grad_fn.seq]["norm"]
+>>> watch.stats[loss.grad_fn.seq]["norm"]
 1.0
 """
 
@@ -56,7 +56,7 @@ class StatsCache:
 
 def node_entry(grad_outputs: tuple, grad_inputs: tuple, metas: Any,
                stats: Any = None) -> dict[str, Any]:
-    """The statistics a recorder keeps for one node's backward: those of the gradients
+    """The statistics a watch keeps for one node's backward: those of the gradients
     that reached it (``norm``, ``finite``, ``zero``) and, under ``"edges"``, one entry per
     forward input for the gradient it sent there, summed to that input's shape (from
     ``metas``, aligned with the inputs: :attr:`vizgrad.graph.GraphNode.flat_output_meta`)
@@ -91,7 +91,7 @@ RELU_NODES = frozenset({"ReluBackward0", "ThresholdBackward0", "HardtanhBackward
 #: Nodes that pick rows of their weight by index (embeddings): a row no sample picked
 #: gets no gradient, and is not dead for that; a parameter is judged by the rows used.
 ROW_NODES = frozenset({"EmbeddingBackward0", "EmbeddingBagBackward0"})
-#: Key of ``node.metadata`` where :class:`GradRecord` keeps a row node's rows used
+#: Key of ``node.metadata`` where :class:`GradWatch` keeps a row node's rows used
 #: (read before backward frees its saved indices).
 ROWS_KEY = "vizgrad.rows"
 
@@ -99,7 +99,7 @@ ROWS_KEY = "vizgrad.rows"
 def rows_used(node: graph.GraphNode) -> np.ndarray | None:
     """The rows of its weight an embedding node picked (its ``padding_idx`` row left
     out: it never gets a gradient), or None where that cannot be seen any more (backward
-    freed the indices, and no :func:`record_grads` kept them)."""
+    freed the indices, and no :func:`watch_grads` kept them)."""
     found = node.get_metadata(ROWS_KEY)
     if found is not None:
         return found
@@ -125,7 +125,7 @@ def dead_unit_counts(array: np.ndarray | None) -> dict[str, Any]:
             "dead": dead.tolist()}
 
 
-class GradRecord:
+class GradWatch:
     """Context manager that hooks every node of a graph and keeps its gradient statistics.
 
     ``stats[seq]`` holds the statistics of the gradient that reached the node
@@ -136,9 +136,9 @@ class GradRecord:
     The hooks sit in a backward vizgrad does not own (PyTorch's, or a user's): they
     never raise into it and never change a gradient (they return nothing).  A hook
     that fails inside warns once (a ``RuntimeWarning`` naming the node) and stops
-    recording that node; ``skipped[seq]`` says why, and the node's metadata holds
+    watching that node; ``skipped[seq]`` says why, and the node's metadata holds
     ``{"skipped": reason}`` instead of statistics, so no tool reads the missing
-    record as "no gradient".
+    statistics as "no gradient".
     """
 
     def __init__(self, roots: Any) -> None:
@@ -176,7 +176,7 @@ class GradRecord:
             node.metadata[METADATA_KEY] = {"skipped": reason}
         except Exception:  # noqa: BLE001 - a node without metadata: skipped says it
             pass
-        warnings.warn(f"vizgrad.debug.record_grads: not recording {node.name()} (seq "
+        warnings.warn(f"vizgrad.debug.watch_grads: not watching {node.name()} (seq "
                       f"{node.seq}) any more, its hook failed ({reason}); the gradient "
                       "was not changed", RuntimeWarning, stacklevel=2)
 
@@ -185,7 +185,7 @@ class GradRecord:
             self.stats[node.seq] = entry
         node.metadata[METADATA_KEY] = entry
 
-    def __enter__(self) -> GradRecord:
+    def __enter__(self) -> GradWatch:
         for node in self.walk:
             if not node.is_accumulate:
                 self._handles.append(node.register_hook(self._hook_for(node)))
@@ -211,16 +211,16 @@ class GradRecord:
                     self._store(node, entry)
 
 
-def record_grads(roots: Any) -> GradRecord:
+def watch_grads(roots: Any) -> GradWatch:
     """Record gradient norms per node for the backward passes run inside the ``with``.
 
     Example
     -------
     >>> x = vizgrad.tensor([1.0, 2.0], requires_grad=True)
     >>> loss = (x * 2).sum()
-    >>> with vizgrad.debug.record_grads(loss) as record:
+    >>> with vizgrad.debug.watch_grads(loss) as watch:
     ...     loss.backward()
-    >>> record.stats[loss.grad_fn.seq]["norm"]      # d loss / d loss
+    >>> watch.stats[loss.grad_fn.seq]["norm"]      # d loss / d loss
     1.0
     """
-    return GradRecord(roots)
+    return GradWatch(roots)

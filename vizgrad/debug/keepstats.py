@@ -2,7 +2,7 @@
 
 ``make_dot(loss, show_grad=True)`` colours a node by the norm of the gradient that
 reached it.  Leaves keep their ``.grad``, but an interior node's gradient is gone
-once backward moves on; :func:`record_grads` keeps it for one graph, named in
+once backward moves on; :func:`watch_grads` keeps it for one graph, named in
 advance.  ``keep_grad_stats()`` is the switch for the common path: while it is on,
 every ``backward()`` stores per-node statistics (norm, finite, all-zero -- a few
 numbers, never the arrays) in ``node.metadata``, where the renderer finds them.
@@ -54,7 +54,7 @@ def _step_aside(raw: Any, failure: BaseException) -> None:
         raw.metadata[METADATA_KEY] = {"skipped": reason}
     except Exception:  # noqa: BLE001 - nothing more to record it in
         pass
-    warnings.warn(f"vizgrad.debug.keep_grad_stats: not recording {raw.name()} any more, "
+    warnings.warn(f"vizgrad.debug.keep_grad_stats: not watching {raw.name()} any more, "
                   f"its statistics failed ({reason}); the gradient was not changed",
                   RuntimeWarning, stacklevel=2)
 

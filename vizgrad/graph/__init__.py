@@ -3,7 +3,7 @@
 Renderers and debugging tools (``vizgrad.render``, ``vizgrad.debug``) read graphs
 through this package only.  A node speaks :class:`BackwardNode` (``protocol.py``, a
 typed ``Protocol`` as PyTorch's ``torch.autograd.graph``): vizgrad's ``Node``
-directly, PyTorch's through ``vizgrad.adapters.torch``.  :func:`reach` (``reach.py``)
+directly, PyTorch's through ``vizgrad.adapters.torch_nodes``.  :func:`reach` (``reach.py``)
 is the one walk over a graph's nodes: every reader below, and every tool above, goes
 through it, iteratively, so a 100,000-op chain is as easy to read as a 3-op one.
 :func:`walk` (``walking.py``) finds everything reachable from some roots, wrapping

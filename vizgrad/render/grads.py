@@ -1,7 +1,7 @@
 """Gradient colouring: nodes and edges coloured by gradient norm, with a legend.
 
 Gradients come from leaves' ``.grad``, tensors that called ``retain_grad()`` and
-the statistics ``vizgrad.debug.keep_grad_stats`` (or ``record_grads``) stored in
+the statistics ``vizgrad.debug.keep_grad_stats`` (or ``watch_grads``) stored in
 ``node.metadata``.
 """
 
@@ -27,7 +27,7 @@ def collect(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
     """Attach ``details["grad"]`` (norm, finite, zero) to every node that has one."""
     by_id = {n.id: n for n in view.nodes}
     edge_stats: dict[tuple[str, int], dict] = {}
-    ops = seen = skipped = 0  # op nodes, those with a gradient, those not recorded
+    ops = seen = skipped = 0  # op nodes, those with a gradient, those not watched
     for node in walk.nodes:
         node_id = builder.node_id(node)
         entry = None
@@ -56,11 +56,11 @@ def collect(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
     # an op node without a colour is one whose gradient was not seen, never "no
     # gradient": say why where it is so
     if skipped:
-        view.notes.append(f"show_grad: the gradient of {skipped} nodes was not recorded "
-                          "(their recording stepped aside): they are not coloured")
+        view.notes.append(f"show_grad: the gradient of {skipped} nodes was not watched "
+                          "(their watch stepped aside): they are not coloured")
     if ops and not seen and not skipped:
-        view.notes.append("show_grad: no node's gradient was recorded, only leaves' are "
-                          "shown; record them with vizgrad.debug.record_grads(loss) "
+        view.notes.append("show_grad: no node's gradient was watched, only leaves' are "
+                          "shown; watch them with vizgrad.debug.watch_grads(loss) "
                           "(or keep_grad_stats() for vizgrad's backward)")
     for index, (_, _, info) in enumerate(builder.items):
         if info.grad is not None:
