@@ -157,7 +157,7 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     owned: set = set()
     following = None  # a node reached that is newer than all waiting: it skips the heap
     heappop, heappush = heapq.heappop, heapq.heappush
-    with _engine_mode(create_graph):
+    with _engine_mode(create_graph), _RUN_END:
         while following is not None or ready:
             if following is not None:
                 node, following = following, None
@@ -480,6 +480,21 @@ def call_node(node: Node, grads: tuple) -> Any:
     out = [None if child is None else grad for child, grad in zip(node._next_nodes, result)]
     return out[0] if len(out) == 1 else tuple(out)
 
+
+class _RunEnd:
+    """At the end of each engine run (``backward()``, ``grad()``, nested ones too) tells
+    ``listener(error)`` of :data:`RUN_END_LISTENERS` (error None: it finished); one may
+    raise.  Anomaly mode on a device checks a whole run's gradients there, in one copy."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, error: BaseException | None, tb: Any) -> None:
+        for listener in list(RUN_END_LISTENERS):
+            listener(error)
+
+
+_RUN_END, RUN_END_LISTENERS = _RunEnd(), []  # type: ignore[var-annotated]
 
 #: Callables told ``listener(outputs)`` at the start of every ``backward()``; the CLI
 #: uses this to find "the root of the first backward() call" of a script.
