@@ -15,9 +15,10 @@ check is a device-to-host copy that waits for the device, so the checks stay on 
 device (one ``isfinite(...).all()`` per gradient or output) and are read together, in
 one copy, when the engine run ends (:func:`vizgrad.watching.on_run_end`), or when the
 mode is turned off, or every :data:`FORWARD_BOUND` forward checks: the same node is
-named, after its backward (or forward) has run on (docs/gpu.md).  PyTorch programs are watched too, while the mode is on
-(:mod:`.torch_anomaly`: hooks on PyTorch's nodes that never raise into its backward;
-the error comes from the ``backward()`` call once PyTorch's engine has finished).
+named, after its backward (or forward) has run on (docs/gpu.md).  PyTorch programs
+are watched too, while the mode is on (:mod:`.torch_anomaly`: hooks on PyTorch's
+nodes that never raise into its backward; the error comes from the ``backward()`` call
+once PyTorch's engine has finished).
 
 Example
 -------
@@ -323,7 +324,7 @@ def _flush() -> None:
     for phase, raw, given, made, flags in taken:
         bad = [nr for nr, _ in flags if next(values) == 0.0]
         if bad and phase == "backward":
-            raise _backward_report(raw, made, given, bad)
+            raise _backward_report(raw, given, made, bad)
         if bad:
             raise _forward_anomaly(raw, given, made, bad[0])
 

@@ -378,7 +378,9 @@ def _wide(tensor: Any, raveled: bool = True) -> Any:
 
 
 def _dot(flat: Any) -> Any:
-    return graph.array_module(flat).dot(flat, flat)
+    """The sum of squares: NumPy's dot on the host (as ever); on a device an elementwise
+    kernel and a reduction, whose result stays there whatever BLAS does with a dot's."""
+    return np.dot(flat, flat) if graph.is_host_array(flat) else (flat * flat).sum()
 
 
 def _units(grad: Any, rows: Any) -> Any:

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import graph
 from ..graph.statistics import METADATA_KEY, combine_stats, grad_stats
+from .device_stats import DeviceStats, is_device_gradient
 
 
 class StatsCache:
@@ -139,6 +140,10 @@ class GradWatch:
     watching that node; ``skipped[seq]`` says why, and the node's metadata holds
     ``{"skipped": reason}`` instead of statistics, so no tool reads the missing
     statistics as "no gradient".
+
+    Device (CuPy) gradients are measured on the device and read when the ``with``
+    ends, all in one device-to-host copy (:mod:`.device_stats`); until then their
+    entries hold ``None``.
     """
 
     def __init__(self, roots: Any) -> None:
@@ -147,6 +152,7 @@ class GradWatch:
         self.skipped: dict[int | None, str] = {}
         self._handles: list[Any] = []
         self._stats = StatsCache()
+        self._device = DeviceStats()
 
     def _hook_for(self, node: graph.GraphNode) -> Any:
         metas = node.flat_output_meta
@@ -158,9 +164,13 @@ class GradWatch:
             if failed[0]:
                 return
             try:
-                entry = node_entry(grad_outputs, grad_inputs, metas, stats)
-                if dead_units and grad_inputs and grad_inputs[0] is not None:
-                    entry.update(dead_unit_counts(graph.to_numpy(grad_inputs[0])))
+                if any(map(is_device_gradient, grad_outputs + grad_inputs)):
+                    entry = self._device.node_entry(grad_outputs, grad_inputs, metas,
+                                                    dead_units)
+                else:
+                    entry = node_entry(grad_outputs, grad_inputs, metas, stats)
+                    if dead_units and grad_inputs and grad_inputs[0] is not None:
+                        entry.update(dead_unit_counts(graph.to_numpy(grad_inputs[0])))
                 self._store(node, entry)
             except Exception as error:  # noqa: BLE001 - never raise into the user's backward
                 failed[0] = True
@@ -205,10 +215,16 @@ class GradWatch:
         self._stats.clear()
         for node in self.walk:
             if node.is_accumulate and node.variable is not None:
-                entry = grad_stats(node.variable.grad)
+                # the tensor's own .grad (TensorInfo.grad is a host copy)
+                grad = getattr(node.variable.tensor, "grad", None)
+                if is_device_gradient(grad):
+                    self._store(node, self._device.leaf_entry(grad))
+                    continue
+                entry = grad_stats(grad)
                 entry["edges"] = []
-                if node.variable.grad is not None:
+                if grad is not None:
                     self._store(node, entry)
+        self._device.read()  # every device figure of this record, in one copy
 
 
 def watch_grads(roots: Any) -> GradWatch:

@@ -32,7 +32,7 @@ from ..core.broadcast import sum_to_array
 from ..core.node import SlotMeta
 from ..core.saved import GraphError
 from ..core.stack import StackFrame
-from .device import array_module, host_values, is_host_array
+from .device import array_module, host_arrays, host_values, is_host_array
 from .foreign import as_node, is_node
 from .nodes import GraphEdge, GraphNode
 from .protocol import BackwardNode, NodeFacts
@@ -52,7 +52,7 @@ from .walking import GraphWalk, Root, walk, walk_roots
 
 __all__ = [
     "BackwardNode", "GraphEdge", "GraphError", "GraphNode", "GraphSize", "GraphWalk",
-    "NodeFacts", "Root", "array_module", "host_values", "is_host_array",
+    "NodeFacts", "Root", "array_module", "host_arrays", "host_values", "is_host_array",
     "SavedInfo", "SlotMeta", "StackFrame", "TensorInfo", "Topology", "as_node",
     "as_tensor_info", "graph_size", "is_node", "is_tensor", "is_torch_tensor", "next_nodes",
     "outputs_of", "reach", "sum_to_array", "to_dtype_name", "to_numpy", "topology", "walk",
