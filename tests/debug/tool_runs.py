@@ -59,6 +59,8 @@ COPIES = {
     "grad_stats": 1,
     # each node's norm/finite/zero (and ReLU nodes' dead units), read as the with ends
     "record_grads": 1,
+    # each node's norm/finite/zero, read as the backward ends
+    "keep_grad_stats": 1,
     # bytes from shapes and dtypes, never values
     "memory_report": 0,
     # node count, depth, saved bytes: never values
@@ -132,7 +134,13 @@ class Loop:
         loss = self.loss()
         with vizgrad.debug.record_grads(loss) as record:
             loss.backward()
-        return loss, _recorded(record)
+        return loss, _recorded(record.walk)
+
+    def _keep_grad_stats(self) -> tuple[Any, dict]:
+        loss = self.loss()
+        with vizgrad.debug.keep_grad_stats():
+            loss.backward()
+        return loss, _recorded(vizgrad.graph.walk(loss))
 
     def _memory_report(self) -> tuple[Any, dict]:
         loss = self.loss()
@@ -175,10 +183,10 @@ class Loop:
         return loss, {"picture": shape}
 
 
-def _recorded(record: Any) -> dict[str, Any]:
-    """record_grads' entries, node by node in walk order (seqs differ between runs)."""
+def _recorded(walk: Any) -> dict[str, Any]:
+    """The recorded entries, node by node in walk order (seqs differ between runs)."""
     out = {}
-    for index, node in enumerate(record.walk.nodes):
+    for index, node in enumerate(walk.nodes):
         entry = node.get_metadata("vizgrad.grad")
         if entry is not None:
             out[f"{index} {node.name()}"] = {key: value for key, value in entry.items()}

@@ -1,9 +1,9 @@
 """Each debugging tool on a CuPy training loop (issue #32).
 
 Anomaly mode (with and without ``check_forward``), ``grad_stats``, ``record_grads``,
-``memory_report``, ``GraphMonitor``, ``Recorder`` and ``make_dot(show_grad=True,
-show_memory=True)`` run on tests/debug/tool_runs.py's MLP and CNN with Adam, on the CPU
-and on CUDA:
+``keep_grad_stats``, ``memory_report``, ``GraphMonitor``, ``Recorder`` and
+``make_dot(show_grad=True, show_memory=True)`` run on tests/debug/tool_runs.py's MLP
+and CNN with Adam, on the CPU and on CUDA:
 
 - the figures each reports equal the CPU run's, step by step (float32 figures to the
   GPU's rounding: ``STEPS`` per step, tests/gpu/_device.py);
