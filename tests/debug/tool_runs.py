@@ -58,16 +58,16 @@ COPIES = {
     # about ten figures per parameter, computed on the device, read in one copy
     "grad_stats": 1,
     # each node's norm/finite/zero (and ReLU nodes' dead units), read as the with ends
-    "record_grads": 1,
+    "watch_grads": 1,
     # each node's norm/finite/zero, read as the backward ends
     "keep_grad_stats": 1,
     # bytes from shapes and dtypes, never values
     "memory_report": 0,
     # node count, depth, saved bytes: never values
     "monitor": 0,
-    # record_grads (1), grad_stats (1) and the recorded graph's leaf gradients (1)
-    "recorder": 3,
-    # record_grads (1) and make_dot(show_grad, show_memory)'s leaf gradients (1)
+    # watch_grads (1), grad_stats (1) and the saved graph's leaf gradients (1)
+    "graph_saver": 3,
+    # watch_grads (1) and make_dot(show_grad, show_memory)'s leaf gradients (1)
     "make_dot": 2,
 }
 TOOLS = tuple(COPIES)
@@ -96,7 +96,7 @@ class Loop:
         self.opt = vizgrad.optim.Adam(model.parameters(), lr=1e-2)
         self.monitor = vizgrad.debug.GraphMonitor()
         self.out = out
-        self.recorder: Any = None
+        self.saver: Any = None
         self.steps = 0
 
     def loss(self) -> Any:
@@ -111,8 +111,8 @@ class Loop:
         return loss, figures
 
     def close(self) -> None:
-        if self.recorder is not None:
-            self.recorder.close()
+        if self.saver is not None:
+            self.saver.close()
 
     # -- the tools -------------------------------------------------------------------
     def _anomaly(self, check_forward: bool = False) -> tuple[Any, dict]:
@@ -130,9 +130,9 @@ class Loop:
         stats = vizgrad.debug.grad_stats(self.model)
         return loss, {item.name: asdict(item) for item in stats.params}
 
-    def _record_grads(self) -> tuple[Any, dict]:
+    def _watch_grads(self) -> tuple[Any, dict]:
         loss = self.loss()
-        with vizgrad.debug.record_grads(loss) as record:
+        with vizgrad.debug.watch_grads(loss) as record:
             loss.backward()
         return loss, _recorded(record.walk)
 
@@ -160,19 +160,19 @@ class Loop:
         record.pop("newest_seq")
         return loss, {"record": record, "warns": bool(warning)}
 
-    def _recorder(self) -> tuple[Any, dict]:
-        if self.recorder is None:
-            assert self.out is not None, "the recorder needs a folder"
-            self.recorder = vizgrad.debug.Recorder(every=1, out=self.out, model=self.model,
+    def _graph_saver(self) -> tuple[Any, dict]:
+        if self.saver is None:
+            assert self.out is not None, "the graph saver needs a folder"
+            self.saver = vizgrad.debug.GraphSaver(every=1, out=self.out, model=self.model,
                                                    svg=False, background=False)
         loss = self.loss()
-        path = self.recorder.backward(loss)
+        path = self.saver.backward(loss)
         grads = json.loads(Path(str(path).replace(".json", ".grads.json")).read_text())
         return loss, {"grads": _without_seqs(grads)}
 
     def _make_dot(self) -> tuple[Any, dict]:
         loss = self.loss()
-        with vizgrad.debug.record_grads(loss):
+        with vizgrad.debug.watch_grads(loss):
             loss.backward()
         source = vizgrad.make_dot(loss, params=dict(self.model.named_parameters()),
                                   show_grad=True, show_memory=True).source

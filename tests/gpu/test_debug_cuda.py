@@ -1,7 +1,7 @@
 """Each debugging tool on a CuPy training loop (issue #32).
 
-Anomaly mode (with and without ``check_forward``), ``grad_stats``, ``record_grads``,
-``keep_grad_stats``, ``memory_report``, ``GraphMonitor``, ``Recorder`` and
+Anomaly mode (with and without ``check_forward``), ``grad_stats``, ``watch_grads``,
+``keep_grad_stats``, ``memory_report``, ``GraphMonitor``, ``GraphSaver`` and
 ``make_dot(show_grad=True, show_memory=True)`` run on tests/debug/tool_runs.py's MLP
 and CNN with Adam, on the CPU and on CUDA:
 

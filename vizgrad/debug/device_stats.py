@@ -1,6 +1,6 @@
 """Per-node gradient statistics of device (CuPy) gradients, read in one copy.
 
-:func:`vizgrad.debug.record_grads` keeps, for every node, the norm, finiteness and
+:func:`vizgrad.debug.watch_grads` keeps, for every node, the norm, finiteness and
 all-zero-ness of the gradient that reached it and of each gradient it sent on.  On
 NumPy data they are read at once (:func:`vizgrad.graph.statistics.grad_stats`).  On a
 device reading each would be a device-to-host copy that waits for the device, once per
