@@ -23,9 +23,16 @@ from __future__ import annotations
 from threading import get_ident as _thread
 from typing import Any
 
+from . import handoff
 from .backend import ARRAY_TYPES
+from .dual_inplace import write_tangent
 from .node import FORWARD_ONLY, is_tensor_list
+from .recording import wrap_unrecorded
 from .state import grad_enabled, set_grad_mode
+from .tensor import Tensor
+from .views import regenerate_view
+
+_Tensor = Tensor  # the name the hot loop of apply_dual reads
 
 #: Active dual levels that ops propagate tangents for, outermost first.  Empty unless
 #: a ``dual_level`` is entered: ``Function.apply`` reads it once per op.
@@ -77,8 +84,6 @@ class Level:
 
 
 def _tangents_of(args: tuple, level: Level) -> tuple[list, bool]:
-    from .tensor import Tensor
-
     tangents: list = []
     found = False
     for arg in args:
@@ -105,8 +110,6 @@ def view_tangent(level: Level, view: Any) -> Any:
     base_tangent = level.tangents.get(id(view._base.array))
     if chain is None or base_tangent is None:
         return None
-    from .inplace import regenerate_view
-
     saved = ACTIVE[:]
     ACTIVE[:] = [outer for outer in saved if outer.depth < level.depth]
     try:
@@ -146,7 +149,7 @@ def apply_dual(cls: Any, args: tuple) -> Any:
     array shortcut (nothing could be recorded anyway).
     """
     if _thread() != OWNER[0]:  # the levels are another thread's: the op alone
-        return APPLY_STEPS[0](cls, args)
+        return handoff.apply_steps(cls, args)  # function.py's, above this module
     level = ACTIVE[-1]
     lean = len(ACTIVE) == 1 and cls.builtin and not cls.view_of_input
     found = False
@@ -193,8 +196,6 @@ def apply_dual(cls: Any, args: tuple) -> Any:
                 if single:
                     result = _Tensor._make(out_array)
                 else:  # several outputs, or a NumPy scalar: wrapped as apply wraps them
-                    from .recording import wrap_unrecorded
-
                     result = wrap_unrecorded(cls, out_array, args)
                 if grad_enabled():
                     set_grad_mode(False)
@@ -223,8 +224,6 @@ def apply_dual(cls: Any, args: tuple) -> Any:
 
 
 def _record(level: Level, result: Any, out_tangents: Any) -> None:
-    from .tensor import Tensor
-
     if isinstance(result, Tensor):
         results, out_tangents = (result,), (out_tangents,)
     else:
@@ -260,8 +259,6 @@ def apply_inplace_dual(cls: Any, target: Any, args: tuple, run: Any) -> Any:
         before = target.clone() if found else None
         result = cls.apply_(target, *args) if ACTIVE else run(cls, target, args)
         if found:
-            from .dual_inplace import write_tangent
-
             write_tangent(level, result, rule((before, *args), tangents, result), tangents)
     finally:
         ACTIVE[:] = snapshot
@@ -299,6 +296,3 @@ def scaled(tangent: Any, factor: Any) -> Any:
 
 
 _FAILED = object()  # the lean path's forward raised: apply runs it again, raising its error
-_Tensor: Any = None  # vizgrad.core.tensor sets this (it imports this module first)
-#: ``[steps(cls, args)]``: Function.apply's steps without this module (function.py sets it)
-APPLY_STEPS: list = [None]
