@@ -10,7 +10,7 @@ unpacker, and the rare tensor checks need the ``Tensor`` class.  Each
 such call goes through one name below, declared here with what fills it; the module
 that defines the work hands it in with ``provide`` when it is imported.  Importing any
 of ``vizgrad.core`` imports the package, which imports them all, so every name is
-filled before user code runs (``tests/core/test_handoff.py`` checks it).
+filled before user code runs (``tests/test_layers.py`` checks it).
 
 Example
 -------
