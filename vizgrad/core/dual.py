@@ -32,8 +32,6 @@ from .state import grad_enabled, set_grad_mode
 from .tensor import Tensor
 from .views import regenerate_view
 
-_Tensor = Tensor  # the name the hot loop of apply_dual reads
-
 #: Active dual levels that ops propagate tangents for, outermost first.  Empty unless
 #: a ``dual_level`` is entered: ``Function.apply`` reads it once per op.
 ACTIVE: list = []
@@ -157,7 +155,7 @@ def apply_dual(cls: Any, args: tuple) -> Any:
     get = level.tangents.get
     raw: list = []  # the arguments' arrays, for the lean path's forward
     for arg in args:
-        if arg.__class__ is _Tensor or isinstance(arg, _Tensor):
+        if arg.__class__ is Tensor or isinstance(arg, Tensor):
             if arg._requires_grad:
                 lean = False
             array = arg.array
@@ -194,7 +192,7 @@ def apply_dual(cls: Any, args: tuple) -> Any:
             if out_array is not _FAILED:
                 single = out_array.__class__ in ARRAY_TYPES
                 if single:
-                    result = _Tensor._make(out_array)
+                    result = Tensor._make(out_array)
                 else:  # several outputs, or a NumPy scalar: wrapped as apply wraps them
                     result = wrap_unrecorded(cls, out_array, args)
                 if grad_enabled():
@@ -206,7 +204,7 @@ def apply_dual(cls: Any, args: tuple) -> Any:
                 else:
                     out = rule(args, tangents, result)
                 written: Any = out_array  # (mypy narrows out_array by its class test)
-                if single and out.__class__ is _Tensor and out.array.shape == written.shape \
+                if single and out.__class__ is Tensor and out.array.shape == written.shape \
                         and out.array.dtype is written.dtype \
                         and written.dtype.kind == "f":  # the common case (else _record:
                     # an integer or bool result carries no tangent, as in PyTorch)
