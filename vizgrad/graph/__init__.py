@@ -29,8 +29,8 @@ Example
 from __future__ import annotations
 
 from ..core.broadcast import sum_to_array
+from ..core.errors import GraphError
 from ..core.node import SlotMeta
-from ..core.saved import GraphError
 from ..core.stack import StackFrame
 from .device import array_module, host_arrays, host_values, is_host_array
 from .foreign import as_node, is_node
