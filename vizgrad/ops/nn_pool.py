@@ -9,6 +9,7 @@ work.
 
 from __future__ import annotations
 
+from ..core import backend
 from ..core.backend import array_module
 from ..core.dual import LINEAR
 from ..core.function import Function
@@ -99,29 +100,12 @@ class MaxPool2d(Function):
         outs, pads = _pool_geometry((height, width), kernel, stride, padding, dilation,
                                     ceil_mode)
         planes = input.reshape((-1, height, width))
-        fill = -xp.inf if input.dtype.kind == "f" else xp.iinfo(input.dtype).min
-        padded = _pad_planes(planes, pads, fill)
-        values = arg = None
-        small = xp.int16 if kernel[0] * kernel[1] < 2 ** 15 else xp.int64
-        for offset, window in _offset_windows(padded, kernel, stride, dilation, outs):
-            if values is None:
-                values, arg = window, xp.zeros(window.shape, dtype=small)
-                continue
-            # Strictly greater keeps the first maximum; NaN wins, as in PyTorch.
-            take = window > values
-            if input.dtype.kind == "f":
-                take |= xp.isnan(window)
-            # Arithmetic selects instead of ``where``: no data-dependent branches, ~10x faster.
-            values = xp.maximum(values, window)
-            arg = arg + take * (small(offset) - arg)
-        # Flat input index = window origin + the winning offset's displacement (a table
-        # lookup: integer division of the whole index array is far slower).
-        rows = xp.arange(outs[0]) * stride[0] - padding[0]
-        cols = xp.arange(outs[1]) * stride[1] - padding[1]
-        origin = (rows[:, None] * width + cols[None, :]).astype(xp.int64)
-        displacement = ((xp.arange(kernel[0]) * dilation[0] * width)[:, None]
-                        + (xp.arange(kernel[1]) * dilation[1])[None, :]).reshape(-1)
-        indices = origin + xp.take(displacement.astype(xp.int64), arg)
+        if tuple(stride) == tuple(kernel) and dilation == (1, 1) and not any(
+                lo or hi for lo, hi in pads):
+            values, indices = _tiled_max(xp, planes, kernel, outs)
+        else:
+            values, indices = _offset_max(xp, planes, kernel, stride, padding, dilation,
+                                          outs, pads)
         lead = input.shape[:-2]
         values = values.reshape(lead + outs)
         indices = indices.reshape(lead + outs)
@@ -147,6 +131,77 @@ class MaxPool2d(Function):
         planes = tangents[0].reshape(-1, shape[-2] * shape[-1])
         picked = Gather.apply(planes, 1, indices.reshape(planes.shape[0], -1))
         return picked.reshape(indices.shape), None
+
+
+def _tiled_max(xp, planes, kernel, outs):
+    """Max pooling whose windows tile the planes (stride = kernel, no padding, no
+    dilation; the last rows and columns no window reaches are left out): a copy puts
+    each window's values together, then one reduction finds each maximum.
+
+    PyTorch's winner: the first maximum, but the last NaN (a NaN wins, and each later
+    one wins again), found by a second argmax over the reversed windows.
+    """
+    (k0, k1), (out_h, out_w) = kernel, outs
+    count, height, width = planes.shape
+    tiles = planes[:, :out_h * k0, :out_w * k1].reshape(count, out_h, k0, out_w, k1)
+    tiles = tiles.transpose(0, 1, 3, 2, 4).reshape(count, out_h, out_w, k0 * k1)
+    arg = xp.argmax(tiles, axis=-1)
+    values = tiles.max(axis=-1)
+    if planes.dtype.kind == "f":
+        last = (k0 * k1 - 1) - xp.argmax(tiles[..., ::-1], axis=-1)
+        arg = xp.where(values != values, last, arg)
+    origin, offset = _tile_tables(xp, planes, kernel, outs, width)
+    return values, origin + xp.take(offset, arg)
+
+
+_TABLES: dict = {}  # (module, device, geometry) -> index tables, built once per geometry
+
+
+def _tile_tables(xp, like, kernel, outs, width):
+    """The flat index (in an H*W plane) of each tile's first element (out_h, out_w), and of
+    each window offset from it (k0 * k1,): made once per geometry and device, not as
+    several small kernels on every call."""
+    key = (xp, backend.device_of(like), tuple(kernel), tuple(outs), width)
+    tables = _TABLES.get(key)
+    if tables is None:
+        (k0, k1), (out_h, out_w) = kernel, outs
+        origin = ((xp.arange(out_h, dtype=xp.int64) * (k0 * width))[:, None]
+                  + xp.arange(out_w, dtype=xp.int64)[None, :] * k1)
+        offset = ((xp.arange(k0, dtype=xp.int64) * width)[:, None]
+                  + xp.arange(k1, dtype=xp.int64)[None, :]).reshape(-1)
+        if len(_TABLES) > 64:  # many geometries: start over rather than grow
+            _TABLES.clear()
+        tables = _TABLES[key] = (origin, offset)
+    return tables
+
+
+def _offset_max(xp, planes, kernel, stride, padding, dilation, outs, pads):
+    """Max pooling in general: a running maximum over the kernel offsets (each a strided
+    slice of the whole batch), the winner's offset kept alongside."""
+    width = planes.shape[-1]
+    fill = -xp.inf if planes.dtype.kind == "f" else xp.iinfo(planes.dtype).min
+    padded = _pad_planes(planes, pads, fill)
+    values = arg = None
+    small = xp.int16 if kernel[0] * kernel[1] < 2 ** 15 else xp.int64
+    for offset, window in _offset_windows(padded, kernel, stride, dilation, outs):
+        if values is None:
+            values, arg = window, xp.zeros(window.shape, dtype=small)
+            continue
+        # Strictly greater keeps the first maximum; NaN wins, as in PyTorch.
+        take = window > values
+        if planes.dtype.kind == "f":
+            take |= xp.isnan(window)
+        # Arithmetic selects instead of ``where``: no data-dependent branches, ~10x faster.
+        values = xp.maximum(values, window)
+        arg = arg + take * (small(offset) - arg)
+    # Flat input index = window origin + the winning offset's displacement (a table
+    # lookup: integer division of the whole index array is far slower).
+    rows = xp.arange(outs[0]) * stride[0] - padding[0]
+    cols = xp.arange(outs[1]) * stride[1] - padding[1]
+    origin = (rows[:, None] * width + cols[None, :]).astype(xp.int64)
+    displacement = ((xp.arange(kernel[0]) * dilation[0] * width)[:, None]
+                    + (xp.arange(kernel[1]) * dilation[1])[None, :]).reshape(-1)
+    return values, origin + xp.take(displacement.astype(xp.int64), arg)
 
 
 def max_unpool_grad(grad: Tensor, indices, input_shape) -> Tensor:
