@@ -23,6 +23,7 @@ import argparse
 import sys
 import weakref
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -73,11 +74,22 @@ def _site() -> str:
     return f"{module}:{frame.f_code.co_name}"
 
 
-def _install() -> None:
-    """Wrap the strict backend's entry points so each counts what it launched."""
+def _install() -> Callable[[], None]:
+    """Wrap the strict backend's entry points so each counts what it launched; returns
+    the function that puts the originals back."""
     import inspect
 
     wrap, strict = strict_backend._wrap, strict_backend.StrictArray
+    originals = {name: strict.__dict__[name] for name in
+                 ["__setitem__", "__getitem__"]
+                 + [f"__i{op}__" for op in strict_backend._OPERATORS]}
+    at = strict_backend._StrictUfunc.at
+
+    def restore() -> None:
+        strict_backend._wrap = wrap
+        for name, value in originals.items():
+            setattr(strict, name, value)
+        strict_backend._StrictUfunc.at = at  # type: ignore[method-assign]
 
     def counting_wrap(value: Any) -> Any:
         out = wrap(value)
@@ -127,13 +139,13 @@ def _install() -> None:
             return _inplace(self, other)
 
         setattr(strict, f"__i{name}__", counting_inplace)
-    at = strict_backend._StrictUfunc.at
 
     def counting_at(self: Any, target: Any, key: Any, *values: Any) -> None:
         COUNTS[f"{self.__name__}.at", _site()] += 1
         at(self, target, key, *values)
 
     strict_backend._StrictUfunc.at = counting_at  # type: ignore[method-assign]
+    return restore
 
 
 def _model(vizgrad: Any, workload: str) -> tuple[Any, tuple[int, ...]]:
@@ -164,11 +176,16 @@ def count(workload: str = "cnn") -> Counter:
         vizgrad.nn.functional.cross_entropy(model(x), y).backward()
         optimizer.step()
 
-    _install()
-    step()
-    COUNTS.clear()
-    step()
-    return Counter(COUNTS)
+    restore = _install()
+    try:
+        step()
+        COUNTS.clear()
+        step()
+        return Counter(COUNTS)
+    finally:
+        restore()
+        COUNTS.clear()
+        _OWNERS.clear()
 
 
 def main() -> None:

@@ -9,6 +9,8 @@ work.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..core import backend
 from ..core.backend import array_module
 from ..core.dual import LINEAR
@@ -100,7 +102,10 @@ class MaxPool2d(Function):
         outs, pads = _pool_geometry((height, width), kernel, stride, padding, dilation,
                                     ceil_mode)
         planes = input.reshape((-1, height, width))
-        if tuple(stride) == tuple(kernel) and dilation == (1, 1) and not any(
+        # On a device each array operation is a kernel launch and the launches set the
+        # time: tiled windows take the few-kernel path.  NumPy reduces a window's few
+        # trailing values slowly, so it keeps the running maximum over whole slices.
+        if xp is not np and tuple(stride) == tuple(kernel) and dilation == (1, 1) and not any(
                 lo or hi for lo, hi in pads):
             values, indices = _tiled_max(xp, planes, kernel, outs)
         else:
@@ -113,11 +118,15 @@ class MaxPool2d(Function):
         ctx.kernel_size, ctx.padding = kernel, padding
         ctx.dilation, ctx.ceil_mode, ctx.input_shape = dilation, ceil_mode, input.shape
         ctx.mark_non_differentiable(indices)
+        # the indices never get a gradient: no zeros made for them on every backward
+        ctx.set_materialize_grads(False)
         ctx.save_for_backward(input, indices)  # PyTorch keeps the input too (_saved_self)
         return values, indices
 
     @staticmethod
     def backward(ctx, grad, grad_indices=None):
+        if grad is None:  # a hook took the values' gradient away
+            return None, None, None, None, None, None
         indices = ctx.saved_values[1]
         return (max_unpool_grad(grad, indices.array, ctx.input_shape),
                 None, None, None, None, None)
