@@ -12,7 +12,7 @@ Run: ``python benchmarks/bench_gpu.py`` (``--steps 50``); ``bash scripts/gpu_che
 runs it after the CUDA tests.  ``--profile`` explains the table instead: for each
 workload and library, kernels launched per step, the GPU's busy time per step (sum of
 kernel times, from PyTorch's CUDA profiler, which sees CuPy's kernels too) against the
-step's wall time, and vizgrad's costliest kernels.
+step's wall time, and the ten costliest kernels with their launches per step.
 """
 
 from __future__ import annotations
@@ -101,8 +101,10 @@ def chain_step(lib, ops: int = 1000) -> Callable[[], None]:
     return step
 
 
-def profile(libraries: dict, rows: list, steps: int = 5) -> None:
-    """Kernels per step and GPU busy time per step, from torch's CUDA profiler."""
+def profile(libraries: dict, rows: list, steps: int = 5, top: int = 10) -> None:
+    """Per workload and library: kernels per step, GPU busy time per step and the wall
+    time, then the ``top`` kernels by GPU time with their launches per step (PyTorch's
+    CUDA profiler, which sees CuPy's kernels too)."""
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
 
@@ -123,9 +125,22 @@ def profile(libraries: dict, rows: list, steps: int = 5) -> None:
             busy = sum(e.time_range.elapsed_us() for e in kernels) / steps / 1000
             print(f"  {name:<14} wall {1000 * wall:7.3f} ms/step, GPU busy {busy:7.3f} ms, "
                   f"{len(kernels) / steps:6.0f} kernels/step")
-            if name == "vizgrad+cupy":
-                table = prof.key_averages().table(sort_by="device_time_total", row_limit=8)
-                print("\n".join("    " + line for line in table.splitlines()))
+            for line in kernel_table(kernels, steps, top):
+                print("    " + line)
+
+
+def kernel_table(kernels: list, steps: int, top: int = 10) -> list[str]:
+    """The ``top`` kernels (by name) by GPU time: launches and microseconds per step."""
+    launches: dict[str, int] = {}
+    micros: dict[str, float] = {}
+    for event in kernels:
+        launches[event.name] = launches.get(event.name, 0) + 1
+        micros[event.name] = micros.get(event.name, 0.0) + event.time_range.elapsed_us()
+    lines = [f"{'launches/step':>13} {'us/step':>9}  kernel"]
+    for kernel in sorted(micros, key=micros.__getitem__, reverse=True)[:top]:
+        lines.append(f"{launches[kernel] / steps:13.1f} {micros[kernel] / steps:9.1f}  "
+                     f"{kernel[:90]}")
+    return lines
 
 
 def main() -> None:
