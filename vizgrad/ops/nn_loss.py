@@ -318,8 +318,8 @@ def target_rows(xp: Any, labels: Any, ignore_index: int, classes: int, dtype: An
                              f"be in [0, {classes}) or ignore_index)")
         return safe, keep.astype(dtype), keep
     bad = (safe < 0) | (safe >= classes)
-    # (NaN with the bool rows gives float64: one cast, none for a float64 loss)
-    weights = xp.where(bad, xp.nan, keep).astype(dtype, copy=False)
+    # (a Python NaN keeps the rows' dtype: no float64 array, and no second cast)
+    weights = xp.where(bad, xp.nan, keep.astype(dtype)).astype(dtype, copy=False)
     return xp.where(bad, 0, safe), weights, keep
 
 
