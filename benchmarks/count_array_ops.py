@@ -12,9 +12,9 @@ sees every call vizgrad makes to its array module, and counts:
 * every in-place operator (``a += b``), item assignment and ``ufunc.at``.
 
 Run: ``python benchmarks/count_array_ops.py [--workload cnn|mlp] [--by-name|--by-site]``
-(the counts by operation, or by operation and the vizgrad function asking, most first).  The MLP and CNN are
-``bench_gpu.py``'s (batch 64 and 32), with SGD; the second step is counted, after the
-first has made whatever a first step makes once.
+(the counts by operation, or by operation and the vizgrad function asking, most
+first).  The MLP and CNN are ``bench_gpu.py``'s (batch 64 and 32), with SGD; the
+second step is counted, after the first has made whatever a first step makes once.
 """
 
 from __future__ import annotations
