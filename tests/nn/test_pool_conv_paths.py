@@ -26,28 +26,34 @@ def _windows_with_ties_and_nans() -> np.ndarray:
     return x
 
 
-@pytest.mark.parametrize("device", ["numpy", "strict"])
-@pytest.mark.parametrize("kernel, options", [(2, {}), ((2, 3), {}), (3, {}),
-                                             (2, {"stride": 1}), (3, {"padding": 1})])
-def test_max_pool_winners_gradients_and_indices_match_pytorch(device, kernel, options):
+POOLS = [(2, {}), ((2, 3), {}), (3, {}), (2, {"stride": 1}), (3, {"padding": 1})]
+
+
+def check_max_pool_against_pytorch(to_device, to_host, kernel, options) -> None:
+    """Values, indices and the input's gradient of ``max_pool2d`` on windows with ties and
+    NaNs, the data moved by ``to_device`` (tests/gpu runs it on CuPy too)."""
     x = _windows_with_ties_and_nans()
-    data = strict_backend.strict(x) if device == "strict" else x
-    ours = vizgrad.tensor(data, requires_grad=True)
+    ours = vizgrad.tensor(to_device(x), requires_grad=True)
     values, indices = F.max_pool2d(ours, kernel, return_indices=True, **options)
     upstream = np.random.default_rng(1).standard_normal(values.shape)
-    values.backward(vizgrad.tensor(strict_backend.strict(upstream) if device == "strict"
-                                   else upstream))
+    values.backward(vizgrad.tensor(to_device(upstream)))
     theirs = torch.tensor(x, requires_grad=True)
     expected, expected_indices = torch.nn.functional.max_pool2d(
         theirs, kernel, return_indices=True, **options)
     expected.backward(torch.tensor(upstream))
+    np.testing.assert_array_equal(to_host(values.detach().array), expected.detach().numpy())
+    np.testing.assert_array_equal(to_host(indices.array), expected_indices.numpy())
+    np.testing.assert_array_equal(to_host(ours.grad.array), theirs.grad.numpy())
 
-    def host(array):
-        return array.get() if device == "strict" else array
 
-    np.testing.assert_array_equal(host(values.detach().array), expected.detach().numpy())
-    np.testing.assert_array_equal(host(indices.array), expected_indices.numpy())
-    np.testing.assert_array_equal(host(ours.grad.array), theirs.grad.numpy())
+@pytest.mark.parametrize("device", ["numpy", "strict"])
+@pytest.mark.parametrize("kernel, options", POOLS)
+def test_max_pool_winners_gradients_and_indices_match_pytorch(device, kernel, options):
+    if device == "strict":
+        check_max_pool_against_pytorch(strict_backend.strict, lambda a: a.get(), kernel,
+                                       options)
+    else:
+        check_max_pool_against_pytorch(np.array, np.asarray, kernel, options)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int64])
