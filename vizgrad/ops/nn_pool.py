@@ -3,8 +3,9 @@
 All are vectorised: every kernel offset is one strided slice of the whole batch
 (at most kh*kw iterations, never a loop over pixels), and gradients go back with
 one scatter (max pooling) or one strided add per kernel offset (average
-pooling).  Each backward is itself made of Functions, so second order gradients
-work.
+pooling).  On a device, max pooling over windows that tile the planes reduces a
+copy of the windows instead (a few kernels, not several per offset).  Each backward
+is itself made of Functions, so second order gradients work.
 """
 
 from __future__ import annotations
