@@ -6,7 +6,8 @@
   so it measures each library's per-op overhead.
 
 Each figure is the median of ``--steps`` timed steps after warm-up, the device
-synchronised after every step.  Without CuPy and a GPU it says so and exits.
+synchronised after every step, the two libraries taking turns step by step.
+Without CuPy and a GPU it says so and exits.
 
 Run: ``python benchmarks/bench_gpu.py`` (``--steps 50``); ``bash scripts/gpu_check.sh``
 runs it after the CUDA tests.  ``--profile`` explains the table instead: for each
@@ -47,17 +48,25 @@ def _torch_cuda():
         return None
 
 
-def _median_ms(step: Callable[[], None], sync: Callable[[], None], steps: int) -> float:
-    for _ in range(3):
-        step()
-    sync()
-    times = []
-    for _ in range(steps):
-        start = time.perf_counter()
-        step()
+def _medians_ms(steps_by_name: dict[str, tuple[Callable[[], None], Callable[[], None]]],
+                steps: int) -> dict[str, float]:
+    """Median ms per step of each ``(step, sync)``, the libraries taking turns step by
+    step (each goes first every other turn), so a change in the host's load falls on
+    both: the host, not the GPU, sets these times."""
+    for step, sync in steps_by_name.values():
+        for _ in range(3):
+            step()
         sync()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
+    times: dict[str, list[float]] = {name: [] for name in steps_by_name}
+    names = list(steps_by_name)
+    for turn in range(steps):
+        for name in (names if turn % 2 else names[::-1]):
+            step, sync = steps_by_name[name]
+            start = time.perf_counter()
+            step()
+            sync()
+            times[name].append(time.perf_counter() - start)
+    return {name: 1000 * statistics.median(found) for name, found in times.items()}
 
 
 def _model(lib, workload: str):
@@ -173,13 +182,13 @@ def main() -> None:
         return
     names = list(libraries)
     print(f"GPU: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}; "
-          f"median of {args.steps} steps, device synchronised after each\n")
+          f"median of {args.steps} steps, device synchronised after each, the libraries "
+          "taking turns\n")
     print("| workload | " + " | ".join(names) + " | vizgrad / torch |")
     print("|---|" + "---:|" * (len(names) + 1))
     for title, make, per in rows:
-        figures = {}
-        for name, (lib, sync) in libraries.items():
-            figures[name] = _median_ms(make(lib), sync, args.steps) * per
+        made = {name: (make(lib), sync) for name, (lib, sync) in libraries.items()}
+        figures = {name: ms * per for name, ms in _medians_ms(made, args.steps).items()}
         cells = " | ".join(f"{figures[n]:.3f}" for n in names)
         ratio = (f"{figures['vizgrad+cupy'] / figures['pytorch cuda']:.2f}x"
                  if "pytorch cuda" in figures else "-")
