@@ -20,7 +20,7 @@ import torch
 from ..graph.foreign import register_reader
 from ..graph.reach import reach
 from ..graph.topology import longest_chain
-from .torch import _LEAF, _PY_NODE, _SAVED, LEAF_SEQ, _names
+from .torch_nodes import _LEAF, _PY_NODE, _SAVED, LEAF_SEQ, _names
 from .torch_tensor import wrapped_number
 
 _Tensor = torch.Tensor

@@ -150,7 +150,7 @@ class GraphNode:
 
     def note_released(self) -> None:
         """Tell the node that a backward without ``retain_graph`` ran it (the caller saw
-        it run: :class:`vizgrad.debug.Recorder` through its hooks), so its saved tensors
+        it run: :class:`vizgrad.debug.GraphSaver` through its hooks), so its saved tensors
         are gone: a PyTorch node then answers ``freed`` without reading a save, which
         raises PyTorch's error (~20 us each).  vizgrad's own nodes know it already."""
         note = getattr(self.raw, "note_released", None)

@@ -1,4 +1,4 @@
-"""A recorded PyTorch step takes the nodes its backward ran as released (no
+"""A GraphSaver step on PyTorch takes the nodes its backward ran as released (no
 ``retain_graph``) instead of reading each one's saves, which raises PyTorch's error:
 the picture is the same, and no save is read to find out."""
 
@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import vizgrad  # noqa: E402
-import vizgrad.adapters.torch as adapter  # noqa: E402
+import vizgrad.adapters.torch_nodes as adapter  # noqa: E402
 from tests.torch.real_models import NAMES, build  # noqa: E402
 from vizgrad.render import build_view, to_json  # noqa: E402
 
@@ -35,7 +35,7 @@ def _custom_loss():
 
 
 def _picture(loss, mark: bool, errors: list) -> dict:
-    with vizgrad.debug.record_grads(loss) as record:
+    with vizgrad.debug.watch_grads(loss) as record:
         loss.backward()
     if mark:
         record.released()
@@ -74,10 +74,10 @@ def test_a_picture_after_a_released_backward_reads_no_save(name, monkeypatch) ->
     assert marked == probed  # the same picture: freed boxes, sizes, gradients
 
 
-def test_recorder_marks_only_without_retain_graph(tmp_path, monkeypatch) -> None:
+def test_graph_saver_marks_only_without_retain_graph(tmp_path, monkeypatch) -> None:
     errors = _counting(monkeypatch)
     case = build("gpt2")
-    with vizgrad.debug.Recorder(every=1, out=tmp_path / "runs", svg=False,
+    with vizgrad.debug.GraphSaver(every=1, out=tmp_path / "runs", svg=False,
                                 background=False) as recorder:
         loss = case.loss()
         recorder.backward(loss)
