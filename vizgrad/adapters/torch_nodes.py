@@ -55,6 +55,8 @@ from .torch_tensor import (
     WalkedLeafInfo,
     leaf_memory,
     name_leaf,
+    saved_info,
+    simple_value,
     storage_of,
     wrapped_number,
 )
@@ -228,16 +230,14 @@ def _gone(error: RuntimeError) -> bool | str:
     return RELEASED if str(error).startswith(_RELEASED_TEXT) else True
 
 
-def _tensor_info(name: str, tensor: Any) -> SavedInfo:
-    kind = "output" if name.startswith("result") else "input"
-    return SavedInfo(name, tuple(tensor.shape), to_dtype_name(tensor.dtype), False, kind, None)
-
-
-def _simple(value: Any) -> bool:
-    if isinstance(value, (bool, int, float, str, type(None))):
-        return True
-    return isinstance(value, (tuple, list)) and all(isinstance(v, (bool, int, float, str))
-                                                    for v in value)
+def _probe_of(fn: Any) -> str | None:
+    """The attribute of ``fn`` whose read raises once backward released its saves (None
+    where it saved no tensor)."""
+    probe = _PROBES.get(type(fn), _names)
+    if probe is _names:
+        _names(fn)
+        probe = _PROBES[type(fn)]
+    return probe
 
 
 class TorchNode:
@@ -352,10 +352,7 @@ class TorchNode:
                 append(make(GraphEdge, (graph_node, wrapped[child], slot, 0, nr, 0, nr, shape,
                                         dtype)))
             kind = type(fn)
-            probe = probes.get(kind, _names)
-            if probe is _names:
-                _names(fn)
-                probe = probes[kind]
+            probe = probes[kind] if kind in probes else _probe_of(fn)
             freed = bool(node._gone)
             if probe is not None and not freed:
                 try:
@@ -424,10 +421,10 @@ class TorchNode:
                                        None))
                 continue
             if isinstance(value, torch.Tensor):
-                saved.append(_tensor_info(name, value))
+                saved.append(saved_info(name, value))
             elif isinstance(value, (tuple, list)) and any(isinstance(v, torch.Tensor)
                                                           for v in value):
-                saved.extend(_tensor_info(f"{name}[{i}]", v) for i, v in enumerate(value)
+                saved.extend(saved_info(f"{name}[{i}]", v) for i, v in enumerate(value)
                              if isinstance(v, torch.Tensor))
             else:  # None too (an optional tensor not given): pytorchviz shows "None"
 
@@ -451,9 +448,9 @@ class TorchNode:
             saved.extend(SavedInfo(name, (), "?", True, "input", None) for name in names)
         for i, tensor in enumerate(tensors or ()):
             if isinstance(tensor, torch.Tensor):
-                saved.append(_tensor_info(f"saved_tensors[{i}]", tensor))
+                saved.append(saved_info(f"saved_tensors[{i}]", tensor))
         for key, value in vars(fn).items():  # what forward stored on ctx (ctx.scale = 2)
-            if not key.startswith("_") and _simple(value):
+            if not key.startswith("_") and simple_value(value):
                 attributes[key] = value
 
     @property
@@ -518,32 +515,21 @@ class TorchNode:
         """True once backward released this node's saved tensors."""
         if self._gone:
             return True
-        fn = self.fn
-        probe = _PROBES.get(type(fn), _names)
-        if probe is _names:
-            _names(fn)
-            probe = _PROBES[type(fn)]
+        probe = _probe_of(self.fn)
         if probe is not None:
             try:
-                getattr(fn, probe)
+                getattr(self.fn, probe)
             except RuntimeError as error:
                 self._gone = _gone(error)
                 return True
         return False
 
     def note_released(self) -> None:
-        """Take this node's saved tensors as released without reading one: its caller
-        saw backward run the node without ``retain_graph`` (PyTorch releases a node's
-        saves right after running it), where each read would raise PyTorch's error
-        (~20 us, and a recorded step's picture reads every node)."""
-        if self._gone is None:
-            fn = self.fn
-            probe = _PROBES.get(type(fn), _names)
-            if probe is _names:
-                _names(fn)
-                probe = _PROBES[type(fn)]
-            if probe is not None:  # (a node that saved no tensor has nothing to release)
-                self._gone = RELEASED
+        """Take the saves as released without reading one: the caller saw backward run
+        this node without ``retain_graph`` (PyTorch releases a node's saves once it ran;
+        each read would raise its error, ~20 us, and a saved step's picture reads all)."""
+        if self._gone is None and _probe_of(self.fn) is not None:  # (none saved: none freed)
+            self._gone = RELEASED
 
     @property
     def metadata(self) -> dict:

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from ..graph.foreign import register_reader
-from ..graph.tensors import TensorInfo, to_dtype_name, to_numpy
+from ..graph.tensors import SavedInfo, TensorInfo, to_dtype_name, to_numpy
 
 __all__ = ["TorchTensorInfo", "WalkedLeafInfo", "leaf_memory", "name_leaf", "wrapped_number"]
 
@@ -111,6 +111,21 @@ def wrapped_number(tensor: Any) -> bool:
     ``saved_tensors_hooks`` either: they are scalars, as vizgrad's own saved scalars."""
     return (tensor.dim() == 0 and tensor.grad_fn is None and not tensor.requires_grad
             and tensor.dtype in _NUMBER_DTYPES and tensor.device.type == "cpu")
+
+
+def saved_info(name: str, tensor: Any) -> SavedInfo:
+    """What a node's saved tensor ``name`` is (a ``result*`` save is the node's output)."""
+    kind = "output" if name.startswith("result") else "input"
+    return SavedInfo(name, tuple(tensor.shape), to_dtype_name(tensor.dtype), False, kind, None)
+
+
+def simple_value(value: Any) -> bool:
+    """Whether a custom Function's ``ctx`` attribute is shown as it is (a number, a
+    string, or a tuple or list of them)."""
+    if isinstance(value, (bool, int, float, str, type(None))):
+        return True
+    return isinstance(value, (tuple, list)) and all(isinstance(v, (bool, int, float, str))
+                                                    for v in value)
 
 
 def storage_of(tensor: Any) -> tuple[int, int, int] | None:
