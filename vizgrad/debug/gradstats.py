@@ -185,7 +185,19 @@ class GradWatch:
     def released(self) -> None:
         """Say that the backward run inside the ``with`` did not keep the graph
         (``retain_graph`` false): every node it ran has released its saved tensors, and
-        is taken as freed without reading them (:meth:`GraphSaver.backward` knows it)."""
+        is taken as freed without reading them (:meth:`GraphSaver.backward` knows it).
+
+        Example
+        -------
+        >>> import torch
+        >>> w = torch.ones(4, 2, requires_grad=True)
+        >>> loss = (torch.ones(3, 4) @ w).sum()
+        >>> with vizgrad.debug.watch_grads(loss) as watch:
+        ...     loss.backward()             # no retain_graph: nothing is kept
+        >>> watch.released()
+        >>> [(node.name(), node.freed) for node in watch.ran]   # Sum saved no tensor
+        [('SumBackward0', False), ('MmBackward0', True)]
+        """
         for node in self.ran:
             node.note_released()
 

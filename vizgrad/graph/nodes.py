@@ -152,7 +152,18 @@ class GraphNode:
         """Tell the node that a backward without ``retain_graph`` ran it (the caller saw
         it run: :class:`vizgrad.debug.GraphSaver` through its hooks), so its saved tensors
         are gone: a PyTorch node then answers ``freed`` without reading a save, which
-        raises PyTorch's error (~20 us each).  vizgrad's own nodes know it already."""
+        raises PyTorch's error (~20 us each).  vizgrad's own nodes know it already.
+
+        Example
+        -------
+        >>> import torch
+        >>> loss = torch.ones(2, requires_grad=True).exp().sum()
+        >>> node = vizgrad.graph.as_node(loss.grad_fn.next_functions[0][0])  # the exp
+        >>> loss.backward()
+        >>> node.note_released()   # its saved result is taken as freed, unread
+        >>> node.freed
+        True
+        """
         note = getattr(self.raw, "note_released", None)
         if note is not None:
             note()
