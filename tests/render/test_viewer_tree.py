@@ -115,3 +115,22 @@ def test_a_module_run_in_a_loop_is_one_group_per_call() -> None:
     assert sorted(n.title for n in view.nodes if n.kind == "group") == [
         "cell · Linear", "cell · Linear (after the top level)",
         "cell · Linear (run 3, after the top level)"]
+
+
+def test_each_module_box_of_a_scope_run_twice_folds_its_own_run() -> None:
+    """Graphviz draws ``enc``'s two runs as two module boxes (issue 28): clicking
+    either box's title folds that run's tree node, not the first run's."""
+    enc, mid = vg.nn.Sequential(vg.nn.Linear(4, 4), vg.nn.Tanh()), vg.nn.Linear(4, 4)
+    enc.scope_name, mid.scope_name = "enc", "mid"
+    loss = enc(mid(enc(vg.ones(2, 4, requires_grad=True)))).sum()
+    full, _, _ = viewer.build_levels(loss, RenderOptions.make(), None)
+    tree = scope_tree(full)
+    assert tree is not None
+    clusters = tree.state_of(full, tree.members())["clusters"]
+    titles = {c.id: c.title for c in full.clusters}
+    runs = {titles[c]: (tree.paths[i], tree.runs.get(i, "")) for c, i in clusters.items()}
+    assert runs["enc · Sequential"] == ("enc", "")
+    assert runs["enc · Sequential (after mid)"] == ("enc", " (after mid)")
+    inner = sorted(tree.runs.get(clusters[c.id], "") for c in full.clusters
+                   if c.title == "enc.0 · Linear")
+    assert len(inner) == 2 and inner[0] == "" and inner[1]  # each run's own enc.0

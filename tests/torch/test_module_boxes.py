@@ -241,3 +241,33 @@ def test_resnet_boxes_are_no_wider_than_flat_and_adds_sit_below_their_convs() ->
         assert all(pos[conv.id][1] > pos[add.id][1] for conv in convs), block
     relus = sorted(n.scope for n in view.nodes if n.title == "ReluBackward0")
     assert relus[:3] == ["layer1.0.relu", "layer1.0.relu#2", "layer1.1.relu"]
+
+
+# -- a scope run twice at the top level: a box per run, arrows downward -----------------
+
+@needs_dot
+def test_torch_cnn_stage_called_twice_at_the_top_level_is_two_boxes_drawn_downward() -> None:
+    """Modules called at the top level count their calls afresh (each training step
+    records the same scopes), so ``pool`` called, then ``conv2``, then ``pool`` again
+    records ``pool`` twice: one box per run of execution, titled as its collapsed
+    group, not one box both feeding ``conv2`` and fed by it (arrows ran upward)."""
+    torch.manual_seed(0)
+    layers = nn.ModuleDict({"conv1": nn.Conv2d(1, 4, 3, padding=1),
+                            "pool": nn.Sequential(nn.ReLU(), nn.MaxPool2d(2)),
+                            "conv2": nn.Conv2d(4, 8, 3, padding=1),
+                            "head": nn.Linear(8 * 2 * 2, 10)})
+    with vizgrad.torch.capture(layers):
+        x = layers["pool"](layers["conv1"](torch.randn(2, 1, 8, 8)))   # called at the top
+        x = layers["pool"](layers["conv2"](x))
+        loss = layers["head"](x.flatten(1)).sum()
+    view = build_view(loss, cluster="scope")
+    pools = sorted(c.title for c in view.clusters if c.label == "pool")
+    assert pools == ["pool · Sequential", "pool · Sequential (after conv2)"]
+    width, height, pos, edges = _measured(vizgrad.make_dot(loss, cluster="scope"))
+    assert len(edges) > 15 and not _upward(pos, edges, loss)
+    by_id = {n.id: n for n in view.nodes}
+    for cluster in view.clusters:  # each box holds one run: one MaxPool
+        if cluster.label == "pool":
+            inner = [c for c in view.clusters if c.parent == cluster.id]
+            ops = cluster.nodes + [i for c in inner for i in c.nodes]
+            assert sum(by_id[i].title.startswith("MaxPool") for i in ops) == 1

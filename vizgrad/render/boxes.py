@@ -2,7 +2,11 @@
 
 Every scope path (``vizgrad.graph.scopes``: ``features.pool#2`` is the second call of
 ``pool``) is one box, nested in its parent call's box and titled with the full path and
-the class (``transformer.h.0 · GPT2Block``).  A parameter (a leaf and its
+the class (``transformer.h.0 · GPT2Block``).  Calls at the top level are counted afresh
+(each step of a training loop records the same scopes), so ``enc`` called, then ``mid``,
+then ``enc`` again records ``enc`` twice: each run of execution of a top-level scope is
+its own box, titled as its collapsed group (``enc · Linear (after mid)``,
+``fold.execution_runs``), so no arrow runs back up into the first run's box.  A parameter (a leaf and its
 AccumulateGrad) sits in the innermost box holding every op that uses it -- its module's
 box -- so no long arrow crosses the picture to reach it.  When that box is not its
 module's call (``nn.MultiheadAttention`` uses ``out_proj.weight`` in its own forward;
@@ -15,8 +19,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..graph.scopes import call_number, scope_classes, scope_title
+from .fold import execution_runs
 from .ids import box_id
 from .view import Cluster, GraphView, ViewNode
+
+#: Joins a top-level scope to its run number in a box's key (``enc``, ``enc<RUN>2``):
+#: no module name holds it, and it never reaches a title, label or file.
+RUN = "\x1f"
 
 
 def _common(scopes: set[str]) -> str:
@@ -32,17 +41,53 @@ def _common(scopes: set[str]) -> str:
 
 def _plain(scope: str) -> str:
     """A scope without its call marks: the module path parameters are named from."""
-    return ".".join(call_number(level)[0] for level in scope.split("."))
+    return ".".join(call_number(level)[0] for level in _shown(scope).split("."))
 
 
-def leaf_homes(view: GraphView) -> dict[str, str]:
-    """Leaf and AccumulateGrad ids -> the scope of the ops that use them, where one box
-    holds them all (the deepest box that does)."""
+def _shown(key: str) -> str:
+    """A box's key as its scope path (a later run's mark dropped)."""
+    first, dot, rest = key.partition(".")
+    return first.partition(RUN)[0] + dot + rest
+
+
+def run_scopes(view: GraphView) -> tuple[dict[str, str], dict[str, str]]:
+    """Op and saved-tensor ids -> the key of the box holding them, and a later run's
+    top-level key -> what its title adds (`` (after mid)``).  The key is the node's scope,
+    its top level marked ``<RUN>k`` in the k-th run of execution of that scope (a run:
+    ops by ``seq`` until another top-level scope's op, or an unscoped one, runs).  A
+    graph whose scoped ops lack ``seq`` (the order of execution unknown) is one run."""
+    scoped = [node for node in view.nodes if node.scope and node.kind in ("op", "saved")]
+    if not scoped or any(node.seq is None for node in scoped
+                         if node.title != "AccumulateGrad"):
+        return {node.id: node.scope for node in scoped}, {}
+    group_of = execution_runs(view, 1)
+    number: dict[str, int] = {}  # a run's group -> its key's run number
+    runs: dict[str, int] = defaultdict(int)
+    keys: dict[str, str] = {}
+    suffixes: dict[str, str] = {}
+    for node in scoped:
+        group = group_of.get(node.id)
+        first, dot, rest = node.scope.partition(".")
+        if group is None or group == first:
+            keys[node.id] = node.scope
+            continue
+        if group not in number:
+            runs[first] += 1
+            number[group] = runs[first] + 1
+        top = f"{first}{RUN}{number[group]}"
+        suffixes[top] = group[len(first):]
+        keys[node.id] = top + dot + rest
+    return keys, suffixes
+
+
+def leaf_homes(view: GraphView, scope_of: dict[str, str] | None = None) -> dict[str, str]:
+    """Leaf and AccumulateGrad ids -> the scope (the box key, ``run_scopes``) of the ops
+    that use them, where one box holds them all (the deepest box that does)."""
     consumers: dict[str, list[str]] = defaultdict(list)
     for edge in view.edges:
         consumers[edge.source].append(edge.target)
-    scope_of = {node.id: node.scope for node in view.nodes
-                if node.scope and node.kind in ("op", "saved")}
+    if scope_of is None:
+        scope_of = run_scopes(view)[0]
     homes: dict[str, str] = {}
     # view.nodes lists consumers before producers (AccumulateGrad before its leaf)
     for node in view.nodes:
@@ -69,35 +114,41 @@ def _say_where_used(node: ViewNode, home: str, used: set[str]) -> None:
         return
     where = _plain(home)
     if owner.startswith(where + ".") and where in plain:
-        note = f"used by {home} itself: {owner[len(where) + 1:]} is never called"
+        note = f"used by {_shown(home)} itself: {owner[len(where) + 1:]} is never called"
         node.lines.append(note)
         node.tooltip += f"\n{note}"
-        node.details["used_by"] = home
+        node.details["used_by"] = _shown(home)
 
 
 def module_boxes(view: GraphView) -> list[Cluster]:
     """One box per module call in ``view`` (its ops and parameters inside), titled
-    ``path · Class``; nested as the calls were."""
+    ``path · Class``; nested as the calls were; a top-level scope's later run of
+    execution its own box (``enc · Linear (after mid)``)."""
     clusters: dict[str, Cluster] = {}
-    homes = leaf_homes(view)
+    keys, suffixes = run_scopes(view)
+    homes = leaf_homes(view, keys)
     for view_node in view.nodes:
-        scope = homes.get(view_node.id) or view_node.scope
+        scope = homes.get(view_node.id) or keys.get(view_node.id) or view_node.scope
         if not scope:
             continue
         cluster = clusters.get(scope)
         if cluster is None:
             parts = scope.split(".")
-            classes = scope_classes(scope)
+            classes = scope_classes(view_node.scope) if view_node.scope else ()
+            if len(classes) != len(parts):
+                classes = scope_classes(_shown(scope))
             parent = None
             for depth in range(1, len(parts) + 1):
-                path = ".".join(parts[:depth])
-                cluster = clusters.get(path)
+                key = ".".join(parts[:depth])
+                path = _shown(key)
+                title = scope_title(path, classes[depth - 1]) + suffixes.get(key, "")
+                cluster = clusters.get(key)
                 if cluster is None:
-                    cluster = clusters[path] = Cluster(
-                        box_id("cluster", len(clusters)), parts[depth - 1], parent,
-                        title=scope_title(path, classes[depth - 1]))
+                    cluster = clusters[key] = Cluster(
+                        box_id("cluster", len(clusters)), path.rpartition(".")[2], parent,
+                        title=title)
                 elif " · " not in cluster.title and classes[depth - 1]:
-                    cluster.title = scope_title(path, classes[depth - 1])
+                    cluster.title = title
                 parent = cluster.id
         assert cluster is not None
         cluster.nodes.append(view_node.id)

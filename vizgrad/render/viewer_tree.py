@@ -73,16 +73,30 @@ class ScopeTree:
         partition |= {n.id for n in view.nodes if n.id not in covered
                       and not n.details.get("members")}
         drawn = {frozenset(n.details.get("members", ())) or n.id for n in view.nodes}
-        by_path: dict[str, int] = {}  # a scope's box: its first run's tree node
-        for i, path in enumerate(self.paths):
-            if i not in self.stretches and i not in self.runs:
-                by_path.setdefault(path, i)
         clusters = {}
-        for cluster, path in _cluster_paths(view.clusters).items():
-            if path in by_path:
-                clusters[cluster] = by_path[path]
+        paths = _cluster_paths(view.clusters)
+        inside = {c.id: list(c.nodes) for c in view.clusters}  # and its inner boxes'
+        for cluster in reversed(view.clusters):  # inner boxes come after their parents
+            if cluster.parent in inside:
+                inside[cluster.parent].extend(inside[cluster.id])
+        for cluster in view.clusters:  # the run of its scope holding the box's nodes
+            found = self._run_of(paths[cluster.id], inside[cluster.id])
+            if found is not None:
+                clusters[cluster.id] = found
         return {"folded": folded, "exact": partition == drawn, "tree": shown,
                 "clusters": clusters}
+
+
+    def _run_of(self, path: str, nodes: list[str]) -> int | None:
+        """The tree node of scope ``path`` holding ``nodes`` (a module box's): of a
+        scope run twice (``enc``, ``enc (after mid)``), the run the box draws."""
+        for node_id in nodes:
+            at = self.home.get(node_id, -1)
+            while at >= 0 and (at in self.stretches or self.paths[at] != path):
+                at = self.parents[at]
+            if at >= 0:
+                return at
+        return None
 
 
 def _cluster_paths(clusters: list[Cluster]) -> dict[str, str]:
