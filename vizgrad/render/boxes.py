@@ -181,6 +181,51 @@ def _unbox_single_ops(view: GraphView, clusters: list[Cluster]) -> list[Cluster]
     return [cluster for cluster in clusters if cluster.id not in gone]
 
 
+def names_in_boxes(view: GraphView) -> dict[str, str]:
+    """Leaf ids -> the name a parameter is drawn with inside its module's box: past the
+    box's path (``weight`` in ``layer2.0.bn1 · BatchNorm2d``; its tooltip keeps the full
+    name).  The full names repeated the title of the box around them and made each
+    parameter row of a ResNet a third wider than its ops.
+
+    >>> import vizgrad as vg
+    >>> from vizgrad.render import build_view
+    >>> model = vg.nn.Sequential(vg.nn.Linear(2, 2))
+    >>> view = build_view(model(vg.ones(1, 2)).sum(), cluster="scope")
+    >>> sorted(n.title for n in view.nodes if n.kind == "leaf")
+    ['0.bias', '0.weight']
+    >>> sorted(names_in_boxes(view).values())
+    ['bias', 'weight']
+    """
+    if not view.clusters:
+        return {}
+    by_id = {cluster.id: cluster for cluster in view.clusters}
+    kinds = {node.id: node for node in view.nodes}
+    found = {}
+    for cluster in view.clusters:
+        levels: list[str] = []
+        at: Cluster | None = cluster
+        while at is not None and len(levels) <= len(by_id):  # a parent cycle cannot loop
+            levels.append(call_number(at.label)[0])
+            at = by_id.get(at.parent) if at.parent else None
+        # the box's path (or its end) in the name, wherever the two were named from
+        # (``vizgrad render`` names a captured script's parameters after the global
+        # holding the model, ``model.conv1.weight`` in box ``conv1``; a named root's
+        # scopes and not its parameters, ``2.bias`` in box ``model.2``)
+        levels.reverse()
+        paths = ["." + ".".join(levels[k:]) + "." for k in range(len(levels))]
+        for node_id in cluster.nodes:
+            node = kinds[node_id]
+            if node.kind != "leaf":
+                continue
+            name = "." + node.title
+            for path in paths:  # the longest first
+                start = name.find(path)
+                if start >= 0 and len(name) > start + len(path):
+                    found[node_id] = name[start + len(path):]
+                    break
+    return found
+
+
 @dataclass
 class ParameterRows:
     """Parameters drawn beside the op that uses them, in its box (:func:`parameter_rows`)."""
@@ -188,11 +233,15 @@ class ParameterRows:
     rows: dict[str, list[list[str]]] = field(default_factory=dict)  # box id -> rows
     across: set[tuple[str, str]] = field(default_factory=set)  # edges drawn along a rank
     above: set[str] = field(default_factory=set)  # boxes with a parameter above its op
+    #: edges along a rank drawn from the op's right: written head first with
+    #: ``dir=back`` (dot puts a rank's arrow's tail at the left of its head)
+    back: set[tuple[str, str]] = field(default_factory=set)
 
     def leftward(self, view: GraphView) -> set[str]:
-        """Boxes whose every op is drawn at the right end of its parameters' row (arrows
-        in and out run at the box's right), with no parameter above an op."""
-        ends = {row[-1] for rows in self.rows.values() for row in rows if len(row) == 3}
+        """Boxes whose every op is drawn at the right end of its parameters' row, or
+        between its two parameters (arrows in and out run at the op, right of the row's
+        first parameter), with no parameter above an op."""
+        ends = {row[2] for rows in self.rows.values() for row in rows if len(row) >= 3}
         kinds = {node.id: node for node in view.nodes}
         found = set()
         for cluster in view.clusters:
@@ -207,15 +256,18 @@ class ParameterRows:
 
 def parameter_rows(view: GraphView) -> ParameterRows:
     """Parameters drawn beside the op that uses them, in its box: per box, rows of node
-    ids to rank together, left to right: ``leaf, AccumulateGrad, op`` for the op's
-    first parameter (its lowest input slot), ``leaf, AccumulateGrad`` on the rank above
-    it for each further one; and the edges drawn along a rank.  A parameter stacked
+    ids to rank together, left to right: ``leaf, AccumulateGrad, op`` for the op's first
+    parameter (its lowest input slot), then ``AccumulateGrad, leaf`` of its second
+    (arrows pointing left, ``back``), ``leaf, AccumulateGrad`` on the rank above it for
+    each further one; and the edges drawn along a rank.  A parameter stacked
     above its op (leaf, then AccumulateGrad, then the op) made each module two ranks
     taller than in the flat picture, where a parameter sits beside the ops before its
-    op: a ResNet drew 2.1x taller with boxes (#28).  Centring the op between its two
-    parameters drew one rank a module, but five boxes wide: a ResNet's two branches
-    side by side were 1.7x wider than flat.  A parameter used by more than one op
-    stays above them."""
+    op: a ResNet drew 2.1x taller with boxes (#28).  A second parameter on the rank
+    above (a BatchNorm's bias) still cost a rank a module (1.5x as tall as flat); on
+    the op's rank, with the boxes' margins narrower and parameters named within their
+    box (``dot.py``), a ResNet is 1.2x as tall as flat and no wider.  At the op's left
+    too, one parameter's arrow arched over the other's pair, out of its box.  A parameter used
+    by more than one op stays above them."""
     found = ParameterRows()
     if not view.clusters:
         return found
@@ -242,7 +294,12 @@ def parameter_rows(view: GraphView) -> ParameterRows:
         grad, leaf = pairs[0]
         row = [leaf, grad, op]
         found.across |= {(leaf, grad), (grad, op)}
-        for grad, leaf in pairs[1:]:  # the next ones above it, a leaf beside its grad
+        if len(pairs) > 1:  # the second at the op's right, its arrows pointing left
+            grad, leaf = pairs[1]
+            row += [grad, leaf]
+            found.across |= {(leaf, grad), (grad, op)}
+            found.back |= {(leaf, grad), (grad, op)}
+        for grad, leaf in pairs[2:]:  # the next ones above it, a leaf beside its grad
             found.rows.setdefault(home[op], []).append([leaf, grad])
             found.across.add((leaf, grad))
             found.above.add(home[op])
