@@ -6,11 +6,12 @@ the class (``transformer.h.0 · GPT2Block``).  Calls at the top level are counte
 (each step of a training loop records the same scopes), so ``enc`` called, then ``mid``,
 then ``enc`` again records ``enc`` twice: each run of execution of a top-level scope is
 its own box, titled as its collapsed group (``enc · Linear (after mid)``,
-``fold.execution_runs``), so no arrow runs back up into the first run's box.  A parameter (a leaf and its
-AccumulateGrad) sits in the innermost box holding every op that uses it -- its module's
-box -- so no long arrow crosses the picture to reach it.  When that box is not its
-module's call (``nn.MultiheadAttention`` uses ``out_proj.weight`` in its own forward;
-``out_proj`` is never called), the leaf says where it was used.
+``fold.execution_runs``), so no arrow runs back up into the first run's box.  A
+parameter (a leaf and its AccumulateGrad) sits in the innermost box holding every op
+that uses it -- its module's box -- so no long arrow crosses the picture to reach it.
+When that box is not its module's call (``nn.MultiheadAttention`` uses
+``out_proj.weight`` in its own forward; ``out_proj`` is never called), the leaf says
+where it was used.
 """
 
 from __future__ import annotations
