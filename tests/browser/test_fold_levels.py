@@ -68,3 +68,28 @@ def test_gpt2_fold_levels_draw_exactly_the_python_folds(open_page, tmp_path: Pat
            if b.startswith("transformer") and "." not in b.split(" ")[0]]
     assert sorted(own) == ["transformer", "transformer", "transformer (after transformer.ln_f)"]
     assert checked == sorted(checked) and opened.errors == []
+
+
+def test_a_second_parameters_arrows_drawn_back_keep_their_direction(open_page,
+                                                                   tmp_path: Path) -> None:
+    """A BatchNorm's bias sits at its op's right, its arrows written head first with
+    ``dir=back`` (class vg-back, #28): the page reads them the right way round, so the
+    bias is upstream of the op (its paths light the op below it, not above)."""
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, bias=False), torch.nn.BatchNorm2d(4))
+    torch.manual_seed(0)
+    with vizgrad.torch.capture(model):
+        loss = model(torch.randn(2, 3, 5, 5)).sum()
+    full, levels, _ = build_levels(loss, RenderOptions.make(), None)
+    bias = next(n.id for n in full.nodes if n.title == "1.bias")
+    norm = next(n.id for n in full.nodes if n.title == "NativeBatchNormBackward0")
+    opened = open_page(vizgrad.render.save(loss, tmp_path / "bn.html"))
+    page = opened.page
+    everything = [level.name for level in levels].index("everything")
+    page.evaluate(f"vizgradViewer.useLevel({everything}, false)")
+    assert page.locator("#vg-canvas g.edge.vg-back").count() == 2
+    page.evaluate(f"vizgradViewer.select('{bias}', false)")
+    down = set(page.eval_on_selector_all("#vg-canvas g.node.vg-down", "els => els.map(e => e.id)"))
+    up = set(page.eval_on_selector_all("#vg-canvas g.node.vg-up", "els => els.map(e => e.id)"))
+    assert norm in down and not up
+    assert page.locator("#vg-canvas g.edge.vg-back.vg-down").count() == 2
+    assert opened.errors == []
