@@ -54,7 +54,7 @@ def make_dot(var: Any, params: dict | None = None, show_attrs: bool = False,
     >>> loss = (x * w).sum()
     >>> dot = vizgrad.make_dot(loss, params={"w": w}, show_attrs=True)
     >>> dot                                   # a notebook displays the SVG
-    <graphviz.graphs.Digraph object at 0x...>
+    <vizgrad.render.digraph.Digraph object at 0x...>
     >>> dot.render("graph", format="png")     # or write a file
     'graph.png'
 
