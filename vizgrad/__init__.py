@@ -93,7 +93,7 @@ __version__ = "0.1.0"
 # Above: what a tensor needs (core; ops, which binds the op methods to Tensor as it
 # loads) and what must be registered before any graph is read.  The rest loads on first
 # use (vizgrad/_lazy.py): ``import vizgrad`` no longer imports render/, debug/, nn/,
-# static/ ... nor graphviz, rich and json with them (docs/benchmarks.md, #28).
+# static/ ... nor graphviz and rich with them (docs/benchmarks.md, #28).
 _SUBMODULES = ["accelerator", "autograd", "cuda", "debug", "graph", "linalg", "location", "nn",
                "onnx", "optim", "render", "serialization", "special", "static", "testing",
                "torch", "utils", "watching"]
