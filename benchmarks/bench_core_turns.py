@@ -10,7 +10,8 @@ modules while its chain runs (a lazy ``from .x import y`` finds its own tree's).
 Run: ``python benchmarks/bench_core_turns.py OTHER_CHECKOUT --rounds 3000``
 (``--stack off``: stack capture off; ``--mlp``: instead of a chain, a turn is
 ``--steps`` MLP training steps of bench_mlp_phases.py's, forward = model + loss,
-backward = ``loss.backward()`` + ``optimizer.step()``; set OMP_NUM_THREADS=1).
+backward = ``loss.backward()`` + ``optimizer.step()``; ``--cnn``: the same with
+models.py's CNN at batch 32; set OMP_NUM_THREADS=1).
 Prints, for forward, backward and their sum, each tree's best time per op (per step)
 and the median over blocks of 20 turns of the ratio of the blocks' best times (this
 tree / the other), with its range, CPU time.
@@ -53,14 +54,16 @@ def _chain(vizgrad: Any, steps: int) -> tuple[float, float]:
     return middle - start, time.process_time() - middle
 
 
-def _mlp_steps(vizgrad: Any, steps: int, made: dict) -> tuple[float, float]:
-    """``steps`` MLP steps (models.py's model, floors.py's batch), made once per tree."""
+def _model_steps(vizgrad: Any, steps: int, made: dict,
+                 workload: str = "mlp") -> tuple[float, float]:
+    """``steps`` MLP or CNN steps (models.py's model, floors.py's batch), made once per
+    tree."""
     if vizgrad not in made:
         import floors
         import models
 
-        model = models.torchlike_model(vizgrad, "mlp")
-        x, y = (vizgrad.from_numpy(a) for a in floors.data("mlp"))
+        model = models.torchlike_model(vizgrad, workload)
+        x, y = (vizgrad.from_numpy(a) for a in floors.data(workload))
         made[vizgrad] = (model, x, y, vizgrad.optim.SGD(model.parameters(), lr=models.LR))
     model, x, y, optimizer = made[vizgrad]
     forward = backward = 0.0
@@ -83,10 +86,14 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=100, help="mul-add-tanh steps a chain")
     parser.add_argument("--stack", choices=["on", "off"], default="on")
     parser.add_argument("--mlp", action="store_true", help="MLP steps instead of chains")
+    parser.add_argument("--cnn", action="store_true",
+                        help="CNN steps (two conv+ReLU+max-pool, batch 32) instead of chains")
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent))  # models.py, floors.py
     made: dict = {}
-    run = (lambda vizgrad: _mlp_steps(vizgrad, args.steps, made)) if args.mlp \
+    workload = "cnn" if args.cnn else "mlp"
+    args.mlp = args.mlp or args.cnn
+    run = (lambda vizgrad: _model_steps(vizgrad, args.steps, made, workload)) if args.mlp \
         else (lambda vizgrad: _chain(vizgrad, args.steps))
     trees = {"this": str(Path(__file__).resolve().parent.parent),
              "other": str(Path(args.other).resolve())}
@@ -105,7 +112,7 @@ def main() -> None:
             sys.modules.update(modules[name])
             found[name].append(run(modules[name]["vizgrad"]))
     ops = args.steps if args.mlp else args.steps * 3 + 1
-    what = f"{ops} MLP steps" if args.mlp else f"{ops}-op chain"
+    what = f"{ops} {workload.upper()} steps" if args.mlp else f"{ops}-op chain"
     print(f"{what} a turn, {args.rounds} turns, stack {args.stack}, CPU time: "
           f"this {trees['this']} / other {trees['other']}")
     for part, pick in (("forward", lambda r: r[0]), ("backward", lambda r: r[1]),

@@ -4,7 +4,7 @@ One training step of the digits MLP (gallery/train_digits_mlp.py: 64-256-128-10 
 ReLU and dropout, Adam, batch 64, cross-entropy) timed under:
 
 * ``off``: plain training;
-* ``monitor+recorder``: ``GraphMonitor.step(loss)`` every step and a ``Recorder``
+* ``monitor+recorder``: ``GraphMonitor.step(loss)`` every step and a ``GraphSaver``
   writing graph JSON + SVG + gradient statistics every 100 steps (``(no svg)``: the
   same without the Graphviz picture, which ``vizgrad render`` can draw later);
   ``monitor`` and ``recorder`` alone (the recorder with its SVG), to see each one's share;
@@ -17,8 +17,8 @@ The machine is shared and noisy, so the variants take turns: each round runs eve
 variant for ``--steps`` steps (in a new order each round), and the figures are the
 medians over rounds of the per-step time and of each round's ratio to ``off``, for
 wall-clock time and for CPU time (this process's threads plus its Graphviz children,
-the Recorder's writer process included: on a busy machine the fairer measure of what
-a tool costs).  Each recorder variant keeps one ``Recorder`` through all its rounds,
+the GraphSaver's writer process included: on a busy machine the fairer measure of what
+a tool costs).  Each recorder variant keeps one ``GraphSaver`` through all its rounds,
 as a training run does (its writer process starts once, in the first round); each
 round ends with ``recorder.flush()``: the round's background work is counted in CPU
 time, not in wall time (in a run it overlaps the next steps; a backlog that makes
@@ -104,7 +104,7 @@ def vizgrad_rounds(rounds: int, steps: int, variants: list[str] = VARIANTS
         if "recorder" in variant:
             recorder = recorders.get(variant)
             if recorder is None:
-                recorder = recorders[variant] = vizgrad.debug.Recorder(
+                recorder = recorders[variant] = vizgrad.debug.GraphSaver(
                     every=100, out=os.path.join(folder, variant), model=model,
                     svg="no svg" not in variant)
         anomaly = {"anomaly": vizgrad.detect_anomaly(),
@@ -170,7 +170,7 @@ def interleaved(pairs: int, variant: str = "monitor+recorder") -> dict[str, floa
     monitor = vizgrad.debug.GraphMonitor() if "monitor" in variant else None
     recorder = None
     if "recorder" in variant:
-        recorder = vizgrad.debug.Recorder(every=100, model=model, svg="no svg" not in variant,
+        recorder = vizgrad.debug.GraphSaver(every=100, model=model, svg="no svg" not in variant,
                                           out=tempfile.mkdtemp(prefix="vizgrad-bench-"))
     batches = _batches(2 * pairs, 7)
     plain = watched = 0.0
@@ -244,7 +244,7 @@ def _cpu_seconds(recorder: Any = None) -> float:
 
 
 def writer_cpu(writer: Any) -> float | None:
-    """CPU seconds of a Recorder's running writer process (Linux /proc), or None."""
+    """CPU seconds of a GraphSaver's running writer process (Linux /proc), or None."""
     pid = getattr(writer, "pid", None)
     if pid is None:
         return None

@@ -3,8 +3,8 @@ than bench_debug.py's end-to-end ratios on a busy machine).
 
 On the digits MLP of bench_debug.py: CPU time around ``GraphMonitor.step(loss)`` on
 each step's fresh graph, and the extra CPU of a recorded step over a plain backward
-(the hooked backward, the figures, and the Recorder worker thread's share of the job,
-waited for with ``Recorder.flush()``; process CPU time counts the worker thread too);
+(the hooked backward, the figures, and the GraphSaver worker thread's share of the job,
+waited for with ``GraphSaver.flush()``; process CPU time counts the worker thread too);
 medians.  Since 2026-11-26 the files (JSON, statistics, flow plot, DOT, SVG layout)
 are made by a child process (``vizgrad/debug/record_writer.py``): its CPU is
 ``layout_child_ms`` (per record, its start-up included; ``writer_per_record_ms``
@@ -44,7 +44,7 @@ def measure(steps: int = 400, every: int = 20) -> dict[str, float]:
     import vizgrad
     import vizgrad.nn as nn
     import vizgrad.optim as optim
-    from vizgrad.debug.gradstats import record_grads
+    from vizgrad.debug.gradstats import watch_grads
 
     vizgrad.manual_seed(0)
     model = build_model()
@@ -52,7 +52,7 @@ def measure(steps: int = 400, every: int = 20) -> dict[str, float]:
     loss_fn = nn.CrossEntropyLoss()
     clock = time.process_time
     monitor = vizgrad.debug.GraphMonitor()
-    recorder = vizgrad.debug.Recorder(every=1, out=tempfile.mkdtemp(), model=model, svg=True)
+    recorder = vizgrad.debug.GraphSaver(every=1, out=tempfile.mkdtemp(), model=model, svg=True)
     background = hasattr(recorder, "flush")
     if not background:  # an older tree (run with --against-style PYTHONPATH)
         recorder._worker = "synchronous"  # never started: its jobs run below, in this thread
@@ -70,8 +70,8 @@ def measure(steps: int = 400, every: int = 20) -> dict[str, float]:
         before_monitor = clock()
         monitor.step(loss)
         after_monitor = clock()
-        if index % every == every - 1:  # a recorded step, as Recorder.backward takes it
-            with record_grads(loss) as record:
+        if index % every == every - 1:  # a recorded step, as GraphSaver.backward takes it
+            with watch_grads(loss) as record:
                 loss.backward()
             recorder.steps = 0
             recorder.written.clear()

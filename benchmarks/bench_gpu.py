@@ -6,13 +6,14 @@
   so it measures each library's per-op overhead.
 
 Each figure is the median of ``--steps`` timed steps after warm-up, the device
-synchronised after every step.  Without CuPy and a GPU it says so and exits.
+synchronised after every step, the two libraries taking turns step by step.
+Without CuPy and a GPU it says so and exits.
 
 Run: ``python benchmarks/bench_gpu.py`` (``--steps 50``); ``bash scripts/gpu_check.sh``
 runs it after the CUDA tests.  ``--profile`` explains the table instead: for each
 workload and library, kernels launched per step, the GPU's busy time per step (sum of
 kernel times, from PyTorch's CUDA profiler, which sees CuPy's kernels too) against the
-step's wall time, and vizgrad's costliest kernels.
+step's wall time, and the ten costliest kernels with their launches per step.
 """
 
 from __future__ import annotations
@@ -47,17 +48,25 @@ def _torch_cuda():
         return None
 
 
-def _median_ms(step: Callable[[], None], sync: Callable[[], None], steps: int) -> float:
-    for _ in range(3):
-        step()
-    sync()
-    times = []
-    for _ in range(steps):
-        start = time.perf_counter()
-        step()
+def _medians_ms(steps_by_name: dict[str, tuple[Callable[[], None], Callable[[], None]]],
+                steps: int) -> dict[str, float]:
+    """Median ms per step of each ``(step, sync)``, the libraries taking turns step by
+    step (each goes first every other turn), so a change in the host's load falls on
+    both: the host, not the GPU, sets these times."""
+    for step, sync in steps_by_name.values():
+        for _ in range(3):
+            step()
         sync()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
+    times: dict[str, list[float]] = {name: [] for name in steps_by_name}
+    names = list(steps_by_name)
+    for turn in range(steps):
+        for name in (names if turn % 2 else names[::-1]):
+            step, sync = steps_by_name[name]
+            start = time.perf_counter()
+            step()
+            sync()
+            times[name].append(time.perf_counter() - start)
+    return {name: 1000 * statistics.median(found) for name, found in times.items()}
 
 
 def _model(lib, workload: str):
@@ -101,8 +110,10 @@ def chain_step(lib, ops: int = 1000) -> Callable[[], None]:
     return step
 
 
-def profile(libraries: dict, rows: list, steps: int = 5) -> None:
-    """Kernels per step and GPU busy time per step, from torch's CUDA profiler."""
+def profile(libraries: dict, rows: list, steps: int = 5, top: int = 10) -> None:
+    """Per workload and library: kernels per step, GPU busy time per step and the wall
+    time, then the ``top`` kernels by GPU time with their launches per step (PyTorch's
+    CUDA profiler, which sees CuPy's kernels too)."""
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
 
@@ -123,9 +134,22 @@ def profile(libraries: dict, rows: list, steps: int = 5) -> None:
             busy = sum(e.time_range.elapsed_us() for e in kernels) / steps / 1000
             print(f"  {name:<14} wall {1000 * wall:7.3f} ms/step, GPU busy {busy:7.3f} ms, "
                   f"{len(kernels) / steps:6.0f} kernels/step")
-            if name == "vizgrad+cupy":
-                table = prof.key_averages().table(sort_by="device_time_total", row_limit=8)
-                print("\n".join("    " + line for line in table.splitlines()))
+            for line in kernel_table(kernels, steps, top):
+                print("    " + line)
+
+
+def kernel_table(kernels: list, steps: int, top: int = 10) -> list[str]:
+    """The ``top`` kernels (by name) by GPU time: launches and microseconds per step."""
+    launches: dict[str, int] = {}
+    micros: dict[str, float] = {}
+    for event in kernels:
+        launches[event.name] = launches.get(event.name, 0) + 1
+        micros[event.name] = micros.get(event.name, 0.0) + event.time_range.elapsed_us()
+    lines = [f"{'launches/step':>13} {'us/step':>9}  kernel"]
+    for kernel in sorted(micros, key=micros.__getitem__, reverse=True)[:top]:
+        lines.append(f"{launches[kernel] / steps:13.1f} {micros[kernel] / steps:9.1f}  "
+                     f"{kernel[:90]}")
+    return lines
 
 
 def main() -> None:
@@ -158,13 +182,13 @@ def main() -> None:
         return
     names = list(libraries)
     print(f"GPU: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}; "
-          f"median of {args.steps} steps, device synchronised after each\n")
+          f"median of {args.steps} steps, device synchronised after each, the libraries "
+          "taking turns\n")
     print("| workload | " + " | ".join(names) + " | vizgrad / torch |")
     print("|---|" + "---:|" * (len(names) + 1))
     for title, make, per in rows:
-        figures = {}
-        for name, (lib, sync) in libraries.items():
-            figures[name] = _median_ms(make(lib), sync, args.steps) * per
+        made = {name: (make(lib), sync) for name, (lib, sync) in libraries.items()}
+        figures = {name: ms * per for name, ms in _medians_ms(made, args.steps).items()}
         cells = " | ".join(f"{figures[n]:.3f}" for n in names)
         ratio = (f"{figures['vizgrad+cupy'] / figures['pytorch cuda']:.2f}x"
                  if "pytorch cuda" in figures else "-")

@@ -7,7 +7,7 @@ in one loop:
 
 * ``plain``: ``zero_grad``, forward, ``loss.backward()``, ``optimizer.step()``;
 * ``watched``: the same with ``GraphMonitor.step(loss)`` every step and
-  ``Recorder(every=100).backward(loss)`` (``record_grads`` hooks every node on each
+  ``GraphSaver(every=100).backward(loss)`` (``watch_grads`` hooks every node on each
   100th watched step, whose graph JSON, gradient statistics and, with ``--svg``, the
   picture are written by the recorder's worker).
 
@@ -49,7 +49,7 @@ def _setup(name: str, svg: bool, saved_every: int = 1):
     case = build(name)
     optimizer = torch.optim.Adam(case.model.parameters(), lr=1e-3)
     monitor = vizgrad.debug.GraphMonitor(saved_every=saved_every)
-    recorder = vizgrad.debug.Recorder(every=100, model=case.model, svg=svg,
+    recorder = vizgrad.debug.GraphSaver(every=100, model=case.model, svg=svg,
                                       out=tempfile.mkdtemp(prefix="vizgrad-bench-"))
     return case, optimizer, monitor, recorder
 
@@ -139,7 +139,7 @@ def main() -> None:
         profile(args.model, args.profile, args.svg)
         return
     print(f"{args.model}: {args.pairs} pairs, watched: {args.watch} (GraphMonitor every step,"
-          f" saved_every={args.saved_every}, Recorder every 100,"
+          f" saved_every={args.saved_every}, GraphSaver every 100,"
           f" {'with' if args.svg else 'no'} svg), one torch thread")
     for _ in range(args.repeats):
         result = interleaved(args.model, args.pairs, args.svg, args.watch, args.saved_every)

@@ -1,7 +1,7 @@
 """After backward(): nodes and edges coloured by gradient norm, NaN/Inf and zero gradients marked.
 
 With --show-grad, `vizgrad render` records every node's gradient during the backward
-it draws (in a notebook: `with vizgrad.debug.record_grads(loss): loss.backward()`).
+it draws (in a notebook: `with vizgrad.debug.watch_grads(loss): loss.backward()`).
 
     vizgrad render --show-grad gallery/grad_colours.py
 """

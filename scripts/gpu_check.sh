@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU run of issue #19 (docs/gpu.md): versions, the CUDA tests (tests/gpu), the
-# host-transfer and strict-backend checks, then the GPU benchmark.  Every part runs even
+# host-transfer and strict-backend checks, then the GPU benchmark and its profile.  Every part runs even
 # when an earlier one failed; the exit status is nonzero when any part failed.  Logs and
 # the JUnit report go to $OUT (the device tool's result folder) or /tmp.  Wheels of
 # missing pure-Python dependencies (graphviz) may wait in .whl/; they are installed first.
@@ -42,6 +42,13 @@ timeout "${TEST_LIMIT:-330}" "$PYTHON" -m pytest "${args[@]}" tests/gpu tests/nn
 
 timeout 150 "$PYTHON" benchmarks/bench_gpu.py 2>&1 | tee "$LOGS/gpu-bench.log" \
     || failed+=(benchmark)
+
+# Where each step's time goes: kernels per step, GPU busy time, the ten costliest kernels
+# with their launches (issue #32); PROFILE=0 leaves it out.
+if [ "${PROFILE:-1}" != 0 ]; then
+    timeout 120 "$PYTHON" benchmarks/bench_gpu.py --profile 2>&1 \
+        | tee "$LOGS/gpu-profile.log" || failed+=(profile)
+fi
 
 if [ ${#failed[@]} -gt 0 ]; then
     echo "gpu_check: FAILED: ${failed[*]}"

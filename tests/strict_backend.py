@@ -30,6 +30,8 @@ import functools
 import operator
 import threading
 import types
+import weakref
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,7 +43,7 @@ from vizgrad.core import backend
 class StrictArray:
     """An ndarray wrapper that never converts itself to NumPy implicitly."""
 
-    __slots__ = ("_a", "__weakref__")
+    __slots__ = ("_a", "_base", "__weakref__")
     __array_priority__ = 10_000
     __hash__ = None  # type: ignore[assignment] - arrays are unhashable, as in NumPy/CuPy
 
@@ -51,6 +53,8 @@ class StrictArray:
         elif not isinstance(array, np.ndarray):
             array = np.asarray(array)
         self._a = array
+        self._base: StrictArray | None = None  # ``base``, kept once asked: a stable identity
+        _WRAPPERS[id(array)] = self  # what ``base`` hands back for this ndarray
 
     # -- the refusals ----------------------------------------------------------------
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -113,8 +117,8 @@ class StrictArray:
         return self._a.strides
 
     @property
-    def flags(self) -> Any:
-        return self._a.flags
+    def flags(self) -> _StrictFlags:
+        return _StrictFlags(self._a.flags)
 
     @property
     def T(self) -> StrictArray:
@@ -134,7 +138,18 @@ class StrictArray:
 
     @property
     def base(self) -> StrictArray | None:
-        return None if self._a.base is None else StrictArray(self._a.base)
+        # As NumPy's and CuPy's: the very array object a view was made from (the memory
+        # reports count a buffer once by the identity of its owner), not a new wrapper.
+        if self._base is not None:
+            return self._base
+        base = self._a.base
+        while base is not None and not isinstance(base, np.ndarray):
+            base = getattr(base, "base", None)  # as_strided's holder: CuPy has none
+        if base is None:
+            return None
+        known = _WRAPPERS.get(id(base))
+        self._base = known if known is not None and known._a is base else StrictArray(base)
+        return self._base
 
     def __getattr__(self, name: str) -> Any:
         # Dunders (``__array_interface__``, ``__array_struct__`` ...) must not reach the
@@ -188,6 +203,9 @@ class StrictArray:
     def __reduce__(self) -> tuple:
         return (StrictArray, (self._a,))
 
+
+# ndarray id -> the StrictArray that wraps it (while that wrapper lives)
+_WRAPPERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 # These hand out NumPy objects that see the raw host buffer (CuPy has no such thing).
 _BLOCKED_ATTRIBUTES = frozenset({"flat", "ctypes", "data"})
@@ -255,7 +273,10 @@ def _mixing_error(where: str) -> TypeError:
 
 def _wrap(value: Any) -> Any:
     if isinstance(value, np.ndarray):
-        return StrictArray(value)
+        # the ndarray's live wrapper if it has one: ``xp.asarray(a)`` hands back ``a``
+        # itself, as NumPy and CuPy do (the memory reports count buffers by identity)
+        known = _WRAPPERS.get(id(value))
+        return known if known is not None and known._a is value else StrictArray(value)
     if isinstance(value, np.generic) and not isinstance(value, np.dtype):
         # CuPy's reductions and scalar indexing give 0-d arrays, not NumPy scalars.
         return StrictArray(np.asarray(value))
@@ -294,6 +315,16 @@ def _wrap_callable(function: Any, where: str, allow_numpy: bool = False) -> Any:
     return wrapper
 
 
+class _StrictFlags:
+    """CuPy's array flags: the contiguity and ownership, and no ``writeable`` (a CuPy
+    array is always writable; reading the flag raised AttributeError on a GPU)."""
+
+    def __init__(self, flags: Any) -> None:
+        self.c_contiguous = flags.c_contiguous
+        self.f_contiguous = flags.f_contiguous
+        self.owndata = flags.owndata
+
+
 class _StrictUfunc:
     """A NumPy ufunc seen through ``strict_numpy`` (with ``.at``, ``.reduce`` ...)."""
 
@@ -313,6 +344,9 @@ class _StrictUfunc:
         self._ufunc.at(target._a, _unwrap_key(key), *_unwrap(values, where))
 
     def __getattr__(self, name: str) -> Any:
+        if name == "accumulate":  # CuPy: "`cupy_logaddexp.accumulate` is not supported yet"
+            raise AttributeError(f"strict_numpy.{self.__name__}.accumulate: CuPy's ufuncs "
+                                 "have no accumulate (seen on a GPU)")
         value = getattr(self._ufunc, name)
         if callable(value):
             return _wrap_callable(value, f"strict_numpy.{self.__name__}.{name}")
@@ -382,6 +416,46 @@ def register() -> None:
 
 
 register()
+
+
+# -- counting host reads ------------------------------------------------------------------
+#: Every way a StrictArray (like a CuPy array) hands data to the host.
+TO_HOST = ("get", "__bool__", "__float__", "__int__", "__complex__", "__index__", "__iter__")
+
+
+def count_host_reads(monkeypatch: Any) -> Counter:
+    """Count, by route, every host read of a StrictArray from now until ``monkeypatch``
+    undoes it (a test's end): each is a device-to-host copy on a GPU.
+
+    Example
+    -------
+    >>> counts = count_host_reads(monkeypatch)
+    >>> float(strict(np.ones(())))
+    1.0
+    >>> dict(counts)
+    {'__float__': 1}
+    """
+    counts: Counter = Counter()
+    for name in TO_HOST:
+        original = getattr(StrictArray, name, None)
+        if original is None:
+            continue
+
+        def counted(self: StrictArray, *args: Any, _original: Any = original,
+                    _name: str = name, **kwargs: Any) -> Any:
+            counts[_name] += 1
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(StrictArray, name, counted)
+    original_getattr = StrictArray.__getattr__
+
+    def getattr_counted(self: StrictArray, name: str) -> Any:  # ndarray methods
+        if name in ("item", "tolist", "tobytes"):
+            counts[name] += 1
+        return original_getattr(self, name)
+
+    monkeypatch.setattr(StrictArray, "__getattr__", getattr_counted)
+    return counts
 
 
 # -- module-level strict mode -------------------------------------------------------------

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import re
@@ -212,3 +213,15 @@ def test_every_flag_cli_md_names_exists():
     options = {option for command in _commands().values() for option in _options(command)}
     unknown = set(_FLAG.findall(text)) - options - SCRIPT_FLAGS - {"--help"}
     assert not unknown, f"docs/cli.md names options no command has: {sorted(unknown)}"
+
+
+def test_the_cli_decides_nothing_by_a_format_name():
+    """What a format does is its row's (``Emitter.layout``, ``whole_graph``, ...): no
+    ``fmt == "html"`` branch in ``vizgrad/cli/``."""
+    names = set(FORMATS.values())
+    for path in sorted((ROOT / "vizgrad" / "cli").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare):
+                compared = {side.value for side in (node.left, *node.comparators)
+                            if isinstance(side, ast.Constant)}
+                assert not compared & names, f"{path.name}:{node.lineno} compares a format name"

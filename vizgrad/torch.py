@@ -1,7 +1,9 @@
-"""PyTorch graphs with module scopes and user stacks: ``vizgrad.torch.capture``.
+"""``vizgrad.torch``, the user-facing entry for PyTorch: ``capture``, module scopes and
+user stacks on PyTorch's nodes.
 
-``vizgrad.make_dot(loss)`` draws any PyTorch graph (see :mod:`vizgrad.adapters.torch`).
-Inside ``capture`` every node the forward creates also records the module path it
+``vizgrad.make_dot(loss)`` draws any PyTorch graph without it: the graph reader is
+:mod:`vizgrad.adapters.torch_nodes` (``TorchNode``), which reads what ``capture`` writes.
+Inside ``capture`` every node the forward creates also carries the module path it
 ran in and the user's stack frames, so ``cluster="scope"``, ``collapse="scope"``
 and ``show_stack=True`` work on PyTorch graphs as on vizgrad's own::
 
@@ -32,7 +34,7 @@ from torch.nn.modules.module import (
 )
 from torch.overrides import TorchFunctionMode
 
-from .adapters.torch import FORWARD_KEY, LEAF_SEQ, RECORDED, adapt, name_leaf
+from .adapters.torch_nodes import FORWARD_KEY, LEAF_SEQ, RECORDED, adapt, name_leaf
 from .core.stack import capture as capture_frames
 from .core.stack import hide_package
 from .graph.reach import reach

@@ -145,6 +145,28 @@ def on_forward(fn: Callable[[Node, list, tuple], Any]) -> BackwardHandle:
     return BackwardHandle(fn, function.FORWARD_LISTENERS)
 
 
+def on_run_end(fn: Callable[[BaseException | None], Any]) -> BackwardHandle:
+    """Call ``fn(error)`` when each engine run ends: every ``backward()`` and
+    ``autograd.grad()``, nested ones included; ``error`` is what the run raised, or None.
+
+    ``fn`` may raise (then out of that call, the run's own error as its context).  A
+    node listener that keeps device-side figures per node reads them all here at once:
+    anomaly mode on a GPU does, so that checking a backward costs one device-to-host
+    copy, not one per node.
+
+    Example
+    -------
+    >>> x = vizgrad.randn(3, requires_grad=True)
+    >>> ends = []
+    >>> with vizgrad.watching.on_run_end(ends.append):
+    ...     (x * 2).sum().backward()
+    >>> ends
+    [None]
+    """
+    engine.RUN_END_LISTENERS.append(fn)
+    return BackwardHandle(fn, engine.RUN_END_LISTENERS)
+
+
 def watch(tensor: Any, name: str | None = None) -> Any:
     """Mark ``tensor`` as the graph to draw; returns ``tensor`` so it can wrap an expression.
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import vizgrad as vg
-from vizgrad.core.tensor import accumulator_of
+from vizgrad.core.node import accumulator_of
 
 
 def _leaf(lib, values=(1.0, -2.0, 3.0)):

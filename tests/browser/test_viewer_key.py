@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 import vizgrad
+from vizgrad.render.vocabulary import THEMES
 
 TRAIN = """\
 import vizgrad
+from vizgrad.render.vocabulary import THEMES
 import vizgrad.nn as nn
 vizgrad.manual_seed(0)
 model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
@@ -122,3 +124,63 @@ def test_the_page_draws_in_the_pictures_palette(open_page, tmp_path: Path, train
     assert drawn[group] == "rgb(79, 59, 102)"  # THEMES["dark"]["group"]
     assert drawn["n0"] == "rgb(77, 77, 77)" and drawn["t0"] == "rgb(82, 112, 43)"
     assert light.errors == [] and dark.errors == []
+
+
+def _rgb(colour: str) -> str:
+    """``#rrggbb`` as ``getComputedStyle`` writes it."""
+    return "rgb({}, {}, {})".format(*(int(colour[i:i + 2], 16) for i in (1, 3, 5)))
+
+
+def test_the_key_follows_the_boxes_on_a_dark_screen(open_page, tmp_path: Path,
+                                                    train: dict) -> None:
+    """A page saved light, read on a dark screen, draws its boxes dark: the key's samples
+    go dark with them (they stayed light, their fills written into the page)."""
+    dark = THEMES["dark"]
+    opened = open_page(vizgrad.render.save(train["loss"], tmp_path / "g.html"),
+                       color_scheme="dark")
+    page = opened.page
+    box = page.eval_on_selector("#vg-canvas g.node#n0 polygon", "p => getComputedStyle(p).fill")
+    samples = dict(page.eval_on_selector_all(
+        "#vg-key-rows .vg-key-sample",
+        "els => els.map(e => [e.textContent, [getComputedStyle(e).backgroundColor, "
+        "getComputedStyle(e).color]])"))
+    assert box == _rgb(str(dark["op"]))  # n0: an accumulator, drawn dark by the page
+    assert samples["Op"] == [box, _rgb(str(dark["font"]))]
+    assert samples["name"][0] == _rgb(str(dark["leaf"]))
+    page.screenshot(path=str(tmp_path / "dark-screen.png"))
+    assert opened.errors == []
+
+
+def test_the_page_drawn_levels_take_their_greys_from_the_palette(open_page, tmp_path: Path,
+                                                                 train: dict) -> None:
+    """Module frames and arrow labels of a level the page lays out itself are the
+    palette's ``cluster`` and ``label`` colours (they were #888888 and #555555 on every
+    theme), on the theme's background with its arrows (a page saved dark drew them
+    black on white)."""
+    for theme, scheme in (("dark", "light"), ("light", "dark"), ("light", "light")):
+        path = vizgrad.render.save(train["loss"], tmp_path / f"{theme}.html", theme=theme)
+        opened = open_page(path, color_scheme=scheme)
+        page = opened.page
+        page.evaluate("""() => {  // fold one module: a state the page lays out itself
+          const v = vizgradViewer, clusters = v.levels[v.level()].clusters;
+          Array.from(document.querySelectorAll('#vg-canvas g.cluster')).find(c =>
+            v.fold.title(clusters[c.querySelector('title').textContent]) === 'sequential.2'
+          ).querySelector('text').id = 'vg-test-title'; }""")
+        page.click("#vg-test-title")
+        page.wait_for_selector("#vg-canvas svg.vg-graph text.vg-label")  # labelled lazily
+        shown = THEMES["dark" if "dark" in (theme, scheme) else "light"]
+        frames = page.eval_on_selector_all(
+            "#vg-canvas rect.vg-frame", "els => els.map(e => getComputedStyle(e).stroke)")
+        labels = page.eval_on_selector_all(
+            "#vg-canvas text.vg-label", "els => els.map(e => getComputedStyle(e).fill)")
+        assert frames and set(frames) == {_rgb(str(shown["cluster"]))}, (theme, scheme)
+        assert labels and set(labels) == {_rgb(str(shown["label"]))}, (theme, scheme)
+        page.keyboard.press("Escape")  # no selection: arrows in their plain colour
+        ground, arrow = page.evaluate("""() => {
+          const svg = document.querySelector('#vg-canvas svg.vg-drawn');
+          return [getComputedStyle(svg.querySelector('g.graph > polygon')).fill,
+                  getComputedStyle(svg.querySelector('path.edge')).stroke]; }""")
+        assert ground == _rgb(str(shown["background"] or "#ffffff")), (theme, scheme)
+        assert arrow == ("rgb(0, 0, 0)" if shown is THEMES["light"] else _rgb(str(shown["edge"])))
+        page.screenshot(path=str(tmp_path / f"{theme}-{scheme}-drawn.png"))
+        assert opened.errors == []

@@ -29,7 +29,7 @@ def test_script_raises(script) -> None:
     assert 'raises.py", line 9, in <module>' in err and 'raises.py", line 6, in forward' in err
     assert err.index("line 9") < err.index("line 6")  # outermost user frame first
     assert "inside vizgrad hidden" in err and "ShapeError" in err
-    for internal in ("runpy", "click", "capture.py", "/vizgrad/cli/", "/vizgrad/ops/"):
+    for internal in ("runpy", "click", "script_run.py", "/vizgrad/cli/", "/vizgrad/ops/"):
         assert internal not in err
     assert "--at-error" in err
     assert not path.with_suffix(".svg").exists()

@@ -199,7 +199,7 @@ def test_timeout_stops_the_script(script, tmp_path) -> None:
 
 
 def test_timeout_off_the_main_thread(script) -> None:
-    from vizgrad.debug.capture import run_script
+    from vizgrad.debug.script_run import run_script
 
     path, runs = script("forever.py", FOREVER), []
     thread = threading.Thread(target=lambda: runs.append(run_script(path, timeout=0.3)))

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 import vizgrad
-from vizgrad.core.node import Node
-from vizgrad.core.tensor import Tensor, accumulator_of
+from vizgrad.core.node import Node, accumulator_of
+from vizgrad.core.tensor import Tensor
 
 # (_stack_lasti and _stack_tail are read only when _stack_code is set: one store per op
 # fewer while stack capture is off)

@@ -44,7 +44,7 @@ def test_forgotten_layer_and_dead_unit_are_flagged() -> None:
     model.fc1.bias.array[...] = 0.0
     x = vg.tensor(np.abs(np.random.default_rng(0).normal(size=(5, 3))).astype(np.float32))
     loss = model(x).sum()
-    with vg.debug.record_grads(loss):
+    with vg.debug.watch_grads(loss):
         loss.backward()
     stats = vg.debug.grad_stats(model, loss)
     # unit 1 of fc1 is negative for every (positive) sample: ReLU kills it

@@ -21,6 +21,25 @@ from ._device import STEPS, cupy
 from ._device import host as _host
 
 CASES = all_cases()
+#: Ops whose derivatives divide by differences of singular values or eigenvalues.
+SPECTRAL = {"LinalgSvd", "LinalgEigh"}
+
+
+def _spectral_steps(case, key: str) -> int:
+    """Rounding steps for one compared result.  A second derivative through an SVD or an
+    eigendecomposition has terms ``1 / (s_i - s_j)``: cuSOLVER's rounding of the
+    spectrum, LAPACK's of the same, grow by ``max(s) / min gap`` there (seen on an H100:
+    the matrix 2-norm's grads2 off by 1.6e-13 relative, 1.1x the plain bound)."""
+    if key != "grads2" or not SPECTRAL & set(case.covers):
+        return STEPS
+    arrays, _ = case.inputs()
+    worst = 1.0
+    for matrix in np.asarray(arrays[0], dtype=np.float64).reshape(-1, *arrays[0].shape[-2:]):
+        values = np.linalg.svd(matrix, compute_uv=False)
+        gaps = np.abs(np.subtract.outer(values, values))[np.triu_indices(len(values), 1)]
+        smallest = min([*gaps, values.min()]) if len(values) else 1.0
+        worst = max(worst, values.max() / max(smallest, np.finfo(np.float64).tiny))
+    return int(STEPS * np.ceil(worst))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
@@ -28,6 +47,7 @@ def test_row_on_cuda(case):
     reference = run_row(case, lambda a: a)
     got = run_row(case, cupy.asarray)
     for key in KEYS:  # forward, backward, double backward, forward mode
+        steps = _spectral_steps(case, key)
         assert len(got[key]) == len(reference[key]), f"{key}: count differs"
         for index, (ref, mine) in enumerate(zip(reference[key], got[key])):
             name = f"{case.name} {key}[{index}]"
@@ -37,7 +57,7 @@ def test_row_on_cuda(case):
             assert isinstance(mine.array, cupy.ndarray), f"{name}: left the device"
             assert mine.dtype == ref.dtype and mine.shape == ref.shape, name
             if ref.dtype.kind in "fc":
-                assert_close(_host(mine), _host(ref), steps=STEPS, err_msg=name)
+                assert_close(_host(mine), _host(ref), steps=steps, err_msg=name)
             else:
                 np.testing.assert_array_equal(_host(mine), _host(ref), err_msg=name)
 

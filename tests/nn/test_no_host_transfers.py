@@ -20,33 +20,12 @@ from tests import strict_backend
 nn = vizgrad.nn
 F = nn.functional
 
-# Every way a StrictArray (like a CuPy array) hands data to the host.
-TO_HOST = ("get", "__bool__", "__float__", "__int__", "__complex__", "__index__", "__iter__")
+TO_HOST = strict_backend.TO_HOST
 
 
 @pytest.fixture
 def transfers(monkeypatch) -> Counter:
-    counts: Counter = Counter()
-    cls = strict_backend.StrictArray
-    for name in TO_HOST:
-        original = getattr(cls, name, None)
-        if original is None:
-            continue
-
-        def counted(self, *args, _original=original, _name=name, **kwargs):
-            counts[_name] += 1
-            return _original(self, *args, **kwargs)
-
-        monkeypatch.setattr(cls, name, counted)
-    original_getattr = cls.__getattr__
-
-    def getattr_counted(self, name):  # ndarray methods reached through __getattr__
-        if name in ("item", "tolist", "tobytes"):
-            counts[name] += 1
-        return original_getattr(self, name)
-
-    monkeypatch.setattr(cls, "__getattr__", getattr_counted)
-    return counts
+    return strict_backend.count_host_reads(monkeypatch)
 
 
 def _on_strict(model):

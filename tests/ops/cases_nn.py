@@ -197,6 +197,13 @@ CONVOLUTION = [
     same_row("conv_transpose2d_groups_dilation", "conv_transpose2d",
              [A((1, 4, 3, 2)), A((4, 1, 2, 2))], CONV, stride=(1, 2), padding=(0, 1),
              groups=2, dilation=2),
+    # stride 1 with output_padding (dilation): pixels past every input window, cut off
+    same_row("conv_transpose2d_output_padding_dilation", "conv_transpose2d",
+             [A((1, 2, 3, 4)), A((2, 1, 3, 2))], CONV, padding=1, output_padding=1,
+             groups=2, dilation=2),
+    # padding past the kernel's extent: the stride-1 adjoint as a forward conv would crop
+    same_row("conv2d_padding_past_extent", "conv2d", [A((1, 2, 3, 3)), A((2, 2, 2, 2))], CONV,
+             padding=3),
     same_row("conv3d", "conv3d", [A((1, 2, 3, 4, 3)), A((2, 1, 2, 2, 2)), A((2,))], CONV,
              stride=(1, 2, 1), padding=(0, 1, 1), groups=2),
     same_row("conv_transpose1d", "conv_transpose1d", [A((2, 2, 4)), A((2, 3, 3)), A((3,))],
@@ -209,6 +216,7 @@ POOL = [
     same_row("max_pool2d_indices_padding_dilation", "max_pool2d", [A((1, 2, 7, 6))],
              ("MaxPool2d", "IndexBackward"), 3, 2, 1, 2, ceil_mode=True,
              return_indices=True),
+    same_row("max_pool2d_floor", "max_pool2d", [A((2, 2, 5, 7))], ("MaxPool2d",), (2, 3)),
     same_row("max_pool2d_unbatched_rect", "max_pool2d", [A((2, 5, 5))], ("MaxPool2d",),
              (2, 3), (1, 2), (1, 0)),
     same_row("avg_pool2d", "avg_pool2d", [A((2, 2, 4, 6))],

@@ -189,7 +189,7 @@ def test_a_user_function_records_the_op_as_apply_does(case) -> None:
     assert node.name() == "ThroughBackward" and node.scope == "user"
     assert node._device == str(inputs[0].device)
     assert [(n, nr) for n, nr in node.next_functions] == [
-        (vizgrad.core.tensor.accumulator_of(t), 0) if t.requires_grad else (None, 0)
+        (vizgrad.core.node.accumulator_of(t), 0) if t.requires_grad else (None, 0)
         for t in inputs]
     # (input_meta: the gradients that flow in, i.e. the forward outputs; output_meta:
     # those that flow out, one per forward input)

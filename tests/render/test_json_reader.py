@@ -49,6 +49,10 @@ MALFORMED = [
     (("nodes", 1, "seq"), "3", "nodes[1].seq must be a whole number or null"),
     (("nodes", 1, "details"), [], "nodes[1].details must be an object or null"),
     (("nodes", 1, "title"), {"a": 1}, "nodes[1].title must be a string"),
+    (("nodes", 1, "kind"), "boxy", 'nodes[1].kind must be one of op, leaf, output, base, '
+     'saved, fold, group, error, buffer, got a string ("boxy")'),
+    (("nodes", 1, "marks"), ["nan", "glow"], 'nodes[1].marks[1] must be one of freed, nan, '
+     'zero, highlight, hooked, error, added, inplace, got a string ("glow")'),
     (("edges", 0, "source"), 3, "edges[0].source must be a node id (a string)"),
     (("edges", 0, "target"), KeyError, "edges[0] has no 'target'"),
     (("edges", 0, "target"), "nowhere", "edges[0].target 'nowhere' names a node"),
@@ -76,6 +80,14 @@ def test_a_file_names_itself_and_the_field(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(_changed(_document(), ("nodes",), {})))
     with pytest.raises(NotAGraphFileError, match=r"bad\.json: nodes must be a list"):
+        load_view(bad)
+
+
+def test_a_word_outside_the_vocabulary_names_the_file_and_the_word(tmp_path: Path) -> None:
+    bad = tmp_path / "old.json"
+    bad.write_text(json.dumps(_changed(_document(), ("nodes", 0, "kind"), "tensor")))
+    with pytest.raises(NotAGraphFileError,
+                       match=r'old\.json: nodes\[0\]\.kind must be one of op, .*"tensor"'):
         load_view(bad)
 
 

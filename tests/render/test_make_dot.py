@@ -114,7 +114,7 @@ def test_collapse_scope_with_depth_and_repeats() -> None:
 
 def _trained_mlp():
     loss, params = programs.mlp()
-    with vg.debug.record_grads(loss) as record:
+    with vg.debug.watch_grads(loss) as record:
         loss.backward()
     return loss, params, record
 
@@ -139,7 +139,7 @@ def test_show_grad_marks_nan_and_zero() -> None:
     z.name = "z"
     weight = vg.tensor([float("nan"), 1.0])
     loss = (x * weight + z * 0.0).sum()  # x's gradient holds NaN, z's is all zero
-    with np.errstate(all="ignore"), vg.debug.record_grads(loss):
+    with np.errstate(all="ignore"), vg.debug.watch_grads(loss):
         loss.backward()
     with np.errstate(all="ignore"):
         view = build_view(loss, show_grad=True)

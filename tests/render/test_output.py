@@ -172,7 +172,7 @@ def test_html_page_is_self_contained_and_safe(tmp_path: Path) -> None:
 def test_json_is_strict_with_nan_gradients(tmp_path: Path) -> None:
     x = vg.tensor([1.0, 2.0], requires_grad=True)
     loss = (x * vg.tensor([float("nan"), 1.0])).sum()
-    with vg.debug.record_grads(loss):
+    with vg.debug.watch_grads(loss):
         loss.backward()
     text = save(loss, tmp_path / "g.json", show_grad=True).read_text()
     document = json.loads(text, parse_constant=lambda name: pytest.fail(f"bare {name}"))

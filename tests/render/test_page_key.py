@@ -9,6 +9,7 @@ from vizgrad.render import RenderOptions
 from vizgrad.render.html import key_html, viewer_page
 from vizgrad.render.legend import key_rows
 from vizgrad.render.viewer import fold_levels, page_data
+from vizgrad.render.vocabulary import palette_css
 
 
 def _scoped_loss() -> vg.Tensor:
@@ -36,7 +37,9 @@ def test_each_level_carries_the_key_of_its_own_marks() -> None:
     assert "a collapsed module: its ops counted" in meanings[0]
     assert "a collapsed module: its ops counted" not in meanings[-1]
     op_row = next(row for row in data["levels"][-1]["legend"]["rows"] if row[2])
-    assert op_row[2] == "lightgray"  # the fill the boxes are drawn with
+    # the fill the boxes are drawn with, in the page's theme (a dark screen's too)
+    assert op_row[2] == "var(--vg-op)"
+    assert "--vg-op: lightgray;" in palette_css() and "--vg-op: #4d4d4d;" in palette_css()
 
 
 def test_legend_false_pages_have_no_key() -> None:

@@ -64,7 +64,8 @@ def test_the_viewer_script_names_only_kinds_of_the_vocabulary():
     named |= set(re.findall(r"\bkind:\s*\"(\w+)\"", script))
     assert {"op", "leaf", "group"} <= named
     assert named <= set(KINDS) | {"scalar"}  # a saved value's kind (details), not a box's
-    assert not re.search(r"#[0-9a-f]{6}", asset("viewer.js"), re.I), "viewer.js: a colour"
+    for name in ("viewer.js", "viewer_layout.js"):  # the page's drawings: the palette's CSS
+        assert not re.search(r"#[0-9a-f]{6}", asset(name), re.I), f"{name}: a colour"
 
 
 def _schema_row(key: str) -> set[str]:

@@ -2,7 +2,6 @@
 
 import vizgrad
 from vizgrad import nn, static
-from vizgrad.render.dot import THEMES
 from vizgrad.render.html import key_html
 from vizgrad.render.legend import key_entries, key_rows
 
@@ -26,7 +25,7 @@ def test_static_page_key_has_the_colour_table_and_its_title():
 
     view = graph_view(_step_graph())
     assert key_rows(view) == []
-    entries = key_entries(view, THEMES["light"])
+    entries = key_entries(view)
     assert entries["title"] == "colour" and entries["scale"]
     page = key_html(entries)
     assert "colour " in page and "gradient norm" not in page

@@ -197,7 +197,7 @@ def test_import_vizgrad_does_not_import_torch():
 def test_gradient_statistics_after_backward_through_pytorch_hooks():
     x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
     loss = (x * 2).sum()
-    with vizgrad.debug.record_grads(loss) as record:
+    with vizgrad.debug.watch_grads(loss) as record:
         loss.backward()
     mul = next(n for n in record.walk if n.name() == "MulBackward0")
     assert mul.get_metadata("vizgrad.grad")["norm"] == pytest.approx(3 ** 0.5)  # ones(3)
@@ -238,7 +238,7 @@ def test_a_100000_node_pytorch_graph_draws_without_recursion_error():
 def test_one_adapter_per_node_while_alive_and_the_table_stays_small():
     import gc
 
-    from vizgrad.adapters import torch as adapter
+    from vizgrad.adapters import torch_nodes as adapter
 
     # Garbage earlier tests left for the cyclic GC (an error kept with its traceback, whose
     # frames hold what pointed at it) may still hold their adapters: collect it first, so
@@ -272,7 +272,7 @@ def test_make_dot_of_a_grad_fn_draws_from_that_node_without_an_output_box():
 
 
 def test_stats_cache_measures_a_torch_gradient_again_once_written_in_place() -> None:
-    """record_grads' cache knows a torch gradient by identity and version: PyTorch may
+    """watch_grads' cache knows a torch gradient by identity and version: PyTorch may
     add a second gradient into the first in place, which must be measured anew."""
     from vizgrad.debug.gradstats import StatsCache, grad_stats
 
@@ -293,7 +293,7 @@ def test_freed_is_kept_once_pytorch_released_the_saved_tensors() -> None:
 
 def test_released_saves_are_not_read_one_by_one_and_other_errors_are_not_released(
         monkeypatch) -> None:
-    from vizgrad.adapters import torch as adapter
+    from vizgrad.adapters import torch_nodes as adapter
 
     a, b = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
     loss = (a.exp() * b.exp()).sum()

@@ -155,7 +155,7 @@ def test_nothing_found_says_what_was_checked() -> None:
 
 
 def test_a_node_that_takes_no_hook_is_named_as_not_checked(monkeypatch) -> None:
-    from vizgrad.adapters import torch as adapter
+    from vizgrad.adapters import torch_nodes as adapter
 
     hook = adapter.TorchNode.register_hook
 

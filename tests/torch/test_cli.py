@@ -319,7 +319,7 @@ def test_at_error_draws_the_failing_torch_call_red_with_its_inputs(tmp_path):
 
 
 def test_the_script_computes_the_same_with_and_without_the_capture(cnn, capsys):
-    from vizgrad.debug.capture import run_script
+    from vizgrad.debug.script_run import run_script
 
     runs = {}
     for captured in (False, True):
@@ -419,7 +419,7 @@ def test_fused_inference_paths_give_the_same_bits_under_the_capture(tmp_path):
     while any TorchFunctionMode is on, which changes the last bits of their results;
     the capture steps aside for a call that makes no graph."""
     from vizgrad import graph
-    from vizgrad.debug.capture import run_script
+    from vizgrad.debug.script_run import run_script
 
     path = tmp_path / "transformer.py"
     path.write_text(textwrap.dedent(TRANSFORMER), encoding="utf-8")

@@ -45,13 +45,13 @@ def _saved_by_hooks(case) -> tuple:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_record_grads_records_every_node_right_and_changes_nothing(name) -> None:
+def test_watch_grads_takes_every_node_right_and_changes_nothing(name) -> None:
     expected = run_plain(name)
     case = build(name)
     loss = case.loss()
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # no hook stepped aside
-        with vizgrad.debug.record_grads(loss) as record:
+        with vizgrad.debug.watch_grads(loss) as record:
             loss.backward()
     _same_grads(expected, case.grads())
     walk = record.walk
@@ -84,7 +84,7 @@ def _edges_match_leaf_grads(record) -> int:
     return checked
 
 
-def test_record_grads_on_an_lstm_over_raw_features() -> None:
+def test_watch_grads_on_an_lstm_over_raw_features() -> None:
     # the LSTM's input needs no gradient: its (None, 0) input shifted every weight's
     # gradient onto the next weight's shape (ValueError: cannot reshape)
     torch.manual_seed(0)
@@ -92,7 +92,7 @@ def test_record_grads_on_an_lstm_over_raw_features() -> None:
     loss = head(lstm(torch.randn(2, 5, 3))[0]).pow(2).mean()
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        with vizgrad.debug.record_grads(loss) as record:
+        with vizgrad.debug.watch_grads(loss) as record:
             loss.backward()
     assert not record.skipped and _edges_match_leaf_grads(record) == 8 + 2
 
@@ -112,7 +112,7 @@ def test_a_failing_hook_warns_once_steps_aside_and_changes_nothing(monkeypatch) 
 
     monkeypatch.setattr(gradstats, "node_entry", broken)
     with pytest.warns(RuntimeWarning, match="ConvolutionBackward0") as caught:
-        with vizgrad.debug.record_grads(loss) as record:
+        with vizgrad.debug.watch_grads(loss) as record:
             loss.backward()
     _same_grads(expected, case.grads())
     convolutions = [n for n in record.walk.nodes if n.name() == "ConvolutionBackward0"]
@@ -121,10 +121,10 @@ def test_a_failing_hook_warns_once_steps_aside_and_changes_nothing(monkeypatch) 
     assert all(n.seq not in record.stats for n in convolutions)
     # the tools say what they did not see, and draw the rest
     stats = vizgrad.debug.grad_stats(case.model, record.walk)
-    unseen = [line for line in stats.problems if "not recorded" in line]
+    unseen = [line for line in stats.problems if "not watched" in line]
     assert len(unseen) == 3 and all("ConvolutionBackward0" in line for line in unseen)
     view = vizgrad.render.build_view(loss, show_grad=True)
-    assert any("gradient of 3 nodes was not recorded" in note for note in view.notes)
+    assert any("gradient of 3 nodes was not watched" in note for note in view.notes)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -172,7 +172,7 @@ def test_show_grad_gives_each_edge_its_own_gradient() -> None:
     torch.manual_seed(0)
     model = torch.nn.Linear(3, 2)
     loss = model(torch.randn(4, 3)).pow(2).sum()
-    with vizgrad.debug.record_grads(loss):
+    with vizgrad.debug.watch_grads(loss):
         loss.backward()
     view = vizgrad.render.build_view(loss, params=dict(model.named_parameters()),
                                      show_grad=True)
@@ -195,12 +195,12 @@ def test_keep_grad_stats_steps_aside_on_a_failure(monkeypatch) -> None:
         with vizgrad.debug.keep_grad_stats():
             loss.backward()
     # one warning per node, each naming it
-    assert sorted(str(w.message).split("not recording ")[1].split()[0]
+    assert sorted(str(w.message).split("not watching ")[1].split()[0]
                   for w in caught) == ["MulBackward0",
                                                                   "SumBackward0"]
     assert x.grad.numpy().tolist() == [2.0, 4.0, 6.0]
     stats = vizgrad.debug.grad_stats({"x": x}, loss)
-    assert any("MulBackward0" in line and "not recorded" in line for line in stats.problems)
+    assert any("MulBackward0" in line and "not watched" in line for line in stats.problems)
 
 
 def _lstm_steps(detach: bool, steps: int = 3) -> tuple:
@@ -252,8 +252,8 @@ def test_graph_monitor_sees_a_running_pytorch_loss() -> None:
         total_loss += loss  # a running loss kept with its graph
         found.append(monitor.step(total_loss))
     assert not found[0] and found[1].old_nodes > 0 and found[2].old_nodes > found[1].old_nodes
-    # no capture: the lines were not recorded, and the warning says so
-    assert "the line was not recorded" in str(found[1])
+    # no capture: the lines were not captured, and the warning says so
+    assert "the line was not captured" in str(found[1])
     with vizgrad.torch.capture(model):
         total_loss = 0
         monitor = vizgrad.debug.GraphMonitor()
@@ -315,7 +315,7 @@ def test_graph_diff_compares_saved_graphs(tmp_path) -> None:
 def test_grad_stats_judges_embeddings_by_the_rows_the_batch_used(name) -> None:
     case = build(name)
     loss = case.loss()
-    with vizgrad.debug.record_grads(loss) as record:
+    with vizgrad.debug.watch_grads(loss) as record:
         loss.backward()
     stats = vizgrad.debug.grad_stats(case.model, record.walk)
     ids = case.batch["input_ids"]
@@ -352,7 +352,7 @@ def test_a_used_embedding_row_without_gradient_is_dead(kind) -> None:
         picked = model(flat).reshape(2, 4, 3) if bag else model(flat)
         mask = torch.tensor([[1.0, 0.0, 0.0, 1.0], [1.0, 1.0, 0.0, 1.0]]).reshape(2, 4, 1)
     loss = (picked * mask).sum()  # every use of row 3 is masked out: it gets nothing
-    with vizgrad.debug.record_grads(loss) as record:
+    with vizgrad.debug.watch_grads(loss) as record:
         loss.backward()
     item = vizgrad.debug.grad_stats(model, record.walk)["weight"]
     # rows 1, 3, 4 used (6 is padding: never given a gradient); row 3 got none
@@ -374,7 +374,7 @@ def test_every_tool_on_a_real_model(name, tmp_path) -> None:
     every gradient as without vizgrad, and the figures right."""
     import json
 
-    from vizgrad.debug.capture import run_script
+    from vizgrad.debug.script_run import run_script
 
     expected = run_plain(name)
     case = build(name)
@@ -387,14 +387,14 @@ def test_every_tool_on_a_real_model(name, tmp_path) -> None:
         assert "saved " in vizgrad.make_dot(loss, show_memory=True).source
         assert not monitor.step(loss)
         assert monitor.history[0].saved_bytes == report.total_bytes
-        with vizgrad.debug.Recorder(every=1, out=tmp_path / "runs", model=case.model,
+        with vizgrad.debug.GraphSaver(every=1, out=tmp_path / "runs", model=case.model,
                                     svg=False, background=False) as recorder:
             path = recorder.backward(loss)
         _same_grads(expected, case.grads())
         grads = json.loads((tmp_path / "runs" / "step_000001.grads.json").read_text())
         assert [p["name"] for p in grads["params"]] == list(expected)
         assert all(p["has_grad"] == (expected[p["name"]] is not None) for p in grads["params"])
-        assert not [line for line in grads["problems"] if "not recorded" in line]
+        assert not [line for line in grads["problems"] if "not watched" in line]
         stats = vizgrad.debug.grad_stats(case.model, loss)
         assert all(item.rows_used is not None for item in stats.params if item.per_row)
         assert not [line for line in stats.problems if "dead rows" in line
@@ -432,10 +432,10 @@ def test_what_the_tools_did_not_see_is_said() -> None:
                                      | {"unused.weight": unused.weight})
     assert [item.name for item in stats.params if "no_grad" in item.flags] == ["unused.weight"]
     assert stats["0.weight"].frozen and not stats["0.weight"].flags
-    # a PyTorch backward run without record_grads: op nodes are not coloured, and the
-    # picture says their gradient was not recorded (not that they got none)
+    # a PyTorch backward run without watch_grads: op nodes are not coloured, and the
+    # picture says their gradient was not watched (not that they got none)
     view = vizgrad.render.build_view(loss, show_grad=True)
-    assert any("no node's gradient was recorded" in note for note in view.notes)
+    assert any("no node's gradient was watched" in note for note in view.notes)
 
 
 def test_freed_pytorch_saves_of_unknown_size_are_drawn_as_unknown() -> None:
@@ -470,7 +470,7 @@ def test_rows_that_cannot_be_read_are_not_judged(monkeypatch) -> None:
         raise RuntimeError("indices unreadable")
 
     monkeypatch.setattr(gradstats, "rows_used", broken)
-    with vizgrad.debug.record_grads(loss) as record:
+    with vizgrad.debug.watch_grads(loss) as record:
         loss.backward()
     _same_grads(expected, case.grads())
     stats = vizgrad.debug.grad_stats(case.model, record.walk)

@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 
 import vizgrad  # noqa: E402
 from vizgrad import graph  # noqa: E402
-from vizgrad.adapters import torch as adapter  # noqa: E402
+from vizgrad.adapters import torch_nodes as adapter  # noqa: E402
 
 from .helpers import attention_loss, cnn_loss, lstm_loss, mlp_loss  # noqa: E402
 

@@ -7,7 +7,7 @@
 adapters/ import graph/ (docs/architecture.md, Layers).  Loaded, an adapter registers
 its own functions in place of these stand-ins.
 
-* :mod:`vizgrad.adapters.torch`: PyTorch's autograd nodes (``tensor.grad_fn``).
+* :mod:`vizgrad.adapters.torch_nodes`: PyTorch's autograd nodes (``tensor.grad_fn``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..graph.foreign import register_reader
 
 def _load_torch() -> None:
     """Import the PyTorch adapters (and torch), which register their readers."""
-    from . import torch, torch_size, torch_tensor  # noqa: F401
+    from . import torch_nodes, torch_size, torch_tensor  # noqa: F401
 
 
 def _torch_node(value: Any) -> Any:

@@ -19,7 +19,7 @@ import torch
 
 from ..graph.foreign import register_reader
 from ..graph.reach import reach
-from .torch import _LEAF, _PY_NODE, _SAVED, LEAF_SEQ, _names
+from .torch_nodes import _LEAF, _PY_NODE, _SAVED, LEAF_SEQ, _names
 from .torch_tensor import wrapped_number
 
 _Tensor = torch.Tensor

@@ -3,7 +3,7 @@ what a saved tensor is (a wrapped Python number; memory of a leaf).
 
 ``vizgrad.graph.TensorInfo(t)`` of a ``torch.Tensor`` is a :class:`TorchTensorInfo`
 (picked in ``TensorInfo.__new__``); its ``node`` and ``grad_fn`` are adapted by
-:mod:`vizgrad.adapters.torch`.
+:mod:`vizgrad.adapters.torch_nodes`.
 
 Example
 -------
@@ -70,7 +70,7 @@ class TorchTensorInfo(TensorInfo):
     @property
     def grad_fn(self) -> Any:
         from ..graph import GraphNode
-        from .torch import adapt
+        from .torch_nodes import adapt
 
         fn = self.tensor.grad_fn
         return None if fn is None else GraphNode(adapt(fn))
@@ -84,7 +84,7 @@ class TorchTensorInfo(TensorInfo):
     def node(self) -> Any:
         """``grad_fn``, or a leaf's accumulator (PyTorch's ``get_gradient_edge``)."""
         from ..graph import GraphNode
-        from .torch import adapt
+        from .torch_nodes import adapt
 
         tensor = self.tensor
         if tensor.grad_fn is not None:

@@ -1,5 +1,12 @@
-"""PyTorch's ``torch.autograd`` surface: ``grad``, ``backward``, ``Function``,
-``gradcheck``, ``gradgradcheck``, ``Variable``.
+"""``vizgrad.autograd``: the mirror of PyTorch's ``torch.autograd`` namespace, so code
+written against ``torch.autograd`` reads the same here: ``grad``, ``backward``,
+``Function``, ``gradcheck``, ``gradgradcheck``, ``Variable``, and the submodules
+``forward_ad``, ``functional``, ``graph`` (saved-tensor hooks) and anomaly mode.
+
+It is not the engine: backward runs in ``vizgrad/core/engine.py``, user Functions are
+``core/custom_function.py``, forward AD is ``core/dual.py``; this package names them as
+PyTorch does and adds only what lives at that level in PyTorch (``functional``'s
+Jacobians and Hessians, ``gradcheck``, anomaly mode's switches).
 
 Example
 -------

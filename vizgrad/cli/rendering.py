@@ -138,7 +138,7 @@ def render_roots(roots: Any, path: Path, options: dict[str, Any],
     ``RenderError``; writing is atomic, so a failure leaves no half-written file.
     """
     step = step or (lambda name: None)
-    fmt = FORMATS[path.suffix.lower()]
+    emitter = vizgrad.render.emitters.emitter_for(path)  # the format: its row decides
     start = time.perf_counter()
     step("walking")
     with warnings.catch_warnings(record=True) as caught:
@@ -156,19 +156,16 @@ def render_roots(roots: Any, path: Path, options: dict[str, Any],
     # the backward graph's own nodes and edges, as `vizgrad inspect` counts them (the
     # same for every format: boxes also draw tensors, and a fold draws fewer)
     graph_nodes, graph_edges = view.counts.get("nodes", 0), view.counts.get("edges", 0)
-    step("layout" if vizgrad.render.emitters.emitter_for(path).layout else "writing")
-    if fmt == "html":  # the viewer lays out every fold level of the whole graph itself
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            vizgrad.render.save(roots, path, layout_timeout=layout_timeout, **options)
-        return RenderResult(path, fmt, nodes, len(view.edges), time.perf_counter() - start,
-                            notes, graph_nodes, graph_edges)
+    step("layout" if emitter.layout else "writing")
+    # a format that draws every fold level itself (the viewer) takes the roots, not the view
+    subject, more = (roots, options) if emitter.whole_graph else (view, {})
     skipped = vizgrad.render.jsonout.LayoutSkippedWarning  # JSON without node positions
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", skipped)
-        vizgrad.render.save(view, path, layout_timeout=layout_timeout)
+        vizgrad.render.save(subject, path, layout_timeout=layout_timeout, **more)
     notes += [str(w.message) for w in caught if issubclass(w.category, skipped)]
-    return RenderResult(path, fmt, nodes, len(view.edges), time.perf_counter() - start, notes,
+    return RenderResult(path, emitter.name, nodes, len(view.edges),
+                        time.perf_counter() - start, notes,
                         graph_nodes, graph_edges)
 
 

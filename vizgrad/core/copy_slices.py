@@ -12,12 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from .backend import array_module
+from .engine import _call_backward
 from .function import Function
-from .inplace import regenerate_view
 from .meta import MetaArray
 from .saved import SavedTensor, unpack
 from .state import grad_enabled
 from .tensor import Tensor
+from .views import regenerate_view
 
 
 class CopySlices(Function):
@@ -80,8 +81,6 @@ def _run_op(ctx: Any, op: Any, grad: Tensor) -> list:
     through a view), not rebuilt around ``op``: so ``op`` stays out of every graph, and
     freeing it with this node is safe.
     """
-    from .engine import _call_backward
-
     saved, store = op._saved, op._store
     if ctx.__dict__.get("_base_array") is None or not grad_enabled() or not store:
         return _call_backward(op, [grad])  # (a freed op raises GraphFreedError there)

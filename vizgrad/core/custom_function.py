@@ -32,8 +32,9 @@ from typing import Any
 from . import backend
 from . import dual as _dual
 from .dual import ACTIVE as _DUAL_LEVELS
+from .dual import _record, _tangents_of
+from .factory import zeros_like
 from .function import Function
-from .inplace import CUSTOM, MULTI, refresh_view
 from .node import OUT_LIST, OUT_SINGLE, OUT_TUPLE, ContiguousLayout, Node, is_tensor_list
 from .recording import (
     FORWARD_LISTENERS,
@@ -45,8 +46,9 @@ from .recording import (
     simple_layout,
 )
 from .saving import resolve_saved
-from .state import grad_enabled, set_grad_mode
+from .state import grad_enabled, no_grad, set_grad_mode
 from .tensor import Tensor
+from .views import CUSTOM, MULTI, refresh_view
 
 
 class CustomFunction(Function):
@@ -258,8 +260,6 @@ def _apply_dual(cls: Any, args: tuple) -> tuple[Any, Any]:
     does: the primal runs with the outer levels on, then the user's ``jvp(ctx, *tangents)``
     gives this level's output tangents (PyTorch: zeros for a tensor input without a
     tangent, None for a non-tensor argument)."""
-    from .dual import _record, _tangents_of
-
     level = _DUAL_LEVELS[-1]
     tangents, found = _tangents_of(args, level)
     if not found and not any(_tangents_of(args, outer)[1] for outer in _DUAL_LEVELS[:-1]):
@@ -274,8 +274,6 @@ def _apply_dual(cls: Any, args: tuple) -> tuple[Any, Any]:
                     f"it with forward mode AD: trying to use forward AD with {cls.__name__} "
                     "that has no jvp. Define jvp(ctx, *grad_inputs) returning one tangent "
                     "per output (save what it needs with ctx.save_for_forward).")
-            from .factory import zeros_like
-
             given = [zeros_like(arg) if tangent is None and isinstance(arg, Tensor) else tangent
                      for arg, tangent in zip(args, tangents)]
             out = cls.jvp(_JvpCtx(ctx), *given)
@@ -474,8 +472,6 @@ def once_differentiable(backward: Callable) -> Callable:
 
     @functools.wraps(backward)
     def wrapper(ctx: Any, *grads: Any) -> Any:
-        from .state import no_grad
-
         needs_graph = grad_enabled() and any(
             isinstance(g, Tensor) and g.requires_grad for g in grads)
         with no_grad():

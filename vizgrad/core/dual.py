@@ -23,9 +23,14 @@ from __future__ import annotations
 from threading import get_ident as _thread
 from typing import Any
 
+from . import handoff
 from .backend import ARRAY_TYPES
+from .dual_inplace import write_tangent
 from .node import FORWARD_ONLY, is_tensor_list
+from .recording import wrap_unrecorded
 from .state import grad_enabled, set_grad_mode
+from .tensor import Tensor
+from .views import regenerate_view
 
 #: Active dual levels that ops propagate tangents for, outermost first.  Empty unless
 #: a ``dual_level`` is entered: ``Function.apply`` reads it once per op.
@@ -77,8 +82,6 @@ class Level:
 
 
 def _tangents_of(args: tuple, level: Level) -> tuple[list, bool]:
-    from .tensor import Tensor
-
     tangents: list = []
     found = False
     for arg in args:
@@ -105,8 +108,6 @@ def view_tangent(level: Level, view: Any) -> Any:
     base_tangent = level.tangents.get(id(view._base.array))
     if chain is None or base_tangent is None:
         return None
-    from .inplace import regenerate_view
-
     saved = ACTIVE[:]
     ACTIVE[:] = [outer for outer in saved if outer.depth < level.depth]
     try:
@@ -146,7 +147,7 @@ def apply_dual(cls: Any, args: tuple) -> Any:
     array shortcut (nothing could be recorded anyway).
     """
     if _thread() != OWNER[0]:  # the levels are another thread's: the op alone
-        return APPLY_STEPS[0](cls, args)
+        return handoff.apply_steps(cls, args)  # function.py's, above this module
     level = ACTIVE[-1]
     lean = len(ACTIVE) == 1 and cls.builtin and not cls.view_of_input
     found = False
@@ -154,7 +155,7 @@ def apply_dual(cls: Any, args: tuple) -> Any:
     get = level.tangents.get
     raw: list = []  # the arguments' arrays, for the lean path's forward
     for arg in args:
-        if arg.__class__ is _Tensor or isinstance(arg, _Tensor):
+        if arg.__class__ is Tensor or isinstance(arg, Tensor):
             if arg._requires_grad:
                 lean = False
             array = arg.array
@@ -191,10 +192,8 @@ def apply_dual(cls: Any, args: tuple) -> Any:
             if out_array is not _FAILED:
                 single = out_array.__class__ in ARRAY_TYPES
                 if single:
-                    result = _Tensor._make(out_array)
+                    result = Tensor._make(out_array)
                 else:  # several outputs, or a NumPy scalar: wrapped as apply wraps them
-                    from .recording import wrap_unrecorded
-
                     result = wrap_unrecorded(cls, out_array, args)
                 if grad_enabled():
                     set_grad_mode(False)
@@ -205,7 +204,7 @@ def apply_dual(cls: Any, args: tuple) -> Any:
                 else:
                     out = rule(args, tangents, result)
                 written: Any = out_array  # (mypy narrows out_array by its class test)
-                if single and out.__class__ is _Tensor and out.array.shape == written.shape \
+                if single and out.__class__ is Tensor and out.array.shape == written.shape \
                         and out.array.dtype is written.dtype \
                         and written.dtype.kind == "f":  # the common case (else _record:
                     # an integer or bool result carries no tangent, as in PyTorch)
@@ -223,8 +222,6 @@ def apply_dual(cls: Any, args: tuple) -> Any:
 
 
 def _record(level: Level, result: Any, out_tangents: Any) -> None:
-    from .tensor import Tensor
-
     if isinstance(result, Tensor):
         results, out_tangents = (result,), (out_tangents,)
     else:
@@ -260,8 +257,6 @@ def apply_inplace_dual(cls: Any, target: Any, args: tuple, run: Any) -> Any:
         before = target.clone() if found else None
         result = cls.apply_(target, *args) if ACTIVE else run(cls, target, args)
         if found:
-            from .dual_inplace import write_tangent
-
             write_tangent(level, result, rule((before, *args), tangents, result), tangents)
     finally:
         ACTIVE[:] = snapshot
@@ -299,6 +294,3 @@ def scaled(tangent: Any, factor: Any) -> Any:
 
 
 _FAILED = object()  # the lean path's forward raised: apply runs it again, raising its error
-_Tensor: Any = None  # vizgrad.core.tensor sets this (it imports this module first)
-#: ``[steps(cls, args)]``: Function.apply's steps without this module (function.py sets it)
-APPLY_STEPS: list = [None]

@@ -20,10 +20,14 @@ the out-of-place path never comes here).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .backend import array_module
-from .dual import Level
+from .tensor import Tensor
+from .views import regenerate_view
+
+if TYPE_CHECKING:
+    from .dual import Level  # above this module in core's order: annotations only
 
 
 def _may_share(first: Any, second: Any) -> bool:
@@ -59,8 +63,6 @@ def _replace(level: Level, tensor: Any, tangent: Any) -> None:
 
 
 def _fit(tensor: Any, tangent: Any) -> Any:
-    from .tensor import Tensor
-
     if tangent is None:  # the rule says the target no longer varies: zeros
         return Tensor.from_array(array_module(tensor.array).zeros_like(tensor.array))
     if tangent.shape != tensor.shape:
@@ -94,8 +96,6 @@ def write_tangent(level: Level, target: Any, new: Any, inputs: list) -> None:
             new = new.clone()
         _replace(level, target, new)
         return
-    from .inplace import regenerate_view
-
     base_tangent = level.tangents.get(id(base.array))
     if base_tangent is None or not _own(level, base.array, base_tangent):
         base_tangent = _fit(base, None) if base_tangent is None else base_tangent.clone()

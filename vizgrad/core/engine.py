@@ -16,18 +16,20 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from . import handoff
 from .accumulate import ACCUMULATE_LOCK, accumulate_grad, accumulate_leaf
-from .backend import as_array
-from .broadcast import sum_to_array
+from .backend import array_module, as_array
+from .broadcast import sum_to, sum_to_array
+from .factory import zeros_like
 from .hooks import describe_leaf, describe_output, run_post_accumulate_hooks, run_tensor_hook
-from .inplace import refresh_view
-from .node import AccumulateGrad, ContiguousLayout, Node
+from .node import AccumulateGrad, ContiguousLayout, Node, accumulator_of, edge_of
 from .roots import as_list as _as_list
 from .roots import check_roots as _check_roots
 from .roots import root_gradients as _root_gradients
 from .saved import GraphError
 from .state import grad_enabled, set_grad_mode
-from .tensor import Tensor, accumulator_of, edge_of
+from .tensor import Tensor
+from .views import refresh_view
 
 
 def _reachable(roots: list[Node]) -> set:
@@ -68,8 +70,6 @@ def _reduce_to(grad: Tensor, shape: tuple, dtype: Any, node: Node, child: Node) 
                     f"of shape {shape}, which it cannot be reduced to")
         return Tensor._make(array if array.dtype == dtype else array.astype(dtype))
     if grad.array.shape != shape:
-        from .broadcast import sum_to
-
         try:
             grad = sum_to(grad, shape)
         except ValueError as error:
@@ -113,8 +113,6 @@ def _flatten_grads(layout: tuple, result: tuple) -> Any:
 
 
 def _materialize(node: Node, buffer: list) -> list:
-    from .backend import array_module
-
     if not node._materialize_grads:  # ctx.set_materialize_grads(False): None stays None
         return buffer
 
@@ -157,7 +155,7 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     owned: set = set()
     following = None  # a node reached that is newer than all waiting: it skips the heap
     heappop, heappush = heapq.heappop, heapq.heappush
-    with _engine_mode(create_graph):
+    with _engine_mode(create_graph), _RUN_END:
         while following is not None or ready:
             if following is not None:
                 node, following = following, None
@@ -481,6 +479,21 @@ def call_node(node: Node, grads: tuple) -> Any:
     return out[0] if len(out) == 1 else tuple(out)
 
 
+class _RunEnd:
+    """At the end of each engine run (``backward()``, ``grad()``, nested ones too) tells
+    ``listener(error)`` of :data:`RUN_END_LISTENERS` (error None: it finished); one may
+    raise.  Anomaly mode on a device checks a whole run's gradients there, in one copy."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, error: BaseException | None, tb: Any) -> None:
+        for listener in list(RUN_END_LISTENERS):
+            listener(error)
+
+
+_RUN_END, RUN_END_LISTENERS = _RunEnd(), []  # type: ignore[var-annotated]
+
 #: Callables told ``listener(outputs)`` at the start of every ``backward()``; the CLI
 #: uses this to find "the root of the first backward() call" of a script.
 BACKWARD_LISTENERS: list = []
@@ -576,8 +589,10 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         if value is not None and not create_graph:
             value = value.detach()
         elif value is None and materialize_grads:
-            from .factory import zeros_like
-
             value = zeros_like(tensor, requires_grad=create_graph)
         result.append(value)
     return tuple(result)
+
+
+# Tensor.backward and node(grad) run the engine from below it in core's order
+handoff.provide(backward=backward, call_node=call_node)

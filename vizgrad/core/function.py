@@ -36,11 +36,10 @@ import inspect
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from . import backend
+from . import backend, handoff
 from .dual import ACTIVE as _DUAL_LEVELS
-from .dual import APPLY_STEPS, apply_dual, apply_inplace_dual
-from .inplace import refresh_view
-from .node import Node, is_tensor_list, node_class
+from .dual import apply_dual, apply_inplace_dual
+from .node import Node, accumulator_of, is_tensor_list, node_class
 from .recording import (
     FIRST_OUTPUTS,
     FORWARD_LISTENERS,
@@ -66,7 +65,8 @@ from .recording import (
 )
 from .saving import resolve_saved
 from .state import OBSERVERS, grad_enabled
-from .tensor import Tensor, accumulator_of
+from .tensor import Tensor
+from .views import refresh_view
 
 __all__ = ["FORWARD_LISTENERS", "Function", "binary_operator", "unary_operator"]
 
@@ -298,16 +298,14 @@ class Function:
         into every view sharing it), and ``target`` adopts the new node; a view's
         base gets a ``CopySlices`` node so gradients reach both histories.
         """
-        from .inplace import apply_inplace
-
         if not cls.builtin:
             raise TypeError(
                 f"{cls.__name__}.apply_ runs vizgrad's own ops in place; a user Function "
                 "modifies its input in forward and marks it with ctx.mark_dirty(input), "
                 f"then is called as {cls.__name__}.apply(...), as in PyTorch.")
         if _DUAL_LEVELS:  # forward AD: the target's tangent follows the write
-            return apply_inplace_dual(cls, target, args, apply_inplace)
-        return apply_inplace(cls, target, args)
+            return apply_inplace_dual(cls, target, args, handoff.apply_inplace)
+        return handoff.apply_inplace(cls, target, args)  # inplace.py: above this module
 
 
 def _steps(cls: type[Function], args: tuple) -> Any:
@@ -335,7 +333,7 @@ def _steps(cls: type[Function], args: tuple) -> Any:
     return finish_recorded(cls, node, out, args, tensors)
 
 
-APPLY_STEPS[0] = _steps
+handoff.provide(apply_steps=_steps)  # dual.py runs another thread's op with it
 
 
 def binary_operator(cls: type[Function], reflected: bool = False) -> Callable:

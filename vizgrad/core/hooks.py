@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .node import RemovableHandle, add_hook
 from .tensor import Tensor
 
 
@@ -59,24 +58,6 @@ def describe_leaf(tensor: Tensor) -> str:
 def describe_output(node: Any, nr: int) -> str:
     shape, dtype = node._result_meta[nr]
     return f"output {nr} of {node.name()} (shape {tuple(shape)}, {dtype})"
-
-
-def register_post_accumulate(tensor: Tensor, hook: Callable) -> RemovableHandle:
-    """``tensor.register_post_accumulate_grad_hook(hook)``: PyTorch's checks, then the hook
-    kept on the leaf; its AccumulateGrad node (now or made later) leaves the engine's fast
-    path, whose general path calls the hooks after adding into ``.grad``."""
-    if not tensor._requires_grad:
-        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    if tensor._grad_fn is not None:
-        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-    if tensor._post_acc_hooks is None:
-        tensor._post_acc_hooks = {}
-    handle = add_hook(tensor._post_acc_hooks, hook)
-    ref = tensor._accumulator
-    node = ref() if ref is not None else None
-    if node is not None:  # one made later is marked by accumulator_of
-        node._hooked = True
-    return handle
 
 
 def run_post_accumulate_hooks(tensor: Tensor) -> None:

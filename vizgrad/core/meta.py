@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import backend
+from .function import Function
 
 
 class MetaArray:
@@ -207,8 +208,6 @@ def meta_forwards() -> Iterator[None]:
 
 
 def _swap_forwards() -> list[tuple[Any, Any]]:
-    from .function import Function  # function.py imports this module's helpers
-
     swapped: list[tuple[Any, Any]] = []
     classes: list[Any] = list(Function.registry.values())
     for cls in classes:

@@ -9,17 +9,17 @@ last reference to a loss frees the graph by reference counting alone.
 from __future__ import annotations
 
 import itertools
+import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import backend
+from . import backend, handoff
+from .errors import GraphError, GraphFreedError, InplaceModificationError
+from .handles import RemovableHandle, add_hook
 from .saved import (
     INPUTS_IN_ORDER,
-    GraphError,
-    GraphFreedError,
-    InplaceModificationError,
     SavedEntry,
     SavedTensor,
     input_name,
@@ -29,6 +29,7 @@ from .saved import (
 )
 from .stack import StackFrame, capture, format_frames
 from .state import STACK, current_scope
+from .tensor import Tensor
 
 __all__ = [
     "FORWARD_ONLY", "INPUTS_IN_ORDER", "OP_NODE_CLASSES", "OUT_LIST", "OUT_SINGLE",
@@ -41,7 +42,6 @@ __all__ = [
 SEQUENCE = itertools.count()
 NO_STACK = (None, 0, ())
 _NUMPY_ARRAY = np.ndarray
-Tensor: Any = None  # vizgrad.core.tensor sets this (it imports this module first)
 
 
 def is_tensor_list(arg: Any) -> bool:
@@ -77,34 +77,6 @@ class Edge(NamedTuple):
     slot: int
     rank: int
     input_nr: int
-
-
-class RemovableHandle:
-    """Returned by every ``register_*hook``; ``remove()`` unregisters the hook."""
-
-    __slots__ = ("_hooks", "_key")
-    _ids = itertools.count()
-
-    def __init__(self, hooks: dict) -> None:
-        self._hooks = hooks
-        self._key = next(RemovableHandle._ids)
-
-    def remove(self) -> None:
-        self._hooks.pop(self._key, None)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.remove()
-
-
-def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
-    if not callable(fn):
-        raise TypeError(f"a hook must be callable, got {type(fn).__name__}")
-    handle = RemovableHandle(hooks)
-    hooks[handle._key] = fn
-    return handle
 
 
 class ForwardOnly:
@@ -261,9 +233,7 @@ class Node:
         >>> (x * 3.0).grad_fn(vizgrad.ones(2))      # the number 3.0 is input 1: no gradient
         (tensor([3., 3.]), None)
         """
-        from .engine import call_node
-
-        return call_node(self, grads)
+        return handoff.call_node(self, grads)  # the engine: above this module in core's order
 
     def __repr__(self) -> str:
         if self.fn is None:  # a bare Node() that no op has filled in
@@ -571,3 +541,28 @@ class AccumulateGrad(Node):
 
     def __repr__(self) -> str:
         return f"<AccumulateGrad seq={self.seq}>"
+
+
+_NO_EDGE = (None, 0)
+
+
+def accumulator_of(tensor: Tensor) -> AccumulateGrad:
+    """The (cached, weakly held) AccumulateGrad node of a leaf that requires grad."""
+    ref = tensor._accumulator
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(tensor)
+        tensor._accumulator = weakref.ref(node)
+        if tensor._post_acc_hooks:  # the engine's general path runs them
+            node._hooked = True
+    return node
+
+
+def edge_of(tensor: Tensor) -> tuple:
+    """``(node, input_nr)`` that a gradient for ``tensor`` flows to, PyTorch's gradient_edge."""
+    if not tensor._requires_grad:
+        return _NO_EDGE
+    node = tensor._grad_fn
+    if node is not None:
+        return (node, tensor._output_nr)
+    return (accumulator_of(tensor), 0)

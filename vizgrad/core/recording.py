@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import backend
-from .inplace import MULTI, NO_GRAD, inherited_creation, refresh_view
 from .node import (
     FORWARD_ONLY,
     OUT_LIST,
@@ -35,12 +34,15 @@ from .node import (
     ContiguousLayout,
     ForwardOnly,
     Node,
+    accumulator_of,
     is_tensor_list,
 )
 from .saving import resolve_saved
 from .stack import hide_own_frames_in_notebooks, user_location
 from .state import grad_enabled
-from .tensor import Tensor, accumulator_of
+from .tensor import Tensor
+from .tensor_checks import COMPLEX_AUTOGRAD
+from .views import MULTI, NO_GRAD, inherited_creation, refresh_view
 
 if TYPE_CHECKING:
     from .function import Function
@@ -301,8 +303,6 @@ def check_output_dtype(cls: type, node: Node, outs: Any) -> None:
     """
     kinds = [o.dtype.kind for o in outs]
     if "c" in kinds:
-        from .tensor_checks import COMPLEX_AUTOGRAD
-
         raise RuntimeError(
             f"{cls.__name__.lower()} at {user_location()} would give a complex result that "
             f"requires grad (an input requires grad): {COMPLEX_AUTOGRAD}")

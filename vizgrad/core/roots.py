@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from .factory import ones_like
+from .factory import tensor as make_tensor
 from .meta import MetaArray
 from .tensor import Tensor
 
@@ -21,8 +23,6 @@ def as_list(value: Any) -> list:
 
 def root_gradients(outputs: list[Tensor], gradients: list | None) -> list[Tensor]:
     """The gradient each output starts with: the given one (checked), or 1 for a scalar."""
-    from .factory import ones_like
-
     if gradients is not None and len(gradients) != len(outputs):
         raise ValueError(f"got {len(gradients)} gradients for {len(outputs)} outputs")
     result = []
@@ -38,8 +38,6 @@ def root_gradients(outputs: list[Tensor], gradients: list | None) -> list[Tensor
             gradient = (Tensor._make(np.ones(array.shape, array.dtype))
                         if array.__class__ is np.ndarray else ones_like(output))
         elif not isinstance(gradient, Tensor):
-            from .factory import tensor as make_tensor
-
             gradient = make_tensor(gradient, dtype=output.dtype, device=output.device)
         if tuple(gradient.shape) != tuple(output.shape):
             raise RuntimeError(f"gradient of shape {gradient.shape} does not match the output "

@@ -5,41 +5,24 @@ saves alike, and the values in one list (``Node._store``), freed with one ``clea
 ``core/saving.py`` builds them when forward returns.  This module reads them:
 ``saved_values`` and ``unpack`` (bound into ``Node`` as ``saved_values`` and
 ``_unpack``: no extra call on the backward path), ``SavedTensor`` (what ``node.saved``
-lists), and the errors a read can raise.
+lists), and the errors a read can raise (declared in ``errors.py``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import backend
+from . import backend, handoff
+from .errors import GraphError, GraphFreedError, InplaceModificationError
 from .stack import traceback_entry
+from .tensor import Tensor
 
 if TYPE_CHECKING:
-    from .node import Node
+    from .node import Node  # above this module in core's order: annotations only
 
-Tensor: Any = None  # vizgrad.core.tensor sets this (it imports this module first)
-
-
-class GraphError(RuntimeError):
-    """An error vizgrad raises on purpose about one node of the user's graph: its
-    message says what happened, where (the node's forward call) and what to do, and
-    ``node`` is that node (``vizgrad.debug.save_error_picture`` draws it).
-
-    ``backward()`` and ``autograd.grad()`` raise it from the user's own call: its
-    traceback holds none of the engine's frames (the message tells the story).
-    """
-
-    node: Any = None
-
-
-class GraphFreedError(GraphError):
-    """Backward (or a saved-tensor read) reached a node whose buffers were already freed."""
-
-
-class InplaceModificationError(GraphError):
-    """A tensor saved for backward was modified in place after it was saved."""
-
+__all__ = ["GraphError", "GraphFreedError", "InplaceModificationError", "INPUTS_IN_ORDER",
+           "SavedEntry", "SavedTensor", "input_name", "rewrite_saved_outputs",
+           "saved_values", "unpack"]
 
 
 class SavedEntry(NamedTuple):
@@ -252,9 +235,7 @@ def unpack(node: Node, entry: SavedEntry) -> Any:
         raise error
     value = store[entry.position]
     if kind == SavedTensor.HOOKED:  # saved_tensors_hooks: their unpack gives it back
-        from .saving import unpack_hooked
-
-        return unpack_hooked(node, entry, value)
+        return handoff.unpack_hooked(node, entry, value)  # saving.py: above this module
     if kind == SavedTensor.INPUT:
         counter = value._version_counter
     elif kind == SavedTensor.OUTPUT:

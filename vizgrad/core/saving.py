@@ -13,8 +13,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import backend
-from .node import INPUTS_IN_ORDER, SavedEntry, SavedTensor
+from . import backend, handoff
+from .node import INPUTS_IN_ORDER, AccumulateGrad, SavedEntry, SavedTensor
+from .tensor import Tensor
 
 # The entries of what ops saved, keyed by one int per saved item: the input number
 # for an input, ``~output number`` (negative) for an output.  Almost every node finds
@@ -179,8 +180,6 @@ def _resolve_hooked(node: Any, to_save: tuple, tensors: list, results: Any) -> N
     intermediate as a Tensor without history (the output itself would make a cycle
     node -> store -> output -> node).
     """
-    from .tensor import Tensor
-
     _resolve_saved_general(node, to_save, tensors, results)
     pack, unpack = SAVED_TENSOR_HOOKS[-1]
     store = node._store
@@ -208,9 +207,6 @@ def _resolve_hooked(node: Any, to_save: tuple, tensors: list, results: Any) -> N
 
 def unpack_hooked(node: Any, entry: SavedEntry, packed: Any) -> Any:
     """``unpack(packed)`` put back where the saved tensor was in the graph."""
-    from .node import AccumulateGrad
-    from .tensor import Tensor
-
     kind, _, _, unpack = entry.extra
     value = unpack(packed)
     if not isinstance(value, Tensor):
@@ -228,3 +224,6 @@ def unpack_hooked(node: Any, entry: SavedEntry, packed: Any) -> Any:
             return tensor
         return Tensor._make(value.array, True, target, node._next_nrs[entry.number])
     return Tensor._make(value.array)
+
+
+handoff.provide(unpack_hooked=unpack_hooked)  # saved.unpack reads hooked values with it

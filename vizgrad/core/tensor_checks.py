@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from . import backend
+from . import backend, handoff
 
 # Graph bookkeeping a copy must not share: the original's AccumulateGrad node (backward
 # through the copy would fill the original's .grad), its hooks, its view history.
@@ -20,9 +20,7 @@ def rebuild_tensor(array: np.ndarray, requires_grad: bool, name: str | None,
     """Unpickle a tensor (see ``Tensor.__reduce_ex__``)."""
     if device != "cpu":
         array = backend.to_device(array, device)
-    from .tensor import Tensor
-
-    out = Tensor._make(array)
+    out = handoff.tensor_class._make(array)  # Tensor: tensor.py sits above this module
     out.name = name
     if requires_grad:
         out.requires_grad = True
@@ -38,9 +36,7 @@ def type_name(value: Any) -> str:
 
 def check_grad(tensor: Any, grad: Any) -> None:
     """Refuse a ``.grad`` that the optimizers and backward could not use (PyTorch's checks)."""
-    from .tensor import Tensor
-
-    if not isinstance(grad, Tensor):
+    if not isinstance(grad, handoff.tensor_class):  # Tensor (tensor.py is above this module)
         raise TypeError("assigned grad expected to be a Tensor or None but got grad of type "
                         f"{type_name(grad)}")
     if grad.shape != tensor.shape:

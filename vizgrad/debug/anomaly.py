@@ -10,9 +10,15 @@ outputs, so the op that *made* the NaN (``log(0)``, ``0/0``) is named where it r
 
 It is built on two listener seams (:func:`vizgrad.watching.on_node_backward`,
 :func:`vizgrad.watching.on_forward`), registered only while the mode is on: off, it
-costs nothing.  PyTorch programs are watched too, while the mode is on
-(:mod:`.torch_anomaly`: hooks on PyTorch's nodes that never raise into its backward;
-the error comes from the ``backward()`` call once PyTorch's engine has finished).
+costs nothing.  On NumPy data each check is read at once.  On a device (CuPy) reading a
+check is a device-to-host copy that waits for the device, so the checks stay on the
+device (one ``isfinite(...).all()`` per gradient or output) and are read together, in
+one copy, when the engine run ends (:func:`vizgrad.watching.on_run_end`), or when the
+mode is turned off, or every :data:`FORWARD_BOUND` forward checks: the same node is
+named, after its backward (or forward) has run on (docs/gpu.md).  PyTorch programs
+are watched too, while the mode is on (:mod:`.torch_anomaly`: hooks on PyTorch's
+nodes that never raise into its backward; the error comes from the ``backward()`` call
+once PyTorch's engine has finished).
 
 Example
 -------
@@ -32,6 +38,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import weakref
 from typing import Any
 
@@ -75,17 +82,23 @@ def _listen() -> None:
     wanted = {"node": on,
               "forward": on and _STATE["check_forward"],
               "roots": on and _STATE["save_to"] is not None,
-              "torch": on}
+              "torch": on, "runs": on}
     makers = {"node": lambda: watching.on_node_backward(_node_listener),
               "forward": lambda: watching.on_forward(_forward_listener),
               "roots": lambda: watching.on_backward(_remember_roots),
-              "torch": _torch_side}
+              "torch": _torch_side,
+              "runs": lambda: watching.on_run_end(_run_end)}
     for key, want in wanted.items():
         if want and key not in _HANDLES:
             _HANDLES[key] = makers[key]()
         elif not want and key in _HANDLES:
             _HANDLES.pop(key).remove()
-    if not wanted["roots"]:
+    if not on:  # device checks still unread (a forward with no backward): read them now
+        try:
+            _flush()
+        finally:
+            _ROOTS.clear()
+    elif not wanted["roots"]:
         _ROOTS.clear()
 
 
@@ -246,13 +259,74 @@ def _node_listener(raw: Any, grad_outputs: tuple, grad_inputs: tuple | None,
     if error is not None or not _STATE["check_nan"]:
         return
     _COUNTS["nodes"] += 1
-    bad = [flat for flat, grad in enumerate(grad_inputs or ())
-           if grad is not None and _quick_nonfinite(grad.array)]
+    arrays = [None if grad is None else grad.array for grad in grad_inputs or ()]
+    if _defer("backward", raw, grad_outputs, grad_inputs, arrays):
+        return
+    bad = [flat for flat, array in enumerate(arrays)
+           if array is not None and _quick_nonfinite(array)]
     if bad:
-        # Like PyTorch, name the first output with NaN; failing that, the first with Inf.
-        nans = [flat for flat in bad if _bad_kind(grad_inputs[flat].array) == "nan"]
-        flat = (nans or bad)[0]
-        raise _backward_anomaly(graph.GraphNode(raw), flat, grad_inputs[flat], grad_outputs)
+        raise _backward_report(raw, grad_outputs, grad_inputs, bad)
+
+
+def _backward_report(raw: Any, grad_outputs: tuple, grad_inputs: tuple,
+                     bad: list[int]) -> AnomalyError:
+    # Like PyTorch, name the first output with NaN; failing that, the first with Inf.
+    nans = [flat for flat in bad if _bad_kind(grad_inputs[flat].array) == "nan"]
+    flat = (nans or bad)[0]
+    return _backward_anomaly(graph.GraphNode(raw), flat, grad_inputs[flat], grad_outputs)
+
+
+# -- checks kept on a device, read once per engine run ----------------------------------
+#: Forward checks kept unread at most (a forward whose backward never runs): then they
+#: are read, one copy for this many recorded ops.
+FORWARD_BOUND = 4096
+_PENDING = threading.local()  # .entries: this thread's unread checks, in the order made
+
+
+def _entries() -> list:
+    entries = getattr(_PENDING, "entries", None)
+    if entries is None:
+        entries = _PENDING.entries = []
+    return entries
+
+
+def _defer(phase: str, raw: Any, given: Any, made: Any, arrays: list) -> bool:
+    """Keep device arrays' checks (0-d booleans: all finite) to read later; False for
+    host data (NumPy: checked at once, reading costs nothing)."""
+    if all(getattr(array, "dtype", None) is None or graph.is_host_array(array)
+           for array in arrays):
+        return False
+    flags = []
+    for nr, array in enumerate(arrays):
+        dtype = getattr(array, "dtype", None)
+        if dtype is not None and dtype.kind in "fc" and array.size:
+            flags.append((nr, graph.array_module(array).isfinite(array).all()))
+    entries = _entries()
+    if flags:
+        entries.append((phase, raw, given, made, flags))
+    if phase == "forward" and len(entries) >= FORWARD_BOUND:
+        _flush()
+    return True
+
+
+def _run_end(error: BaseException | None) -> None:
+    _flush()  # an earlier NaN is reported first, as NumPy data would have raised there
+
+
+def _flush() -> None:
+    """Read every kept check in one copy; raise for the first non-finite, in order."""
+    entries = _entries()
+    if not entries:
+        return
+    taken = entries[:]
+    entries.clear()
+    values = iter(graph.host_values([flag for entry in taken for _, flag in entry[4]]))
+    for phase, raw, given, made, flags in taken:
+        bad = [nr for nr, _ in flags if next(values) == 0.0]
+        if bad and phase == "backward":
+            raise _backward_report(raw, given, made, bad)
+        if bad:
+            raise _forward_anomaly(raw, given, made, bad[0])
 
 
 def _backward_anomaly(node: graph.GraphNode, flat: int, grad: Any,
@@ -317,31 +391,37 @@ def backward_lines(node: graph.GraphNode, flat: int, grad: Any, incoming: list) 
 
 
 def _forward_listener(raw: Any, inputs: list, outputs: tuple) -> None:
+    if _defer("forward", raw, inputs, outputs, list(outputs)):
+        return
     for nr, array in enumerate(outputs):
-        if not _quick_nonfinite(array):
-            continue
-        node = graph.GraphNode(raw)
-        kind = _bad_kind(array)
-        lines = [f"Forward of '{node.name()}' produced {kind} values in its "
-                 f"{_ordinal(nr)} output: {_stats_text(array)}"]
-        names = node.input_names
-        clean = True
-        for index, tensor in enumerate(inputs):
-            name = names[index] if index < len(names) else f"input{index}"
-            label = f" '{tensor.name}'" if getattr(tensor, "name", None) else ""
-            lines.append(f"  input '{name}'{label}: {_stats_text(tensor.array)}")
-            clean = clean and not _quick_nonfinite(tensor.array)
-        lines.append("  Its inputs are finite: this op made the non-finite values."
-                     if clean else "  An input already held NaN/Inf (made by an op that "
-                     "was not recorded, or given as data).")
-        if node.scope:
-            lines.append(f"  module scope: {node.scope}")
-        lines.append(_where(node))
-        picture = _picture(node, f"AnomalyError: {lines[0]}")
-        if picture is not None:
-            lines.append(f"  picture of the neighbourhood: {picture}")
-        hide_own_frames_in_notebooks()
-        raise AnomalyError("\n".join(lines), node, "forward", picture)
+        if _quick_nonfinite(array):
+            hide_own_frames_in_notebooks()
+            raise _forward_anomaly(raw, inputs, outputs, nr)
+
+
+def _forward_anomaly(raw: Any, inputs: list, outputs: tuple, nr: int) -> AnomalyError:
+    array = outputs[nr]
+    node = graph.GraphNode(raw)
+    kind = _bad_kind(array)
+    lines = [f"Forward of '{node.name()}' produced {kind} values in its "
+             f"{_ordinal(nr)} output: {_stats_text(array)}"]
+    names = node.input_names
+    clean = True
+    for index, tensor in enumerate(inputs):
+        name = names[index] if index < len(names) else f"input{index}"
+        label = f" '{tensor.name}'" if getattr(tensor, "name", None) else ""
+        lines.append(f"  input '{name}'{label}: {_stats_text(tensor.array)}")
+        clean = clean and not _quick_nonfinite(tensor.array)
+    lines.append("  Its inputs are finite: this op made the non-finite values."
+                 if clean else "  An input already held NaN/Inf (made by an op that "
+                 "was not recorded, or given as data).")
+    if node.scope:
+        lines.append(f"  module scope: {node.scope}")
+    lines.append(_where(node))
+    picture = _picture(node, f"AnomalyError: {lines[0]}")
+    if picture is not None:
+        lines.append(f"  picture of the neighbourhood: {picture}")
+    return AnomalyError("\n".join(lines), node, "forward", picture)
 
 
 def _explain(error: BaseException | None) -> None:

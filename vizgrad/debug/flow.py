@@ -1,8 +1,8 @@
 """Gradient flow after ``backward()``: per-parameter statistics, problems flagged, a plot.
 
 :func:`grad_stats` reads every parameter's ``.grad`` (from a module, or from the leaves
-of a loss's graph) and, where :func:`vizgrad.debug.record_grads` ran, every node's
-recorded gradient.  It flags vanishing and exploding gradients (by the ratio of the
+of a loss's graph) and, where :func:`vizgrad.debug.watch_grads` ran, every node's
+watched gradient.  It flags vanishing and exploding gradients (by the ratio of the
 gradient norm to the weight norm), NaN/Inf, dead units (output units whose gradient is
 zero over the whole batch) and parameters that got no gradient at all (a layer left
 out of the forward pass).  :meth:`GradStats.flow_svg` draws the classic gradient-flow
@@ -80,7 +80,7 @@ class ParamGrad:
 
 @dataclass
 class NodeGrad:
-    """A node's recorded gradient (from :func:`vizgrad.debug.record_grads`)."""
+    """A node's watched gradient (from :func:`vizgrad.debug.watch_grads`)."""
 
     seq: int | None
     name: str
@@ -100,15 +100,15 @@ class GradStats:
     nodes: list[NodeGrad]
     vanishing: float
     exploding: float
-    #: nodes whose gradient was not recorded (their hook stepped aside), one line each
-    unrecorded: list[str] = field(default_factory=list)
+    #: nodes whose gradient was not watched (their hook stepped aside), one line each
+    unwatched: list[str] = field(default_factory=list)
     #: what was not judged and why (an embedding whose rows used are unknown)
     notes: list[str] = field(default_factory=list)
 
     @property
     def problems(self) -> list[str]:
         """One sentence per flagged parameter or node (and per node not seen)."""
-        out = list(self.unrecorded)
+        out = list(self.unwatched)
         for item in self.params:
             for flag in item.flags:
                 out.append(f"{item.name}: {_FLAG_TEXT[flag](item, self)}")
@@ -204,7 +204,7 @@ _FLAG_TEXT = {
 
 def _row(item: ParamGrad | NodeGrad) -> dict[str, Any]:
     """``_plain(dataclasses.asdict(item))`` for these flat records, without asdict's
-    recursive deep copy (the Recorder writes these on every recorded step)."""
+    recursive deep copy (the GraphSaver writes these on every saved step)."""
     names = _FIELDS.get(item.__class__)
     if names is None:
         names = _FIELDS[item.__class__] = tuple(f.name for f in fields(item))
@@ -295,33 +295,131 @@ def _rows_of(node: graph.GraphNode) -> Any:
 
 def _param_grad(name: str, tensor: Any, depth: int, vanishing: float,
                 exploding: float, rows: Any = None) -> ParamGrad:
-    # One float64 copy of the gradient at most and no masked copy when every value is
-    # finite (the common case): the Recorder takes these figures on its steps.
-    weight = graph.to_numpy(tensor).astype(np.float64, copy=False).ravel()
-    item = ParamGrad(name, tuple(tensor.shape), depth, tensor.grad is not None,
-                     weight_norm=float(np.sqrt(np.dot(weight, weight))))
+    """One parameter's statistics, read on the host (see :func:`_param_grads`)."""
+    item, figures = _measure(name, tensor, depth, rows)
+    _judge(item, _final(figures, graph.host_values(list(figures.values()))), vanishing,
+           exploding, rows)
+    return item
+
+
+def _param_grads(pairs: list, per_row: dict, vanishing: float,
+                 exploding: float) -> list[ParamGrad]:
+    """Every parameter's statistics.  NumPy data is measured on the host; a device's
+    figures are computed on the device, then read together in one copy (a few numbers
+    per parameter, never the gradients themselves): grad_stats of a CuPy model makes one
+    device-to-host copy (docs/gpu.md)."""
+    measured = [_measure(name, tensor, depth, per_row.get(id(tensor)))
+                for depth, (name, tensor) in enumerate(pairs)]
+    values = iter(graph.host_values([value for _, figures in measured
+                                     for value in figures.values()]))
+    out = []
+    for (item, figures), (_, tensor) in zip(measured, pairs):
+        read = [next(values) for _ in figures]
+        _judge(item, _final(figures, read), vanishing, exploding,
+               per_row.get(id(tensor)))
+        out.append(item)
+    return out
+
+
+def _measure(name: str, tensor: Any, depth: int, rows: Any) -> tuple[ParamGrad, dict]:
+    """A parameter's item and its figures, numbers or 0-d arrays where the data lives:
+    ``weight`` (sum of squares) and, with a gradient, ``squares``, ``nan``, ``inf``,
+    ``count`` (finite values), ``sum`` and ``abs`` (of the finite ones), ``max_abs``,
+    ``zeros``, and ``dead`` (units whose gradient is all zero)."""
+    weight = _wide(tensor)
+    item = ParamGrad(name, tuple(tensor.shape), depth, tensor.grad is not None)
+    figures: dict[str, Any] = {"weight": _dot(weight)}
     if tensor.grad is None:
         # a frozen parameter (requires_grad=False) is meant to get none: not flagged
         item.frozen = not getattr(tensor, "requires_grad", True)
         if not item.frozen:
             item.flags.append("no_grad")
-        return item
-    grad = graph.to_numpy(tensor.grad).astype(np.float64)
+        return item, figures
+    grad = _wide(tensor.grad, raveled=False)
     flat = grad.ravel()
-    squares = np.dot(flat, flat)
-    good = flat
-    if not np.isfinite(squares):  # a NaN/Inf in the gradient, or an overflow
-        item.nan = int(np.isnan(flat).sum())
-        item.inf = int(np.isinf(flat).sum())
-        if item.nan or item.inf:
-            good = flat[np.isfinite(flat)]
-    item.norm = float("nan") if item.nan or item.inf else float(np.sqrt(squares))
-    magnitude = np.abs(good)
-    item.mean = float(good.mean()) if good.size else 0.0
-    item.mean_abs = float(magnitude.mean()) if good.size else 0.0
-    item.max_abs = float(magnitude.max()) if good.size else 0.0
-    item.zero_fraction = float((flat.size - np.count_nonzero(flat)) / flat.size) \
-        if flat.size else 1.0
+    if graph.is_host_array(flat):
+        # One float64 copy at most and no masked copy when every value is finite (the
+        # common case): the GraphSaver takes these figures on its steps.
+        squares = np.dot(flat, flat)
+        good = flat
+        figures.update(squares=squares, nan=0, inf=0)
+        if not np.isfinite(squares):  # a NaN/Inf in the gradient, or an overflow
+            figures.update(nan=int(np.isnan(flat).sum()), inf=int(np.isinf(flat).sum()))
+            if figures["nan"] or figures["inf"]:
+                good = flat[np.isfinite(flat)]
+        magnitude = np.abs(good)
+        figures.update(count=good.size, mean=float(good.mean()) if good.size else 0.0,
+                       mean_abs=float(magnitude.mean()) if good.size else 0.0,
+                       max_abs=float(magnitude.max()) if good.size else 0.0,
+                       zeros=flat.size - np.count_nonzero(flat))
+    else:
+        xp = graph.array_module(flat)
+        finite = xp.isfinite(flat)
+        good = xp.where(finite, flat, 0.0)
+        magnitude = xp.abs(good)
+        figures.update(squares=_dot(flat), nan=xp.isnan(flat).sum(),
+                       inf=xp.isinf(flat).sum(), count=finite.sum(), sum=good.sum(),
+                       abs=magnitude.sum(), zeros=(flat == 0).sum())
+        if flat.size:
+            figures["max_abs"] = magnitude.max()
+    units = _units(grad, rows)
+    if units is not None:
+        figures["dead"] = (~units.any(axis=1)).sum()
+    return item, figures
+
+
+def _wide(tensor: Any, raveled: bool = True) -> Any:
+    """A tensor's data as float64, where it lives (a copy only when the dtype differs)."""
+    data = getattr(tensor, "array", None)
+    if data is None:  # a PyTorch tensor: read on the host
+        data = graph.to_numpy(tensor)
+    data = data.astype(np.float64, copy=False)
+    return data.ravel() if raveled else data
+
+
+def _dot(flat: Any) -> Any:
+    """The sum of squares: NumPy's dot on the host (as ever); on a device an elementwise
+    kernel and a reduction, whose result stays there whatever BLAS does with a dot's."""
+    return np.dot(flat, flat) if graph.is_host_array(flat) else (flat * flat).sum()
+
+
+def _units(grad: Any, rows: Any) -> Any:
+    """The gradient's units as rows (``(units, -1)``): the rows the batch used for a
+    per-row parameter, else output rows of a 2-d-or-more gradient; None: not judged."""
+    if rows is not None and grad.ndim >= 1:
+        if isinstance(rows, str):
+            return None
+        rows = rows[(rows >= 0) & (rows < grad.shape[0])]
+        return grad.reshape(grad.shape[0], -1)[rows]
+    if grad.ndim >= 2:
+        return grad.reshape(grad.shape[0], -1)
+    return None
+
+
+def _final(figures: dict, read: list[float]) -> dict[str, float]:
+    """The figures read on the host, as :func:`_judge` takes them."""
+    got = dict(zip(figures, read))
+    if "squares" not in got:
+        return got
+    if "sum" in got:  # measured on a device: means from the sums of the finite values
+        count = got["count"]
+        got["mean"] = got["sum"] / count if count else 0.0
+        got["mean_abs"] = got["abs"] / count if count else 0.0
+        got["max_abs"] = got.get("max_abs", 0.0) if count else 0.0
+    return got
+
+
+def _judge(item: ParamGrad, got: dict[str, float], vanishing: float, exploding: float,
+           rows: Any) -> None:
+    """Fill ``item`` from its figures (:func:`_final`) and flag what looks wrong."""
+    item.weight_norm = math.sqrt(got["weight"])
+    if "squares" not in got:  # no gradient (said by _measure)
+        return
+    size = math.prod(item.shape)
+    item.nan, item.inf = int(got["nan"]), int(got["inf"])
+    item.norm = float("nan") if item.nan or item.inf else math.sqrt(got["squares"])
+    item.mean, item.mean_abs, item.max_abs = got["mean"], got["mean_abs"], got["max_abs"]
+    item.zero_fraction = got["zeros"] / size if size else 1.0
     if item.nan or item.inf:
         item.flags.append("nonfinite")
     elif item.weight_norm > 0:
@@ -330,41 +428,37 @@ def _param_grad(name: str, tensor: Any, depth: int, vanishing: float,
             item.flags.append("vanishing")
         elif item.ratio > exploding:
             item.flags.append("exploding")
-    if rows is not None and grad.ndim >= 1:  # per row: a row no sample picked is unused
+    if rows is not None and len(item.shape) >= 1:  # per row: a row no sample picked is unused
         item.per_row = True
         if isinstance(rows, str):  # not seen: not judged (a note says so)
-            return item
-        rows = rows[(rows >= 0) & (rows < grad.shape[0])]
+            return
+        rows = rows[(rows >= 0) & (rows < item.shape[0])]
         item.rows_used = item.units = int(rows.size)
-        used = grad.reshape(grad.shape[0], -1)[rows]
-        item.dead_units = int((~used.any(axis=1)).sum())
-        if item.dead_units:
-            item.flags.append("dead_units")
-        return item
-    if grad.ndim >= 2:  # a unit is an output row: all its weights got exactly nothing
-        item.units = int(grad.shape[0])
-        item.dead_units = int((~grad.reshape(grad.shape[0], -1).any(axis=1)).sum())
-        if item.dead_units:
-            item.flags.append("dead_units")
-    return item
+    elif len(item.shape) >= 2:  # a unit is an output row: all its weights got exactly nothing
+        item.units = int(item.shape[0])
+    else:
+        return
+    item.dead_units = int(got["dead"])
+    if item.dead_units:
+        item.flags.append("dead_units")
 
 
-def _recorded_nodes(roots: Any) -> tuple[list[NodeGrad], list[str]]:
-    """The nodes' recorded statistics, and one line per node whose recording stepped
+def _watched_nodes(roots: Any) -> tuple[list[NodeGrad], list[str]]:
+    """The nodes' watched statistics, and one line per node whose watch stepped
     aside (its hook failed: what it did not see is said, not read as no gradient)."""
-    out, unrecorded = [], []
+    out, unwatched = [], []
     walk = roots if isinstance(roots, graph.GraphWalk) else graph.walk(roots)
     for node in walk.nodes:
         entry = node.get_metadata(METADATA_KEY)
         if entry is None or node.is_accumulate:
             continue
         if "skipped" in entry:
-            unrecorded.append(f"{node.name()} (seq {node.seq}): gradient not recorded, "
-                              f"the recording stepped aside ({entry['skipped']})")
+            unwatched.append(f"{node.name()} (seq {node.seq}): gradient not watched, "
+                              f"the watch stepped aside ({entry['skipped']})")
             continue
         out.append(NodeGrad(node.seq, node.name(), node.scope, entry["norm"], entry["finite"],
                             entry["zero"], entry.get("dead_units", 0), entry.get("units", 0)))
-    return out, unrecorded
+    return out, unwatched
 
 
 def grad_stats(target: Any, loss: Any = None, *, vanishing: float = VANISHING,
@@ -373,8 +467,8 @@ def grad_stats(target: Any, loss: Any = None, *, vanishing: float = VANISHING,
 
     ``target`` is a module (its ``named_parameters()``), a dict or list of
     ``(name, parameter)``, or a loss (the leaves of its graph).  ``loss`` (or a loss
-    given as ``target``) adds the per-node statistics recorded by
-    :func:`vizgrad.debug.record_grads` (``loss`` may be that record's ``walk``: the
+    given as ``target``) adds the per-node statistics taken by
+    :func:`vizgrad.debug.watch_grads` (``loss`` may be that watch's ``walk``: the
     graph is not walked again).  A parameter is flagged ``vanishing`` when
     ``|grad| / |weight| < vanishing``, ``exploding`` above ``exploding``, ``nonfinite``
     for NaN/Inf, ``dead_units`` when whole output rows of its gradient are zero and
@@ -403,11 +497,10 @@ def grad_stats(target: Any, loss: Any = None, *, vanishing: float = VANISHING,
     walk = None if roots is None else (
         roots if isinstance(roots, graph.GraphWalk) else graph.walk(roots))
     per_row = _row_parameters(target, walk)
-    params = [_param_grad(name, tensor, depth, vanishing, exploding, per_row.get(id(tensor)))
-              for depth, (name, tensor) in enumerate(pairs)]
+    params = _param_grads(pairs, per_row, vanishing, exploding)
     notes = [f"{item.name}: a per-row parameter (an embedding) whose rows the batch used "
              "could not be seen (backward freed the indices): its zero rows are not judged;"
-             " record with vizgrad.debug.record_grads(loss) to judge them"
+             " watch them with vizgrad.debug.watch_grads(loss) to judge them"
              for item in params if item.per_row and item.rows_used is None and item.has_grad]
-    nodes, unrecorded = _recorded_nodes(walk) if walk is not None else ([], [])
-    return GradStats(params, nodes, vanishing, exploding, unrecorded, notes)
+    nodes, unwatched = _watched_nodes(walk) if walk is not None else ([], [])
+    return GradStats(params, nodes, vanishing, exploding, unwatched, notes)

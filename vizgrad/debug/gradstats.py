@@ -1,13 +1,13 @@
-"""Record per-node gradient norms during backward, for ``make_dot(show_grad=True)``.
+"""Watch a graph's backward: per-node gradient norms taken as it runs (``show_grad``).
 
 Example
 -------
 >>> x = vizgrad.tensor([1.0, 2.0], requires_grad=True)
 >>> loss = (x * 2).sum()
->>> with vizgrad.debug.record_grads(loss) as record:
+>>> with vizgrad.debug.watch_grads(loss) as watch:
 ...     loss.backward()
 >>> dot = vizgrad.make_dot(loss, show_grad=True)    # colours every node by its grad norm
->>> record.stats[loss.grad_fn.seq]["norm"]
+>>> watch.stats[loss.grad_fn.seq]["norm"]
 1.0
 """
 
@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import graph
 from ..graph.statistics import METADATA_KEY, combine_stats, grad_stats
+from .device_stats import DeviceStats, is_device_gradient
 
 
 class StatsCache:
@@ -56,7 +57,7 @@ class StatsCache:
 
 def node_entry(grad_outputs: tuple, grad_inputs: tuple, metas: Any,
                stats: Any = None) -> dict[str, Any]:
-    """The statistics a recorder keeps for one node's backward: those of the gradients
+    """The statistics a watch keeps for one node's backward: those of the gradients
     that reached it (``norm``, ``finite``, ``zero``) and, under ``"edges"``, one entry per
     forward input for the gradient it sent there, summed to that input's shape (from
     ``metas``, aligned with the inputs: :attr:`vizgrad.graph.GraphNode.flat_output_meta`)
@@ -91,7 +92,7 @@ RELU_NODES = frozenset({"ReluBackward0", "ThresholdBackward0", "HardtanhBackward
 #: Nodes that pick rows of their weight by index (embeddings): a row no sample picked
 #: gets no gradient, and is not dead for that; a parameter is judged by the rows used.
 ROW_NODES = frozenset({"EmbeddingBackward0", "EmbeddingBagBackward0"})
-#: Key of ``node.metadata`` where :class:`GradRecord` keeps a row node's rows used
+#: Key of ``node.metadata`` where :class:`GradWatch` keeps a row node's rows used
 #: (read before backward frees its saved indices).
 ROWS_KEY = "vizgrad.rows"
 
@@ -99,7 +100,7 @@ ROWS_KEY = "vizgrad.rows"
 def rows_used(node: graph.GraphNode) -> np.ndarray | None:
     """The rows of its weight an embedding node picked (its ``padding_idx`` row left
     out: it never gets a gradient), or None where that cannot be seen any more (backward
-    freed the indices, and no :func:`record_grads` kept them)."""
+    freed the indices, and no :func:`watch_grads` kept them)."""
     found = node.get_metadata(ROWS_KEY)
     if found is not None:
         return found
@@ -125,7 +126,7 @@ def dead_unit_counts(array: np.ndarray | None) -> dict[str, Any]:
             "dead": dead.tolist()}
 
 
-class GradRecord:
+class GradWatch:
     """Context manager that hooks every node of a graph and keeps its gradient statistics.
 
     ``stats[seq]`` holds the statistics of the gradient that reached the node
@@ -136,9 +137,13 @@ class GradRecord:
     The hooks sit in a backward vizgrad does not own (PyTorch's, or a user's): they
     never raise into it and never change a gradient (they return nothing).  A hook
     that fails inside warns once (a ``RuntimeWarning`` naming the node) and stops
-    recording that node; ``skipped[seq]`` says why, and the node's metadata holds
+    watching that node; ``skipped[seq]`` says why, and the node's metadata holds
     ``{"skipped": reason}`` instead of statistics, so no tool reads the missing
-    record as "no gradient".
+    statistics as "no gradient".
+
+    Device (CuPy) gradients are measured on the device and read when the ``with``
+    ends, all in one device-to-host copy (:mod:`.device_stats`); until then their
+    entries hold ``None``.
     """
 
     def __init__(self, roots: Any) -> None:
@@ -147,6 +152,7 @@ class GradRecord:
         self.skipped: dict[int | None, str] = {}
         self._handles: list[Any] = []
         self._stats = StatsCache()
+        self._device = DeviceStats()
 
     def _hook_for(self, node: graph.GraphNode) -> Any:
         metas = node.flat_output_meta
@@ -158,9 +164,13 @@ class GradRecord:
             if failed[0]:
                 return
             try:
-                entry = node_entry(grad_outputs, grad_inputs, metas, stats)
-                if dead_units and grad_inputs and grad_inputs[0] is not None:
-                    entry.update(dead_unit_counts(graph.to_numpy(grad_inputs[0])))
+                if any(map(is_device_gradient, grad_outputs + grad_inputs)):
+                    entry = self._device.node_entry(grad_outputs, grad_inputs, metas,
+                                                    dead_units)
+                else:
+                    entry = node_entry(grad_outputs, grad_inputs, metas, stats)
+                    if dead_units and grad_inputs and grad_inputs[0] is not None:
+                        entry.update(dead_unit_counts(graph.to_numpy(grad_inputs[0])))
                 self._store(node, entry)
             except Exception as error:  # noqa: BLE001 - never raise into the user's backward
                 failed[0] = True
@@ -176,7 +186,7 @@ class GradRecord:
             node.metadata[METADATA_KEY] = {"skipped": reason}
         except Exception:  # noqa: BLE001 - a node without metadata: skipped says it
             pass
-        warnings.warn(f"vizgrad.debug.record_grads: not recording {node.name()} (seq "
+        warnings.warn(f"vizgrad.debug.watch_grads: not watching {node.name()} (seq "
                       f"{node.seq}) any more, its hook failed ({reason}); the gradient "
                       "was not changed", RuntimeWarning, stacklevel=2)
 
@@ -185,7 +195,7 @@ class GradRecord:
             self.stats[node.seq] = entry
         node.metadata[METADATA_KEY] = entry
 
-    def __enter__(self) -> GradRecord:
+    def __enter__(self) -> GradWatch:
         for node in self.walk:
             if not node.is_accumulate:
                 self._handles.append(node.register_hook(self._hook_for(node)))
@@ -205,22 +215,28 @@ class GradRecord:
         self._stats.clear()
         for node in self.walk:
             if node.is_accumulate and node.variable is not None:
-                entry = grad_stats(node.variable.grad)
+                # the tensor's own .grad (TensorInfo.grad is a host copy)
+                grad = getattr(node.variable.tensor, "grad", None)
+                if is_device_gradient(grad):
+                    self._store(node, self._device.leaf_entry(grad))
+                    continue
+                entry = grad_stats(grad)
                 entry["edges"] = []
-                if node.variable.grad is not None:
+                if grad is not None:
                     self._store(node, entry)
+        self._device.read()  # every device figure of this record, in one copy
 
 
-def record_grads(roots: Any) -> GradRecord:
+def watch_grads(roots: Any) -> GradWatch:
     """Record gradient norms per node for the backward passes run inside the ``with``.
 
     Example
     -------
     >>> x = vizgrad.tensor([1.0, 2.0], requires_grad=True)
     >>> loss = (x * 2).sum()
-    >>> with vizgrad.debug.record_grads(loss) as record:
+    >>> with vizgrad.debug.watch_grads(loss) as watch:
     ...     loss.backward()
-    >>> record.stats[loss.grad_fn.seq]["norm"]      # d loss / d loss
+    >>> watch.stats[loss.grad_fn.seq]["norm"]      # d loss / d loss
     1.0
     """
-    return GradRecord(roots)
+    return GradWatch(roots)

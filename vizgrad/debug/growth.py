@@ -37,7 +37,7 @@ from .memory import human_bytes
 
 
 @dataclass
-class StepRecord:
+class StepSize:
     """Size of one step's graph.  ``saved_bytes`` is None on a step where it was not
     measured (``GraphMonitor(saved_every=N)``); every other figure is this step's."""
 
@@ -91,7 +91,7 @@ class GrowthWarning:
 
 
 class GraphMonitor:
-    """Record each step's graph size; warn when a step's graph reaches into an older one.
+    """Measure each step's graph size; warn when a step's graph reaches into an older one.
 
     ``growth_steps``: also warn when the node count grew this many steps in a row
     (without old nodes attached: for example a list of tensors growing inside the loss).
@@ -101,7 +101,7 @@ class GraphMonitor:
     differs from the step before, and a step that warns.  Reading a PyTorch graph's
     saved tensors is more than half of the monitor's time per step (a Python object
     for each saved tensor and its storage); node count, depth and the check for nodes
-    of earlier steps are still taken every step.  A step not measured records
+    of earlier steps are still taken every step.  A step not measured keeps
     ``saved_bytes=None``, and a message quoting an earlier figure says at which step
     it was measured.
     """
@@ -109,12 +109,12 @@ class GraphMonitor:
     def __init__(self, growth_steps: int = 3, saved_every: int = 1) -> None:
         if saved_every < 1:
             raise ValueError(f"saved_every must be 1 or more, got {saved_every}")
-        self.history: list[StepRecord] = []
+        self.history: list[StepSize] = []
         self.growth_steps = growth_steps
         self.saved_every = int(saved_every)
 
     def step(self, loss: Any) -> GrowthWarning:
-        """Record ``loss``'s graph (call it before or after ``backward()``).
+        """Measure ``loss``'s graph (call it before or after ``backward()``).
 
         Example
         -------
@@ -135,9 +135,9 @@ class GraphMonitor:
         if size.saved_bytes is None and previous is not None and (
                 size.nodes != previous.nodes or size.depth != previous.depth):
             size = graph.graph_size(loss)  # the graph changed: its saved bytes too
-        record = StepRecord(number, size.nodes, size.depth, size.saved_bytes,
-                            size.newest_seq)
-        self.history.append(record)
+        step_size = StepSize(number, size.nodes, size.depth, size.saved_bytes,
+                             size.newest_seq)
+        self.history.append(step_size)
         warning = GrowthWarning(number)
         if previous is None:
             return warning
@@ -149,22 +149,22 @@ class GraphMonitor:
         warning.growing = len(counts) == self.growth_steps + 1 and all(
             a < b for a, b in zip(counts, counts[1:]))
         if warning:
-            if record.saved_bytes is None:  # a step that warns quotes its own figure
-                record.saved_bytes = graph.graph_size(loss).saved_bytes
-            warning.message = self._message(warning, record, previous)
+            if step_size.saved_bytes is None:  # a step that warns quotes its own figure
+                step_size.saved_bytes = graph.graph_size(loss).saved_bytes
+            warning.message = self._message(warning, step_size, previous)
         return warning
 
-    def _saved_text(self, record: StepRecord) -> str:
-        """``record``'s saved bytes, or the latest figure measured before it, saying
+    def _saved_text(self, step_size: StepSize) -> str:
+        """``step_size``'s saved bytes, or the latest figure measured before it, saying
         at which step (never a figure given as another step's)."""
-        if record.saved_bytes is not None:
-            return human_bytes(record.saved_bytes)
-        for earlier in reversed(self.history[:record.step - 1]):
+        if step_size.saved_bytes is not None:
+            return human_bytes(step_size.saved_bytes)
+        for earlier in reversed(self.history[:step_size.step - 1]):
             if earlier.saved_bytes is not None:
                 return f"{human_bytes(earlier.saved_bytes)} (measured at step {earlier.step})"
         return "not measured"
 
-    def _find_old(self, shape: graph.Topology, previous: StepRecord,
+    def _find_old(self, shape: graph.Topology, previous: StepSize,
                   warning: GrowthWarning) -> None:
         limit = previous.newest_seq
         seqs = shape.seqs
@@ -185,11 +185,11 @@ class GraphMonitor:
                         was.name(), was.seq, innermost_line(was.stack, source=True),
                         new.name(), new.seq, innermost_line(new.stack, source=True)))
 
-    def _message(self, warning: GrowthWarning, record: StepRecord,
-                 previous: StepRecord) -> str:
-        lines = [f"step {record.step}: the graph grew from {previous.nodes} to {record.nodes} "
-                 f"nodes (depth {previous.depth} -> {record.depth}, saved "
-                 f"{self._saved_text(previous)} -> {self._saved_text(record)})"]
+    def _message(self, warning: GrowthWarning, step_size: StepSize,
+                 previous: StepSize) -> str:
+        lines = [f"step {step_size.step}: the graph grew from {previous.nodes} to "
+                 f"{step_size.nodes} nodes (depth {previous.depth} -> {step_size.depth}, saved "
+                 f"{self._saved_text(previous)} -> {self._saved_text(step_size)})"]
         if warning.old_nodes:
             lines.append(f"  {warning.old_nodes} nodes of this graph were made in an earlier "
                          "step: a tensor from a previous step was used without .detach() "
@@ -200,7 +200,7 @@ class GraphMonitor:
                              f"{item.old_line or '?'}")
                 lines.append(f"    used by {item.new} at {item.new_line or '?'}")
             if any(not (item.old_line and item.new_line) for item in shown):
-                lines.append("  (?: the line was not recorded; a PyTorch forward records "
+                lines.append("  (?: the line was not captured; a PyTorch forward captures "
                              "its lines under vizgrad.torch.capture)")
             lines.append("  Detach it where the step begins (h = h.detach()), or accumulate "
                          "running values with .item().")
@@ -353,7 +353,7 @@ def graph_diff(a: Any, b: Any) -> GraphDiff:
     """Compare two graphs: nodes added and removed.
 
     ``a`` and ``b``: tensors (or a list or dict of them), nodes, walks, or saved graphs
-    (the JSON ``vizgrad.render.save`` and the Recorder write: a path or a loaded
+    (the JSON ``vizgrad.render.save`` and the GraphSaver write: a path or a loaded
     ``GraphView``); anything else raises ``TypeError``.  Nodes are matched by op name,
     module scope and the user line that created them (``file.py:12``), counted, so a
     loop that ran one more time shows as ``+1``.  A saved graph keeps no user lines:

@@ -2,7 +2,7 @@
 
 ``make_dot(loss, show_grad=True)`` colours a node by the norm of the gradient that
 reached it.  Leaves keep their ``.grad``, but an interior node's gradient is gone
-once backward moves on; :func:`record_grads` keeps it for one graph, named in
+once backward moves on; :func:`watch_grads` keeps it for one graph, named in
 advance.  ``keep_grad_stats()`` is the switch for the common path: while it is on,
 every ``backward()`` stores per-node statistics (norm, finite, all-zero -- a few
 numbers, never the arrays) in ``node.metadata``, where the renderer finds them.
@@ -10,7 +10,9 @@ numbers, never the arrays) in ``node.metadata``, where the renderer finds them.
 It listens through the engine's node-listener seam
 (:func:`vizgrad.watching.on_node_backward`): nothing is hooked on the graph, no
 reference cycle is made, and while it is off the engine runs its fast path.  On,
-it costs one pass over each gradient (its norm) per node.
+it costs one pass over each gradient (its norm) per node.  Device (CuPy) gradients are
+measured on the device and read when the engine run ends, all in one copy
+(:mod:`.device_stats`, :func:`vizgrad.watching.on_run_end`).
 
 Example
 -------
@@ -26,13 +28,23 @@ Example
 
 from __future__ import annotations
 
+import threading
 import warnings
 from typing import Any
 
 from .. import graph, watching
+from .device_stats import DeviceStats, is_device_gradient
 from .gradstats import METADATA_KEY, node_entry
 
-_HANDLE: list[Any] = []  # the registered listener's handle while the switch is on
+_HANDLE: list[Any] = []  # the registered listeners' handles while the switch is on
+_DEVICE = threading.local()  # .stats: this thread's DeviceStats, read at each run's end
+
+
+def _device_stats() -> DeviceStats:
+    stats = getattr(_DEVICE, "stats", None)
+    if stats is None:
+        stats = _DEVICE.stats = DeviceStats()
+    return stats
 
 
 def _listener(raw: Any, grad_outputs: tuple, grad_inputs: tuple | None,
@@ -43,9 +55,23 @@ def _listener(raw: Any, grad_outputs: tuple, grad_inputs: tuple | None,
         if "skipped" in raw.metadata.get(METADATA_KEY, ()):  # stepped aside before
             return
         metas = graph.GraphNode(raw).flat_output_meta
-        raw.metadata[METADATA_KEY] = node_entry(grad_outputs, grad_inputs, metas)
+        if any(map(is_device_gradient, grad_outputs + grad_inputs)):
+            entry = _device_stats().node_entry(grad_outputs, grad_inputs, metas, False)
+        else:
+            entry = node_entry(grad_outputs, grad_inputs, metas)
+        raw.metadata[METADATA_KEY] = entry
     except Exception as failure:  # noqa: BLE001 - never raise into the user's backward
         _step_aside(raw, failure)
+
+
+def _run_end(error: BaseException | None) -> None:
+    """Read this run's device figures (one copy); never raises into ``backward()``."""
+    try:
+        _device_stats().read()
+    except Exception as failure:  # noqa: BLE001 - the statistics stay None, and it is said
+        warnings.warn(f"vizgrad.debug.keep_grad_stats: the device gradients' statistics "
+                      f"could not be read ({type(failure).__name__}: {failure})",
+                      RuntimeWarning, stacklevel=2)
 
 
 def _step_aside(raw: Any, failure: BaseException) -> None:
@@ -54,7 +80,7 @@ def _step_aside(raw: Any, failure: BaseException) -> None:
         raw.metadata[METADATA_KEY] = {"skipped": reason}
     except Exception:  # noqa: BLE001 - nothing more to record it in
         pass
-    warnings.warn(f"vizgrad.debug.keep_grad_stats: not recording {raw.name()} any more, "
+    warnings.warn(f"vizgrad.debug.keep_grad_stats: not watching {raw.name()} any more, "
                   f"its statistics failed ({reason}); the gradient was not changed",
                   RuntimeWarning, stacklevel=2)
 
@@ -67,8 +93,10 @@ def is_keeping_grad_stats() -> bool:
 def _set(enabled: bool) -> None:
     if enabled and not _HANDLE:
         _HANDLE.append(watching.on_node_backward(_listener))
+        _HANDLE.append(watching.on_run_end(_run_end))
     elif not enabled and _HANDLE:
-        _HANDLE.pop().remove()
+        while _HANDLE:
+            _HANDLE.pop().remove()
 
 
 class keep_grad_stats:  # noqa: N801 - a switch used like a function, as torch's set_* are

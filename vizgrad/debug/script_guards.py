@@ -1,6 +1,6 @@
 """Stopping a user's script cleanly: a time limit, and ``os._exit`` turned into an exception.
 
-Used by :func:`vizgrad.debug.capture.run_script`, whose module doc explains the design.
+Used by :func:`vizgrad.debug.script_run.run_script`, whose module doc explains the design.
 
 Example
 -------

@@ -2,7 +2,7 @@
 
 Example
 -------
->>> from vizgrad.debug.capture import run_script
+>>> from vizgrad.debug.script_run import run_script
 >>> from pathlib import Path
 >>> _ = Path("train.py").write_text('''
 ... import vizgrad
@@ -31,7 +31,7 @@ from typing import Any
 from vizgrad import graph
 from vizgrad.location import user_line
 
-from .capture import ScriptRun
+from .script_run import ScriptRun
 from .tracebacks import user_frames
 
 
@@ -128,13 +128,13 @@ def script_parameters(namespace: dict[str, Any]) -> dict[str, Any]:
 
     Global tensors count under their own name; a module's parameters are prefixed
     with the global that holds it -- the same path its ops carry as their scope
-    when the script runs under :func:`~vizgrad.debug.capture.run_script` (``model.fc1``),
+    when the script runs under :func:`~vizgrad.debug.script_run.run_script` (``model.fc1``),
     so a leaf ``model.fc1.weight`` sits in the ``model.fc1`` box.  The first name
     found for a tensor wins.
 
     Example
     -------
-    >>> from vizgrad.debug.capture import run_script
+    >>> from vizgrad.debug.script_run import run_script
     >>> from pathlib import Path
     >>> _ = Path("train.py").write_text('''
     ... from vizgrad import nn, randn
@@ -314,7 +314,7 @@ def select_roots(run: ScriptRun, target: str | None = None, at_error: bool = Fal
 
     Example
     -------
-    >>> from vizgrad.debug.capture import run_script
+    >>> from vizgrad.debug.script_run import run_script
     >>> from pathlib import Path
     >>> _ = Path("train.py").write_text('''
     ... import vizgrad

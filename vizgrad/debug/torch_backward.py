@@ -1,6 +1,6 @@
 """See a script's PyTorch ``backward()`` calls, for ``vizgrad render`` / ``inspect``.
 
-:func:`vizgrad.debug.capture.run_script` records vizgrad's backward calls through
+:func:`vizgrad.debug.script_run.run_script` records vizgrad's backward calls through
 :func:`vizgrad.on_backward`; PyTorch has no such hook, so while a script runs its
 public entry points ``torch.Tensor.backward`` and ``torch.autograd.backward`` are
 wrapped (and put back afterwards).  torch is never imported here: if the script

@@ -1,7 +1,7 @@
 """``vizgrad render`` / ``inspect`` on unmodified PyTorch scripts: module scopes, user
 lines and the torch call that raised.
 
-:func:`vizgrad.debug.capture.run_script` with ``torch_capture=True`` enters a
+:func:`vizgrad.debug.script_run.run_script` with ``torch_capture=True`` enters a
 :class:`ScriptCapture` from the script's start (when the script imports torch, or at
 once when torch is loaded already) to its end: the :class:`vizgrad.torch.capture` a
 user would write by hand, around the whole script.  Root modules are named after the
@@ -36,7 +36,7 @@ import torch
 
 import vizgrad.torch
 from vizgrad import graph
-from vizgrad.adapters.torch import FORWARD_KEY
+from vizgrad.adapters.torch_nodes import FORWARD_KEY
 
 __all__ = ["ScriptCapture", "call_name", "uncaptured"]
 

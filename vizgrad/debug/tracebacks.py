@@ -12,7 +12,7 @@ import types
 
 from .. import watching
 
-_RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "capture.py")
+_RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "script_run.py")
 
 
 def _chain(error: BaseException) -> list[tuple[BaseException, str | None]]:
@@ -40,7 +40,7 @@ def user_frames(error: BaseException) -> list[types.FrameType]:
 
     Example
     -------
-    >>> from vizgrad.debug.capture import run_script
+    >>> from vizgrad.debug.script_run import run_script
     >>> from pathlib import Path
     >>> _ = Path("train.py").write_text('''
     ... from vizgrad import nn, randn
@@ -93,7 +93,7 @@ def format_traceback(error: BaseException) -> str:
 
     Example
     -------
-    >>> from vizgrad.debug.capture import run_script
+    >>> from vizgrad.debug.script_run import run_script
     >>> from pathlib import Path
     >>> _ = Path("train.py").write_text('''
     ... from vizgrad import nn, randn

@@ -3,7 +3,7 @@
 Renderers and debugging tools (``vizgrad.render``, ``vizgrad.debug``) read graphs
 through this package only.  A node speaks :class:`BackwardNode` (``protocol.py``, a
 typed ``Protocol`` as PyTorch's ``torch.autograd.graph``): vizgrad's ``Node``
-directly, PyTorch's through ``vizgrad.adapters.torch``.  :func:`reach` (``reach.py``)
+directly, PyTorch's through ``vizgrad.adapters.torch_nodes``.  :func:`reach` (``reach.py``)
 is the one walk over a graph's nodes: every reader below, and every tool above, goes
 through it, iteratively, so a 100,000-op chain is as easy to read as a 3-op one.
 :func:`walk` (``walking.py``) finds everything reachable from some roots, wrapping
@@ -29,9 +29,10 @@ Example
 from __future__ import annotations
 
 from ..core.broadcast import sum_to_array
+from ..core.errors import GraphError
 from ..core.node import SlotMeta
-from ..core.saved import GraphError
 from ..core.stack import StackFrame
+from .device import array_module, host_arrays, host_values, is_host_array
 from .foreign import as_node, is_node
 from .nodes import GraphEdge, GraphNode
 from .protocol import BackwardNode, NodeFacts
@@ -51,7 +52,7 @@ from .walking import GraphWalk, Root, walk, walk_roots
 
 __all__ = [
     "BackwardNode", "GraphEdge", "GraphError", "GraphNode", "GraphSize", "GraphWalk",
-    "NodeFacts", "Root",
+    "NodeFacts", "Root", "array_module", "host_arrays", "host_values", "is_host_array",
     "SavedInfo", "SlotMeta", "StackFrame", "TensorInfo", "Topology", "as_node",
     "as_tensor_info", "graph_size", "is_node", "is_tensor", "is_torch_tensor", "next_nodes",
     "outputs_of", "reach", "sum_to_array", "to_dtype_name", "to_numpy", "topology", "walk",

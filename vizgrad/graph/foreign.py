@@ -1,6 +1,6 @@
 """Backward nodes from other libraries in :mod:`vizgrad.graph` (PyTorch's, today).
 
-A PyTorch node is wrapped by :mod:`vizgrad.adapters.torch`, loaded on first use.  graph/
+A PyTorch node is wrapped by :mod:`vizgrad.adapters.torch_nodes`, loaded on first use.  graph/
 imports nothing of adapters/ (adapters/ import graph/, docs/architecture.md, Layers):
 the adapters register their readers here (:func:`register_reader`), from above, when
 ``import vizgrad`` imports :mod:`vizgrad.adapters` (which imports no other library).
@@ -66,7 +66,7 @@ def is_node(value: Any) -> bool:
 
 
 def as_node(value: Any) -> GraphNode:
-    """Wrap a backward node: vizgrad's, or PyTorch's (through :mod:`vizgrad.adapters.torch`).
+    """Wrap a backward node: vizgrad's, or PyTorch's (through :mod:`vizgrad.adapters.torch_nodes`).
 
     Example
     -------

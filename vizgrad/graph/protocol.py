@@ -3,7 +3,7 @@ plus vizgrad's metadata), as a typed ``Protocol``.
 
 vizgrad's ``Node`` satisfies it through its own public members (mypy checks it below,
 ``tests/render/test_graph_protocol.py`` at run time); the PyTorch adapter
-(``vizgrad.adapters.torch``) implements it for PyTorch's nodes.
+(``vizgrad.adapters.torch_nodes``) implements it for PyTorch's nodes.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class BackwardNode(Protocol):
 
     ``name()`` and ``next_functions`` are required to walk a graph; vizgrad's own
     nodes (``vizgrad.core.node.Node``) have every member below as public members, and
-    so does the PyTorch adapter (``vizgrad.adapters.torch.TorchNode``); :class:`GraphNode`
+    so does the PyTorch adapter (``vizgrad.adapters.torch_nodes.TorchNode``); :class:`GraphNode`
     reads the others when present, so any define-by-run graph that follows PyTorch's
     conventions can be drawn.  Also read when present: ``next_edges``, ``input_names``,
     ``retained_grads``, ``variable`` (a leaf's accumulator), and an adapter's one-call

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from .tensors import to_numpy
+from .device import array_module, host_values, is_host_array
+from .tensors import is_torch_tensor, to_numpy
 from .topology import Topology
 from .walking import GraphWalk
 
@@ -53,6 +54,52 @@ def grad_stats(value: Any) -> dict[str, Any]:
     scaled = wide / top
     return {"norm": top * math.sqrt(float(np.dot(scaled, scaled))), "finite": True,
             "zero": False}
+
+
+def grad_stats_many(values: list) -> list[dict[str, Any]]:
+    """:func:`grad_stats` of each of ``values``; device (CuPy) gradients are measured on
+    their device and read together, in one device-to-host copy, not one each."""
+    figures: dict[int, tuple] = {}
+    for index, value in enumerate(values):
+        data = getattr(value, "array", value)
+        if data is not None and not is_torch_tensor(data) and not is_host_array(data):
+            figures[index] = device_figures(data)
+    read = iter(host_values([v for found in figures.values() for v in found]))
+    return [stats_from_figures([next(read) for _ in figures[index]]) if index in figures
+            else grad_stats(value) for index, value in enumerate(values)]
+
+
+def device_figures(array: Any) -> tuple:
+    """``(squares, finite, nonzero[, scaled squares, largest])`` of one gradient, as 0-d
+    arrays where it lives (read them with :func:`vizgrad.graph.host_values`, then
+    :func:`stats_from_figures`); ``()`` for an empty one.  Only float64 data can
+    overflow the float64 sum of squares (values beyond 1e154): its norm is also taken
+    scaled down by the largest value."""
+    if array.size == 0:
+        return ()
+    xp = array_module(array)
+    flat = array.astype(xp.float64).ravel()
+    # (x * x).sum(), not dot: an elementwise kernel and a reduction, whose result stays
+    # on the device whatever BLAS does with a dot's scalar
+    found: tuple = ((flat * flat).sum(), xp.isfinite(flat).all(), (flat != 0).any())
+    if array.dtype == xp.float64:
+        top = xp.abs(flat).max()
+        scaled = flat / xp.where(top > 0, top, 1.0)
+        found += ((scaled * scaled).sum(), top)
+    return found
+
+
+def stats_from_figures(read: list[float]) -> dict[str, Any]:
+    """:func:`grad_stats` from :func:`device_figures` read on the host."""
+    if not read:
+        return {"norm": 0.0, "finite": True, "zero": True}
+    squares, finite, nonzero = read[:3]
+    if not finite:
+        return {"norm": float("nan"), "finite": False, "zero": False}
+    if math.isfinite(squares):
+        return {"norm": math.sqrt(squares), "finite": True, "zero": not nonzero}
+    scaled, top = read[3:5]  # it overflowed: only float64 data can
+    return {"norm": top * math.sqrt(scaled), "finite": True, "zero": False}
 
 
 def combine_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ..core.node import SavedTensor
-from ..core.tensor import Tensor, accumulator_of
+from ..core.node import SavedTensor, accumulator_of
+from ..core.tensor import Tensor
 from .foreign import reader
 
 if TYPE_CHECKING:

@@ -177,7 +177,7 @@ def _own_size(raws: list[Any]) -> GraphSize:
                      oldest_op)
 
 
-_TORCH_ADAPTERS = "vizgrad.adapters.torch"
+_TORCH_ADAPTERS = "vizgrad.adapters.torch_nodes"
 
 
 def _size_of(shape: Topology) -> GraphSize:

@@ -35,7 +35,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..core.node import RemovableHandle, add_hook
+from ..core.handles import RemovableHandle, add_hook
 from ..core.state import current_scope, no_grad, set_scope
 from ..core.tensor import Tensor
 from ..graph.scopes import call_scope

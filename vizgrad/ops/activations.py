@@ -151,7 +151,9 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_values
-        passes = ~(result.array <= 0)  # not ``> 0``: NaN passes, as in PyTorch
+        # not ``<= 0`` (PyTorch's words) but ``!= 0``, the same for a maximum with 0 (never
+        # below 0; NaN passes, as in PyTorch) in one array operation instead of two
+        passes = result.array != 0
         if not grad_enabled():  # a plain backward: on the arrays
             if result.ndim:
                 return Tensor._make(grad.array * passes)
@@ -160,7 +162,7 @@ class Relu(Function):
 
     @staticmethod
     def jvp(args, tangents, result):
-        return tangents[0] * ~(result.array <= 0)
+        return tangents[0] * (result.array != 0)  # as backward's mask
 
 
 class ThresholdBackward(Function):

@@ -147,8 +147,8 @@ def _diagonal_of(input, offset, dim1, dim2):
         return array_module(input).zeros(_diagonal_shape(input.shape, offset, first, second),
                                          dtype=input.dtype)
     out = array_module(input).diagonal(input, offset, first, second)
-    flags = getattr(out, "flags", None)
-    if flags is not None and not flags.writeable and input.flags.writeable:
+    flags = getattr(out, "flags", None)  # (CuPy's flags have no writeable: always writable)
+    if flags is not None and not getattr(flags, "writeable", True) and input.flags.writeable:
         flags.writeable = True
     return out
 

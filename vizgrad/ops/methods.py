@@ -2,7 +2,8 @@
 
 ``vizgrad/core/tensor.py`` holds the Tensor's state and the methods core itself needs
 (backward, hooks, versions); everything else a tensor can do (``x + y``, ``x.sum()``,
-``x.T``...) is bound here, once, from ``METHODS`` and ``PROPERTIES`` below.  Each entry
+``x.T``...) is bound here, once, from ``METHODS`` and ``PROPERTIES`` below (through
+``core.tensor.install_methods``, the one place anything is added to the class).  Each entry
 names the op it runs; the table is grouped by the ``ops/`` module that defines that op, so
 ``__add__`` is found under ``arithmetic``.  The operators are the fast entry points of
 ``core.function`` (``binary_operator``/``unary_operator``); the small adapters above the
@@ -23,7 +24,7 @@ from ..core.factory import as_dtype
 from ..core.function import binary_operator as _binary_operator
 from ..core.function import unary_operator as _unary_operator
 from ..core.state import OBSERVERS, grad_enabled
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, install_methods
 from ..core.tensor_checks import type_name
 from . import activations as act
 from . import arithmetic as ar
@@ -578,12 +579,4 @@ for _name, _params in {"mul_": ("other",), "div_": ("other",), "__imul__": ("oth
                   for p in _params)], return_annotation="Tensor")
 
 
-def _install() -> None:
-    """Attach ``METHODS`` and ``PROPERTIES`` to Tensor: the only place ops add to it."""
-    for name, fn in METHODS.items():
-        setattr(Tensor, name, fn)
-    for name, fn in PROPERTIES.items():
-        setattr(Tensor, name, property(fn))
-
-
-_install()
+install_methods(METHODS, PROPERTIES)  # the one place ops add to Tensor (core/tensor.py)

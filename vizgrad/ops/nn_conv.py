@@ -5,16 +5,19 @@ gradient works: ``Conv`` (input, weight -> output), ``ConvTranspose`` (its adjoi
 in the input) and ``ConvWeight`` (its adjoint in the weight).  Each one's backward
 is built from the other two.
 
-The forward gathers every kernel window as a strided view (no copy),
-lays the windows out as columns ``(N, groups, C/groups * prod(kernel), pixels)``
-once, and multiplies by the weight with one batched ``matmul``.  The adjoint
-(``col2im``) scatters columns back with one strided add per kernel offset.
+The forward gathers every kernel window as a strided view (no copy), lays the
+windows out as columns ``(N, groups, C/groups * prod(kernel), pixels)`` once, and
+multiplies by the weight with one batched ``matmul``.  A stride-1 adjoint is the
+same forward convolution of the padded gradient with the flipped weight; a strided
+one (``col2im``) scatters columns back with one strided add per kernel offset.
 """
 
 from __future__ import annotations
 
 import itertools
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ..core.backend import array_module
 from ..core.dual import bilinear, plus
@@ -60,12 +63,25 @@ def windows(x, kernel, stride, pads, dilation, fill=0.0):
     xp = array_module(x)
     n = len(kernel)
     if any(lo or hi for lo, hi in pads):
-        x = xp.pad(x, ((0, 0),) * (x.ndim - n) + tuple(pads), constant_values=fill)
+        x = pad_last(xp, x, pads, fill)
     extent = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
     view = _sliding_windows(xp, x, extent)
     key = ((slice(None),) * (x.ndim - n) + tuple(slice(None, None, s) for s in stride)
            + tuple(slice(None, None, d) for d in dilation))
     return view[key]
+
+
+def pad_last(xp, x, pads, fill=0.0):
+    """``x`` padded by the (low, high) pairs ``pads`` (>= 0) on its last ``len(pads)`` axes.
+
+    One fill and one copy: ``xp.pad`` costs more Python on NumPy and more kernels on CuPy.
+    """
+    n = len(pads)
+    spatial = x.shape[x.ndim - n:]
+    shape = x.shape[:x.ndim - n] + tuple(s + lo + hi for s, (lo, hi) in zip(spatial, pads))
+    out = xp.full(shape, fill, dtype=x.dtype) if fill else xp.zeros(shape, dtype=x.dtype)
+    out[(Ellipsis,) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial, pads))] = x
+    return out
 
 
 def _sliding_windows(xp, x, extent):
@@ -84,13 +100,19 @@ def _sliding_windows(xp, x, extent):
     return xp.lib.stride_tricks.as_strided(x, shape, x.strides + x.strides[x.ndim - n:])
 
 
-def im2col(x, kernel, stride, pads, dilation, groups):
-    """Columns (N, groups, C/groups * prod(kernel), pixels) and the output's spatial shape."""
+def im2col(x, kernel, stride, pads, dilation, groups, limit=None):
+    """Columns (N, groups, C/groups * prod(kernel), pixels) and the output's spatial shape.
+
+    ``limit``: the first windows only (a transposed convolution's ``output_padding``
+    adds pixels no window of its input reaches).
+    """
     n = len(kernel)
     view = windows(x, kernel, stride, pads, dilation)
+    if limit is not None:
+        view = view[(slice(None),) * 2 + tuple(slice(0, o) for o in limit)]
     out_shape = view.shape[2:2 + n]
     order = (0, 1) + tuple(range(2 + n, 2 + 2 * n)) + tuple(range(2, 2 + n))
-    batch, channels = x.shape[:2]
+    batch = x.shape[0]
     # The transpose puts pixels last, so the copy reads each window row contiguously.
     cols = view.transpose(order).reshape(batch, groups, -1, _prod(out_shape))
     return cols, out_shape
@@ -105,11 +127,13 @@ def col2im(cols, spatial, kernel, stride, pads, dilation):
     padded = tuple(s + lo + hi for s, (lo, hi) in zip(spatial, pads))
     buffer = xp.zeros(lead + padded, dtype=cols.dtype)
     head = (slice(None),) * len(lead)
-    # One strided add per kernel offset (at most prod(kernel) iterations), never per pixel.
+    # One strided add per kernel offset (at most prod(kernel) iterations), never per pixel;
+    # into a view held by name, so the add writes in place with no copy back.
     for offset in itertools.product(*(range(k) for k in kernel)):
-        target = head + tuple(slice(i * d, i * d + s * (o - 1) + 1, s)
-                              for i, d, s, o in zip(offset, dilation, stride, out_shape))
-        buffer[target] += cols[head + offset]
+        target = buffer[head + tuple(slice(i * d, i * d + s * (o - 1) + 1, s)
+                                     for i, d, s, o in zip(offset, dilation, stride,
+                                                           out_shape))]
+        target += cols[head + offset]
     crop = head + tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial, pads))
     return buffer[crop]
 
@@ -127,12 +151,23 @@ def _conv_array(x, weight, stride, pads, dilation, groups):
     cols, out_shape = im2col(x, kernel, stride, pads, dilation, groups)
     out_channels = weight.shape[0]
     w = weight.reshape(groups, out_channels // groups, -1)
-    out = xp.matmul(w, cols)  # (N, G, O/G, pixels)
+    # (N, G, O/G, pixels): one product per sample and group, each small enough to stay
+    # in cache (one product over the whole batch is several times slower on NumPy)
+    out = xp.matmul(w, cols)
     return out.reshape((x.shape[0], out_channels) + tuple(out_shape))
 
 
 def _conv_transpose_array(g, weight, stride, pads, dilation, groups, size):
     xp = array_module(g)
+    # The forward form copies the gradient's windows (its channels x kernel per pixel),
+    # col2im the product's columns (the result's channels x kernel): on NumPy the forward
+    # form wins unless the gradient has many more channels (3 -> 16: 3x slower); on a
+    # device its few kernels win over col2im's one add per kernel offset.
+    if all(s == 1 for s in stride) and (xp is not np or weight.shape[0] <= 2 * weight.shape[1]
+                                        * groups):
+        flipped = _as_forward_conv(g, weight, pads, dilation, groups, size)
+        if flipped is not None:
+            return flipped
     kernel = weight.shape[2:]
     batch, in_channels = g.shape[:2]
     per_group = weight.shape[1]
@@ -142,8 +177,28 @@ def _conv_transpose_array(g, weight, stride, pads, dilation, groups, size):
     return col2im(cols, tuple(size), kernel, stride, pads, dilation)
 
 
+def _as_forward_conv(g, weight, pads, dilation, groups, size):
+    """A stride-1 transposed convolution as a forward one: ``g`` padded by each kernel's
+    extent less the padding, correlated with the weight flipped and its channel axes
+    swapped (per group).  One product instead of one scatter-add per kernel offset.
+    None where the padding exceeds the extent (a crop, which col2im does)."""
+    n = len(size)
+    kernel = weight.shape[2:]
+    spatial = g.shape[2:]
+    new_pads = tuple((d * (k - 1) - lo, s - o + lo) for k, d, (lo, _), s, o
+                     in zip(kernel, dilation, pads, size, spatial))
+    if any(lo < 0 or hi < 0 for lo, hi in new_pads):
+        return None
+    in_channels = weight.shape[0]
+    per_group = weight.shape[1]
+    w = weight.reshape((groups, in_channels // groups, per_group) + tuple(kernel))
+    w = w.swapaxes(1, 2).reshape((groups * per_group, in_channels // groups) + tuple(kernel))
+    w = w[(slice(None), slice(None)) + (slice(None, None, -1),) * n]
+    return _conv_array(g, w, (1,) * n, new_pads, dilation, groups)
+
+
 def _conv_weight_array(x, g, kernel, stride, pads, dilation, groups):
-    cols, _ = im2col(x, kernel, stride, pads, dilation, groups)
+    cols, _ = im2col(x, kernel, stride, pads, dilation, groups, g.shape[2:])
     batch, out_channels = g.shape[:2]
     grad = g.reshape(batch, groups, out_channels // groups, -1)
     # (N, G, O/G, pixels) @ (N, G, pixels, C/G*k) summed over the batch.
@@ -255,7 +310,7 @@ class ConvTranspose(Function):
         args = (ctx.stride, ctx._pads, ctx.dilation, ctx.groups)
         grad_input = grad_weight = grad_bias = None
         if need[0]:
-            grad_input = Conv.apply(grad, weight, None, *args)
+            grad_input = _crop(Conv.apply(grad, weight, None, *args), input_shape)
         if need[1]:
             grad_weight = ConvWeight.apply(grad, input, weight_shape[2:], *args)
         if len(need) > 2 and need[2]:
@@ -294,13 +349,23 @@ class ConvWeight(Function):
         if need[0]:
             grad_input = ConvTranspose.apply(grad, grad_weight, None, *args, input_shape[2:])
         if need[1]:
-            grad_grad = Conv.apply(input, grad_weight, None, *args)
+            grad_grad = _crop(Conv.apply(input, grad_weight, None, *args),
+                              ctx._operand_meta[1][0])
         return grad_input, grad_grad, None, None, None, None, None
 
     @staticmethod
     def jvp(args, tangents, result):  # bilinear in (input, grad)
         rest = args[2:]
         return bilinear(lambda a, b: ConvWeight.apply(a, b, *rest), args[:2], tangents[:2])
+
+
+def _crop(out, shape):
+    """``out`` (N, C, ...) cut to ``shape``'s spatial sizes: a transposed convolution's
+    ``output_padding`` (with dilation) adds pixels past every window of its input, so
+    the forward convolution of its gradient has windows no input pixel had."""
+    if tuple(out.shape[2:]) == tuple(shape[2:]):
+        return out
+    return out[(slice(None),) * 2 + tuple(slice(0, s) for s in shape[2:])]
 
 
 def _conv_jvp(op, args, tangents):

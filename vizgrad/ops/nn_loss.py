@@ -91,7 +91,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     flat_labels = labels.reshape(-1)
     scores = _class_last(input)
     classes = scores.shape[1]
-    safe, weights = target_rows(xp, flat_labels, ignore_index, classes, input.dtype)
+    safe, weights, _ = target_rows(xp, flat_labels, ignore_index, classes, input.dtype)
     picked = scores[xp.arange(flat_labels.shape[0]), safe]
     if weight is not None:
         weights = weights * weight.array[safe]
@@ -300,8 +300,9 @@ REDUCTION_CODES = {"none": 0, "mean": 1, "sum": 2}
 
 
 def target_rows(xp: Any, labels: Any, ignore_index: int, classes: int, dtype: Any
-                ) -> tuple[Any, Any]:
-    """Class targets made safe to index with, and each row's weight (0 where ignored).
+                ) -> tuple[Any, Any, Any]:
+    """Class targets made safe to index with, each row's weight (0 where ignored), and
+    which rows are not ignored.
 
     On the host an out-of-range target raises IndexError (the check costs no transfer).
     On a device raising would copy a flag to the host and wait for the device every
@@ -315,9 +316,11 @@ def target_rows(xp: Any, labels: Any, ignore_index: int, classes: int, dtype: An
             bad = int(safe[((safe < 0) | (safe >= classes)).argmax()])
             raise IndexError(f"Target {bad} is out of bounds. (nll_loss: target values must "
                              f"be in [0, {classes}) or ignore_index)")
-        return safe, keep.astype(dtype)
+        return safe, keep.astype(dtype), keep
     bad = (safe < 0) | (safe >= classes)
-    return xp.where(bad, 0, safe), xp.where(bad, xp.nan, keep.astype(dtype)).astype(dtype)
+    # (a Python NaN keeps the rows' dtype: no float64 array, and no second cast)
+    weights = xp.where(bad, xp.nan, keep.astype(dtype)).astype(dtype, copy=False)
+    return xp.where(bad, 0, safe), weights, keep
 
 
 class NllLoss(Function):
@@ -338,7 +341,7 @@ class NllLoss(Function):
         scores = self.reshape(1, -1) if self.ndim == 1 else self
         labels = target.reshape(-1)
         classes = scores.shape[1]
-        safe, weights = target_rows(xp, labels, ignore_index, classes, self.dtype)
+        safe, weights, kept = target_rows(xp, labels, ignore_index, classes, self.dtype)
         if weight is not None:
             weights = weights * weight[safe].astype(self.dtype)
         losses = -scores[xp.arange(labels.shape[0]), safe] * weights
@@ -353,7 +356,7 @@ class NllLoss(Function):
         ctx.save_for_backward(self)  # torch keeps it too (``_saved_self``)
         # Private working values (a leading underscore keeps them out of _saved_* scans).
         ctx._self_shape, ctx._safe, ctx._weights = self.shape, safe, weights
-        ctx._total, ctx._kept = total, labels != ignore_index
+        ctx._total, ctx._kept = total, kept
         if reduction == "none":
             return losses.reshape(target.shape)
         if reduction == "sum":

@@ -38,7 +38,10 @@ class Emitter:
 
     ``layout``: it runs Graphviz's layout (``dot``) under ``layout_timeout``;
     ``needs_dot``: it cannot be written without ``dot`` (JSON can: its node positions
-    are then left out); ``docs``: the page (and heading anchor) that describes it.
+    are then left out); ``docs``: the page (and heading anchor) that describes it;
+    ``whole_graph``: it draws the whole graph at every fold level itself (the viewer
+    page), so a caller that built a view (folded to ``max_nodes``) hands it the tensors
+    and options instead.
     """
 
     name: str
@@ -47,6 +50,7 @@ class Emitter:
     layout: bool
     needs_dot: bool
     docs: str
+    whole_graph: bool = False
 
 
 def _laid_out(view: GraphView, path: Path, fmt: str, timeout: float | None) -> Path:
@@ -115,7 +119,8 @@ EMITTERS: tuple[Emitter, ...] = (
     Emitter("dot", (".dot", ".gv"), _write_dot, False, False, _SAVE),
     Emitter("json", (".json",), _write_json, True, False, "json_schema.md"),
     Emitter("html", (".html", ".htm"), _write_html, True, True,
-            "rendering.md#the-interactive-viewer-saveloss-ghtml-vizgradshowloss"),
+            "rendering.md#the-interactive-viewer-saveloss-ghtml-vizgradshowloss",
+            whole_graph=True),
 )
 
 #: Output formats by file suffix: what ``save`` writes (and ``vizgrad render -o`` accepts).

@@ -1,7 +1,7 @@
 """Gradient colouring: nodes and edges coloured by gradient norm, with a legend.
 
 Gradients come from leaves' ``.grad``, tensors that called ``retain_grad()`` and
-the statistics ``vizgrad.debug.keep_grad_stats`` (or ``record_grads``) stored in
+the statistics ``vizgrad.debug.keep_grad_stats`` (or ``watch_grads``) stored in
 ``node.metadata``.
 """
 
@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from .. import graph
-from ..graph.statistics import METADATA_KEY, combine_stats, grad_stats
+from ..graph.statistics import METADATA_KEY, combine_stats, grad_stats, grad_stats_many
 from .ids import box_id
 from .view import GraphView, LegendEntry
 
@@ -24,10 +24,15 @@ ZERO = "#ffffff"
 
 
 def collect(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
-    """Attach ``details["grad"]`` (norm, finite, zero) to every node that has one."""
+    """Attach ``details["grad"]`` (norm, finite, zero) to every node that has one.
+
+    Leaves' and tensors' gradients are measured together (:func:`grad_stats_many`): on a
+    device, one device-to-host copy for them all, not one per gradient."""
     by_id = {n.id: n for n in view.nodes}
+    boxes: list[list[Any]] = []  # per gradient read here: the boxes that show it
+    grads: list[Any] = []
     edge_stats: dict[tuple[str, int], dict] = {}
-    ops = seen = skipped = 0  # op nodes, those with a gradient, those not recorded
+    ops = seen = skipped = 0  # op nodes, those with a gradient, those not watched
     for node in walk.nodes:
         node_id = builder.node_id(node)
         entry = None
@@ -36,11 +41,11 @@ def collect(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
             ops += 1
             skipped += recorded is not None and "skipped" in recorded
         if node.is_accumulate and node.variable is not None:
-            if node.variable.grad is not None:
-                entry = grad_stats(node.variable.grad)
-                leaf = by_id.get(builder.node_id(node, "leaf"))
-                if leaf is not None:
-                    leaf.details["grad"] = entry
+            # the tensor's own .grad, measured below (TensorInfo.grad is a host copy)
+            grad = getattr(node.variable.tensor, "grad", None)
+            if grad is not None:
+                grads.append(grad)
+                boxes.append([by_id.get(builder.node_id(node, "leaf")), by_id.get(node_id)])
         elif recorded is not None and "skipped" not in recorded:  # (skipped: not seen)
             entry = {k: recorded[k] for k in ("norm", "finite", "zero")}
             for nr, stats in enumerate(recorded.get("edges", ())):
@@ -56,18 +61,21 @@ def collect(view: GraphView, walk: graph.GraphWalk, builder: Any) -> None:
     # an op node without a colour is one whose gradient was not seen, never "no
     # gradient": say why where it is so
     if skipped:
-        view.notes.append(f"show_grad: the gradient of {skipped} nodes was not recorded "
-                          "(their recording stepped aside): they are not coloured")
+        view.notes.append(f"show_grad: the gradient of {skipped} nodes was not watched "
+                          "(their watch stepped aside): they are not coloured")
     if ops and not seen and not skipped:
-        view.notes.append("show_grad: no node's gradient was recorded, only leaves' are "
-                          "shown; record them with vizgrad.debug.record_grads(loss) "
+        view.notes.append("show_grad: no node's gradient was watched, only leaves' are "
+                          "shown; watch them with vizgrad.debug.watch_grads(loss) "
                           "(or keep_grad_stats() for vizgrad's backward)")
     for index, (_, _, info) in enumerate(builder.items):
-        if info.grad is not None:
-            for kind in ("output", "base"):
-                tensor_id = box_id(kind, index)
-                if tensor_id in by_id:
-                    by_id[tensor_id].details["grad"] = grad_stats(info.grad)
+        grad = getattr(info.tensor, "grad", None)
+        if grad is not None:
+            grads.append(grad)
+            boxes.append([by_id.get(box_id(kind, index)) for kind in ("output", "base")])
+    for shown, entry in zip(boxes, grad_stats_many(grads)):
+        for box in shown:
+            if box is not None:
+                box.details["grad"] = dict(entry)
     slots: dict = {}  # node -> its flat inputs' (slot, rank), read once
     for edge in view.edges:
         ref = edge.ref

@@ -1,6 +1,6 @@
 """Saved graph JSON (schema ``vizgrad-graph``) -> ``GraphView``, to draw or summarise again.
 
-A recorded run (``vizgrad.debug.Recorder``) or ``vizgrad.render.save(loss, "g.json")``
+A recorded run (``vizgrad.debug.GraphSaver``) or ``vizgrad.render.save(loss, "g.json")``
 leaves the picture as data; :func:`load_view` reads it back so every emitter (SVG,
 HTML, DOT) draws it as it was, without the script or its tensors.
 
@@ -9,7 +9,7 @@ Example
 >>> loss = (vizgrad.randn(3, requires_grad=True) * 2).sum()
 >>> vizgrad.render.save(loss, "graph.json")
 PosixPath('graph.json')
->>> view = vizgrad.render.load_view("graph.json")      # or a Recorder's step_000100.json
+>>> view = vizgrad.render.load_view("graph.json")      # or a GraphSaver's step_000100.json
 >>> vizgrad.render.save(view, "graph.svg")
 PosixPath('graph.svg')
 """
@@ -24,6 +24,7 @@ from typing import Any
 
 from .jsonout import SCHEMA, VERSION
 from .view import Cluster, GraphView, LegendEntry, ViewEdge, ViewNode
+from .vocabulary import KINDS, MARKS
 
 
 class NotAGraphFileError(ValueError):
@@ -126,8 +127,20 @@ class _Reader:
                 del graph[key]
         return graph
 
+    def words(self, item: dict, key: str, where: str, vocabulary: tuple[str, ...]) -> list[str]:
+        """A list of words of the picture's vocabulary (a node's ``marks``): a word the
+        renderer does not know would be drawn as nothing, silently."""
+        values = self.texts(item, key, where)
+        for index, value in enumerate(values):
+            if value not in vocabulary:
+                self.fail(f"{_field(where, key)}[{index}]", f"one of {', '.join(vocabulary)}",
+                          item[key][index])
+        return values
+
     def node(self, where: str, item: dict) -> ViewNode:
         kind = self.text(item, "kind", where) or "op"
+        if kind not in KINDS:  # a box of no kind the renderer knows: drawn as an op, silently
+            self.fail(_field(where, "kind"), f"one of {', '.join(KINDS)}", item["kind"])
         rows = self.get(item, "rows", where, (list,), "a list of [name, value] pairs", [])
         for index, row in enumerate(rows):
             if not isinstance(row, list) or len(row) != 2 or any(
@@ -149,7 +162,7 @@ class _Reader:
                         seq=self.get(item, "seq", where, (int,), "a whole number or null"),
                         scope=self.text(item, "scope", where),
                         fill=self.get(item, "fill", where, (str,), "a colour string or null"),
-                        marks=self.texts(item, "marks", where), details=details)
+                        marks=self.words(item, "marks", where, MARKS), details=details)
 
     def edge(self, where: str, item: dict, known: set[str]) -> ViewEdge:
         ends = [self.get(item, key, where, (str,), "a node id (a string)", required=True)

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .view import GraphView
-from .vocabulary import KIND_KEY, Kind, svg_colour
+from .vocabulary import KIND_KEY, Kind
 
 
 @dataclass(frozen=True)
@@ -115,12 +115,13 @@ def rows_of(kinds: set[Kind], marks: set[str], saved_bytes: bool, named: bool,
     return rows
 
 
-def key_entries(view: GraphView, palette: dict[str, str | None]) -> dict[str, list]:
+def key_entries(view: GraphView) -> dict[str, list]:
     """The key of ``view`` as page data: ``rows`` of ``[sample, meaning, fill, style]``
-    (``fill`` the sample's colour in ``palette``, as CSS writes it: ``svg_colour``;
-    ``""`` for none) and the gradient ``scale`` as ``[label, colour, font]`` (empty
-    without ``show_grad``)."""
-    rows = [[row.sample, row.meaning, svg_colour(palette.get(row.kind) or "") if row.kind
-             else "", row.style] for row in key_rows(view)]
+    (``fill`` the sample's colour as the palette's CSS variable, ``var(--vg-op)``, so
+    that it follows the page's theme as the boxes do, a dark screen included; ``""``
+    for none) and the gradient ``scale`` as ``[label, colour, font]`` (empty without
+    ``show_grad``)."""
+    rows = [[row.sample, row.meaning, f"var(--vg-{row.kind})" if row.kind else "", row.style]
+            for row in key_rows(view)]
     scale = [[entry.label, entry.color, entry.font or ""] for entry in view.legend]
     return {"rows": rows, "scale": scale, "title": view.legend_title}

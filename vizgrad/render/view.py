@@ -146,7 +146,7 @@ class GraphView:
     def detach(self) -> GraphView:
         """Read into each node's and edge's ``details`` the facts ``describe`` takes from
         the graph, and drop the graph (``ref``): the view then holds no graph (its memory
-        can be freed) and pickles (the Recorder's writer process draws it).  The JSON,
+        can be freed) and pickles (the GraphSaver's writer process draws it).  The JSON,
         DOT and SVG of the view stay the same.  Returns the view.
 
         Example

@@ -26,7 +26,7 @@ from . import fold, fold_fit
 from .build import build_view
 from .view import GraphView, RenderOptions
 from .viewer_tree import copy_view, scope_tree, tree_data
-from .vocabulary import THEMES, page_palette
+from .vocabulary import page_palette
 
 #: A level with more boxes than this is not laid out by Graphviz: ``dot`` takes ~3 s
 #: for 1,000 boxes, ~20 s for 5,000 and minutes for 20,000 (superlinear).  The page
@@ -336,7 +336,7 @@ def page_key(view: GraphView, full: GraphView) -> dict[str, list] | None:
 
     if not full.show_key:
         return None
-    return key_entries(view, THEMES[(full.graph or {}).get("theme") or "light"])
+    return key_entries(view)
 
 
 def page_data(levels: list[Level], full: GraphView, start: int,

@@ -282,14 +282,14 @@ window.vizgradLayout = (function () {
     });
     var box = size["s-1"];
     var minX = -8, minY = -8, width = box[0] + 16, height = box[1] + 16;
-    var out = ['<svg class="vg-graph" viewBox="', [minX, minY, width, height].join(" "),
+    var out = ['<svg class="vg-graph vg-drawn" viewBox="', [minX, minY, width, height].join(" "),
                '"><defs><marker id="vg-arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" ',
                'markerHeight="7" markerUnits="userSpaceOnUse" orient="auto"><path d="M0 0L8 4L0 8z" fill="black" stroke="black"/>',
                '</marker></defs><g class="graph"><polygon fill="white" stroke="transparent" points="',
                [minX, minY, minX + width, minY, minX + width, minY + height, minX, minY + height].join(" "), '"/>'];
     frames.sort(function (p, q) { return depthOf[p.scope] - depthOf[q.scope]; });
     frames.forEach(function (f) {            // outer boxes first, so inner ones are on top
-      out.push('<rect class="vg-frame" data-scope="', f.scope, '" fill="none" stroke="#888888" rx="4" x="',
+      out.push('<rect class="vg-frame" data-scope="', f.scope, '" fill="none" rx="4" x="',
                f.x, '" y="', f.y, '" width="', f.w, '" height="', f.h, '"/>');
     });
     /* ports: a box's edges leave (and arrive) spread over its width, ordered by the
@@ -400,7 +400,7 @@ window.vizgradLayout = (function () {
       var e = map.edgeLabels[i];
       if (map.edgeLabelled[i] || e[0] < x0 - 200 || e[0] > x1 || e[1] < y0 || e[1] > y1 + 20) { continue; }
       map.edgeLabelled[i] = 1;
-      text.push('<text x="', e[0], '" y="', e[1], '" font-family="monospace" font-size="9.00" fill="#555555">',
+      text.push('<text class="vg-label" x="', e[0], '" y="', e[1], '" font-family="monospace" font-size="9.00">',
                 esc(e[2]), "</text>");
     }
     if (text.length) { layer.insertAdjacentHTML("beforeend", text.join("")); }

@@ -53,18 +53,20 @@ KIND_KEY: dict[Kind, tuple[str, str]] = {
 #: The palette of each theme: a fill per kind (pytorchviz's X11 names in the light
 #: theme), then the picture's other colours: ``background`` (None: Graphviz's white),
 #: ``font``, ``edge``, ``cluster`` (module boxes and the key's frame), ``highlight``
-#: (the failing node's border) and ``error_line`` (the border of the op that raised).
+#: (the failing node's border), ``error_line`` (the border of the op that raised), and
+#: two the page's own drawings use: ``label`` (the text on its arrows) and ``title``
+#: (its module boxes' titles).
 THEMES: dict[str, dict[str, str | None]] = {
     "light": {"op": "lightgray", "leaf": "lightblue", "saved": "orange",
               "output": "darkolivegreen1", "base": "darkolivegreen3", "fold": "#ffe9a8",
               "group": "#e3d5f2", "background": None, "font": "black", "edge": "black",
               "cluster": "#888888", "error": "#ff6b6b", "highlight": "#e00000",
-              "error_line": "#b00000"},
+              "error_line": "#b00000", "label": "#555555", "title": "#444444"},
     "dark": {"op": "#4d4d4d", "leaf": "#2c5f85", "saved": "#a65f00", "output": "#52702b",
              "base": "#34501c", "fold": "#6b5a1e", "group": "#4f3b66",
              "background": "#1e1e1e", "font": "#eeeeee", "edge": "#c0c0c0",
              "cluster": "#9a9a9a", "error": "#b3261e", "highlight": "#e00000",
-             "error_line": "#b00000"},
+             "error_line": "#b00000", "label": "#bbbbbb", "title": "#bbbbbb"},
 }
 
 #: The palette's X11 names that are not CSS colours, and the hex Graphviz writes for
@@ -72,7 +74,7 @@ THEMES: dict[str, dict[str, str | None]] = {
 _X11_ONLY = {"darkolivegreen1": "#caff70", "darkolivegreen3": "#a2cd5a"}
 
 #: The palette's entries the page uses beside the kinds' fills, as CSS variables.
-_PAGE_COLOURS = ("cluster", "highlight")
+_PAGE_COLOURS = ("cluster", "highlight", "font", "label", "title")
 
 
 def svg_colour(colour: str) -> str:
@@ -88,23 +90,37 @@ def page_palette(theme: str) -> dict[str, str]:
 
 
 def palette_css() -> str:
-    """The page's colours from the palette: the key's colours as CSS variables, and the
-    rules that draw Graphviz's light picture in the dark theme's colours when the
-    reader's screen is dark (``html.vg-dark``; not on a page saved dark, ``vg-forced``,
-    whose picture Graphviz drew dark already)."""
+    """The page's colours from the palette: CSS variables (``--vg-op``, a kind's fill, as
+    the key's samples are drawn; ``--vg-label``, ...) that follow the page's theme
+    (``html.vg-dark``: a page saved dark, or a light one on a dark screen), the rules
+    that colour the page's own drawings' frames, arrow labels and titles with them, and
+    the rules that draw a light drawing in the dark theme's colours: Graphviz's when the
+    reader's screen is dark (not on a page saved dark, ``vg-forced``, whose picture
+    Graphviz drew dark already), and the page's own (``svg.vg-drawn``, drawn in the
+    light theme's black and white) whenever the page is dark."""
     light, dark = THEMES["light"], THEMES["dark"]
 
     def variables(palette: dict[str, str | None]) -> str:
-        return " ".join(f"--vg-{name}: {palette[name]};" for name in _PAGE_COLOURS)
+        names = [kind for kind in KINDS if palette.get(kind)] + list(_PAGE_COLOURS)
+        return " ".join(f"--vg-{name}: {svg_colour(str(palette[name]))};" for name in names)
 
-    pick = "html.vg-dark:not(.vg-forced) svg"
+    def dark_rule(target: str, declaration: str) -> str:
+        picks = ("html.vg-dark:not(.vg-forced) svg", "html.vg-dark svg.vg-drawn")
+        return ", ".join(f"{pick} {target}" for pick in picks) + f" {{ {declaration} }}"
+
     rules = [f":root {{ {variables(light)} }}", f"html.vg-dark {{ {variables(dark)} }}",
-             f'{pick} [stroke="{light["edge"]}"] {{ stroke: {dark["edge"]}; }}',
-             f'{pick} [fill="{light["edge"]}"] {{ fill: {dark["edge"]}; }}',
-             f"{pick} text:not([fill]) {{ fill: {dark['font']}; }}"]
+             "svg .vg-frame { stroke: var(--vg-cluster); }",
+             "svg .vg-label { fill: var(--vg-label); }",
+             "svg .vg-scope-title { fill: var(--vg-title); }",
+             dark_rule('g.graph > polygon[fill="white"]', f"fill: {dark['background']};"),
+             dark_rule(f'[stroke="{light["edge"]}"]', f"stroke: {dark['edge']};"),
+             dark_rule(f'[fill="{light["edge"]}"]', f"fill: {dark['edge']};"),
+             # the page's own drawings' labels and titles: their palette colours above
+             dark_rule("text:not([fill]):not(.vg-label):not(.vg-scope-title)",
+                       f"fill: {dark['font']};")]
     for kind in KINDS:
         if kind in light and light[kind] != dark[kind]:
-            rules.append(f'{pick} [fill="{svg_colour(str(light[kind]))}"] '
-                         f"{{ fill: {dark[kind]}; }}")
-    rules.append(f'{pick} [stroke="{light["cluster"]}"] {{ stroke: {dark["cluster"]}; }}')
+            rules.append(dark_rule(f'[fill="{svg_colour(str(light[kind]))}"]',
+                                   f"fill: {dark[kind]};"))
+    rules.append(dark_rule(f'[stroke="{light["cluster"]}"]', f"stroke: {dark['cluster']};"))
     return "/* the palette (vocabulary.py) */\n" + "\n".join(rules) + "\n"

@@ -1,4 +1,8 @@
-"""PyTorch's autograd graph through vizgrad's graph protocol.
+"""PyTorch's autograd nodes read through vizgrad's graph protocol: the graph reader
+(``TorchNode``), used by every drawing and tool that meets a PyTorch graph.  The
+user-facing entry for PyTorch, ``vizgrad.torch`` (``capture``: module scopes and user
+stacks on the nodes a forward makes), is ``vizgrad/torch.py``; it writes what this
+module reads (``FORWARD_KEY``).
 
 :mod:`vizgrad.graph` loads this module the first time it meets a ``torch.Tensor``
 or a PyTorch node (torch is then already imported: this module never is before).
@@ -16,7 +20,7 @@ renderer and the debugging tools read:
   released them;
 * ``scope``/``stack`` recorded by :func:`vizgrad.torch.capture` in ``node.metadata``;
 * ``register_hook``/``register_prehook`` and ``metadata`` pass through, so
-  :func:`vizgrad.debug.record_grads` hooks PyTorch's backward.
+  :func:`vizgrad.debug.watch_grads` hooks PyTorch's backward.
 
 One adapter per PyTorch node at a time (a weak-valued table), so two reads of the
 same node compare equal; adapters hold nothing that points back at them.

@@ -1,4 +1,4 @@
-"""The Recorder's background work (a worker thread, the files and the layout in a child
+"""The GraphSaver's background work (a worker thread, the files and the layout in a child
 process): the same files as the synchronous mode, complete or absent, no process left
 behind, close() and interpreter exit wait, errors reported at the next record or at
 close()."""
@@ -21,23 +21,23 @@ import pytest
 import vizgrad as vg
 import vizgrad.nn as nn
 import vizgrad.optim as optim
-from vizgrad.debug.record_writer import WriterProcess
-from vizgrad.debug.recorder import RecorderWarning
+from vizgrad.debug.graph_saver import GraphSaverWarning
+from vizgrad.debug.saver_process import WriterProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _train(out: Path, steps: int, **options) -> vg.debug.Recorder:
+def _train(out: Path, steps: int, **options) -> vg.debug.GraphSaver:
     vg.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 3))
     optimizer = optim.SGD(model.parameters(), lr=0.1)
     x, y = vg.randn(8, 4), vg.randint(0, 3, (8,))
-    recorder = vg.debug.Recorder(every=2, out=out, model=model, **options)
+    saver = vg.debug.GraphSaver(every=2, out=out, model=model, **options)
     for _ in range(steps):
         optimizer.zero_grad()
-        recorder.backward(nn.CrossEntropyLoss()(model(x), y))
+        saver.backward(nn.CrossEntropyLoss()(model(x), y))
         optimizer.step()
-    return recorder
+    return saver
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -64,7 +64,7 @@ needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="Li
 
 
 def _without_pygraphviz(monkeypatch) -> None:
-    """Make ``import pygraphviz`` fail: the Recorder then draws with the dot program."""
+    """Make ``import pygraphviz`` fail: the GraphSaver then draws with the dot program."""
     monkeypatch.setitem(sys.modules, "pygraphviz", None)
 
 
@@ -83,12 +83,12 @@ def test_background_files_equal_the_synchronous_ones_and_nothing_is_left(
     model = nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 3))
     optimizer = optim.SGD(model.parameters(), lr=0.1)
     x, y = vg.randn(8, 4), vg.randint(0, 3, (8,))
-    quiet = vg.debug.Recorder(every=2, out=tmp_path / "sync", model=model, background=False)
-    busy = vg.debug.Recorder(every=2, out=tmp_path / "background", model=model)
+    quiet = vg.debug.GraphSaver(every=2, out=tmp_path / "sync", model=model, background=False)
+    busy = vg.debug.GraphSaver(every=2, out=tmp_path / "background", model=model)
     for _ in range(5):
         optimizer.zero_grad()
         loss = nn.CrossEntropyLoss()(model(x), y)
-        with vg.debug.record_grads(loss):
+        with vg.debug.watch_grads(loss):
             loss.backward()
         quiet.step(loss)
         busy.step(loss)
@@ -107,14 +107,14 @@ def test_background_files_equal_the_synchronous_ones_and_nothing_is_left(
 
 
 def test_the_svg_appears_while_the_recorder_is_still_open(tmp_path) -> None:
-    recorder = _train(tmp_path, 2)
+    saver = _train(tmp_path, 2)
     svg = tmp_path / "step_000002.svg"
     deadline = time.monotonic() + 60
     while not svg.exists() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert svg.read_bytes().rstrip().endswith(b"</svg>")  # complete when it appears
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
-    assert recorder.close() == []
+    assert saver.close() == []
 
 
 @pytest.mark.parametrize("background", [True, False])
@@ -128,26 +128,26 @@ def test_dot_failing_is_reported_at_the_next_record_and_by_close(tmp_path, monke
     monkeypatch.setenv("PATH", str(bin_dir))
     _without_pygraphviz(monkeypatch)
     out = tmp_path / "runs"
-    recorder = vg.debug.Recorder(every=1, out=out, background=background)
+    saver = vg.debug.GraphSaver(every=1, out=out, background=background)
     x = vg.ones(2, requires_grad=True)
     first = r"step_000001\.json: .*exit 3.*syntax error"
     if background:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # the worker meets the error a moment later
-            recorder.backward((x * 2).sum())
-        recorder._jobs.join()  # ... here
-        with pytest.warns(RecorderWarning, match=first):  # shown at the next record
-            recorder.backward((x * 3).sum())
-        with pytest.warns(RecorderWarning, match=r"step_000002\.json"):
-            assert len(recorder.flush()) == 2  # flush() waits, and shows the 2nd
+            saver.backward((x * 2).sum())
+        saver._jobs.join()  # ... here
+        with pytest.warns(GraphSaverWarning, match=first):  # shown at the next record
+            saver.backward((x * 3).sum())
+        with pytest.warns(GraphSaverWarning, match=r"step_000002\.json"):
+            assert len(saver.flush()) == 2  # flush() waits, and shows the 2nd
     else:
-        with pytest.warns(RecorderWarning, match=first):  # shown by the record itself
-            recorder.backward((x * 2).sum())
-        with pytest.warns(RecorderWarning, match=r"step_000002\.json"):
-            recorder.backward((x * 3).sum())
+        with pytest.warns(GraphSaverWarning, match=first):  # shown by the record itself
+            saver.backward((x * 2).sum())
+        with pytest.warns(GraphSaverWarning, match=r"step_000002\.json"):
+            saver.backward((x * 3).sum())
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # each error is shown once only
-        errors = recorder.close()
+        errors = saver.close()
     assert len(errors) == 2 and "exit 3" in errors[0] and errors[1].startswith("step_000002")
     names = {p.name for p in out.iterdir()}
     assert "step_000001.svg" not in names and "step_000001.json" in names  # rest written
@@ -157,15 +157,15 @@ def test_dot_failing_is_reported_at_the_next_record_and_by_close(tmp_path, monke
 def test_dot_missing_leaves_the_dot_source_and_an_error(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
     _without_pygraphviz(monkeypatch)
-    recorder = _train(tmp_path / "runs", 2)
-    with pytest.warns(RecorderWarning, match="Graphviz"):
-        errors = recorder.close()
+    saver = _train(tmp_path / "runs", 2)
+    with pytest.warns(GraphSaverWarning, match="Graphviz"):
+        errors = saver.close()
     assert len(errors) == 1 and "dot" in errors[0]
     assert (tmp_path / "runs" / "step_000002.dot").read_text().startswith("digraph")
 
 
 def _job(out: Path, name: str) -> tuple:
-    """One record, as ``Recorder`` hands it to the writer process."""
+    """One record, as ``GraphSaver`` hands it to the writer process."""
     x = vg.ones(2, requires_grad=True)
     loss = (x.exp() * 2).sum()
     loss.backward()
@@ -244,14 +244,14 @@ def test_a_record_that_does_not_pickle_is_an_error_and_the_next_goes_on(
         return view
 
     monkeypatch.setattr(vg.render.GraphView, "detach", first_unpicklable)
-    recorder = vg.debug.Recorder(every=1, out=tmp_path)
+    saver = vg.debug.GraphSaver(every=1, out=tmp_path)
     x = vg.ones(2, requires_grad=True)
-    recorder.backward((x * 2).sum())
-    with pytest.warns(RecorderWarning, match=r"step_000001\.json: .*pickle"):
-        recorder.backward((x * 3).sum())
-        errors = recorder.flush()  # answers: the worker did not die on the first
+    saver.backward((x * 2).sum())
+    with pytest.warns(GraphSaverWarning, match=r"step_000001\.json: .*pickle"):
+        saver.backward((x * 3).sum())
+        errors = saver.flush()  # answers: the worker did not die on the first
     assert len(errors) == 1
-    assert recorder.close() == errors
+    assert saver.close() == errors
     assert (tmp_path / "step_000002.svg").exists()  # the next record was written
     assert not (tmp_path / "step_000001.json").exists()
 
@@ -259,8 +259,8 @@ def test_a_record_that_does_not_pickle_is_an_error_and_the_next_goes_on(
 @needs_proc
 def test_an_unclosed_recorder_finishes_when_collected(tmp_path) -> None:
     before = _children()
-    recorder = _train(tmp_path, 4)
-    del recorder
+    saver = _train(tmp_path, 4)
+    del saver
     gc.collect()
     assert "step_000004.svg" in {p.name for p in tmp_path.iterdir()}
     assert _children(before) == {}
@@ -270,10 +270,10 @@ def test_an_unclosed_recorder_finishes_when_collected(tmp_path) -> None:
 def test_interpreter_exit_waits_for_the_last_picture(tmp_path) -> None:
     script = textwrap.dedent(f"""
         import vizgrad as vg
-        recorder = vg.debug.Recorder(every=1, out={str(tmp_path)!r})
+        saver = vg.debug.GraphSaver(every=1, out={str(tmp_path)!r})
         x = vg.ones(3, requires_grad=True)
-        recorder.backward((x.exp() * 2).sum())
-        keep = recorder  # never closed: the interpreter's exit must wait for it
+        saver.backward((x.exp() * 2).sum())
+        keep = saver  # never closed: the interpreter's exit must wait for it
     """)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     subprocess.run([sys.executable, "-c", script], check=True, env=env, timeout=120)

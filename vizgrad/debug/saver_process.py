@@ -1,6 +1,6 @@
-"""The Recorder's writer process: recorded steps in, files out.
+"""The GraphSaver's writer process: saved steps in, files out.
 
-A recorded step must cost the training process little, so it only takes the figures
+A saved step must cost the training process little, so it only takes the figures
 that change at the next optimizer step (the picture's view, with every fact read from
 the graph, and the gradient statistics) and hands them over, pickled.  This process
 does the rest on another core: the graph JSON, the statistics JSON, the gradient-flow
@@ -14,7 +14,7 @@ answers one JSON line, the list of errors met (empty when every file was written
 A length of 0 ends it, as does the end of its input (a process forked from the parent
 may keep the input open, so the parent always sends the 0).
 
-This file runs as a script (``python record_writer.py VIZGRAD_PARENT_DIR``), so that
+This file runs as a script (``python saver_process.py VIZGRAD_PARENT_DIR``), so that
 the same vizgrad as the parent's is imported, and nothing else from the user's folder.
 """
 
@@ -33,7 +33,7 @@ END = (0).to_bytes(8, "little")
 
 def serve(source: IO[bytes], answers: IO[bytes]) -> None:
     """Write the files of every job read from ``source``; answer each on ``answers``."""
-    from vizgrad.debug.recorder import save_record
+    from vizgrad.debug.graph_saver import save_step
 
     while True:
         header = source.read(8)
@@ -41,7 +41,7 @@ def serve(source: IO[bytes], answers: IO[bytes]) -> None:
             return
         job = pickle.loads(source.read(int.from_bytes(header, "little")))
         errors: list[str] = []
-        save_record(*job, errors=errors)
+        save_step(*job, errors=errors)
         answers.write(json.dumps(errors).encode("utf-8") + b"\n")
         answers.flush()
 
@@ -49,7 +49,7 @@ def serve(source: IO[bytes], answers: IO[bytes]) -> None:
 class WriterProcess:
     """The parent's side: start the writer on first use, send jobs, read answers.
 
-    Used by one thread at a time (the Recorder's worker)."""
+    Used by one thread at a time (the GraphSaver's worker)."""
 
     def __init__(self) -> None:
         self._process: subprocess.Popen | None = None
@@ -59,7 +59,7 @@ class WriterProcess:
         process ends without answering (it is stopped when it does not answer within
         ``timeout`` seconds), OSError when it cannot be started."""
         if self._process is None or self._process.poll() is not None:
-            # the folder vizgrad/ is in (this file is vizgrad/debug/record_writer.py)
+            # the folder vizgrad/ is in (this file is vizgrad/debug/saver_process.py)
             home = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
             self._process = subprocess.Popen([sys.executable, __file__, home],
                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -82,7 +82,7 @@ class WriterProcess:
                 timer.cancel()
         if not answer:
             self.close()
-            raise RuntimeError("the recorder's writer process ended without writing "
+            raise RuntimeError("the saver's writer process ended without writing "
                                f"{job[3]['graph']}"
                                + (f" (not done within {timeout:g} s)" if timeout else ""))
         return list(json.loads(answer))

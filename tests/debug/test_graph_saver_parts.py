@@ -1,5 +1,5 @@
-"""The Recorder's cheaper paths give what the plain ones give: GradStats.to_dict without
-dataclasses.asdict, and grad_stats on record_grads' walk instead of a second walk."""
+"""The GraphSaver's cheaper paths give what the plain ones give: GradStats.to_dict without
+dataclasses.asdict, and grad_stats on watch_grads' walk instead of a second walk."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _model_and_loss():
 
 def test_to_dict_is_asdict_made_plain() -> None:
     model, loss = _model_and_loss()
-    with vg.debug.record_grads(loss):
+    with vg.debug.watch_grads(loss):
         loss.backward()
     model[0].weight.grad.array[0, 0] = math.nan  # a NaN (written as a string) and a flag
     stats = vg.debug.grad_stats(model, loss)
@@ -34,7 +34,7 @@ def test_to_dict_is_asdict_made_plain() -> None:
 
 def test_grad_stats_on_the_record_walk_equals_a_fresh_walk() -> None:
     model, loss = _model_and_loss()
-    with vg.debug.record_grads(loss) as record:
+    with vg.debug.watch_grads(loss) as record:
         loss.backward()
     again = vg.debug.grad_stats(model, loss).to_dict()
     assert vg.debug.grad_stats(model, record.walk).to_dict() == again
@@ -43,8 +43,8 @@ def test_grad_stats_on_the_record_walk_equals_a_fresh_walk() -> None:
 
 def test_recorded_grads_file_matches_grad_stats(tmp_path) -> None:
     model, loss = _model_and_loss()
-    with vg.debug.Recorder(every=1, out=tmp_path, model=model, svg=False) as recorder:
-        recorder.backward(loss)
-    assert recorder.close() == []
+    with vg.debug.GraphSaver(every=1, out=tmp_path, model=model, svg=False) as saver:
+        saver.backward(loss)
+    assert saver.close() == []
     written = json.loads((tmp_path / "step_000001.grads.json").read_text())
     assert written == json.loads(json.dumps(vg.debug.grad_stats(model, loss).to_dict()))

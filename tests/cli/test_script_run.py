@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import vizgrad
-from vizgrad.debug.capture import (
+from vizgrad.debug.script_run import (
     NotAPythonScriptError,
     ScriptNotFoundError,
     StopScript,
@@ -251,7 +251,7 @@ def test_traceback_shows_user_frames_not_vizgrads(script) -> None:
     text = format_traceback(run.error)
     assert "broken.py\", line 4, in inner" in text and "RuntimeError: wrapped" in text
     assert "direct cause" in text and "inside vizgrad hidden" in text
-    assert "capture.py" not in text and "runpy" not in text and "/vizgrad/ops" not in text
+    assert "script_run.py" not in text and "runpy" not in text and "/vizgrad/ops" not in text
     assert text.index("ShapeError") < text.index("RuntimeError")
 
 

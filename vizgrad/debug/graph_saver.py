@@ -4,11 +4,11 @@ Every ``every``-th step writes, under ``out``: the graph as JSON (``step_000100.
 schema ``vizgrad-graph``, coloured by gradient norm), as a picture
 (``step_000100.svg``), the gradient statistics (``step_000100.grads.json``) and the
 gradient-flow plot (``step_000100.flow.svg``); ``index.json`` lists the steps written.
-The other steps cost one counter increment.  On a recorded step the figures are
+The other steps cost one counter increment.  On a saved step the figures are
 taken at once (the next optimizer step changes the gradients): the picture's view,
 holding every fact it shows and no reference to the graph, and the gradient
 statistics.  By default (``background=True``) a worker thread hands them to a child
-process (:mod:`.record_writer`), which encodes and writes the files and lays out the
+process (:mod:`.saver_process`), which encodes and writes the files and lays out the
 picture (Graphviz loaded once through pygraphviz; without pygraphviz, Graphviz's
 ``dot`` program, started for each picture) on another core while training goes on;
 the thread only waits for it.  ``background=False`` does the same in this process:
@@ -16,10 +16,10 @@ the same files, byte for byte.  (pygraphviz may bundle another Graphviz version 
 the ``dot`` program ``vizgrad render`` runs: details of the layout can then differ
 from a later ``vizgrad render`` of the JSON.)
 Each file appears complete or not at all (written beside and renamed into place).
-:meth:`Recorder.close` (or leaving the ``with``, or the interpreter exiting) waits for
-the last ones, :meth:`Recorder.flush` waits for them and stays open; errors (Graphviz
+:meth:`GraphSaver.close` (or leaving the ``with``, or the interpreter exiting) waits for
+the last ones, :meth:`GraphSaver.flush` waits for them and stays open; errors (Graphviz
 missing or failing, a full disk) are returned by ``close()`` and shown as a
-:class:`RecorderWarning` at the next record, ``flush()`` or ``close()``.
+:class:`GraphSaverWarning` at the next saved step, ``flush()`` or ``close()``.
 ``background=False`` does all of it before ``backward()`` returns.
 ``vizgrad render`` and ``vizgrad inspect`` read the JSON files back.
 
@@ -29,11 +29,11 @@ Example
 >>> model, criterion = vizgrad.nn.Linear(4, 1), vizgrad.nn.MSELoss()
 >>> optimizer = vizgrad.optim.SGD(model.parameters(), lr=0.1)
 >>> data = [(vizgrad.randn(8, 4), vizgrad.randn(8, 1)) for _ in range(4)]
->>> with vizgrad.debug.Recorder(every=2, out="runs/graphs", model=model) as recorder:
+>>> with vizgrad.debug.GraphSaver(every=2, out="runs/graphs", model=model) as saver:
 ...     for x, y in data:
 ...         loss = criterion(model(x), y)
 ...         optimizer.zero_grad()
-...         recorder.backward(loss)       # loss.backward(), recording when due
+...         saver.backward(loss)       # loss.backward(), saving when due
 ...         optimizer.step()
 PosixPath('runs/graphs/step_000002.json')
 PosixPath('runs/graphs/step_000004.json')
@@ -53,28 +53,28 @@ from pathlib import Path
 from typing import Any
 
 from .flow import grad_stats
-from .gradstats import record_grads
+from .gradstats import watch_grads
 from .ranks import rank_info
-from .record_writer import WriterProcess
+from .saver_process import WriterProcess
 
-#: Records waiting for the worker before a recorded step waits for it (a bound on the
+#: Steps waiting for the worker before a saved step waits for it (a bound on the
 #: memory held by views not yet written when the layout is slower than the steps).
 BACKLOG = 2
-#: Seconds the writer process gets for one record: the layout's limit, plus its own
+#: Seconds the writer process gets for one step: the layout's limit, plus its own
 #: start (it imports vizgrad) and the files.
 JOB_TIMEOUT = 90.0
 
 
-class RecorderWarning(UserWarning):
-    """A recorded step's files could not all be written (the message says which)."""
+class GraphSaverWarning(UserWarning):
+    """A saved step's files could not all be written (the message says which)."""
 
 
-class Recorder:
+class GraphSaver:
     """Save graph JSON + SVG + gradient statistics every ``every`` steps into ``out``.
 
     ``model`` (optional) names the parameters in the pictures and the statistics.
     ``svg=False`` skips the pictures (the JSON can be drawn later with ``vizgrad render``).
-    ``background=False`` writes everything before the recorded step returns (the same
+    ``background=False`` writes everything before the saved step returns (the same
     files, byte for byte).
     """
 
@@ -102,21 +102,21 @@ class Recorder:
 
     @property
     def due(self) -> bool:
-        """Whether the *next* step will be recorded."""
+        """Whether the *next* step will be saved."""
         upcoming = self.steps + 1
         return upcoming % self.every == 0 or (self.first and upcoming == 1)
 
     def backward(self, loss: Any, **backward_options: Any) -> Path | None:
-        """``loss.backward(**backward_options)``, recording per-node gradients when due,
+        """``loss.backward(**backward_options)``, watching per-node gradients when due,
         then :meth:`step`.  Returns the JSON path written, or None."""
         if not self.due:
             loss.backward(**backward_options)
             self.steps += 1
             return None
-        with record_grads(loss) as record:
+        with watch_grads(loss) as watch:
             loss.backward(**backward_options)
         self.steps += 1
-        return self._write(loss, record.walk)
+        return self._write(loss, watch.walk)
 
     def step(self, loss: Any) -> Path | None:
         """Count one step (after its ``backward()``); on every ``every``-th, write files."""
@@ -157,15 +157,15 @@ class Recorder:
         job = (self.out, view.detach(), stats, entry, index,
                self.svg and _pygraphviz_installed())
         if not self.background:
-            save_record(*job, errors=self._errors)
+            save_step(*job, errors=self._errors)
             self._warn_new_errors()
         else:
             if self._jobs is None:  # one worker for the run: starting a thread is not free
                 self._jobs = queue.Queue(maxsize=BACKLOG)
-                self._writer = WriterProcess()  # started at the first record
+                self._writer = WriterProcess()  # started at the first saved step
                 worker = threading.Thread(target=_work, args=(self._jobs, self._writer,
                                                               self._errors),
-                                          daemon=True, name="vizgrad-recorder")
+                                          daemon=True, name="vizgrad-saver")
                 worker.start()
                 # close() at interpreter exit or when dropped unclosed: the last files
                 # are finished, and no writer process is left running
@@ -174,7 +174,7 @@ class Recorder:
         return self.out / entry["graph"]
 
     def flush(self) -> list[str]:
-        """Wait until the files of every record so far are written (the recorder stays
+        """Wait until the files of every step so far are written (the saver stays
         open); return the errors met so far (also shown as warnings, once each)."""
         if self._jobs is not None:
             self._jobs.join()
@@ -183,7 +183,7 @@ class Recorder:
 
     def close(self) -> list[str]:
         """Wait for the files and pictures still being written; return the errors met
-        (also shown as a :class:`RecorderWarning`, once each)."""
+        (also shown as a :class:`GraphSaverWarning`, once each)."""
         if self._stop is not None:
             self._stop()  # runs once: puts the end mark, joins the worker
             self._stop = self._jobs = self._writer = None
@@ -192,18 +192,18 @@ class Recorder:
 
     def _warn_new_errors(self) -> None:
         for error in self._errors[self._warned:]:
-            warnings.warn(f"vizgrad Recorder: {error}", RecorderWarning, stacklevel=3)
+            warnings.warn(f"vizgrad GraphSaver: {error}", GraphSaverWarning, stacklevel=3)
             self._warned += 1
 
-    def __enter__(self) -> Recorder:
+    def __enter__(self) -> GraphSaver:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def _holds_records(folder: Path) -> bool:
-    """Whether ``folder`` holds a recorder run (its index, or step files of a run that
+def _holds_steps(folder: Path) -> bool:
+    """Whether ``folder`` holds a saver run (its index, or step files of a run that
     ended before writing one)."""
     return (folder / "index.json").exists() or any(folder.glob("step_*.json"))
 
@@ -212,33 +212,33 @@ def claim_run_folder(out: Path, every: int, ranks: tuple[int, int] | None) -> Pa
     """The folder this run writes into, taken so that no other run writes there.
 
     ``out`` itself (``out/rank<N>`` under several ranks) when it holds no earlier
-    run's records; else ``out/run-2`` (``out/run-2/rank<N>``), ``run-3``, ... the first
+    run's steps; else ``out/run-2`` (``out/run-2/rank<N>``), ``run-3``, ... the first
     free one.  A folder is taken by creating its ``index.json`` exclusively (an empty
-    list of steps), so two recorders started at once never share one: an earlier
+    list of steps), so two savers started at once never share one: an earlier
     run's files are never overwritten or mixed with this run's."""
     number = 1
     while True:
         base = out if number == 1 else out / f"run-{number}"
         folder = base / f"rank{ranks[0]}" if ranks is not None else base
-        if not (folder.is_dir() and _holds_records(folder)):
+        if not (folder.is_dir() and _holds_steps(folder)):
             folder.mkdir(parents=True, exist_ok=True)
             try:
                 with open(folder / "index.json", "x", encoding="utf-8") as index:
                     index.write(f'{{"every": {every}, "steps": [\n]}}\n')
-            except FileExistsError:  # another recorder took it just now
+            except FileExistsError:  # another saver took it just now
                 pass
             else:
                 if number > 1:
-                    warnings.warn(f"vizgrad Recorder: {out} holds an earlier run's records, "
-                                  f"kept; this run writes into {folder}", RecorderWarning,
+                    warnings.warn(f"vizgrad GraphSaver: {out} holds an earlier run's steps, "
+                                  f"kept; this run writes into {folder}", GraphSaverWarning,
                                   stacklevel=4)
                 return folder
         number += 1
 
 
 def _work(jobs: queue.Queue, writer: WriterProcess, errors: list[str]) -> None:
-    """The worker thread: have each record's files written in turn until the end mark
-    (None), then stop the writer process.  Holds no reference to the Recorder, so an
+    """The worker thread: have each step's files written in turn until the end mark
+    (None), then stop the writer process.  Holds no reference to the GraphSaver, so an
     unclosed one can still be collected.  Where no process can be started, the files
     are written by this thread."""
     try:
@@ -250,9 +250,9 @@ def _work(jobs: queue.Queue, writer: WriterProcess, errors: list[str]) -> None:
                 try:
                     errors.extend(writer.save(job, JOB_TIMEOUT))
                 except OSError:  # no child process here: written in this thread
-                    save_record(*job, errors=errors)
+                    save_step(*job, errors=errors)
                 except Exception as error:  # noqa: BLE001 - the writer ended, or the
-                    # record would not pickle: reported, and the next record goes on
+                    # step would not pickle: reported, and the next saved step goes on
                     errors.append(f"{job[3]['graph']}: {error}")
             finally:
                 jobs.task_done()  # flush() waits for this
@@ -266,9 +266,9 @@ def _stop_worker(jobs: queue.Queue, worker: threading.Thread) -> None:
     worker.join()
 
 
-def save_record(out: Path, view: Any, stats: Any, entry: dict, index: str, library: bool,
+def save_step(out: Path, view: Any, stats: Any, entry: dict, index: str, library: bool,
                 errors: list[str]) -> None:
-    """Write one record's files (the writer process's work); an error is appended to
+    """Write one step's files (the writer process's work); an error is appended to
     ``errors``, not raised: a missing Graphviz or a full disk must not stop training.
     ``library``: lay the picture out with pygraphviz (else with the ``dot`` program)."""
     from vizgrad.render import to_json, write_atomic
@@ -281,7 +281,7 @@ def save_record(out: Path, view: Any, stats: Any, entry: dict, index: str, libra
         write_atomic(out / "index.json", index)
         if "svg" in entry:
             _draw_svg(view, out / entry["svg"], library)
-    except Exception as error:  # noqa: BLE001 - reported at the next record / close()
+    except Exception as error:  # noqa: BLE001 - reported at the next saved step / close()
         errors.append(f"{entry['graph']}: {error}")
 
 
