@@ -14,6 +14,7 @@ from collections import defaultdict
 import graphviz
 
 from .boxes import entry_lengths, names_in_boxes, parameter_rows
+from .digraph import Digraph
 from .escape import dot_string, label_lines, label_text, sized_cache
 from .hubs import thin_hubs
 from .legend import KeyRow, key_rows
@@ -281,8 +282,8 @@ def new_digraph(settings: dict, palette: dict, labelled: bool,
         node_attr["fontcolor"] = palette["font"]
         node_attr["color"] = palette["edge"]
         edge_attr.update({"color": palette["edge"], "fontcolor": palette["font"]})
-    return graphviz.Digraph(node_attr=node_attr, graph_attr=graph_attr,
-                            edge_attr=edge_attr or None)
+    # vizgrad's Digraph: its layouts leave out Graphviz's note on left-out xlabels
+    return Digraph(node_attr=node_attr, graph_attr=graph_attr, edge_attr=edge_attr or None)
 
 
 def to_dot(view: GraphView, max_attr_chars: int = 50) -> graphviz.Digraph:
