@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from vizgrad.debug.capture import (
+from vizgrad.debug.script_run import (
     NotAPythonScriptError,
     ScriptNotFoundError,
     ScriptRun,
@@ -61,7 +61,7 @@ def no_such_option(given: str) -> str:
     return f"no such option: {given}{hint} (see {command} --help)"
 
 
-def capture(request: ScriptRequest, steps: out.Steps, stderr, *, step: int | str | None,
+def run_request(request: ScriptRequest, steps: out.Steps, stderr, *, step: int | str | None,
             grads: bool = False, scopes: bool = False) -> ScriptRun:
     """Run the script as ``request`` says; a script that cannot be run is exit 2.
 
@@ -74,7 +74,7 @@ def capture(request: ScriptRequest, steps: out.Steps, stderr, *, step: int | str
     try:
         with hard_stop(request.timeout, request.script, stderr), passive_openmp():
             run = run_script(request.script, list(request.script_args), step=step,
-                             record_grads=grads, timeout=request.timeout,
+                             watch_grads=grads, timeout=request.timeout,
                              stop_at_second=not request.run_all, torch_capture=scopes)
     except (ScriptNotFoundError, NotAPythonScriptError) as problem:
         raise CommandError(str(problem), USAGE, exit_code=2) from None
