@@ -18,11 +18,15 @@ vizgrad render -o OUT.svg`` in a fresh process per run, the variants in turns:
 this checkout's default, this checkout with ``--no-capture`` and
 ``OMP_WAIT_POLICY=ACTIVE`` (the defaults before #28; its fold still runs on this tree),
 and with ``--against PATH`` another checkout (``git worktree add PATH main``) run
-as it is.  Wall seconds and CPU seconds (the process and its ``dot`` child) per run,
-median of the rounds; drawn boxes from the CLI's summary line.
+as it is; ``--script-alone`` adds ``python SCRIPT`` itself (no vizgrad, with
+``OMP_WAIT_POLICY=PASSIVE`` as the CLI runs it): the floor, mostly ``import torch``;
+``--no-old-defaults`` leaves the ``--no-capture`` variant out.  Wall seconds and CPU
+seconds (the process and its ``dot`` child) per run, median of the rounds; drawn boxes
+from the CLI's summary line.
 
 Run: ``python benchmarks/bench_render_scale.py`` (``--quick``: fewer rounds, 12 and 24
-layers).  torchviz is optional (``pip install --no-deps torchviz``); transformers too.
+layers; ``--layers 12``: those sizes only).  torchviz is optional (``pip install
+--no-deps torchviz``); transformers too.
 """
 
 from __future__ import annotations
@@ -142,6 +146,17 @@ def layout(rounds: int) -> None:
                   f"| {ratio} | {shapes[label][1]:,.0f} | {height} | {shapes[label][0]:,.0f} |")
 
 
+def script_alone(script: Path, layers: int) -> tuple[float, float, str]:
+    """``python SCRIPT`` in a fresh process, no vizgrad: wall s, CPU s, no boxes."""
+    environment = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
+    before, start = os.times(), time.perf_counter()
+    subprocess.run([sys.executable, str(script), str(layers)], env=environment, check=True,
+                   capture_output=True)
+    wall, after = time.perf_counter() - start, os.times()
+    return (wall, after.children_user - before.children_user + after.children_system
+            - before.children_system, "-")
+
+
 def cli_run(tree: Path, links: Path, script: Path, layers: int, out: Path, extra: list[str],
             env: dict[str, str]) -> tuple[float, float, str]:
     """One ``vizgrad render`` in a fresh process: wall s, CPU s (with children), boxes;
@@ -162,10 +177,15 @@ def cli_run(tree: Path, links: Path, script: Path, layers: int, out: Path, extra
             - before.children_system, found[1] if found else "?")
 
 
-def cli(sizes: list[int], rounds: int, against: str | None) -> None:
-    trees = {"this checkout": (HERE, [], {}),
-             "--no-capture, OMP_WAIT_POLICY=ACTIVE": (
-                 HERE, ["--no-capture"], {"OMP_WAIT_POLICY": "ACTIVE"})}
+def cli(sizes: list[int], rounds: int, against: str | None, alone: bool = False,
+        old_defaults: bool = True) -> None:
+    trees: dict[str, tuple[Path, list[str], dict[str, str]]] = {
+        "this checkout": (HERE, [], {})}
+    if old_defaults:
+        trees["--no-capture, OMP_WAIT_POLICY=ACTIVE"] = (
+            HERE, ["--no-capture"], {"OMP_WAIT_POLICY": "ACTIVE"})
+    if alone:
+        trees["python SCRIPT alone"] = (HERE, [], {})
     if against:
         trees["--against tree"] = (Path(against).resolve(), [], {})
     with tempfile.TemporaryDirectory() as folder:
@@ -187,8 +207,10 @@ def cli(sizes: list[int], rounds: int, against: str | None) -> None:
                 order = list(trees) if turn % 2 == 0 else list(reversed(trees))
                 for label in order:
                     tree, extra, env = trees[label]
-                    found[label].append(cli_run(tree, links[label], script, layers,
-                                                work / "g.svg", extra, env))
+                    found[label].append(
+                        script_alone(script, layers) if label == "python SCRIPT alone"
+                        else cli_run(tree, links[label], script, layers, work / "g.svg",
+                                     extra, env))
             for label, runs in found.items():
                 print(f"| {layers} | {label} | {runs[0][2]} | "
                       f"{statistics.median(r[0] for r in runs):.2f} | "
@@ -202,12 +224,18 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", choices=["layout", "cli"])
     parser.add_argument("--against", metavar="PATH", help="another checkout, for the CLI")
+    parser.add_argument("--layers", type=int, nargs="+", help="the CLI's script sizes")
+    parser.add_argument("--script-alone", action="store_true",
+                        help="also time python SCRIPT without vizgrad")
+    parser.add_argument("--no-old-defaults", action="store_true",
+                        help="leave out the --no-capture, OMP_WAIT_POLICY=ACTIVE variant")
     args = parser.parse_args()
     rounds = 2 if args.quick else args.rounds
     if args.only in (None, "layout"):
         layout(rounds)
     if args.only in (None, "cli"):
-        cli([12, 24] if args.quick else [12, 24, 96], rounds, args.against)
+        sizes = args.layers or ([12, 24] if args.quick else [12, 24, 96])
+        cli(sizes, rounds, args.against, args.script_alone, not args.no_old_defaults)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ LAYERS = {
     "ops": 3,                           # one Function per differentiable op
     "core": 2,                          # Tensor, Node, engine, grad modes, backend
     "_atomic": 1, "_checkpoint_files": 1,  # file helpers that import nothing of vizgrad
+    "_lazy": 1,                         # a package's names given on first use (PEP 562)
 }
 
 #: (importer layer, imported layer) pairs that still point up, each with a comment saying

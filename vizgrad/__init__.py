@@ -11,90 +11,76 @@ Example
 'SumBackward0'
 """
 
+from typing import TYPE_CHECKING
+
 from . import (
-    accelerator,
-    adapters,  # noqa: F401 - registers graph/'s readers of PyTorch's graphs
-    autograd,
-    cuda,
-    debug,
-    graph,
-    linalg,
-    nn,
-    onnx,
+    adapters,  # noqa: F401 - registers graph/'s readers of PyTorch's graphs (cheap)
     ops,
-    optim,
-    render,
-    special,
-    static,
-    utils,
 )
-from .autograd import Function  # a user op's base, as torch.autograd.Function
-from .autograd.anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from ._lazy import lazy_names
 from .core import (
-                   AccumulateGrad,
-                   Edge,
-                   Node,
-                   SavedTensor,
-                   SlotMeta,
-                   Tensor,
-                   capture_stack,
-                   enable_grad,
-                   is_grad_enabled,
-                   is_tensor,
-                   no_grad,
-                   scope,
-                   set_grad_enabled,
+    AccumulateGrad,
+    Edge,
+    Node,
+    SavedTensor,
+    SlotMeta,
+    Tensor,
+    capture_stack,
+    enable_grad,
+    is_grad_enabled,
+    is_tensor,
+    no_grad,
+    scope,
+    set_grad_enabled,
 )
 from .core.backend import device, get_default_device, set_default_device
 from .core.factory import (
-                   BoolTensor,
-                   ByteTensor,
-                   DoubleTensor,
-                   FloatTensor,
-                   Generator,
-                   HalfTensor,
-                   IntTensor,
-                   LongTensor,
-                   arange,
-                   as_dtype,
-                   bool_,
-                   empty,
-                   empty_like,
-                   eye,
-                   float16,
-                   float32,
-                   float64,
-                   from_numpy,
-                   full,
-                   full_like,
-                   get_default_dtype,
-                   int8,
-                   int16,
-                   int32,
-                   int64,
-                   linspace,
-                   manual_seed,
-                   ones,
-                   ones_like,
-                   rand,
-                   rand_like,
-                   randint,
-                   randn,
-                   randn_like,
-                   set_default_dtype,
-                   tensor,
-                   uint8,
-                   uint16,
-                   uint32,
-                   uint64,
-                   zeros,
-                   zeros_like,
+    BoolTensor,
+    ByteTensor,
+    DoubleTensor,
+    FloatTensor,
+    Generator,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    arange,
+    as_dtype,
+    bool_,
+    empty,
+    empty_like,
+    eye,
+    float16,
+    float32,
+    float64,
+    from_numpy,
+    full,
+    full_like,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    set_default_dtype,
+    tensor,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    zeros,
+    zeros_like,
 )
+from .debug import anomaly as _anomaly  # noqa: F401 - gives anomaly mode's switches their work
 from .ops import *  # noqa: F403 - the op functions are vizgrad's top-level API
 from .ops import __all__ as _op_names
-from .render import make_dot, make_dot_from_trace, print_graph, show
-from .serialization import CheckpointError, load, save
-from .watching import on_backward, unwatch, watch, watched
 
 half, double, long, short = float16, float64, int64, int16
 float = float32  # noqa: A001 - PyTorch's spelling: vizgrad.float is float32
@@ -104,13 +90,45 @@ bool = bool_  # noqa: A001
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> object:
-    # vizgrad.torch (PyTorch support) imports torch: load it on first use only
-    if name == "torch":
-        import importlib
+# Above: what a tensor needs (core; ops, which binds the op methods to Tensor as it
+# loads) and what must be registered before any graph is read.  The rest loads on first
+# use (vizgrad/_lazy.py): ``import vizgrad`` no longer imports render/, debug/, nn/,
+# static/ ... nor graphviz and rich with them (docs/benchmarks.md, #28).
+_SUBMODULES = ["accelerator", "autograd", "cuda", "debug", "graph", "linalg", "location", "nn",
+               "onnx", "optim", "render", "serialization", "special", "static", "testing",
+               "torch", "utils", "watching"]
+_NAMES = {
+    ".autograd": ["Function"],  # a user op's base, as torch.autograd.Function
+    ".autograd.anomaly_mode": ["detect_anomaly", "is_anomaly_enabled", "set_detect_anomaly"],
+    ".render": ["make_dot", "make_dot_from_trace", "print_graph", "show"],
+    ".serialization": ["CheckpointError", "load", "save"],
+    ".watching": ["on_backward", "unwatch", "watch", "watched"],
+}
+__getattr__, __dir__ = lazy_names(__name__, _NAMES, _SUBMODULES)
 
-        return importlib.import_module("vizgrad.torch")
-    raise AttributeError(f"module 'vizgrad' has no attribute {name!r}")
+if TYPE_CHECKING:  # what editors and type checkers read; at run time __getattr__ gives them
+    from . import (
+        accelerator,
+        autograd,
+        cuda,
+        debug,
+        graph,
+        linalg,
+        nn,
+        onnx,
+        optim,
+        render,
+        special,
+        static,
+        torch,  # noqa: F401 - not in __all__ (it imports torch), still vizgrad.torch
+        utils,
+    )
+    from .autograd import Function
+    from .autograd.anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+    from .render import make_dot, make_dot_from_trace, print_graph
+    from .render.show import show
+    from .serialization import CheckpointError, load, save
+    from .watching import on_backward, unwatch, watch, watched
 
 __all__ = [
     "AccumulateGrad", "static",

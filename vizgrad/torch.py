@@ -109,7 +109,7 @@ class capture(TorchFunctionMode):
     >>> with vizgrad.torch.capture(model):
     ...     loss = model(x).pow(2).mean()
     >>> vizgrad.make_dot(loss, cluster="scope", show_stack=True)
-    <graphviz.graphs.Digraph object at 0x...>
+    <vizgrad.render.digraph.Digraph object at 0x...>
     """
 
     def __init__(self, model: torch.nn.Module | None = None, *, stack: bool = True,

@@ -85,3 +85,32 @@ def test_a_cnn_step_on_a_device_makes_few_array_operations():
     counts = count_array_ops.count("cnn")
     assert sum(counts.values()) <= 120, counts
     assert not any("pad" == name.rsplit(".", 1)[-1] for name, _ in counts), counts
+
+
+def test_the_tiled_pool_finds_nan_winners_without_argmax_over_nans():
+    # CuPy's argmax over windows holding NaN did not give NumPy's answer (an H100 run of
+    # tests/gpu/test_pool_ties_cuda.py): the tiled path must pick PyTorch's winners even
+    # when argmax ignores NaN, so only argmax over NaN-free windows and a bool mask count.
+    import types
+
+    from vizgrad.ops import nn_pool
+
+    blind = types.ModuleType("nan_blind_numpy")
+    blind.__dict__.update({k: v for k, v in vars(np).items() if not k.startswith("__")})
+
+    def argmax(a, axis=None):
+        a = np.asarray(a)
+        return np.argmax(np.where(a != a, -np.inf, a) if a.dtype.kind == "f" else a,
+                         axis=axis)
+
+    blind.argmax = argmax
+    planes = np.random.default_rng(0).integers(0, 3, (4, 6, 6)).astype(np.float64)
+    for where in [(0, 0, 0), (0, 1, 1), (1, 2, 3), (2, 0, 1)]:
+        planes[where] = np.nan
+    for kernel in [(2, 2), (2, 3), (3, 3)]:
+        outs = (6 // kernel[0], 6 // kernel[1])
+        expected = torch.nn.functional.max_pool2d(
+            torch.tensor(planes[None]), kernel, return_indices=True)[1][0].numpy()
+        for xp in (np, blind):
+            values, indices = nn_pool._tiled_max(xp, planes, kernel, outs)
+            np.testing.assert_array_equal(indices, expected, err_msg=f"{xp.__name__} {kernel}")

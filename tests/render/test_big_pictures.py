@@ -84,7 +84,8 @@ def test_a_big_pictures_xlabels_cover_no_other_text() -> None:
     source = to_dot(view).source
     svg = run_dot(source, "svg", timeout=120).decode()
     boxes = text_boxes(svg)
-    assert sum(box.group == "edge" for box in boxes) > 300
+    # every labelled arrow but a parameter's along its rank (a LayerNorm's two: no label)
+    assert sum(box.group == "edge" for box in boxes) > 250
     assert overlapping_labels(boxes) == []
     forced = run_dot(source.replace("forcelabels=false", "forcelabels=true"), "svg",
                      timeout=120).decode()

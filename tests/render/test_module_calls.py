@@ -38,6 +38,7 @@ def test_gallery_cnn_pool_called_twice_reads_top_to_bottom() -> None:
     # every arrow points down, but a parameter's, drawn along its op's rank in its box
     across = parameter_rows(view).across
     assert across and all(y[tail] == y[head] for tail, head in across)
+    across |= {(head, tail) for tail, head in across}  # a second parameter's: head first
     assert all(y[tail] > y[head] for tail, head in edges if (tail, head) not in across)
 
 
@@ -120,3 +121,32 @@ def test_collapsed_groups_keep_the_order_of_execution() -> None:
                if e.source in groups and e.target in groups]
     assert len(between) == 4 and all(ranks[a] < ranks[b] for a, b in between)
     assert all(e.label for e in view.edges if e.source in groups and e.target in groups)
+
+
+@needs_dot
+def test_cnn_stage_called_twice_at_the_top_level_is_two_boxes_drawn_downward() -> None:
+    """``pool`` called at the top level, then ``conv2``, then ``pool`` again records
+    ``pool`` twice (calls at the top level are counted afresh): one box per run of
+    execution, titled as collapse titles its group; every arrow points down."""
+    vg.manual_seed(0)
+    conv1, conv2 = nn.Conv2d(1, 4, 3, padding=1), nn.Conv2d(4, 8, 3, padding=1)
+    pool, head = nn.Sequential(nn.ReLU(), nn.MaxPool2d(2)), nn.Linear(8 * 2 * 2, 10)
+    for name, module in (("conv1", conv1), ("conv2", conv2), ("pool", pool), ("head", head)):
+        module.scope_name = name
+    x = pool(conv1(vg.randn(2, 1, 8, 8)))
+    loss = head(pool(conv2(x)).flatten(1)).sum()
+    view = build_view(loss, cluster="scope")
+    assert sorted(c.title for c in view.clusters if c.parent is None) == [
+        "conv1 · Conv2d", "conv2 · Conv2d", "head · Linear", "pool · Sequential",
+        "pool · Sequential (after conv2)"]
+    data = json.loads(vg.make_dot(loss, cluster="scope").pipe(format="json"))
+    names = {o["_gvid"]: o["name"] for o in data["objects"]}
+    y = {o["name"]: float(o["pos"].split(",")[1]) for o in data["objects"] if "pos" in o}
+    edges = [(names[e["tail"]], names[e["head"]]) for e in data["edges"]]
+    across = parameter_rows(view).across
+    across |= {(head, tail) for tail, head in across}  # a second parameter's: head first
+    assert len(edges) > 15
+    assert all(y[tail] > y[head] for tail, head in edges if (tail, head) not in across)
+    # the same boxes read back from JSON; the viewer's tree knows which run each is
+    back = view_from_dict(json.loads(to_json(view)))
+    assert sorted(c.title for c in back.clusters) == sorted(c.title for c in view.clusters)

@@ -82,8 +82,14 @@ def test_scopes_and_leaf_names_share_the_named_modules_path() -> None:
 
 
 def test_parameter_names_label_leaves_without_params() -> None:
+    flat = vg.make_dot(_loss()).source
     source = vg.make_dot(_loss(), cluster="scope").source
     for name in ("encoder.0.weight", "encoder.0.bias", "head.weight", "head.bias"):
+        assert f"<{name}<BR/>" in flat
+        # in its module's box (titled with the path) a parameter is named within it,
+        # its full name in its tooltip (issue 28: full names made boxes a third wider)
+        assert f'tooltip="leaf {name}' in source and f"<{name}<BR/>" not in source
+    for name in ("weight", "bias"):
         assert f"<{name}<BR/>" in source
     # issue 28: a box's title is the module's full path and its class
     assert "subgraph cluster_" in source and "label=<encoder · Sequential>" in source

@@ -115,3 +115,52 @@ def test_a_module_run_in_a_loop_is_one_group_per_call() -> None:
     assert sorted(n.title for n in view.nodes if n.kind == "group") == [
         "cell · Linear", "cell · Linear (after the top level)",
         "cell · Linear (run 3, after the top level)"]
+
+
+def test_each_module_box_of_a_scope_run_twice_folds_its_own_run() -> None:
+    """Graphviz draws ``enc``'s two runs as two module boxes (issue 28): clicking
+    either box's title folds that run's tree node, not the first run's."""
+    enc, mid = vg.nn.Sequential(vg.nn.Linear(4, 4), vg.nn.Tanh()), vg.nn.Linear(4, 4)
+    enc.scope_name, mid.scope_name = "enc", "mid"
+    loss = enc(mid(enc(vg.ones(2, 4, requires_grad=True)))).sum()
+    full, _, _ = viewer.build_levels(loss, RenderOptions.make(), None)
+    tree = scope_tree(full)
+    assert tree is not None
+    clusters = tree.state_of(full, tree.members())["clusters"]
+    titles = {c.id: c.title for c in full.clusters}
+    runs = {titles[c]: (tree.paths[i], tree.runs.get(i, "")) for c, i in clusters.items()}
+    assert runs["enc · Sequential"] == ("enc", "")
+    assert runs["enc · Sequential (after mid)"] == ("enc", " (after mid)")
+    inner = sorted(tree.runs.get(clusters[c.id], "") for c in full.clusters
+                   if c.title == "enc.0 · Linear")
+    assert len(inner) == 2 and inner[0] == "" and inner[1]  # each run's own enc.0
+
+
+def test_a_modules_own_ops_beside_its_children_are_tree_nodes_as_collapse_draws_them() -> None:
+    """``net`` scales its input before its children and reshapes after them (as GPT-2's
+    ``transformer`` does): collapsed one depth down, those ops are boxes of their own
+    (``net · Net``, ``net · Net (after net.norm)``); the tree has a node for each, so
+    every level is a fold of the tree (the page drew them one by one: no level but the
+    coarsest was the Python level it was named after, issue 28)."""
+
+    class Net(vg.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc, self.norm = vg.nn.Linear(4, 4), vg.nn.LayerNorm(4)
+
+        def forward(self, x: vg.Tensor) -> vg.Tensor:
+            return self.norm(self.fc(x * 2.0)).reshape(8)
+
+    net = Net()
+    net.scope_name = "net"
+    loss = net(vg.ones(2, 4, requires_grad=True)).sum()
+    full, levels, _ = viewer.build_levels(loss, RenderOptions.make(), None)
+    tree = scope_tree(full)
+    assert tree is not None
+    own = sorted(tree.paths[i] + tree.runs.get(i, "") for i in tree.own)
+    assert own == ["net", "net (after net.norm)"]
+    assert all(tree.parents[i] >= 0 and tree.paths[tree.parents[i]] == "net" for i in tree.own)
+    members = tree.members()
+    assert len(levels) == 3 and all(tree.state_of(level.view, members)["exact"]
+                                    for level in levels)
+    assert tree_data(tree, [n.id for n in full.nodes])["paths"] == tree.paths

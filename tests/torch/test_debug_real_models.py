@@ -412,7 +412,7 @@ def test_every_tool_on_a_real_model(name, tmp_path) -> None:
     script.write_text(SCRIPT.format(name=name), encoding="utf-8")
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        run = run_script(script, record_grads=True, stop_at_second=True)
+        run = run_script(script, watch_grads=True, stop_at_second=True)
     assert run.error is None, run.error
     _same_grads(expected, run.namespace["case"].grads())
     walk = graph.walk(run.first_backward)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import vizgrad
-from vizgrad.debug.capture import run_script
+from vizgrad.debug.script_run import run_script
 from vizgrad.debug.selection import script_parameters, select_roots
 from vizgrad.debug.tracebacks import format_traceback
 
@@ -178,7 +178,7 @@ def render_example(example: Example, folder: Path, out_dir: Path) -> Entry:
             # as `vizgrad render` runs it: stopped when a second backward() starts
             # (with --target run to its end)
             run = run_script(folder / example.script, list(example.args), step=example.step,
-                             record_grads=bool(flags.get("show_grad")),
+                             watch_grads=bool(flags.get("show_grad")),
                              stop_at_second=target is None)
         if run.failed and anomaly and getattr(run.error, "node", None) is not None:
             result = render_error(run.error, run.last_backward, out_dir / f"{example.name}.svg")

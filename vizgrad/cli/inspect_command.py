@@ -20,7 +20,7 @@ from vizgrad.debug.summary import graph_summary
 from . import console as out
 from .errors import CommandError
 from .requests import InspectRequest
-from .scripts import capture, choose, flag, report_failure, script_path, torch_notes
+from .scripts import choose, flag, report_failure, run_request, script_path, torch_notes
 
 
 def inspect(request: InspectRequest) -> int:
@@ -67,7 +67,7 @@ class _Inspection:
             if request.as_json:
                 stack.enter_context(contextlib.redirect_stdout(sys.stderr))
             steps = stack.enter_context(out.Steps(stderr, request.quiet or request.as_json))
-            run = capture(request, steps, stderr, step=request.step, scopes=True)
+            run = run_request(request, steps, stderr, step=request.step, scopes=True)
         if run.failed:
             self.failure = report_failure(run, stderr, request.at_error)
         choice = choose(run, request, "inspect")

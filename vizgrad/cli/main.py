@@ -54,7 +54,7 @@ def render(**params) -> None:
     called `loss`; else the only tensor with a graph the script left. vizgrad's
     options go anywhere before `--`; other arguments after SCRIPT, and everything
     after `--`, go to the script. SCRIPT may also be a saved graph (.json, written by
-    vizgrad.render.save or vizgrad.debug.Recorder): it is drawn as saved.
+    vizgrad.render.save or vizgrad.debug.GraphSaver): it is drawn as saved.
     """
     from .render_command import render as run
 

@@ -15,8 +15,8 @@ import click
 
 import vizgrad
 import vizgrad.render
-from vizgrad.debug.capture import ScriptRun
 from vizgrad.debug.ranks import rank_info, rank_path
+from vizgrad.debug.script_run import ScriptRun
 from vizgrad.debug.selection import script_parameters
 
 from . import console as out
@@ -32,7 +32,7 @@ from .rendering import (
 )
 from .requests import RenderRequest
 from .running import terminate_as_exit
-from .scripts import capture, choose, flag, report_failure, script_path, torch_notes
+from .scripts import choose, flag, report_failure, run_request, script_path, torch_notes
 
 PHASES = {"walking": "walking the graph", "layout": "layout (graphviz dot)"}
 
@@ -77,7 +77,7 @@ def render(request: RenderRequest) -> int:
         steps = stack.enter_context(out.Steps(stderr, request.quiet))
         recording = (stack.enter_context(vizgrad.static.recording())
                      if request.static_trace else None)
-        run = capture(request, steps, stderr, step=1 if recording else request.step,
+        run = run_request(request, steps, stderr, step=1 if recording else request.step,
                       grads=bool(request.picture.get("show_grad")), scopes=request.scopes)
     started = rank_info() or run.ranks  # the script started a process group itself
     if ranks is None and started is not None:
@@ -188,7 +188,7 @@ def _render_saved(request: RenderRequest, output: _Output, options: dict, stdout
         view = vizgrad.render.load_view(request.script)
     except vizgrad.render.NotAGraphFileError as problem:
         raise CommandError(str(problem), "a .json input must be a graph saved by vizgrad "
-                           "(vizgrad.render.save(loss, 'graph.json') or vizgrad.debug.Recorder)",
+                           "(vizgrad.render.save(loss, 'graph.json') or vizgrad.debug.GraphSaver)",
                            exit_code=2) from None
     if options:
         out.note(stderr, f"{', '.join(sorted(options))}: options apply when a graph is "

@@ -11,7 +11,7 @@ import sys
 import threading
 from collections.abc import Iterator
 
-from vizgrad.debug.capture import REAL_EXIT
+from vizgrad.debug.script_run import REAL_EXIT
 
 from . import console as out
 

@@ -10,6 +10,8 @@ imports :mod:`vizgrad.debug.script_run`.
 
 from __future__ import annotations
 
+import warnings
+
 from .script_run import (  # noqa: F401  (the old module's public names)
     REAL_EXIT,
     NotAPythonScriptError,
@@ -22,3 +24,6 @@ from .script_run import (  # noqa: F401  (the old module's public names)
     check_script,
     run_script,
 )
+
+warnings.warn("vizgrad.debug.capture is vizgrad.debug.script_run now (running a script is "
+              "not capturing); import that", DeprecationWarning, stacklevel=2)

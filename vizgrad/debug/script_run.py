@@ -252,14 +252,14 @@ def _enter_torch_capture(namer: Any) -> Any:
 
 
 def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), *,
-               step: int | str | None = None, record_grads: bool = False,
+               step: int | str | None = None, watch_grads: bool = False,
                timeout: float | None = None, stop_at_second: bool = False,
                torch_capture: bool = False) -> ScriptRun:
     """Run ``path`` as ``python path *args`` would and watch its ``backward()`` calls.
 
     Exceptions the script raises are kept in ``ScriptRun.error`` (never raised here,
     except ``KeyboardInterrupt``); ``ScriptNotFoundError`` and ``NotAPythonScriptError``
-    are raised before anything runs.  ``record_grads=True`` keeps per-node gradient
+    are raised before anything runs.  ``watch_grads=True`` keeps per-node gradient
     statistics (:func:`~vizgrad.debug.keep_grad_stats`) while it runs (for ``show_grad``).
     ``step="last"`` runs the whole script and keeps the last ``backward()``'s roots;
     ``stop_at_second=True`` (without a step) stops the script when a second
@@ -299,8 +299,8 @@ def run_script(path: str | os.PathLike, args: list[str] | tuple[str, ...] = (), 
                            __package__=None, __spec__=None, __builtins__=__builtins__)
     run = ScriptRun(path=script, argv=[str(script), *args], namespace=module.__dict__,
                     step=step, stop_at_second=stop_at_second)
-    calls = _BackwardCalls(run, grads=record_grads)
-    stats = keep_grad_stats(True) if record_grads else None
+    calls = _BackwardCalls(run, grads=watch_grads)
+    stats = keep_grad_stats(True) if watch_grads else None
     saved_argv, saved_main, saved_cwd = sys.argv, sys.modules.get("__main__"), os.getcwd()
     script_dir = str(script.resolve().parent)
     sys.argv = list(run.argv)

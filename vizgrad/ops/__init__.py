@@ -4,7 +4,24 @@ Each op is one ``Function`` class (forward and backward side by side) plus a
 PyTorch-named function; ``methods.py`` binds them to Tensor from one table."""
 
 from ..core.broadcast import expand, sum_to
-from . import methods  # noqa: F401 - binds Tensor methods and operators (its one table)
+
+# Every op class registers itself in Function.registry as its module loads (static/'s shape
+# rules, meta tensors and the op tests read it): the modules nn/ uses load here too, now
+# that `import vizgrad` no longer imports nn/ (vizgrad/_lazy.py).  (nn_upsample_aa.py
+# stays loaded on first use, by nn_upsample.py, as before.)
+from . import (  # noqa: F401
+    linalg_spectral,
+    methods,  # noqa: F401 - binds Tensor methods and operators (its one table)
+    nn_attention,
+    nn_conv,
+    nn_dropout,
+    nn_loss,
+    nn_loss_regression,
+    nn_norm,
+    nn_pool,
+    nn_rnn,
+    nn_upsample,
+)
 from .activations import (
     elu,
     gelu,

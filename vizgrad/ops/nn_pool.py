@@ -149,7 +149,8 @@ def _tiled_max(xp, planes, kernel, outs):
     each window's values together, then one reduction finds each maximum.
 
     PyTorch's winner: the first maximum, but the last NaN (a NaN wins, and each later
-    one wins again), found by a second argmax over the reversed windows.
+    one wins again), found by an argmax over the reversed windows' NaN mask: argmax of
+    the values themselves treats NaN differently in NumPy and CuPy (seen on an H100).
     """
     (k0, k1), (out_h, out_w) = kernel, outs
     count, height, width = planes.shape
@@ -158,7 +159,7 @@ def _tiled_max(xp, planes, kernel, outs):
     arg = xp.argmax(tiles, axis=-1)
     values = tiles.max(axis=-1)
     if planes.dtype.kind == "f":
-        last = (k0 * k1 - 1) - xp.argmax(tiles[..., ::-1], axis=-1)
+        last = (k0 * k1 - 1) - xp.argmax((tiles != tiles)[..., ::-1], axis=-1)
         arg = xp.where(values != values, last, arg)
     origin, offset = _tile_tables(xp, planes, kernel, outs, width)
     return values, origin + xp.take(offset, arg)

@@ -8,16 +8,14 @@ This package reads graphs only through :mod:`vizgrad.graph`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import graphviz
 
+from .._lazy import lazy_names
 from .build import ViewBuilder, build_view, paused_gc
 from .dot import to_dot
 from .emitters import EMITTERS, FORMATS, Emitter
-from .html import to_html
-from .jsonin import NotAGraphFileError, load_view, view_from_dict, view_summary
-from .jsonout import to_dict, to_json
 from .output import (
     GraphvizNotFoundError,
     LayoutTimeoutError,
@@ -29,12 +27,31 @@ from .output import (
     write_atomic,
 )
 from .plain import plain_dot, plain_options
-from .show import show, viewer_html
 from .static_view import drawn_view, draws_itself
-from .terminal import graph_tree, print_graph
 from .view import Cluster, GraphView, LegendEntry, RenderOptions, ViewEdge, ViewNode
 from .vocabulary import KINDS, MARKS, THEMES, Kind, Mark
 
+# Above: what make_dot and save to a file need.  The viewer (HTML, JSON, the notebook's
+# show) and the terminal tree (rich) load on first use (vizgrad/_lazy.py).
+_NAMES = {
+    ".html": ["to_html"],
+    ".jsonin": ["NotAGraphFileError", "load_view", "view_from_dict", "view_summary"],
+    ".jsonout": ["to_dict", "to_json"],
+    ".show": ["show", "viewer_html"],
+    ".terminal": ["graph_tree", "print_graph"],
+}
+#: its modules, as attributes too (``vizgrad.render.jsonout``), as when all were imported
+#: (where a module and its function share a name, ``render.show``, the name is the function)
+_MODULES = ["boxes", "escape", "focus", "fold", "fold_fit", "grads", "html", "hubs", "ids",
+            "jsonin", "jsonout", "legend", "memory", "terminal", "viewer", "viewer_tree"]
+__getattr__, __dir__ = lazy_names(__name__, _NAMES, _MODULES)
+
+if TYPE_CHECKING:  # what editors and type checkers read; at run time __getattr__ gives them
+    from .html import to_html
+    from .jsonin import NotAGraphFileError, load_view, view_from_dict, view_summary
+    from .jsonout import to_dict, to_json
+    from .show import show, viewer_html
+    from .terminal import graph_tree, print_graph
 
 def make_dot(var: Any, params: dict | None = None, show_attrs: bool = False,
              show_saved: bool | None = None, max_attr_chars: int = 50,
@@ -54,7 +71,7 @@ def make_dot(var: Any, params: dict | None = None, show_attrs: bool = False,
     >>> loss = (x * w).sum()
     >>> dot = vizgrad.make_dot(loss, params={"w": w}, show_attrs=True)
     >>> dot                                   # a notebook displays the SVG
-    <graphviz.graphs.Digraph object at 0x...>
+    <vizgrad.render.digraph.Digraph object at 0x...>
     >>> dot.render("graph", format="png")     # or write a file
     'graph.png'
 

@@ -2,11 +2,16 @@
 
 Every scope path (``vizgrad.graph.scopes``: ``features.pool#2`` is the second call of
 ``pool``) is one box, nested in its parent call's box and titled with the full path and
-the class (``transformer.h.0 · GPT2Block``).  A parameter (a leaf and its
-AccumulateGrad) sits in the innermost box holding every op that uses it -- its module's
-box -- so no long arrow crosses the picture to reach it.  When that box is not its
-module's call (``nn.MultiheadAttention`` uses ``out_proj.weight`` in its own forward;
-``out_proj`` is never called), the leaf says where it was used.
+the class (``transformer.h.0 · GPT2Block``).  Calls at the top level are counted afresh
+(each step of a training loop records the same scopes), so ``enc`` called, then ``mid``,
+then ``enc`` again records ``enc`` twice: each run of execution of a top-level scope is
+its own box, titled as its collapsed group (``enc · Linear (after mid)``,
+``fold.execution_runs``), so no arrow runs back up into the first run's box.  A
+parameter (a leaf and its AccumulateGrad) sits in the innermost box holding every op
+that uses it -- its module's box -- so no long arrow crosses the picture to reach it.
+When that box is not its module's call (``nn.MultiheadAttention`` uses
+``out_proj.weight`` in its own forward; ``out_proj`` is never called), the leaf says
+where it was used.
 """
 
 from __future__ import annotations
@@ -15,8 +20,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..graph.scopes import call_number, scope_classes, scope_title
+from .fold import execution_runs
 from .ids import box_id
 from .view import Cluster, GraphView, ViewNode
+
+#: Joins a top-level scope to its run number in a box's key (``enc``, ``enc<RUN>2``):
+#: no module name holds it, and it never reaches a title, label or file.
+RUN = "\x1f"
 
 
 def _common(scopes: set[str]) -> str:
@@ -32,17 +42,53 @@ def _common(scopes: set[str]) -> str:
 
 def _plain(scope: str) -> str:
     """A scope without its call marks: the module path parameters are named from."""
-    return ".".join(call_number(level)[0] for level in scope.split("."))
+    return ".".join(call_number(level)[0] for level in _shown(scope).split("."))
 
 
-def leaf_homes(view: GraphView) -> dict[str, str]:
-    """Leaf and AccumulateGrad ids -> the scope of the ops that use them, where one box
-    holds them all (the deepest box that does)."""
+def _shown(key: str) -> str:
+    """A box's key as its scope path (a later run's mark dropped)."""
+    first, dot, rest = key.partition(".")
+    return first.partition(RUN)[0] + dot + rest
+
+
+def run_scopes(view: GraphView) -> tuple[dict[str, str], dict[str, str]]:
+    """Op and saved-tensor ids -> the key of the box holding them, and a later run's
+    top-level key -> what its title adds (`` (after mid)``).  The key is the node's scope,
+    its top level marked ``<RUN>k`` in the k-th run of execution of that scope (a run:
+    ops by ``seq`` until another top-level scope's op, or an unscoped one, runs).  A
+    graph whose scoped ops lack ``seq`` (the order of execution unknown) is one run."""
+    scoped = [node for node in view.nodes if node.scope and node.kind in ("op", "saved")]
+    if not scoped or any(node.seq is None for node in scoped
+                         if node.title != "AccumulateGrad"):
+        return {node.id: node.scope for node in scoped}, {}
+    group_of = execution_runs(view, 1)
+    number: dict[str, int] = {}  # a run's group -> its key's run number
+    runs: dict[str, int] = defaultdict(int)
+    keys: dict[str, str] = {}
+    suffixes: dict[str, str] = {}
+    for node in scoped:
+        group = group_of.get(node.id)
+        first, dot, rest = node.scope.partition(".")
+        if group is None or group == first:
+            keys[node.id] = node.scope
+            continue
+        if group not in number:
+            runs[first] += 1
+            number[group] = runs[first] + 1
+        top = f"{first}{RUN}{number[group]}"
+        suffixes[top] = group[len(first):]
+        keys[node.id] = top + dot + rest
+    return keys, suffixes
+
+
+def leaf_homes(view: GraphView, scope_of: dict[str, str] | None = None) -> dict[str, str]:
+    """Leaf and AccumulateGrad ids -> the scope (the box key, ``run_scopes``) of the ops
+    that use them, where one box holds them all (the deepest box that does)."""
     consumers: dict[str, list[str]] = defaultdict(list)
     for edge in view.edges:
         consumers[edge.source].append(edge.target)
-    scope_of = {node.id: node.scope for node in view.nodes
-                if node.scope and node.kind in ("op", "saved")}
+    if scope_of is None:
+        scope_of = run_scopes(view)[0]
     homes: dict[str, str] = {}
     # view.nodes lists consumers before producers (AccumulateGrad before its leaf)
     for node in view.nodes:
@@ -69,35 +115,41 @@ def _say_where_used(node: ViewNode, home: str, used: set[str]) -> None:
         return
     where = _plain(home)
     if owner.startswith(where + ".") and where in plain:
-        note = f"used by {home} itself: {owner[len(where) + 1:]} is never called"
+        note = f"used by {_shown(home)} itself: {owner[len(where) + 1:]} is never called"
         node.lines.append(note)
         node.tooltip += f"\n{note}"
-        node.details["used_by"] = home
+        node.details["used_by"] = _shown(home)
 
 
 def module_boxes(view: GraphView) -> list[Cluster]:
     """One box per module call in ``view`` (its ops and parameters inside), titled
-    ``path · Class``; nested as the calls were."""
+    ``path · Class``; nested as the calls were; a top-level scope's later run of
+    execution its own box (``enc · Linear (after mid)``)."""
     clusters: dict[str, Cluster] = {}
-    homes = leaf_homes(view)
+    keys, suffixes = run_scopes(view)
+    homes = leaf_homes(view, keys)
     for view_node in view.nodes:
-        scope = homes.get(view_node.id) or view_node.scope
+        scope = homes.get(view_node.id) or keys.get(view_node.id) or view_node.scope
         if not scope:
             continue
         cluster = clusters.get(scope)
         if cluster is None:
             parts = scope.split(".")
-            classes = scope_classes(scope)
+            classes = scope_classes(view_node.scope) if view_node.scope else ()
+            if len(classes) != len(parts):
+                classes = scope_classes(_shown(scope))
             parent = None
             for depth in range(1, len(parts) + 1):
-                path = ".".join(parts[:depth])
-                cluster = clusters.get(path)
+                key = ".".join(parts[:depth])
+                path = _shown(key)
+                title = scope_title(path, classes[depth - 1]) + suffixes.get(key, "")
+                cluster = clusters.get(key)
                 if cluster is None:
-                    cluster = clusters[path] = Cluster(
-                        box_id("cluster", len(clusters)), parts[depth - 1], parent,
-                        title=scope_title(path, classes[depth - 1]))
+                    cluster = clusters[key] = Cluster(
+                        box_id("cluster", len(clusters)), path.rpartition(".")[2], parent,
+                        title=title)
                 elif " · " not in cluster.title and classes[depth - 1]:
-                    cluster.title = scope_title(path, classes[depth - 1])
+                    cluster.title = title
                 parent = cluster.id
         assert cluster is not None
         cluster.nodes.append(view_node.id)
@@ -130,6 +182,51 @@ def _unbox_single_ops(view: GraphView, clusters: list[Cluster]) -> list[Cluster]
     return [cluster for cluster in clusters if cluster.id not in gone]
 
 
+def names_in_boxes(view: GraphView) -> dict[str, str]:
+    """Leaf ids -> the name a parameter is drawn with inside its module's box: past the
+    box's path (``weight`` in ``layer2.0.bn1 · BatchNorm2d``; its tooltip keeps the full
+    name).  The full names repeated the title of the box around them and made each
+    parameter row of a ResNet a third wider than its ops.
+
+    >>> import vizgrad as vg
+    >>> from vizgrad.render import build_view
+    >>> model = vg.nn.Sequential(vg.nn.Linear(2, 2))
+    >>> view = build_view(model(vg.ones(1, 2)).sum(), cluster="scope")
+    >>> sorted(n.title for n in view.nodes if n.kind == "leaf")
+    ['0.bias', '0.weight']
+    >>> sorted(names_in_boxes(view).values())
+    ['bias', 'weight']
+    """
+    if not view.clusters:
+        return {}
+    by_id = {cluster.id: cluster for cluster in view.clusters}
+    kinds = {node.id: node for node in view.nodes}
+    found = {}
+    for cluster in view.clusters:
+        levels: list[str] = []
+        at: Cluster | None = cluster
+        while at is not None and len(levels) <= len(by_id):  # a parent cycle cannot loop
+            levels.append(call_number(at.label)[0])
+            at = by_id.get(at.parent) if at.parent else None
+        # the box's path (or its end) in the name, wherever the two were named from
+        # (``vizgrad render`` names a captured script's parameters after the global
+        # holding the model, ``model.conv1.weight`` in box ``conv1``; a named root's
+        # scopes and not its parameters, ``2.bias`` in box ``model.2``)
+        levels.reverse()
+        paths = ["." + ".".join(levels[k:]) + "." for k in range(len(levels))]
+        for node_id in cluster.nodes:
+            node = kinds[node_id]
+            if node.kind != "leaf":
+                continue
+            name = "." + node.title
+            for path in paths:  # the longest first
+                start = name.find(path)
+                if start >= 0 and len(name) > start + len(path):
+                    found[node_id] = name[start + len(path):]
+                    break
+    return found
+
+
 @dataclass
 class ParameterRows:
     """Parameters drawn beside the op that uses them, in its box (:func:`parameter_rows`)."""
@@ -137,11 +234,15 @@ class ParameterRows:
     rows: dict[str, list[list[str]]] = field(default_factory=dict)  # box id -> rows
     across: set[tuple[str, str]] = field(default_factory=set)  # edges drawn along a rank
     above: set[str] = field(default_factory=set)  # boxes with a parameter above its op
+    #: edges along a rank drawn from the op's right: written head first with
+    #: ``dir=back`` (dot puts a rank's arrow's tail at the left of its head)
+    back: set[tuple[str, str]] = field(default_factory=set)
 
     def leftward(self, view: GraphView) -> set[str]:
-        """Boxes whose every op is drawn at the right end of its parameters' row (arrows
-        in and out run at the box's right), with no parameter above an op."""
-        ends = {row[-1] for rows in self.rows.values() for row in rows if len(row) == 3}
+        """Boxes whose every op is drawn at the right end of its parameters' row, or
+        between its two parameters (arrows in and out run at the op, right of the row's
+        first parameter), with no parameter above an op."""
+        ends = {row[2] for rows in self.rows.values() for row in rows if len(row) >= 3}
         kinds = {node.id: node for node in view.nodes}
         found = set()
         for cluster in view.clusters:
@@ -156,15 +257,18 @@ class ParameterRows:
 
 def parameter_rows(view: GraphView) -> ParameterRows:
     """Parameters drawn beside the op that uses them, in its box: per box, rows of node
-    ids to rank together, left to right: ``leaf, AccumulateGrad, op`` for the op's
-    first parameter (its lowest input slot), ``leaf, AccumulateGrad`` on the rank above
-    it for each further one; and the edges drawn along a rank.  A parameter stacked
+    ids to rank together, left to right: ``leaf, AccumulateGrad, op`` for the op's first
+    parameter (its lowest input slot), then ``AccumulateGrad, leaf`` of its second
+    (arrows pointing left, ``back``), ``leaf, AccumulateGrad`` on the rank above it for
+    each further one; and the edges drawn along a rank.  A parameter stacked
     above its op (leaf, then AccumulateGrad, then the op) made each module two ranks
     taller than in the flat picture, where a parameter sits beside the ops before its
-    op: a ResNet drew 2.1x taller with boxes (#28).  Centring the op between its two
-    parameters drew one rank a module, but five boxes wide: a ResNet's two branches
-    side by side were 1.7x wider than flat.  A parameter used by more than one op
-    stays above them."""
+    op: a ResNet drew 2.1x taller with boxes (#28).  A second parameter on the rank
+    above (a BatchNorm's bias) still cost a rank a module (1.5x as tall as flat); on
+    the op's rank, with the boxes' margins narrower and parameters named within their
+    box (``dot.py``), a ResNet is 1.2x as tall as flat and no wider.  At the op's left
+    too, one parameter's arrow arched over the other's pair, out of its box.  A parameter used
+    by more than one op stays above them."""
     found = ParameterRows()
     if not view.clusters:
         return found
@@ -191,7 +295,12 @@ def parameter_rows(view: GraphView) -> ParameterRows:
         grad, leaf = pairs[0]
         row = [leaf, grad, op]
         found.across |= {(leaf, grad), (grad, op)}
-        for grad, leaf in pairs[1:]:  # the next ones above it, a leaf beside its grad
+        if len(pairs) > 1:  # the second at the op's right, its arrows pointing left
+            grad, leaf = pairs[1]
+            row += [grad, leaf]
+            found.across |= {(leaf, grad), (grad, op)}
+            found.back |= {(leaf, grad), (grad, op)}
+        for grad, leaf in pairs[2:]:  # the next ones above it, a leaf beside its grad
             found.rows.setdefault(home[op], []).append([leaf, grad])
             found.across.add((leaf, grad))
             found.above.add(home[op])

@@ -18,7 +18,7 @@ Example
 >>> loss_fn = lambda x, y: F.mse_loss(model(x), y)
 >>> from vizgrad import static
 >>> vizgrad.make_dot(static.compile_backward(static.trace(loss_fn, x, y)))
-<graphviz.graphs.Digraph object at 0x...>
+<vizgrad.render.digraph.Digraph object at 0x...>
 >>> g = static.trace(loss_fn, x, y)
 >>> step = static.compile_optimizer(static.compile_backward(g), "sgd", lr=0.1)
 >>> vizgrad.render.save(step, "step.svg")

@@ -125,6 +125,9 @@
     var ends = el.getAttribute("data-ends");   // our layout; Graphviz writes a <title>
     if (ends !== null) { return ends; }
     var title = el.querySelector("title");
+    if (title && el.classList.contains("vg-back")) {  // written head first (dot.py): turn it
+      return title.textContent.split("->").reverse().join("->");
+    }
     return title ? title.textContent : "";
   }
 

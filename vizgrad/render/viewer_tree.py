@@ -40,6 +40,7 @@ class ScopeTree:
     stretches: dict[int, dict[str, Any]] = field(default_factory=dict)  # index -> box facts
     home: dict[str, int] = field(default_factory=dict)
     runs: dict[int, str] = field(default_factory=dict)  # a scope's later run: " (after x)"
+    own: set[int] = field(default_factory=set)  # a scope's own ops, a box beside its children
 
     def members(self) -> list[frozenset]:
         """Every node under each tree node (its own and its descendants')."""
@@ -73,16 +74,31 @@ class ScopeTree:
         partition |= {n.id for n in view.nodes if n.id not in covered
                       and not n.details.get("members")}
         drawn = {frozenset(n.details.get("members", ())) or n.id for n in view.nodes}
-        by_path: dict[str, int] = {}  # a scope's box: its first run's tree node
-        for i, path in enumerate(self.paths):
-            if i not in self.stretches and i not in self.runs:
-                by_path.setdefault(path, i)
         clusters = {}
-        for cluster, path in _cluster_paths(view.clusters).items():
-            if path in by_path:
-                clusters[cluster] = by_path[path]
+        paths = _cluster_paths(view.clusters)
+        inside = {c.id: list(c.nodes) for c in view.clusters}  # and its inner boxes'
+        for cluster in reversed(view.clusters):  # inner boxes come after their parents
+            if cluster.parent in inside:
+                inside[cluster.parent].extend(inside[cluster.id])
+        for cluster in view.clusters:  # the run of its scope holding the box's nodes
+            found = self._run_of(paths[cluster.id], inside[cluster.id])
+            if found is not None:
+                clusters[cluster.id] = found
         return {"folded": folded, "exact": partition == drawn, "tree": shown,
                 "clusters": clusters}
+
+
+    def _run_of(self, path: str, nodes: list[str]) -> int | None:
+        """The tree node of scope ``path`` holding ``nodes`` (a module box's): of a
+        scope run twice (``enc``, ``enc (after mid)``), the run the box draws."""
+        for node_id in nodes:
+            at = self.home.get(node_id, -1)
+            while at >= 0 and (at in self.stretches or at in self.own
+                               or self.paths[at] != path):
+                at = self.parents[at]
+            if at >= 0:
+                return at
+        return None
 
 
 def _cluster_paths(clusters: list[Cluster]) -> dict[str, str]:
@@ -112,12 +128,17 @@ def scope_tree(full: GraphView) -> ScopeTree | None:
     per collapsed box of a scope at its own depth, so a scope whose ops come in two
     runs of execution (a module called at the top level twice, each call recording
     the same scope) is two tree nodes, folded to two boxes as ``collapse_scopes``
-    draws them; a run nests in the run of its parent scope that holds it."""
+    draws them; a run nests in the run of its parent scope that holds it.  A scope's
+    own ops beside its children (GPT-2's ``transformer`` adds the embeddings before
+    ``h`` and reshapes after ``ln_f``) are a child per run, ``own``: one depth down
+    ``collapse_scopes`` draws them as boxes, and so does the page (it drew them one
+    by one, so no level deeper than 1 was the Python level it named)."""
     deepest = max((_depth(n.scope) for n in full.nodes if n.scope), default=0)
     if not deepest:
         return None
     tree = ScopeTree()
     above: dict[str, int] = {}  # node id -> its tree node one depth up
+    insides: dict[int, frozenset] = {}  # tree node -> the members of its box
     for depth in range(1, deepest + 1):
         level = copy_view(full)
         fold.collapse_scopes(level, depth, fold_repeats=False)
@@ -128,10 +149,16 @@ def scope_tree(full: GraphView) -> ScopeTree | None:
                 continue
             path = box.scope or box.title
             inside = box.details["members"]
-            if _depth(path) < depth:  # a shallower scope's own ops: it holds them
-                continue
+            own = _depth(path) < depth  # a shallower scope's own ops
+            if own and _depth(path) < depth - 1:
+                continue  # made one depth down already: the same box at every depth
             parent = next((above[m] for m in inside if m in above), -1)
+            if own and (parent < 0 or insides.get(parent) == frozenset(inside)):
+                continue  # all its scope holds (a module without children): its node
             node = len(tree.paths)
+            insides[node] = frozenset(inside)
+            if own:
+                tree.own.add(node)
             tree.paths.append(path)
             tree.parents.append(parent)
             group = next((group_of[m] for m in inside if m in group_of), path)
@@ -146,7 +173,8 @@ def scope_tree(full: GraphView) -> ScopeTree | None:
 
 def _block_of(tree: ScopeTree, at: int, depth: int) -> int | None:
     """The tree node at ``depth`` holding tree node ``at`` (itself or a parent)."""
-    while at >= 0 and at not in tree.stretches and _depth(tree.paths[at]) > depth:
+    while at >= 0 and at not in tree.stretches and (at in tree.own
+                                                    or _depth(tree.paths[at]) > depth):
         at = tree.parents[at]
     return at if at >= 0 and at not in tree.stretches and _depth(tree.paths[at]) == depth \
         else None
@@ -201,7 +229,8 @@ def _ordered(tree: ScopeTree) -> ScopeTree:
                       for old in order],
                      {number[old]: facts for old, facts in tree.stretches.items()},
                      {node_id: number[at] for node_id, at in tree.home.items()},
-                     {number[old]: suffix for old, suffix in tree.runs.items()})
+                     {number[old]: suffix for old, suffix in tree.runs.items()},
+                     {number[old] for old in tree.own})
 
 
 def tree_data(tree: ScopeTree, node_ids: list[str]) -> dict[str, Any]:
