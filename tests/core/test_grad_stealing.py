@@ -301,7 +301,6 @@ def test_the_device_rule_keeps_an_unshared_strict_array_and_copies_a_shared_one(
     """The strict backend stands in for CuPy: ``unshared_array`` asks its registered
     ``sole_owner`` rule about the memory (tests/strict_backend.py, core/backend_cupy.py)."""
     from tests.strict_backend import StrictArray, strict
-
     from vizgrad.core.accumulate import unshared_array
 
     def steal(make):  # the array ``make`` builds, passed through the rule

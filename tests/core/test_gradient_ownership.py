@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 import vizgrad as vg
-
 from tests import strict_backend
 
 torch = pytest.importorskip("torch")
