@@ -15,8 +15,8 @@ are counted there, as for NumPy; this module judges the rest:
 How many references a lone array's pointer and memory carry is CuPy's business, so it is
 measured once, on the first gradient (``_calibrate``), and each kind of sharing is then
 built and checked to change the counts; if any does not, the rule answers "shared"
-forever and every gradient is copied, as before.  The calibration allocates three tiny
-buffers and launches no kernel.
+forever and every gradient is copied, as before.  The calibration allocates two tiny
+buffers and one of 2 MiB (another size class of CuPy's pool) and launches no kernel.
 """
 
 from __future__ import annotations
@@ -71,9 +71,10 @@ def _calibrate() -> dict | None:
     m = cupy.empty((2, 4), dtype=cupy.float32)
     v = m.T.T  # a view of m's whole buffer
     del m
+    big = cupy.empty(1 << 19, dtype=cupy.float32)  # 2 MiB: another of the pool's bins
     calibration = {"array": _memory_counts(a), "view": _memory_counts(v.base)}
-    if None in calibration.values() or not (_alone(a, calibration) and _alone(v, calibration)):
-        return None
+    if None in calibration.values() or not all(_alone(t, calibration) for t in (a, v, big)):
+        return None  # (a size that counted otherwise: no count is trusted)
 
     def owner(t: Any) -> Any:
         return t if t.base is None else t.base
@@ -81,7 +82,7 @@ def _calibrate() -> dict | None:
     makers = (lambda t: cupy.ndarray((8,), cupy.float32, memptr=owner(t).data),
               lambda t: cupy.ndarray((4,), cupy.float32, memptr=owner(t).data + 16),
               lambda t: owner(t).reshape(-1)[2:])
-    for target in (a, v):
+    for target in (a, v, big):
         for make in makers:  # one kind of sharing at a time, nothing else held
             other = make(target)
             if _alone(target, calibration):
