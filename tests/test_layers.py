@@ -168,6 +168,7 @@ def test_the_check_sees_a_planted_upward_import(tmp_path: Path, code: str) -> No
 
 #: vizgrad/core's modules -> rank, bottom to top ("__init__": the package itself).
 CORE = {
+    "backend_cupy": 0,                  # whether a CuPy array owns its memory alone
     # imports nothing of core: devices, call sites, grad modes, errors, hook handles,
     # and the handoff slots the modules above fill
     "backend": 1, "stack": 1, "state": 1, "errors": 1, "handles": 1, "handoff": 1,

@@ -295,3 +295,70 @@ def test_the_stealing_rule_itself_keeps_an_unshared_array_and_copies_a_held_one(
     part = unshared_array([vg.from_numpy(whole[:4])])  # a slice of a larger buffer
     assert not np.shares_memory(part, whole)
     assert unshared_array([vg.from_numpy(np.arange(4.0).reshape(2, 2).T)]).flags.c_contiguous
+
+
+def test_the_device_rule_keeps_an_unshared_strict_array_and_copies_a_shared_one():
+    """The strict backend stands in for CuPy: ``unshared_array`` asks its registered
+    ``sole_owner`` rule about the memory (tests/strict_backend.py, core/backend_cupy.py)."""
+    from tests.strict_backend import StrictArray, strict
+    from vizgrad.core.accumulate import unshared_array
+
+    def steal(make):  # the array ``make`` builds, passed through the rule
+        array, *kept = make()
+        made = id(array)
+        buffer = [vg.Tensor._make(array)]
+        del array
+        out = unshared_array(buffer)
+        return id(out) == made, out, kept
+
+    assert steal(lambda: (strict(np.arange(4.0)),))[0]  # nobody else: kept
+    whole = np.arange(6.0).reshape(2, 3)
+    assert steal(lambda: (StrictArray(whole.copy()).T.T,))[0]  # a lone whole-buffer view
+    shared = strict(np.arange(4.0))
+    assert not steal(lambda: (shared,))[0]  # the caller holds the array
+    for make in [
+        lambda: (lambda a: (a, StrictArray(a._a)))(strict(np.arange(4.0))),  # 2 wrappers
+        lambda: (lambda a: (a, a[1:]))(strict(np.arange(4.0))),  # a view still alive
+        lambda: (strict(np.arange(8.0))[:4],),  # a slice of a larger buffer
+        lambda: (lambda a: (a, weakref.ref(a)))(strict(np.arange(4.0))),  # a weak reference
+        lambda: (lambda a: (a, a.T))(strict(np.arange(4.0).reshape(2, 2))),  # a twin view
+    ]:
+        stolen, out, kept = steal(make)
+        assert not stolen
+        out[...] = -1.0  # the copy is the gradient's own: nothing kept sees the write
+        for other in kept:
+            if isinstance(other, weakref.ref):
+                other = other()  # (dead once the copy was made: nothing reaches it)
+                if other is None:
+                    continue
+            assert not (other.get() == -1.0).any()
+
+
+def test_a_linear_layers_device_gradients_are_kept_and_a_hooks_are_not():
+    from tests.strict_backend import StrictArray, strict
+
+    layer = vg.nn.Linear(3, 2)
+    for param in layer.parameters():
+        param.array = strict(param.array)
+    x = vg.tensor(strict(np.ones((4, 3), dtype=np.float32)))  # (tensor() copies)
+    copies = []
+    original = StrictArray.__getattr__
+
+    def counting(self, name):
+        if name == "copy":
+            copies.append(self.shape)
+        return original(self, name)
+
+    StrictArray.__getattr__ = counting
+    try:
+        layer(x).sum().backward()
+        assert copies == []  # weight (a transposed product) and bias: no copy
+        seen = []
+        layer.weight.grad = None
+        layer.weight.register_hook(lambda g: seen.append(g))
+        layer(x).sum().backward()
+    finally:
+        StrictArray.__getattr__ = original
+    assert layer.weight.grad.array is not seen[0].array  # the hook kept it: a copy
+    seen[0].array[...] = 0.0
+    assert (layer.weight.grad.array.get() == 4.0).all()

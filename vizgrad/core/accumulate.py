@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .backend import as_array
+from .backend import as_array, sole_owner_rule
 from .tensor import Tensor
 
 
@@ -55,8 +55,11 @@ def unshared_array(buffer: list) -> Any:
     another leaf's ``.grad``: the array's count), a view of the same buffer (the base
     array's count; a vizgrad view's base tensor must be held by this gradient alone); a
     weak reference to any of them also means a copy.  Only a C-ordered, writable NumPy
-    array that is its whole buffer qualifies: never a broadcast view, a slice of a
-    larger buffer, or a CuPy or foreign array.  The counts are exact only while the
+    array that is its whole buffer qualifies: never a broadcast view or a slice of a
+    larger buffer.  A device array (CuPy's) qualifies when its backend registered a
+    ``sole_owner`` rule that says no other array reaches its memory (core/backend_cupy.py;
+    the strict test backend's stands in for it) and it is no vizgrad view; a foreign
+    array without a rule is copied.  The counts are exact only while the
     caller holds nothing else of the gradient: the engine's loop keeps its locals clear
     of it (tests/core/test_grad_stealing.py holds both sides, this function directly).
     """
@@ -64,6 +67,14 @@ def unshared_array(buffer: list) -> Any:
     array = grad.array
     owner = grad._base  # the tensor a vizgrad view was taken from, or None
     numpy = array.__class__ is np.ndarray
+    if not numpy:  # a device array: its holders counted here, its memory by its backend
+        rule = sole_owner_rule(array.__class__)
+        steal = (rule is not None and owner is None
+                 and grad.__class__ is Tensor and getrefcount(grad) == _LOCAL
+                 and not weakref.getweakrefcount(grad)
+                 and getrefcount(array) == _LOCAL + 1  # + grad.array
+                 and rule(array))  # (weak references to the array: the rule's to judge)
+        return array if steal else array.copy()
     base = array.base if numpy else None
     steal = (
         numpy and array.flags.c_contiguous and array.flags.writeable  # (a flags object

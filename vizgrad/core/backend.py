@@ -15,6 +15,9 @@ import numpy as np
 
 _ARRAY_MODULES: dict[type, Any] = {np.ndarray: np}
 _DEVICE_OF: dict[type, Any] = {np.ndarray: lambda array: "cpu"}
+#: array type -> ``sole_owner(array)``: whether no other array object can reach the
+#: array's memory (``core.accumulate``'s stealing rule for device arrays)
+_SOLE_OWNER: dict[type, Any] = {}
 ARRAY_TYPES: tuple[type, ...] = (np.ndarray,)
 
 _cupy: ModuleType | None = None
@@ -36,12 +39,27 @@ def register_device(name: str, module: Any) -> None:
     _DEVICE_MODULES[name] = module
 
 
-def register_array_type(array_type: type, module: Any, device_of=None) -> None:
-    """Teach vizgrad about an array type and the module whose functions operate on it."""
+def register_array_type(array_type: type, module: Any, device_of=None,
+                        sole_owner=None) -> None:
+    """Teach vizgrad about an array type and the module whose functions operate on it.
+
+    ``sole_owner(array) -> bool``, where given, says that ``array`` is the only array
+    object that reaches its memory: no view, no array made over the same buffer, no
+    weak reference to it that could hand it out (the caller counts the array object's
+    strong holders).  A leaf's first gradient of that
+    type then becomes ``.grad`` without a copy, as NumPy's do; without it, a copy.
+    """
     global ARRAY_TYPES
     _ARRAY_MODULES[array_type] = module
     _DEVICE_OF[array_type] = device_of or (lambda array: "cpu")
+    if sole_owner is not None:
+        _SOLE_OWNER[array_type] = sole_owner
     ARRAY_TYPES = tuple(_ARRAY_MODULES)
+
+
+def sole_owner_rule(array_type: type) -> Any:
+    """The ``sole_owner`` predicate registered for ``array_type``, or None."""
+    return _SOLE_OWNER.get(array_type)
 
 
 def _load_cupy() -> ModuleType | None:
@@ -54,7 +72,10 @@ def _load_cupy() -> ModuleType | None:
             _cupy = None
         else:
             _cupy = cupy
-            register_array_type(cupy.ndarray, cupy, lambda array: f"cuda:{array.device.id}")
+            from .backend_cupy import cupy_sole_owner
+
+            register_array_type(cupy.ndarray, cupy, lambda array: f"cuda:{array.device.id}",
+                                cupy_sole_owner)
     return _cupy
 
 

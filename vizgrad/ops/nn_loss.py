@@ -26,6 +26,7 @@ from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.state import grad_enabled
 from ..core.tensor import Tensor
+from . import index_tables
 from .activations import log_softmax
 from .copying import where
 from .elementwise import exp, log, log1p
@@ -310,17 +311,21 @@ def target_rows(xp: Any, labels: Any, ignore_index: int, classes: int, dtype: An
     NaN, so the loss and its gradient are NaN and anomaly mode names the node.
     """
     keep = labels != ignore_index
-    safe = xp.where(keep, labels, 0)
     if xp is np:
+        safe = xp.where(keep, labels, 0)
         if safe.size and (int(safe.min()) < 0 or int(safe.max()) >= classes):
             bad = int(safe[((safe < 0) | (safe >= classes)).argmax()])
             raise IndexError(f"Target {bad} is out of bounds. (nll_loss: target values must "
                              f"be in [0, {classes}) or ignore_index)")
         return safe, keep.astype(dtype), keep
-    bad = (safe < 0) | (safe >= classes)
-    # (a Python NaN keeps the rows' dtype: no float64 array, and no second cast)
-    weights = xp.where(bad, xp.nan, keep.astype(dtype)).astype(dtype, copy=False)
-    return xp.where(bad, 0, safe), weights, keep
+    # (five kernels, each one launch on a GPU: one comparison finds both ends of the
+    # range, as a signed target seen as unsigned puts the negatives past every class)
+    unsigned = (labels.view(labels.dtype.str.replace("i", "u"))
+                if labels.dtype.kind == "i" else labels)
+    inside = unsigned < classes
+    one, nan, zero = index_tables.constants(xp, labels, dtype, (1.0, math.nan, 0.0))
+    weights = xp.where(keep, xp.where(inside, one, nan), zero)
+    return xp.where(inside, labels, 0), weights, keep
 
 
 class NllLoss(Function):
@@ -344,7 +349,7 @@ class NllLoss(Function):
         safe, weights, kept = target_rows(xp, labels, ignore_index, classes, self.dtype)
         if weight is not None:
             weights = weights * weight[safe].astype(self.dtype)
-        losses = -scores[xp.arange(labels.shape[0]), safe] * weights
+        picked = scores[index_tables.arange(xp, labels, 0, labels.shape[0]), safe]
         total = weights.sum()
         ctx.reduction, ctx.ignore_index = REDUCTION_CODES[reduction], ignore_index
         ctx.save_named("target", target)
@@ -356,30 +361,34 @@ class NllLoss(Function):
         ctx.save_for_backward(self)  # torch keeps it too (``_saved_self``)
         # Private working values (a leading underscore keeps them out of _saved_* scans).
         ctx._self_shape, ctx._safe, ctx._weights = self.shape, safe, weights
-        ctx._total, ctx._kept = total, kept
+        ctx._kept = kept
         if reduction == "none":
-            return losses.reshape(target.shape)
+            return (-picked * weights).reshape(target.shape)
+        chosen = xp.dot(picked, weights)  # one kernel for the product and its sum
         if reduction == "sum":
-            return xp.asarray(losses.sum(), dtype=self.dtype)
+            return xp.asarray(-chosen, dtype=self.dtype)
+        # -total once, kept: backward's coefficient is then one division, not two ops
+        ctx._negative_total = negative_total = -total
         with np.errstate(invalid="ignore", divide="ignore"):  # all ignored: 0/0 is NaN, silently
-            return xp.asarray(losses.sum() / total, dtype=self.dtype)
+            return xp.asarray(chosen / negative_total, dtype=self.dtype)
 
     @staticmethod
     def backward(ctx, grad):
         xp = array_module(ctx._safe)
-        coefficient = -ctx._weights
         if ctx.reduction == REDUCTION_CODES["mean"]:
             # PyTorch writes -weight / total only into the rows that were not ignored:
             # a batch of nothing but ignore_index (total 0) gives a zero gradient, not
             # 0/0 = NaN in every row (one all-padding batch would poison every weight).
             # A kept row of weight 0 still gets 0 * inf = NaN there, as in PyTorch.
             with np.errstate(invalid="ignore", divide="ignore"):
-                coefficient = xp.where(ctx._kept, coefficient / ctx._total, 0.0)
+                coefficient = xp.where(ctx._kept, ctx._weights / ctx._negative_total, 0.0)
+        else:
+            coefficient = -ctx._weights
         count = ctx._safe.shape[0]
         if not grad_enabled():  # a plain backward: on the arrays, nothing to record
             g = grad.array
             out = xp.zeros((count, ctx._self_shape[-1]), dtype=g.dtype)
-            out[xp.arange(count), ctx._safe] = (
+            out[index_tables.arange(xp, g, 0, count), ctx._safe] = (
                 (g.reshape(count) if ctx.reduction == 0 else g.reshape(1))
                 * coefficient.astype(g.dtype, copy=False))
             return Tensor._make(out.reshape(ctx._self_shape)), None, None, None, None

@@ -19,6 +19,7 @@ from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.recording import ShapeError
 from ..core.tensor import Tensor
+from . import index_tables
 from .indexing import IndexBackward
 from .nn_conv import as_tuple, col2im
 from .shape_rules import as_results
@@ -225,7 +226,7 @@ def max_unpool_grad(grad: Tensor, indices, input_shape) -> Tensor:
     xp = array_module(indices)
     size = input_shape[-2] * input_shape[-1]
     planes = indices.reshape((-1, indices.shape[-2] * indices.shape[-1]))
-    starts = xp.arange(0, planes.shape[0] * size, max(size, 1))
+    starts = index_tables.arange(xp, indices, 0, planes.shape[0] * size, max(size, 1))
     flat = (planes + starts[:, None]).reshape(-1)
     out = IndexBackward.apply(grad.reshape(-1), (flat,), (planes.shape[0] * size,), True)
     return out.reshape(input_shape)
