@@ -214,9 +214,8 @@ def _weight_from_columns(cols, g, per_group, kernel, groups):
 
 #: A device convolution keeps its columns for the weight's gradient up to this size:
 #: a small step is bound by kernel launches, and padding and copying the windows again
-#: costs three (about 20 us on an H100's host, issue #32); 4 MiB of columns are copied
-#: in a few microseconds, so past it the launches matter less than the memory held.
-KEEP_COLUMNS_BYTES = 4 << 20
+#: costs three (issue #32); past it, memory counts for more than three launches.
+KEEP_COLUMNS_BYTES = 16 << 20
 
 
 def _columns_wanted(ctx, input) -> list | None:
