@@ -15,6 +15,7 @@ one (``col2im``) scatters columns back with one strided add per kernel offset.
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,12 +23,12 @@ from ..core.backend import array_module
 from ..core.dual import bilinear, plus
 from ..core.function import Function
 from ..core.meta import MetaArray
-from ..core.saving import SAVED_TENSOR_HOOKS
 from ..core.stack import user_location
-from ..core.state import grad_enabled
-from ..core.tensor import Tensor
 from .operands import save_crossed, saved_crossed
 from .shape_rules import window
+
+if TYPE_CHECKING:
+    from ..core.tensor import Tensor
 
 
 def as_tuple(value, n: int, name: str) -> tuple[int, ...]:
@@ -144,13 +145,10 @@ def _prod(values) -> int:
     return out
 
 
-def _conv_array(x, weight, stride, pads, dilation, groups, kept=None):
-    """The convolution's output; its columns appended to the list ``kept``, if given."""
+def _conv_array(x, weight, stride, pads, dilation, groups):
     xp = array_module(x)
     kernel = weight.shape[2:]
     cols, out_shape = im2col(x, kernel, stride, pads, dilation, groups)
-    if kept is not None:
-        kept.append(cols)
     out_channels = weight.shape[0]
     w = weight.reshape(groups, out_channels // groups, -1)
     # (N, G, O/G, pixels): one product per sample and group, each small enough to stay
@@ -201,30 +199,11 @@ def _as_forward_conv(g, weight, pads, dilation, groups, size):
 
 def _conv_weight_array(x, g, kernel, stride, pads, dilation, groups):
     cols, _ = im2col(x, kernel, stride, pads, dilation, groups, g.shape[2:])
-    return _weight_from_columns(cols, g, x.shape[1] // groups, kernel, groups)
-
-
-def _weight_from_columns(cols, g, per_group, kernel, groups):
     batch, out_channels = g.shape[:2]
     grad = g.reshape(batch, groups, out_channels // groups, -1)
     # (N, G, O/G, pixels) @ (N, G, pixels, C/G*k) summed over the batch.
-    out = array_module(g).matmul(grad, cols.swapaxes(-1, -2)).sum(axis=0)
-    return out.reshape((out_channels, per_group) + tuple(kernel))
-
-
-#: A device convolution keeps its columns for the weight's gradient up to this size:
-#: a small step is bound by kernel launches, and padding and copying the windows again
-#: costs three (issue #32); past it, memory counts for more than three launches.
-KEEP_COLUMNS_BYTES = 16 << 20
-
-
-def _columns_wanted(ctx, input) -> list | None:
-    """A list for ``_conv_array`` to put the columns in, where backward may reuse them:
-    the weight wants a gradient, on a device, with no saved-tensor hooks (which decide
-    where saved values live: columns kept aside would escape them)."""
-    if not ctx.needs_input_grad[1] or array_module(input) is np or SAVED_TENSOR_HOOKS:
-        return None
-    return []
+    out = array_module(x).matmul(grad, cols.swapaxes(-1, -2)).sum(axis=0)
+    return out.reshape((out_channels, x.shape[1] // groups) + tuple(kernel))
 
 
 def _bias_grad(grad, n):
@@ -269,10 +248,7 @@ class Conv(Function):
     def forward(ctx, input, weight, bias, stride, pads, dilation, groups):
         _save_attributes(ctx, stride, pads, dilation, groups, False, (0,) * len(stride))
         save_crossed(ctx, 0, input, weight)  # the input for the weight's gradient only
-        kept = _columns_wanted(ctx, input)
-        out = _conv_array(input, weight, stride, pads, dilation, groups, kept)
-        if kept and kept[0].nbytes <= KEEP_COLUMNS_BYTES:
-            ctx._columns = kept[0]  # the first plain backward's, then freed
+        out = _conv_array(input, weight, stride, pads, dilation, groups)
         if bias is not None and not isinstance(bias, (int, float)):
             out += bias.reshape((-1,) + (1,) * (input.ndim - 2))
         return out
@@ -284,18 +260,9 @@ class Conv(Function):
         need = ctx.needs_input_grad
         args = (ctx.stride, ctx._pads, ctx.dilation, ctx.groups)
         grad_input = grad_weight = grad_bias = None
-        columns = getattr(ctx, "_columns", None)
-        if columns is not None:
-            ctx._columns = None  # freed whatever happens: a retained graph's next
-            # backward, or one that records a graph, recomputes them from the input
         if need[0]:
             grad_input = ConvTranspose.apply(grad, weight, None, *args, input_shape[2:])
-        if need[1] and columns is not None and not grad_enabled():
-            # a plain backward: the forward's columns, nothing to record
-            grad_weight = Tensor._make(_weight_from_columns(
-                columns, grad.array, input_shape[1] // ctx.groups, weight_shape[2:],
-                ctx.groups))
-        elif need[1]:
+        if need[1]:
             grad_weight = ConvWeight.apply(input, grad, weight_shape[2:], *args)
         if len(need) > 2 and need[2]:
             grad_bias = _bias_grad(grad, len(input_shape) - 2)
