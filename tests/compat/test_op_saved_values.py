@@ -19,11 +19,7 @@ from .graphs import saved_value_differences
 
 torch = pytest.importorskip("torch")
 
-VALUES_DIFFER = {
-    "conv2d_valid": "padding='valid': torch's convolution-mode path saves padding=(0,) and "
-                    "output_padding=(0,), one entry; vizgrad saves one zero per spatial dim, "
-                    "as an explicit padding=0 does (the op only sees the resolved pads)",
-}
+VALUES_DIFFER: dict[str, str] = {}  # none left: conv2d_valid's was the last (row name: reason)
 
 CASES = [case for case in all_cases() if case.torch_fn is not None]
 

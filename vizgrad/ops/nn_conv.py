@@ -43,11 +43,17 @@ def as_tuple(value, n: int, name: str) -> tuple[int, ...]:
     return value
 
 
+class ValidPads(tuple):
+    """``padding='valid'``'s pads, no padding on any side: PyTorch's convolution-mode path
+    saves ``padding`` and ``output_padding`` as one ``0`` each for it, where an explicit
+    ``padding=0`` saves one zero per dimension."""
+
+
 def conv_pads(padding, kernel, dilation, stride, n: int) -> tuple[tuple[int, int], ...]:
     """PyTorch's ``padding`` (int, tuple, ``'same'``, ``'valid'``) as (low, high) pairs."""
     if isinstance(padding, str):
         if padding == "valid":
-            return ((0, 0),) * n
+            return ValidPads(((0, 0),) * n)
         if padding != "same":
             raise ValueError(f"padding must be 'same', 'valid', an int or a tuple, got "
                              f"{padding!r}")
@@ -223,6 +229,8 @@ def _save_attributes(ctx, stride, pads, dilation, groups, transposed, output_pad
     ctx.stride, ctx.dilation, ctx.groups = stride, dilation, groups
     ctx.padding, ctx._pads = _padding(pads), pads
     ctx.transposed, ctx.output_padding = transposed, output_padding
+    if pads.__class__ is ValidPads:
+        ctx.padding = ctx.output_padding = (0,)
 
 
 class Conv(Function):
