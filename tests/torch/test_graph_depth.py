@@ -58,3 +58,42 @@ def test_longest_chain_in_any_order_of_the_nodes() -> None:
     assert longest_chain([[3, 2], [], [1], [2]]) == 4  # 0 -> 3 -> 2 -> 1, 0 -> 2
     assert longest_chain([[], [0], [1], [2, 0]]) == 4  # every edge points back
     assert longest_chain([]) == 0
+
+
+def test_nodes_of_another_thread_whose_seq_is_no_order() -> None:
+    # Sequence numbers count per thread: a chain made in a fresh thread can carry
+    # numbers above (or below) those of the nodes this thread builds on it, so "oldest
+    # seq first" is no topological order there; the per-edge check must see it and
+    # count the longest chain anyway.
+    import threading
+
+    from vizgrad.adapters import torch_size
+
+    x = torch.randn(3, requires_grad=True)
+    made: dict[str, torch.Tensor] = {}
+
+    def far_chain() -> None:  # a fresh thread's numbers start at 0: move them on first
+        for _ in range(100):
+            torch.ones(1, requires_grad=True).exp()
+        a = x
+        for _ in range(40):
+            a = a * 1.5
+        made["a"] = a
+
+    def loss_on_it() -> None:  # another fresh thread: numbers below the chain's
+        made["loss"] = made["a"].exp().sum() + x.sin().sum()
+
+    for job in (far_chain, loss_on_it):
+        worker = threading.Thread(target=job)
+        worker.start()
+        worker.join()
+    loss = made["loss"]
+    found = graph.reach([loss.grad_fn], lambda fn: fn.next_functions, pairs=True)
+    seqs = {fn: fn._sequence_nr() for fn in found}
+    assert any(seqs[child] >= seqs[fn] for fn, nexts in found.items()  # really out of order
+               for child, _ in nexts if child is not None and seqs[child] < 1 << 63)
+    expected = _fixpoint_depth(loss)
+    assert expected == 44  # Add, Sum, Exp, 40 Muls, x's AccumulateGrad
+    assert graph.graph_size(loss, saved=False).depth == expected
+    assert torch_size._size([loss.grad_fn], saved=False)[1] == expected
+    assert graph.topology(loss).depth == expected

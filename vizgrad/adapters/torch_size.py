@@ -12,7 +12,8 @@ before and after backward).
 from __future__ import annotations
 
 import gc
-from operator import attrgetter
+from bisect import bisect_left
+from operator import attrgetter, methodcaller
 from typing import Any
 
 import torch
@@ -25,6 +26,7 @@ from .torch_tensor import wrapped_number
 
 _Tensor = torch.Tensor
 _NEXT_FUNCTIONS = attrgetter("next_functions")  # a PyTorch node's inputs, for reach()
+_SEQUENCE_NR = methodcaller("_sequence_nr")
 
 
 def torch_graph_size(fns: list[Any], saved: bool = True
@@ -53,19 +55,15 @@ def _size(fns: list[Any], saved: bool = True
     # topology()'s walk; every seq in one go (a leaf's accumulator answers UINT64_MAX,
     # at or above LEAF_SEQ); the depth oldest seq first; then the saved tensors
     found = reach(fns, _NEXT_FUNCTIONS, pairs=True)  # node -> its next_functions
-    nodes = list(found)
-    seqs = [seq if seq < LEAF_SEQ else -1 for seq in [fn._sequence_nr() for fn in nodes]]
-    order = sorted(range(len(nodes)), key=seqs.__getitem__)  # no seq first, then oldest
-    unknown = 0  # nodes without a seq: leaves' accumulators, unless some op has none
-    for at in order:
-        if seqs[at] >= 0:
-            break
-        unknown += 1
-    ops_unknown = any(type(nodes[at]) is not _LEAF for at in order[:unknown])
-    newest = seqs[order[-1]] if unknown < len(order) else None
-    oldest = seqs[order[unknown]] if unknown < len(order) else None
-    depth = (longest_chain(_children(found, nodes)) if ops_unknown
-             else _depth(list(found.values()), nodes, seqs, order))
+    # oldest first, each seq read once by the sort itself; a leaf's accumulator (no seq:
+    # UINT64_MAX) last, and ops from ``known`` on have no seq either
+    order = sorted(found, key=_SEQUENCE_NR)
+    known = bisect_left(order, LEAF_SEQ, key=_SEQUENCE_NR)
+    ops_unknown = any(type(fn) is not _LEAF for fn in order[known:])
+    newest = order[known - 1]._sequence_nr() if known else None
+    oldest = order[0]._sequence_nr() if known else None
+    depth = _depth(found, order)
+    nodes = order
     if not saved:
         return len(nodes), depth, None, newest, None if ops_unknown else oldest
     tensors: list[Any] = []
@@ -115,31 +113,35 @@ def _saved_bytes(tensors: list[Any]) -> int:
     return sum(buffers.values())
 
 
-def _depth(edges: list[tuple], nodes: list[Any], seqs: list[int], order: list[int]) -> int:
+def _depth(found: dict[Any, tuple], order: list[Any]) -> int:
     """The longest chain of nodes (what ``Topology.depth`` counts): each node's height
-    (nodes on the longest way from it down to a leaf), taken oldest ``seq`` first.
-    ``edges`` holds each node's ``next_functions`` and ``seqs`` its seq (-1 for a
-    leaf's accumulator), both aligned with ``nodes``; ``order`` is the positions by
-    seq (the accumulators, which have no inputs, first).  One thread numbers a node
-    after the nodes that feed it, so their heights are final when it is taken; where
-    an input is not older (nodes of several threads) the count is
+    (nodes on the longest way from it down to a leaf), taken in ``order`` (every node of
+    ``found``, which holds each node's ``next_functions``).
+
+    A node's height is taken once all its inputs' heights are final: each input was
+    taken before it, or has no inputs (height 1, final at once: a leaf's accumulator,
+    which comes last in seq order).  Oldest seq first this holds within one thread
+    (PyTorch numbers a node after the nodes that feed it), and it is checked on every
+    edge rather than assumed: where an input with inputs of its own was not taken yet
+    (nodes of several threads, an op without a seq) the count is
     :func:`~vizgrad.graph.topology.longest_chain`'s, which holds in any order.
     (Relaxing in the walk's order, as once, stops short: a node found early through
     a short path passes its level on before a longer path reaches it.)"""
-    position = {fn: at for at, fn in enumerate(nodes)}
-    height = [1] * len(nodes)
-    for at in order:
-        seq, tallest = seqs[at], 1
-        for child, _ in edges[at]:
+    height: dict[Any, int] = {}
+    taken = height.get
+    for fn in order:
+        tallest = 1
+        for child, _ in found[fn]:
             if child is not None:
-                place = position[child]
-                if seqs[place] >= seq:  # fed by a node not older: not one thread's order
-                    return longest_chain([[position[c] for c, _ in pairs if c is not None]
-                                          for pairs in edges])
-                if height[place] >= tallest:
-                    tallest = height[place] + 1
-        height[at] = tallest
-    return max(height, default=0)
+                below = taken(child)
+                if below is None:
+                    if found[child]:  # an input not final yet: not a topological order
+                        return longest_chain(_children(found, list(found)))
+                    below = height[child] = 1  # no inputs: one node, final
+                if below >= tallest:
+                    tallest = below + 1
+        height[fn] = tallest
+    return max(height.values(), default=0)
 
 
 def _children(found: dict[Any, tuple], nodes: list[Any]) -> list[list[int]]:
