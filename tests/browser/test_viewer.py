@@ -268,3 +268,30 @@ def test_title_totals_and_an_op_s_bytes_and_arguments(open_page, tmp_path: Path)
     assert re.search(r"ARGUMENTS.*kernel_size\s+\(3, 3\)", panel, re.S | re.I), panel
     assert re.search(r"padding\s+\(1, 1\)", panel), panel
     assert opened.errors == []
+
+
+def test_arrow_texts_on_top_light_and_dim_with_their_arrows(open_page, page_path: Path) -> None:
+    # the arrows' texts are drawn after every arrow (render/svg_labels.py), outside
+    # their edge's <g>: the page lights them with their arrow and dims the rest
+    opened = open_page(page_path)
+    page = opened.page
+    texts = page.eval_on_selector_all("#vg-canvas .vg-edge-labels .vg-edge-label",
+                                      "els => els.map(e => e.getAttribute('data-edge'))")
+    assert texts
+    page.click("#vg-canvas g.node#n8")
+    lit_edges = set(page.eval_on_selector_all(
+        "#vg-canvas g.edge.vg-up, #vg-canvas g.edge.vg-down", "els => els.map(e => e.id)"))
+    lit_texts = set(page.eval_on_selector_all(
+        "#vg-canvas .vg-edge-label.vg-up, #vg-canvas .vg-edge-label.vg-down",
+        "els => els.map(e => e.getAttribute('data-edge'))"))
+    assert lit_texts and lit_texts == lit_edges & set(texts)
+    opacity = ("sel => getComputedStyle(document.querySelector("
+               "'#vg-canvas .vg-edge-label[data-edge=\"' + sel + '\"]')).opacity")
+    dim = next(e for e in texts if e not in lit_texts)
+    assert page.evaluate(opacity, dim) == "0.28"
+    assert page.evaluate(opacity, next(iter(lit_texts))) == "1"
+    halo = ("getComputedStyle(document.querySelector('#vg-canvas .vg-edge-labels text'))"
+            ".stroke")
+    assert page.evaluate(halo) == "rgb(255, 255, 255)"  # the light background
+    dark = open_page(page_path, color_scheme="dark")
+    assert dark.page.evaluate(halo) == "rgb(30, 30, 30)"  # THEMES['dark']['background']

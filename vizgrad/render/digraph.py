@@ -8,6 +8,8 @@ something were wrong.  ``vizgrad render`` never showed it (``output.run_dot`` ke
 ``dot``'s stderr for its errors); here ``pipe()`` and ``render()`` (and so
 ``view()`` and a notebook's display, which go through them) drop that one line and
 pass every other line of ``dot``'s stderr through; Graphviz's errors still raise.
+An SVG, piped or rendered to a file, gets its arrows' texts drawn above every arrow
+on a halo (``svg_labels.labels_on_top``, as ``output.run_dot`` does for the CLI).
 
 Example
 -------
@@ -27,6 +29,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import graphviz
+
+from .svg_labels import labels_on_top, svg_bytes_on_top
 
 #: The note Graphviz writes when ``forcelabels=false`` left some xlabels out.
 LEFT_OUT_LABELS = re.compile(r"Warning: \d+ out of \d+ exterior labels positioned\.[ \t]*\r?\n?")
@@ -83,8 +87,21 @@ class Digraph(graphviz.Digraph):
 
     def pipe(self, *args: Any, **kwargs: Any) -> Any:
         with _left_out_note_dropped():
-            return super().pipe(*args, **kwargs)
+            data = super().pipe(*args, **kwargs)
+        fmt = kwargs.get("format") or (args[0] if args else None) or self.format
+        return svg_bytes_on_top(data) if fmt == "svg" else data
 
     def render(self, *args: Any, **kwargs: Any) -> Any:
         with _left_out_note_dropped():
-            return super().render(*args, **kwargs)
+            written = super().render(*args, **kwargs)
+        # the file as Graphviz wrote it, its arrows' texts moved on top (in place,
+        # atomically: a viewer that render(view=True) opened reads one or the other)
+        if isinstance(written, str) and written.endswith(".svg"):
+            from .output import write_atomic
+
+            with open(written, encoding="utf-8") as file:
+                svg = file.read()
+            fixed = labels_on_top(svg)
+            if fixed != svg:
+                write_atomic(written, fixed)
+        return written

@@ -19,6 +19,7 @@ from typing import Any
 from .. import _atomic as atomic
 from .build import build_view
 from .static_view import drawn_view, draws_itself
+from .svg_labels import labels_on_top
 from .view import GraphView, RenderOptions
 
 #: Seconds ``dot`` may spend on a layout before ``save`` gives up.
@@ -188,7 +189,8 @@ def run_dot(source: str, fmt: str, timeout: float | None = DEFAULT_LAYOUT_TIMEOU
     When ``dot`` is missing or times out and ``dot_path`` is given, the DOT is
     written there first (or beside it under a free name: an existing file is never
     overwritten), so the work is not lost.  ``dot`` is killed if this is
-    interrupted (an exception, or a signal turned into one).
+    interrupted (an exception, or a signal turned into one).  An SVG gets its arrows'
+    texts drawn above every arrow (``svg_labels.labels_on_top``).
     """
     binary = dot_binary()
     if binary is None:
@@ -215,6 +217,8 @@ def run_dot(source: str, fmt: str, timeout: float | None = DEFAULT_LAYOUT_TIMEOU
     if done.returncode != 0:
         raise RenderError(f"Graphviz `dot -T{fmt}` failed (exit {done.returncode}): "
                           f"{done.stderr.decode('utf-8', 'replace').strip()}")
+    if fmt == "svg":
+        return labels_on_top(done.stdout.decode("utf-8")).encode("utf-8")
     return done.stdout
 
 

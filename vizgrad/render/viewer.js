@@ -159,7 +159,9 @@
       var ends = titleOf(el).split("->");
       if (ends.length !== 2 || !levelNodes[ends[0]] || !levelNodes[ends[1]]) { return; }
       succ[ends[0]].push(ends[1]); pred[ends[1]].push(ends[0]);
-      edgeEls.push({ el: el, source: ends[0], target: ends[1] });
+      // its text, drawn above every arrow (svg_labels.py), lit and dimmed with it
+      var text = el.id && svg.querySelector('.vg-edge-label[data-edge="' + el.id + '"]');
+      edgeEls.push({ el: el, text: text, source: ends[0], target: ends[1] });
     });
     $("vg-fold").disabled = !neighbour(-1);
     $("vg-unfold").disabled = !neighbour(1);
@@ -398,11 +400,13 @@
     Object.keys(up).forEach(function (id) { levelNodes[id].classList.add("vg-up"); });
     Object.keys(down).forEach(function (id) { levelNodes[id].classList.add("vg-down"); });
     edgeEls.forEach(function (e) {
+      var mark = null;
       if ((up[e.source] || e.source === shown) && (up[e.target] || e.target === shown)) {
-        e.el.classList.add("vg-up");
+        mark = "vg-up";
       } else if ((down[e.source] || e.source === shown) && (down[e.target] || e.target === shown)) {
-        e.el.classList.add("vg-down");
+        mark = "vg-down";
       }
+      if (mark) { e.el.classList.add(mark); if (e.text) { e.text.classList.add(mark); } }
     });
     trunkEls.forEach(function (el) {         // a hub's trunk: lit when its hub is (its branches say where)
       var hub = el.getAttribute("data-from") || el.getAttribute("data-to");

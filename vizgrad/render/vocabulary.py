@@ -113,6 +113,8 @@ def palette_css() -> str:
              "svg .vg-label { fill: var(--vg-label); }",
              "svg .vg-scope-title { fill: var(--vg-title); }",
              dark_rule('g.graph > polygon[fill="white"]', f"fill: {dark['background']};"),
+             # the halo under arrows' texts (svg_labels.py) follows the background
+             dark_rule(".vg-edge-labels text", f"stroke: {dark['background']};"),
              dark_rule(f'[stroke="{light["edge"]}"]', f"stroke: {dark['edge']};"),
              dark_rule(f'[fill="{light["edge"]}"]', f"fill: {dark['edge']};"),
              # the page's own drawings' labels and titles: their palette colours above
