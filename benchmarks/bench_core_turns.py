@@ -33,7 +33,16 @@ def _load(tree: str) -> dict[str, Any]:
     for name in [n for n in sys.modules if n == "vizgrad" or n.startswith("vizgrad.")]:
         del sys.modules[name]
     sys.path.insert(0, tree)
+    import importlib
+    import pkgutil
+
     import vizgrad
+
+    # Every module now: one that a package loads on first use (vizgrad/_lazy.py) would
+    # otherwise be imported while the other tree's modules stand in sys.modules.
+    for info in pkgutil.walk_packages(vizgrad.__path__, "vizgrad."):
+        if not info.name.startswith(("vizgrad.cli", "vizgrad.__main__")):
+            importlib.import_module(info.name)
 
     assert vizgrad.__file__.startswith(tree), vizgrad.__file__
     sys.path.remove(tree)
