@@ -4,6 +4,9 @@ PyTorch's ``as_strided`` reads the storage under its input, not the input's own
 elements: the offset is counted from the storage's first element (by default the
 input's own offset), so it can reach memory the input does not show.  A NumPy or CuPy
 array's storage is the array that owns the memory at the end of its ``base`` chain.
+PyTorch also regenerates a view whose base was written through another view as one
+``as_strided`` of the base (``AsStridedBackward0``): this module hands ``core/views.py``
+the function that does it (``install_regenerator``), as core cannot import ops.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from ..core.function import Function
 from ..core.meta import MetaArray
 from ..core.tensor import Tensor
 from ..core.tensor_checks import _address
+from ..core.views import install_regenerator
 from .indexing import IndexAdd, IndexSelect
 
 
@@ -202,3 +206,17 @@ def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: int | None
     ([[1.0, 3.0], [2.0, 4.0]], 'AsStridedBackward0')
     """
     return AsStrided.apply(input, tuple(size), tuple(stride), storage_offset)
+
+
+def regenerated_view(base: Tensor, view: Tensor) -> Tensor | None:
+    """``view``'s history regenerated as PyTorch regenerates a view of a base written
+    since: one ``as_strided`` of ``base`` with the view's geometry; None where that
+    geometry cannot be read (then the view's own ops are replayed)."""
+    found, own = storage_geometry(view.array), storage_geometry(base.array)
+    if found is None or own is None or found[0] is not own[0]:
+        return None
+    _, stride, offset = found
+    return AsStrided.apply(base, tuple(view.shape), stride, offset)
+
+
+install_regenerator(regenerated_view)  # core cannot import ops: the op is handed down
