@@ -134,6 +134,17 @@ CASES = [
            ("TransposeInPlace",), lambda a: (a * 1).transpose_(0, 1), "TransposeBackward1"),
     OpCase("select", lambda a: a.select(1, -1), [A((2, 3, 4))], ("Select",),
            lambda a: a.select(1, -1), "SelectBackward0"),
+    # as_strided reads the storage: overlapping outputs (place 3 twice) add their gradients
+    OpCase("as_strided", lambda a: vg.as_strided(a, (3, 2), (1, 2), 1), [A((6,))],
+           ("AsStrided",), lambda a: __import__("torch").as_strided(a, (3, 2), (1, 2), 1),
+           "AsStridedBackward0"),
+    # of a view: the offset is the storage's (default: the view's own), strides in elements
+    OpCase("as_strided_of_a_view", lambda a: a[1:].as_strided((2, 2), (1, 2)), [A((3, 2))],
+           ("AsStrided",), lambda a: a[1:].as_strided((2, 2), (1, 2)), "AsStridedBackward0"),
+    # an offset given is counted from the storage's start, not the view's (3 here)
+    OpCase("as_strided_offset_of_a_view", lambda a: a[1:].as_strided((2, 2), (3, 1), 4),
+           [A((3, 3))], ("AsStrided",), lambda a: a[1:].as_strided((2, 2), (3, 1), 4),
+           "AsStridedBackward0"),
     OpCase("squeeze", lambda a: a.squeeze(), [A((2, 1, 3))], ("Squeeze",),
            lambda a: a.squeeze(), "SqueezeBackward0"),
     OpCase("squeeze_dim", lambda a: a.squeeze(1), [A((2, 1, 3))], ("SqueezeDim",),

@@ -8,7 +8,7 @@ so a saved tensor modified afterwards is caught when backward unpacks it.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from . import handoff
 from .copy_slices import CopySlices, take_over
@@ -19,7 +19,7 @@ from .stack import user_location
 from .state import grad_enabled
 from .tensor import Tensor
 from .tensor_checks import check_no_internal_overlap, check_no_partial_overlap, same_data
-from .views import follow_retain_grad, refresh_view, regenerate_view, view_write_error
+from .views import follow_retain_grad, refresh_view, stale_view_history, view_write_error
 
 
 def _any_requires_grad(args: tuple) -> bool:
@@ -142,7 +142,7 @@ def _rebase(view: Tensor, base: Tensor) -> None:
     base._output_nr = 0
     base._requires_grad = True
     follow_retain_grad(base, old_base._grad_fn, old_base._output_nr)
-    fresh = regenerate_view(base, cast(tuple, view._view_chain))
+    fresh = stale_view_history(base, view)  # PyTorch: AsStridedBackward0 of the base
     view._grad_fn = fresh._grad_fn
     view._output_nr = fresh._output_nr
     view._view_version = base._version_counter[0]

@@ -275,6 +275,10 @@ class TensorMethods:
         destination: _int | tuple[_int, ...] | list[_int]) -> Tensor:
         """Move dims ``source`` to positions ``destination``, the rest keeping their order: a view,
         recorded as PyTorch records it (a ``permute``) (``torch.movedim``)."""
+    def as_strided(self, size: Any, stride: Any, storage_offset: _int | None = None) -> Tensor:
+        """A view of ``input``'s storage with ``size``, ``stride`` (in elements, as PyTorch's)
+        starting ``storage_offset`` elements into the storage (default: where ``input`` starts).
+        Places seen twice take a gradient from each."""
     def expand_as(self, other: Tensor) -> Tensor:
         """``self.expand(other.shape)``, a view (``torch.Tensor.expand_as``)."""
     def view_as(self, other: Tensor) -> Tensor:

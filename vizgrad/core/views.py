@@ -1,8 +1,10 @@
 """A view's history, derived again after its base (or another view of it) was written.
 
 A view keeps the chain of view ops that made it (``Tensor._view_chain``); when its base's
-version moves past the one its ``grad_fn`` was derived at, reading its history re-applies
-that chain (``refresh_view``), as PyTorch regenerates it.  Below ``Tensor`` in core's order
+version moves past the one its ``grad_fn`` was derived at, reading its history derives it
+again (``refresh_view``) as PyTorch does: one ``as_strided`` of the base with the view's
+sizes, strides and offset (the chain is replayed where that geometry cannot be read; the
+chain also serves ``CopySlices`` and forward-mode tangents).  Below ``Tensor`` in core's order
 (docs/architecture.md, "Core's order"): ``Tensor``'s own properties call it.  The writes
 that make views stale are in ``inplace.py``.
 """
@@ -10,7 +12,7 @@ that make views stale are in ``inplace.py``.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .stack import user_location
 from .state import grad_enabled
@@ -77,6 +79,29 @@ def follow_retain_grad(tensor: Tensor, old_node: Any, old_nr: int) -> None:
         tensor.retain_grad()
 
 
+#: ``(base, view) -> Tensor | None``: ``view``'s history regenerated as one
+#: ``as_strided`` of ``base`` (PyTorch's ``AsStridedBackward0``), None where its
+#: geometry cannot be read.  The op lives in ``vizgrad.ops.strided``, above core, which
+#: hands it in through ``install_regenerator`` when imported.
+_REGENERATE: list = [None]
+
+
+def install_regenerator(regenerate: Any) -> None:
+    """Take the function that regenerates a stale view as ``as_strided`` of its base (the
+    one thing ``vizgrad/ops/strided.py`` hands down, once, when it is imported)."""
+    _REGENERATE[0] = regenerate
+
+
+def stale_view_history(base: Tensor, view: Tensor) -> Tensor:
+    """The history of ``view`` after ``base`` was written (through it or another view):
+    PyTorch regenerates it as one ``as_strided`` of the base, not from the view's own
+    ops; those are replayed only where the geometry cannot be read."""
+    regenerate = _REGENERATE[0]
+    fresh = regenerate(base, view) if regenerate is not None else None
+    # callers hold a view with a chain (one of several views of one op has none)
+    return fresh if fresh is not None else regenerate_view(base, cast(tuple, view._view_chain))
+
+
 def regenerate_view(base: Tensor, chain: tuple) -> Tensor:
     """Apply a view's recorded chain of view ops to ``base`` again."""
     view = base
@@ -98,7 +123,7 @@ def refresh_view(view: Tensor) -> None:
         raise view_write_error(view, False)  # its history cannot be derived again
     old_node, old_nr = view._grad_fn, view._output_nr
     if view._view_chain is not None and base._requires_grad and grad_enabled():
-        fresh = regenerate_view(base, view._view_chain)
+        fresh = stale_view_history(base, view)
         view._grad_fn = fresh._grad_fn
         view._output_nr = fresh._output_nr
         view._requires_grad = True

@@ -93,6 +93,7 @@ from .reductions import logsumexp, mean, norm, prod, std, sum, var
 from .selection import kthvalue, median, repeat_interleave, tensor_split, unique
 from .shaping import flatten, flip, narrow, pad, repeat, roll, tile, unflatten
 from .sorting import argsort, sort, topk
+from .strided import as_strided
 from .views import movedim, permute, reshape, squeeze, t, transpose, unsqueeze, view
 
 __all__ = [
@@ -109,8 +110,9 @@ __all__ = [
     "amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "logsumexp", "max", "min", "norm",
     "prod", "std", "var",
     # shape, indexing, linear algebra
-    "addmm", "baddbmm", "bmm", "einsum", "flatten", "flip", "gather", "index_add", "index_select",
-    "masked_fill", "narrow", "outer", "pad", "repeat", "roll", "scatter", "scatter_add", "select",
+    "addmm", "as_strided", "baddbmm", "bmm", "einsum", "flatten", "flip", "gather",
+    "index_add", "index_select", "masked_fill", "narrow", "outer", "pad", "repeat", "roll",
+    "scatter", "scatter_add", "select",
     "take_along_dim", "tile", "tril", "triu", "unflatten",
     # the PyTorch tutorial surface
     "addcdiv", "addcmul", "argsort", "dot", "log_softmax", "mm", "mv", "softmax", "sort", "topk",

@@ -47,6 +47,7 @@ from . import (
     selection,
     shaping,
     sorting,
+    strided,
     views,
 )
 from . import comparison as cmp
@@ -482,6 +483,7 @@ METHODS = {
     "reshape": views.reshape, "view": views.view, "transpose": views.transpose,
     "permute": views.permute, "squeeze": views.squeeze, "unsqueeze": views.unsqueeze,
     "t": views.t, "expand": expand, "movedim": views.movedim,
+    "as_strided": strided.as_strided,
     "expand_as": _expand_as,
     "view_as": _view_as,
     "reshape_as": _reshape_as,
