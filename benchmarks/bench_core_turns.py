@@ -49,6 +49,25 @@ def _load(tree: str) -> dict[str, Any]:
     return {n: m for n, m in sys.modules.items() if n == "vizgrad" or n.startswith("vizgrad.")}
 
 
+def _enter(modules: dict[str, Any]) -> None:
+    """Make ``modules`` (one tree's) the ``vizgrad`` of ``sys.modules``, and only them.
+
+    A module one tree imported lazily during a turn is not in the other tree's set: left
+    in ``sys.modules`` it would be found by the other tree's lazy imports (the first MLP
+    step of the second tree ran the first tree's ``ops.methods``), so every vizgrad
+    module is taken out first, and what the turn imports is kept in ``modules``.
+    """
+    for name in [n for n in sys.modules if n == "vizgrad" or n.startswith("vizgrad.")]:
+        del sys.modules[name]
+    sys.modules.update(modules)
+
+
+def _keep(modules: dict[str, Any]) -> None:
+    """Add the vizgrad modules a turn imported lazily to its tree's ``modules``."""
+    modules.update({n: m for n, m in sys.modules.items()
+                    if n == "vizgrad" or n.startswith("vizgrad.")})
+
+
 def _chain(vizgrad: Any, steps: int) -> tuple[float, float]:
     vizgrad.manual_seed(0)
     x, w, b = (vizgrad.randn(16, requires_grad=True) for _ in range(3))
@@ -111,14 +130,15 @@ def main() -> None:
         modules[name]["vizgrad"].capture_stack(args.stack == "on").__enter__()
     for _ in range(30):  # warm up
         for name in trees:
-            sys.modules.update(modules[name])
+            _enter(modules[name])
             run(modules[name]["vizgrad"])
+            _keep(modules[name])
     gc.collect()
     gc.freeze()
     found: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
     for index in range(args.rounds):
         for name in (list(trees) if index % 2 else list(trees)[::-1]):  # each goes first
-            sys.modules.update(modules[name])
+            _enter(modules[name])
             found[name].append(run(modules[name]["vizgrad"]))
     ops = args.steps if args.mlp else args.steps * 3 + 1
     what = f"{ops} {workload.upper()} steps" if args.mlp else f"{ops}-op chain"

@@ -25,34 +25,12 @@ from .hooks import describe_leaf, describe_output, run_post_accumulate_hooks, ru
 from .node import AccumulateGrad, ContiguousLayout, Node, accumulator_of, edge_of
 from .roots import as_list as _as_list
 from .roots import check_roots as _check_roots
+from .roots import needed_nodes
 from .roots import root_gradients as _root_gradients
 from .saved import GraphError
 from .state import grad_enabled, set_grad_mode
 from .tensor import Tensor
 from .views import refresh_view
-
-
-def _reachable(roots: list[Node]) -> set:
-    """Every node reachable from ``roots`` (for ``inputs=``, which prunes the work)."""
-    seen = set(roots)
-    stack = list(seen)
-    while stack:
-        for child in stack.pop()._next_nodes:
-            if child is not None and child not in seen:
-                seen.add(child)
-                stack.append(child)
-    return seen
-
-
-def _needed_nodes(roots: list[Node], targets: set) -> set:
-    """Nodes from which some target is reachable (children are older: seq is topological)."""
-    nodes = sorted(_reachable(roots), key=lambda n: n.seq)
-    needed = set()
-    for node in nodes:
-        if node in targets or any(c in needed for c in node._next_nodes
-                                  if c is not None):
-            needed.add(node)
-    return needed
 
 
 def _reduce_to(grad: Tensor, shape: tuple, dtype: Any, node: Node, child: Node) -> Tensor:
@@ -135,40 +113,62 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
     """The engine.  ``inputs`` restricts the work; with ``accumulate=False`` the
     gradients of ``inputs`` are returned instead of added into ``.grad``.
 
-    The loop: take the newest waiting node and run it on its summed gradients (a node
-    with nothing unusual about it through ``_call_backward``, a hook-free leaf through
-    ``accumulate_leaf``, anything else -- hooks, captures, ``inputs=``, listeners, a
-    missing gradient -- through ``_run_node``); hand each result on, reduced to its
-    input's shape and dtype, into the buffer of the node it goes to, which then waits
-    if it did not already.  (The plain node's run and the hand-on are inline: a call
-    per node is ~3% of a small op's backward on CPython 3.11.)
+    The loop: take the newest waiting node and run it on its summed gradients, handing
+    each result on into the buffer of the node it goes to, which then waits if it did
+    not already (``_node_runner``: how a node runs, and the nodes it leads to that are
+    newer than every waiting one, which skip the heap).
     """
     buffers, ready, captures, captured, needed = _start(list(outputs), gradients, inputs)
+    run = _node_runner(buffers, ready, create_graph, retain_graph,
+                       captures, captured, needed, accumulate)
+    heappop = heapq.heappop
+    with _engine_mode(create_graph), _RUN_END:
+        while ready:
+            run(heappop(ready)[1])
+    return captured
+
+
+def _node_runner(buffers: dict, ready: list, create_graph: bool, retain_graph: bool,
+                 captures: dict, captured: list, needed: set | None, accumulate: bool) -> Any:
+    """``run(node)`` for one ``run_backward``: run ``node`` on its summed gradients
+    (its buffer in ``buffers``) and hand each result on, reduced to its input's shape
+    and dtype, into the buffer of the node it goes to, which waits in ``ready`` from its
+    first gradient -- unless it is newer than every waiting node: the first such one
+    (``following``) runs next, here, without passing through the heap.
+
+    A hook-free leaf adds its gradient into ``.grad`` (``accumulate_leaf``), a node with
+    nothing unusual about it runs its backward here (``_call_backward`` and the release
+    of its saved values, inline), anything else -- hooks, captures, ``inputs=``,
+    listeners, a missing gradient -- runs through ``_run_node``.  One closure over the
+    loop's state, called once per run of nodes that skip the heap (a chain's backward
+    is one call): a call per node costs 2-3.5% of a small op's backward on CPython 3.11
+    (issue 30 allows the engine's structure 3%), so the node's run and the hand-on are
+    inline in it.
+    """
     # Nothing to watch for (no capture, no inputs= filter, no listener): the plain nodes
     # and leaves take their short ways; listeners cost nothing while absent.
     plain = not captures and needed is None and not NODE_LISTENERS
     plain_leaves = plain and not create_graph
     release = not retain_graph  # free each node's saved values once it ran
-    # Sums this loop made and nobody else holds: only these are added into in place.  A
-    # sum leaves the set when its node runs: a backward may give one tensor to several
-    # inputs (AddBackward0, clone), so adding into it later would change the others.
+    # The buffer slots, as (node, nr), that hold a sum this loop made and nobody else
+    # holds: only these are added into in place.  A slot, not the sum: once its node
+    # ran, the sum may sit in other slots too (a backward may give one tensor to
+    # several inputs: AddBackward0, clone), where adding into it would change the
+    # others; and a node that ran is never given a gradient again (seq order).
     owned: set = set()
-    following = None  # a node reached that is newer than all waiting: it skips the heap
-    heappop, heappush = heapq.heappop, heapq.heappush
-    with _engine_mode(create_graph), _RUN_END:
-        while following is not None or ready:
-            if following is not None:
-                node, following = following, None
-            else:
-                node = heappop(ready)[1]
+    heappush = heapq.heappush
+
+    def run(node: Node | None) -> None:
+        while node is not None:
             buffer = buffers.pop(node)
-            if owned:  # this node's sums are handed on now: never added into again
-                for grad in buffer:  # (set.discard takes one argument: the cheap call)
-                    owned.discard(grad)
+            if node.__class__ is AccumulateGrad and plain_leaves and not node._hooked \
+                    and not node.variable._hooks:
+                if buffer[0] is not None:  # (the buffer holds the leaf's gradient alone)
+                    with ACCUMULATE_LOCK:
+                        accumulate_leaf(node.variable, buffer)
+                return
             if plain and node.__class__ is not AccumulateGrad and not node._hooked \
                     and buffer[0] is not None and (len(buffer) == 1 or _arrived(buffer)):
-                # _call_backward, and the release of its saved values, inline: a call
-                # per node is ~3% of a small op's backward on CPython 3.11
                 grads = node.fn.backward(node, *buffer)
                 if release:
                     store = node._store
@@ -180,15 +180,10 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                 layout = node._layout
                 if layout.__class__ is not ContiguousLayout or len(grads) != len(layout):
                     grads = _flatten_grads(layout, grads)
-            elif plain_leaves and node.__class__ is AccumulateGrad and not node._hooked \
-                    and not node.variable._hooks:
-                if buffer[0] is not None:  # (the buffer holds the leaf's gradient alone)
-                    with ACCUMULATE_LOCK:
-                        accumulate_leaf(node.variable, buffer)
-                continue
             else:
-                grads = _run_node(node, buffer, create_graph, retain_graph, captures,
-                                  captured, needed, accumulate)
+                grads = _run_node(node, buffer, create_graph, retain_graph, captures, captured,
+                                  needed, accumulate)
+            following = None
             for child, nr, grad in zip(node._next_nodes, node._next_nrs, grads):
                 if child is None:
                     continue
@@ -220,18 +215,20 @@ def run_backward(outputs: Sequence[Tensor], gradients: list | None, retain_graph
                     waiting[nr] = grad
                 elif create_graph:
                     waiting[nr] = old + grad
-                elif old in owned:  # a sum this loop made: nobody else holds it
+                elif (child, nr) in owned:  # a sum this loop made: nobody else holds it
                     old.array += grad.array
                 else:
                     total = old.array + grad.array
                     if not total.shape:  # NumPy's sum of 0-d arrays is a scalar
                         total = as_array(total, like=old.array)
-                    total = waiting[nr] = Tensor._make(total)
-                    owned.add(total)
+                    waiting[nr] = Tensor._make(total)
+                    owned.add((child, nr))
             # The loop holds no gradient it handed on: a leaf's may become its .grad
             # uncopied only if nobody else does (accumulate.unshared_array counts).
             grads = grad = data = old = total = None  # type: ignore[assignment]
-    return captured
+            node = following
+
+    return run
 
 
 def _start(outputs: list, gradients: list | None, inputs: list[Tensor] | None) -> tuple:
@@ -260,7 +257,7 @@ def _start(outputs: list, gradients: list | None, inputs: list[Tensor] | None) -
     captured: list[Tensor | None] = [None] * len(input_edges)
     needed = None
     if inputs is not None:
-        needed = _needed_nodes([node for node, _ in root_edges],
+        needed = needed_nodes([node for node, _ in root_edges],
                                {node for node, _ in input_edges})
     buffers: dict[Node, list] = {}  # the summed gradients of every node waiting to run
     ready: list = []  # the waiting nodes, as (-seq, node): a heap, newest first

@@ -1,4 +1,5 @@
-"""Where a backward starts: its outputs, checked, and the gradient each starts with."""
+"""Where a backward starts: its outputs, checked, the gradient each starts with, and
+with ``inputs=``, the nodes it needs to run."""
 
 from __future__ import annotations
 
@@ -62,3 +63,27 @@ def check_roots(outputs: list[Tensor]) -> None:
                 "saved values, so it cannot run eagerly. Draw it (vizgrad.make_dot(loss)), "
                 "or trace the step (g = vizgrad.static.trace(step, x)) and build its "
                 "backward graph with vizgrad.static.compile_backward(g).")
+
+
+def _reachable(roots: list) -> set:
+    """Every node reachable from ``roots`` (for ``inputs=``, which prunes the work)."""
+    seen = set(roots)
+    stack = list(seen)
+    while stack:
+        for child in stack.pop()._next_nodes:
+            if child is not None and child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return seen
+
+
+def needed_nodes(roots: list, targets: set) -> set:
+    """With ``inputs=``, the nodes from ``roots`` below which some target lies: the only
+    ones a backward runs (children are older: ``seq`` is topological)."""
+    nodes = sorted(_reachable(roots), key=lambda n: n.seq)
+    needed = set()
+    for node in nodes:
+        if node in targets or any(c in needed for c in node._next_nodes
+                                  if c is not None):
+            needed.add(node)
+    return needed
