@@ -228,6 +228,15 @@ FIXED = {
         W, "v = w * 1.0", "s = v.square()",
         "g, = lib.autograd.grad([s.sum()], [w], create_graph=True)", "v.mul_(2.0)",
         "g.sum().backward()"),
+    # seed 302160 (found this session, shrunk): a saved output was unpacked with a fresh
+    # version counter, so relu's create_graph gradient (ThresholdBackwardBackward0, which
+    # saves relu's result) missed a later write into that result; PyTorch's unpacked
+    # output shares the output's counter and refuses
+    "write_into_a_saved_output_after_create_graph": _program(
+        "x = lib.tensor(0.22, dtype=lib.float64, requires_grad=True)", "v = x.relu()",
+        "g, = lib.autograd.grad([v], [x], [lib.tensor(0.35, dtype=lib.float64)], "
+        "create_graph=True)", "v.add_(lib.tensor(-0.49, dtype=lib.float64))",
+        "(g * 2.0).backward(inputs=[g])"),
 }
 
 

@@ -217,8 +217,12 @@ def saved_values(node: Node) -> tuple:
                     out.append(tensor)
                     continue
             elif kind == 1 and store and store[position + 1][0] == version:
-                # an output, unchanged: rebuilt around this node
-                out.append(Tensor._make(store[position], True, node, number))
+                # an output, unchanged: rebuilt around this node, sharing the output's
+                # version counter (as PyTorch's unpacked output does), so a graph that
+                # create_graph records on it sees a later write into the output
+                rebuilt = Tensor._make(store[position], True, node, number)
+                rebuilt._version_counter = store[position + 1]
+                out.append(rebuilt)
                 continue
             out.append(unpack(node, entry))
     return tuple(out)
@@ -250,7 +254,9 @@ def unpack(node: Node, entry: SavedEntry) -> Any:
         raise changed
     if kind == SavedTensor.INPUT:
         return value
-    return Tensor._make(value, True, node, entry.number)
+    rebuilt = Tensor._make(value, True, node, entry.number)
+    rebuilt._version_counter = counter  # the output's own (see saved_values)
+    return rebuilt
 
 def rewrite_saved_outputs(node: Node, array: Any, counter: list) -> None:
     """An in-place op wrote its result into ``array``: point saved outputs at it."""
