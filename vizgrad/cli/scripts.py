@@ -61,8 +61,9 @@ def no_such_option(given: str) -> str:
     return f"no such option: {given}{hint} (see {command} --help)"
 
 
-def run_request(request: ScriptRequest, steps: out.Steps, stderr, *, step: int | str | None,
-            grads: bool = False, scopes: bool = False) -> ScriptRun:
+def run_request(request: ScriptRequest, steps: out.Steps, stderr, *,
+                step: int | str | None, grads: bool = False,
+                scopes: bool = False) -> ScriptRun:
     """Run the script as ``request`` says; a script that cannot be run is exit 2.
 
     Without ``--step`` the script is stopped when a second ``backward()`` starts (the
