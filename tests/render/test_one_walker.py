@@ -21,6 +21,9 @@ ALLOWED = {
     # core is below vizgrad.graph (it imports nothing above it): the engine runs the
     # graph (dependency counts, the ready queue), which is not a reader's walk
     "vizgrad/core/engine.py": "backward itself",
+    # the engine's inputs= pruning (which nodes backward must run), moved beside the
+    # roots it starts from; the same reason: core cannot import vizgrad.graph
+    "vizgrad/core/roots.py": "backward's inputs= pruning",
     # a tree print, not a reach: a node is printed again ("see ... above") where it is
     # used again, down to max_depth, over the records of graph.walk
     "vizgrad/render/terminal.py": "print_graph's tree over the walk's nodes",
