@@ -50,22 +50,12 @@ def _load(tree: str) -> dict[str, Any]:
 
 
 def _enter(modules: dict[str, Any]) -> None:
-    """Make ``modules`` (one tree's) the ``vizgrad`` of ``sys.modules``, and only them.
-
-    A module one tree imported lazily during a turn is not in the other tree's set: left
-    in ``sys.modules`` it would be found by the other tree's lazy imports (the first MLP
-    step of the second tree ran the first tree's ``ops.methods``), so every vizgrad
-    module is taken out first, and what the turn imports is kept in ``modules``.
-    """
+    """Make ``modules`` (one tree's, all loaded by ``_load``) the ``vizgrad`` of
+    ``sys.modules``, and only them: a module only one tree has must not stand in for
+    the other tree's missing one."""
     for name in [n for n in sys.modules if n == "vizgrad" or n.startswith("vizgrad.")]:
         del sys.modules[name]
     sys.modules.update(modules)
-
-
-def _keep(modules: dict[str, Any]) -> None:
-    """Add the vizgrad modules a turn imported lazily to its tree's ``modules``."""
-    modules.update({n: m for n, m in sys.modules.items()
-                    if n == "vizgrad" or n.startswith("vizgrad.")})
 
 
 def _chain(vizgrad: Any, steps: int) -> tuple[float, float]:
@@ -132,7 +122,6 @@ def main() -> None:
         for name in trees:
             _enter(modules[name])
             run(modules[name]["vizgrad"])
-            _keep(modules[name])
     gc.collect()
     gc.freeze()
     found: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}

@@ -13,19 +13,8 @@ torch = pytest.importorskip("torch")
 import vizgrad  # noqa: E402
 import vizgrad.adapters.torch_nodes as adapter  # noqa: E402
 from tests.torch.real_models import NAMES, build  # noqa: E402
+from tests.torch.test_debug_real_models import _Cube  # noqa: E402
 from vizgrad.render import build_view, to_json  # noqa: E402
-
-
-class _Cube(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x ** 3
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return 3 * x ** 2 * grad
 
 
 def _custom_loss():
