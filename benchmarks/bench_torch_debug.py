@@ -18,9 +18,9 @@ target is at most 1.10x.  Also the median over blocks of 100 pairs of each block
 ratio of sums (each block holds one recorded step): on a shared machine a burst of
 load moves the whole run's ratio, not that median.  One torch thread.
 
-``--saved-every N`` gives the monitor ``GraphMonitor(saved_every=N)`` (the saved bytes
-measured on the first, every N-th and every changed or warning step); without it the
-monitor's default (10).
+``--detail-every N`` gives the monitor ``GraphMonitor(detail_every=N)`` (the depth and
+saved bytes measured on the first, every N-th and every changed or warning step);
+without it the monitor's default (10).
 
 Run: ``python benchmarks/bench_torch_debug.py`` (``--pairs 2000 --model gpt2``;
 ``--profile`` runs the watched steps alone under cProfile and prints the top of it).
@@ -46,11 +46,11 @@ import vizgrad  # noqa: E402
 from tests.torch.real_models import NAMES, build  # noqa: E402
 
 
-def _setup(name: str, svg: bool, saved_every: int | None = None):
+def _setup(name: str, svg: bool, detail_every: int | None = None):
     case = build(name)
     optimizer = torch.optim.Adam(case.model.parameters(), lr=1e-3)
-    monitor = (vizgrad.debug.GraphMonitor() if saved_every is None
-               else vizgrad.debug.GraphMonitor(saved_every=saved_every))
+    monitor = (vizgrad.debug.GraphMonitor() if detail_every is None
+               else vizgrad.debug.GraphMonitor(detail_every=detail_every))
     recorder = vizgrad.debug.GraphSaver(every=100, model=case.model, svg=svg,
                                       out=tempfile.mkdtemp(prefix="vizgrad-bench-"))
     return case, optimizer, monitor, recorder
@@ -69,11 +69,11 @@ def _step(case, optimizer, monitor, recorder) -> None:
 
 
 def interleaved(name: str, pairs: int, svg: bool = False, watch: str = "both",
-                saved_every: int | None = None) -> dict[str, float]:
+                detail_every: int | None = None) -> dict[str, float]:
     """Plain and watched steps taking turns; mean wall ms of each and their ratio.
     ``watch``: ``both``, or ``monitor`` / ``recorder`` alone (each one's share), or
     ``none`` (both kinds plain: the method's own error, which should give 1.00x)."""
-    case, optimizer, monitor, recorder = _setup(name, svg, saved_every)
+    case, optimizer, monitor, recorder = _setup(name, svg, detail_every)
     if watch in ("recorder", "none"):
         monitor = None
     # warm up: plain steps, then 100 watched ones (the recorder's first record, which
@@ -130,8 +130,8 @@ def main() -> None:
     parser.add_argument("--watch", default="both", choices=("both", "monitor", "recorder", "none"),
                         help="what the watched steps run (default both; none: an A/A check)")
     parser.add_argument("--svg", action="store_true", help="the recorder draws its SVG too")
-    parser.add_argument("--saved-every", type=int, default=None, metavar="N",
-                        help="GraphMonitor(saved_every=N) (default: the monitor's own, 10)")
+    parser.add_argument("--detail-every", type=int, default=None, metavar="N",
+                        help="GraphMonitor(detail_every=N) (default: the monitor's own, 10)")
     parser.add_argument("--profile", type=int, default=0, metavar="STEPS",
                         help="profile STEPS watched steps instead of timing")
     args = parser.parse_args()
@@ -140,12 +140,12 @@ def main() -> None:
     if args.profile:
         profile(args.model, args.profile, args.svg)
         return
-    every = "default" if args.saved_every is None else args.saved_every
+    every = "default" if args.detail_every is None else args.detail_every
     print(f"{args.model}: {args.pairs} pairs, watched: {args.watch} (GraphMonitor every step,"
-          f" saved_every={every}, GraphSaver every 100,"
+          f" detail_every={every}, GraphSaver every 100,"
           f" {'with' if args.svg else 'no'} svg), one torch thread")
     for _ in range(args.repeats):
-        result = interleaved(args.model, args.pairs, args.svg, args.watch, args.saved_every)
+        result = interleaved(args.model, args.pairs, args.svg, args.watch, args.detail_every)
         print(f"plain {result['plain_ms']:.3f} ms, watched {result['watched_ms']:.3f} ms,"
               f" ratio {result['ratio']:.3f}x, median of {result['blocks']} blocks of 100"
               f" pairs {result['block_ratio']:.3f}x ({result['records']} records,"

@@ -207,7 +207,7 @@ def _lstm_steps(detach: bool, steps: int = 3) -> tuple:
     """An LSTM whose state is carried across steps (detached or not), under capture."""
     torch.manual_seed(0)
     lstm, head = torch.nn.LSTM(4, 6, batch_first=True), torch.nn.Linear(6, 1)
-    monitor = vizgrad.debug.GraphMonitor(saved_every=1)  # each step's figure checked
+    monitor = vizgrad.debug.GraphMonitor(detail_every=1)  # each step's figure checked
     state = (torch.zeros(1, 2, 6), torch.zeros(1, 2, 6))
     found = []
     with vizgrad.torch.capture(lstm):

@@ -36,11 +36,11 @@ def _torch_tensor_info() -> Any:
     return reader("torch_tensor_info")()
 
 
-def _torch_graph_size(nodes: Any, saved: Any) -> Any:
+def _torch_graph_size(nodes: Any, saved: Any, depth: Any = True) -> Any:
     _load_torch()
     from ..graph.foreign import reader
 
-    return reader("torch_graph_size")(nodes, saved)
+    return reader("torch_graph_size")(nodes, saved, depth)
 
 
 register_reader("torch_node", _torch_node)

@@ -29,13 +29,15 @@ _NEXT_FUNCTIONS = attrgetter("next_functions")  # a PyTorch node's inputs, for r
 _SEQUENCE_NR = methodcaller("_sequence_nr")
 
 
-def torch_graph_size(fns: list[Any], saved: bool = True
-                     ) -> tuple[int, int, int | None, int | None, int | None]:
+def torch_graph_size(fns: list[Any], saved: bool = True, depth: bool = True
+                     ) -> tuple[int, int | None, int | None, int | None, int | None]:
     """``(nodes, depth, saved bytes, newest seq, oldest op seq)`` below the PyTorch
     nodes ``fns``: what ``_size_of(topology(roots))`` gives for the same roots.
     ``saved=False``: the saved tensors are not read (more than half the walk's time on
     a small transformer: a Python object for each tensor and its storage) and the
-    saved bytes are None, not measured.
+    saved bytes are None, not measured.  ``depth=False``: no order of the nodes is
+    taken (the sort by seq and the heights: a third of the walk's time), the depth
+    is None, not measured; the seq range is read all the same.
 
     The cyclic collector is paused meanwhile: the walk makes a Python object for each
     node, its ``next_functions`` and each saved tensor, all freed before it returns;
@@ -44,28 +46,36 @@ def torch_graph_size(fns: list[Any], saved: bool = True
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _size(fns, saved)  # (its objects are freed when it returns)
+        return _size(fns, saved, depth)  # (its objects are freed when it returns)
     finally:
         if collecting:
             gc.enable()
 
 
-def _size(fns: list[Any], saved: bool = True
-          ) -> tuple[int, int, int | None, int | None, int | None]:
+def _size(fns: list[Any], saved: bool = True, depth: bool = True
+          ) -> tuple[int, int | None, int | None, int | None, int | None]:
     # topology()'s walk; every seq in one go (a leaf's accumulator answers UINT64_MAX,
     # at or above LEAF_SEQ); the depth oldest seq first; then the saved tensors
     found = reach(fns, _NEXT_FUNCTIONS, pairs=True)  # node -> its next_functions
-    # oldest first, each seq read once by the sort itself; a leaf's accumulator (no seq:
-    # UINT64_MAX) last, and ops from ``known`` on have no seq either
-    order = sorted(found, key=_SEQUENCE_NR)
-    known = bisect_left(order, LEAF_SEQ, key=_SEQUENCE_NR)
-    ops_unknown = any(type(fn) is not _LEAF for fn in order[known:])
-    newest = order[known - 1]._sequence_nr() if known else None
-    oldest = order[0]._sequence_nr() if known else None
-    depth = _depth(found, order)
-    nodes = order
+    if depth:
+        # oldest first, each seq read once by the sort itself; a leaf's accumulator (no
+        # seq: UINT64_MAX) last, and ops from ``known`` on have no seq either
+        nodes = sorted(found, key=_SEQUENCE_NR)
+        known = bisect_left(nodes, LEAF_SEQ, key=_SEQUENCE_NR)
+        ops_unknown = any(type(fn) is not _LEAF for fn in nodes[known:])
+        newest = nodes[known - 1]._sequence_nr() if known else None
+        oldest = nodes[0]._sequence_nr() if known else None
+        height: int | None = _depth(found, nodes)
+    else:  # the seq range alone: each seq read once, no order taken
+        nodes = list(found)
+        seqs = list(map(_SEQUENCE_NR, nodes))
+        ops = [seq for seq in seqs if seq < LEAF_SEQ]
+        ops_unknown = len(ops) < len(seqs) and any(
+            type(fn) is not _LEAF for fn, seq in zip(nodes, seqs) if seq >= LEAF_SEQ)
+        newest, oldest = (max(ops), min(ops)) if ops else (None, None)
+        height = None
     if not saved:
-        return len(nodes), depth, None, newest, None if ops_unknown else oldest
+        return len(nodes), height, None, newest, None if ops_unknown else oldest
     tensors: list[Any] = []
     kinds, getters = _KINDS, _GETTERS
     extend = tensors.extend
@@ -90,7 +100,7 @@ def _size(fns: list[Any], saved: bool = True
                 tensors.append(value)
             elif isinstance(value, (tuple, list)):
                 extend(v for v in value if isinstance(v, _Tensor))
-    return (len(nodes), depth, _saved_bytes(tensors), newest,
+    return (len(nodes), height, _saved_bytes(tensors), newest,
             None if ops_unknown else oldest)
 
 
