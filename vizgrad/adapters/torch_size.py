@@ -66,13 +66,15 @@ def _size(fns: list[Any], saved: bool = True, depth: bool = True
         newest = nodes[known - 1]._sequence_nr() if known else None
         oldest = nodes[0]._sequence_nr() if known else None
         height: int | None = _depth(found, nodes)
-    else:  # the seq range alone: each seq read once, no order taken
+    else:  # the seq range alone: the seqs sorted, not the nodes; no Python loop
         nodes = list(found)
-        seqs = list(map(_SEQUENCE_NR, nodes))
-        ops = [seq for seq in seqs if seq < LEAF_SEQ]
-        ops_unknown = len(ops) < len(seqs) and any(
-            type(fn) is not _LEAF for fn, seq in zip(nodes, seqs) if seq >= LEAF_SEQ)
-        newest, oldest = (max(ops), min(ops)) if ops else (None, None)
+        seqs = sorted(map(_SEQUENCE_NR, nodes))
+        known = bisect_left(seqs, LEAF_SEQ)
+        # every leaf's accumulator is numbered at or above LEAF_SEQ: any more nodes
+        # there are ops without a seq (a leaf numbered below would only make the
+        # oldest seq older, and the monitor then looks at the whole topology)
+        ops_unknown = len(seqs) - known > list(map(type, nodes)).count(_LEAF)
+        newest, oldest = (seqs[known - 1], seqs[0]) if known else (None, None)
         height = None
     if not saved:
         return len(nodes), height, None, newest, None if ops_unknown else oldest
