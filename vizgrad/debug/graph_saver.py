@@ -141,7 +141,7 @@ class GraphSaver:
             self._claimed = True
         stem = f"step_{self.steps:06d}"
         params = dict(self.model.named_parameters()) if self.model is not None else None
-        view = build_view(loss, params=params, show_grad=True, max_nodes=None)
+        view = build_view(loss, walk=walk, params=params, show_grad=True, max_nodes=None)
         stats = grad_stats(self.model if self.model is not None else loss,
                            loss if walk is None else walk)
         entry = {"step": self.steps, "graph": f"{stem}.json", "grads": f"{stem}.grads.json",
