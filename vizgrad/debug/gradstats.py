@@ -13,6 +13,7 @@ Example
 
 from __future__ import annotations
 
+import sys
 import warnings
 import weakref
 from typing import Any
@@ -20,8 +21,11 @@ from typing import Any
 import numpy as np
 
 from .. import graph
-from ..graph.statistics import METADATA_KEY, combine_stats, grad_stats
+from ..graph.statistics import METADATA_KEY, array_stats, combine_stats, grad_stats
 from .device_stats import DeviceStats, is_device_gradient
+
+
+_UNSET = object()  # (no argument given)
 
 
 class StatsCache:
@@ -49,6 +53,18 @@ class StatsCache:
             self._seen[id(array)] = (weakref.ref(array), version, entry)
         except TypeError:  # None, or an object without weak references: not kept
             pass
+        return dict(entry)
+
+    def torch(self, tensor: Any) -> dict[str, Any]:
+        """``self(tensor)`` of a ``torch.Tensor`` (the caller knows it is one): the same
+        statistics, without asking again what it is (the watch asks for every
+        gradient of every node)."""
+        hit = self._seen.get(id(tensor))
+        version = tensor._version
+        if hit is not None and hit[0]() is tensor and hit[1] == version:
+            return dict(hit[2])
+        entry = array_stats(graph.torch_to_numpy(tensor))
+        self._seen[id(tensor)] = (weakref.ref(tensor), version, entry)
         return dict(entry)
 
     def clear(self) -> None:
@@ -81,6 +97,34 @@ def node_entry(grad_outputs: tuple, grad_inputs: tuple, metas: Any,
             edges.append(stats(graph.sum_to_array(graph.to_numpy(grad), meta.shape)))
     entry["edges"] = edges
     return entry
+
+
+def torch_node_entry(grad_outputs: tuple, grad_inputs: tuple, metas: Any,
+                     stats: StatsCache) -> dict[str, Any]:
+    """:func:`node_entry` where every gradient is a ``torch.Tensor`` or None (what a
+    PyTorch node's hook is handed): the same entry, each gradient measured through
+    ``stats.torch``."""
+    measure = stats.torch
+    entry = combine_stats([stats(None) if g is None else measure(g) for g in grad_outputs])
+    edges = []
+    for nr, grad in enumerate(grad_inputs):
+        meta = metas[nr] if nr < len(metas) else None
+        if grad is None or meta is None:
+            edges.append(None)
+        elif grad.shape == meta.shape:  # nothing to sum
+            edges.append(measure(grad))
+        else:
+            edges.append(stats(graph.sum_to_array(graph.torch_to_numpy(grad), meta.shape)))
+    entry["edges"] = edges
+    return entry
+
+
+def _torch_tensor_class(node: graph.GraphNode) -> Any:
+    """``torch.Tensor`` where ``node`` is a PyTorch node's (its hook is handed PyTorch
+    tensors), else None."""
+    torch = sys.modules.get("torch")
+    tensor = getattr(torch, "Tensor", None)
+    return tensor if isinstance(tensor, type) and hasattr(node.raw, "fn") else None
 
 
 #: Nodes whose input gradient is zero exactly where the unit was off: a unit (feature
@@ -162,20 +206,27 @@ class GradWatch:
         stats = self._stats
         failed = [False]  # set once this node's hook stepped aside
         ran = self.ran.append
+        tensor = _torch_tensor_class(node)
+        seq = node.seq
 
         def hook(grad_inputs: tuple, grad_outputs: tuple) -> None:
             ran(node)
             if failed[0]:
                 return
             try:
-                if any(map(is_device_gradient, grad_outputs + grad_inputs)):
+                if tensor is not None and all(  # PyTorch's gradients: never a device's
+                        g is None or isinstance(g, tensor) for g in grad_outputs + grad_inputs):
+                    entry = torch_node_entry(grad_outputs, grad_inputs, metas, stats)
+                    if dead_units and grad_inputs and grad_inputs[0] is not None:
+                        entry.update(dead_unit_counts(graph.to_numpy(grad_inputs[0])))
+                elif any(map(is_device_gradient, grad_outputs + grad_inputs)):
                     entry = self._device.node_entry(grad_outputs, grad_inputs, metas,
                                                     dead_units)
                 else:
                     entry = node_entry(grad_outputs, grad_inputs, metas, stats)
                     if dead_units and grad_inputs and grad_inputs[0] is not None:
                         entry.update(dead_unit_counts(graph.to_numpy(grad_inputs[0])))
-                self._store(node, entry)
+                self._store(node, entry, seq)
             except Exception as error:  # noqa: BLE001 - never raise into the user's backward
                 failed[0] = True
                 self._step_aside(node, error)
@@ -213,9 +264,13 @@ class GradWatch:
                       f"{node.seq}) any more, its hook failed ({reason}); the gradient "
                       "was not changed", RuntimeWarning, stacklevel=2)
 
-    def _store(self, node: graph.GraphNode, entry: dict[str, Any]) -> None:
-        if node.seq is not None:  # (PyTorch's leaves have none: their node keeps it)
-            self.stats[node.seq] = entry
+    def _store(self, node: graph.GraphNode, entry: dict[str, Any],
+               seq: Any = _UNSET) -> None:
+        """Keep ``entry`` as ``node``'s (``seq``: the node's, where the caller read it)."""
+        if seq is _UNSET:
+            seq = node.seq
+        if seq is not None:  # (PyTorch's leaves have none: their node keeps it)
+            self.stats[seq] = entry
         node.metadata[METADATA_KEY] = entry
 
     def __enter__(self) -> GradWatch:
