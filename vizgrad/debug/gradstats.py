@@ -13,6 +13,7 @@ Example
 
 from __future__ import annotations
 
+import math
 import sys
 import warnings
 import weakref
@@ -99,24 +100,45 @@ def node_entry(grad_outputs: tuple, grad_inputs: tuple, metas: Any,
     return entry
 
 
-def torch_node_entry(grad_outputs: tuple, grad_inputs: tuple, metas: Any,
+def torch_node_entry(grad_outputs: tuple, grad_inputs: tuple, shapes: tuple,
                      stats: StatsCache) -> dict[str, Any]:
     """:func:`node_entry` where every gradient is a ``torch.Tensor`` or None (what a
     PyTorch node's hook is handed): the same entry, each gradient measured through
-    ``stats.torch``."""
+    ``stats.torch``.  ``shapes``: each input's shape, None where it has no metadata
+    (:func:`input_shapes`)."""
     measure = stats.torch
-    entry = combine_stats([stats(None) if g is None else measure(g) for g in grad_outputs])
+    if len(grad_outputs) == 1 and grad_outputs[0] is not None:
+        # combine_stats of one part, inlined (a node has one output but for a few)
+        part = measure(grad_outputs[0])
+        finite = part["finite"]
+        entry = {"norm": math.sqrt(part["norm"] ** 2) if finite else float("nan"),
+                 "finite": finite, "zero": part["zero"]}
+    else:
+        entry = combine_stats([stats(None) if g is None else measure(g)
+                               for g in grad_outputs])
     edges = []
+    count = len(shapes)
     for nr, grad in enumerate(grad_inputs):
-        meta = metas[nr] if nr < len(metas) else None
-        if grad is None or meta is None:
+        shape = shapes[nr] if nr < count else None
+        if grad is None or shape is None:
             edges.append(None)
-        elif grad.shape == meta.shape:  # nothing to sum
+        elif grad.shape == shape:  # nothing to sum
             edges.append(measure(grad))
         else:
-            edges.append(stats(graph.sum_to_array(graph.torch_to_numpy(grad), meta.shape)))
+            edges.append(stats(graph.sum_to_array(graph.torch_to_numpy(grad), shape)))
     entry["edges"] = edges
     return entry
+
+
+def input_shapes(node: graph.GraphNode) -> tuple:
+    """The shape of each flat input's gradient of a PyTorch node, None where it has no
+    metadata: ``meta.shape`` of :attr:`~vizgrad.graph.GraphNode.flat_output_meta`, read
+    from the adapter's own records (its inputs' outputs) without a ``SlotMeta`` each."""
+    out = []
+    for child, nr in node.raw.next_functions:
+        metas = () if child is None else child.outputs
+        out.append(metas[nr][0] if nr < len(metas) else None)
+    return tuple(out)
 
 
 def _torch_tensor_class(node: graph.GraphNode) -> Any:
@@ -201,13 +223,21 @@ class GradWatch:
         self._device = DeviceStats()
 
     def _hook_for(self, node: graph.GraphNode) -> Any:
-        metas = node.flat_output_meta
+        tensor = _torch_tensor_class(node)
+        # a PyTorch node's gradients are PyTorch tensors: their shapes are all it needs
+        # (the records, read only if one is not: ``metas``)
+        shapes = input_shapes(node) if tensor is not None else ()
+        known = [None if tensor is not None else node.flat_output_meta]
         dead_units = node.name() in RELU_NODES
         stats = self._stats
         failed = [False]  # set once this node's hook stepped aside
         ran = self.ran.append
-        tensor = _torch_tensor_class(node)
         seq = node.seq
+
+        def records() -> Any:
+            if known[0] is None:
+                known[0] = node.flat_output_meta
+            return known[0]
 
         def hook(grad_inputs: tuple, grad_outputs: tuple) -> None:
             ran(node)
@@ -216,14 +246,14 @@ class GradWatch:
             try:
                 if tensor is not None and all(  # PyTorch's gradients: never a device's
                         g is None or isinstance(g, tensor) for g in grad_outputs + grad_inputs):
-                    entry = torch_node_entry(grad_outputs, grad_inputs, metas, stats)
+                    entry = torch_node_entry(grad_outputs, grad_inputs, shapes, stats)
                     if dead_units and grad_inputs and grad_inputs[0] is not None:
                         entry.update(dead_unit_counts(graph.to_numpy(grad_inputs[0])))
                 elif any(map(is_device_gradient, grad_outputs + grad_inputs)):
-                    entry = self._device.node_entry(grad_outputs, grad_inputs, metas,
+                    entry = self._device.node_entry(grad_outputs, grad_inputs, records(),
                                                     dead_units)
                 else:
-                    entry = node_entry(grad_outputs, grad_inputs, metas, stats)
+                    entry = node_entry(grad_outputs, grad_inputs, records(), stats)
                     if dead_units and grad_inputs and grad_inputs[0] is not None:
                         entry.update(dead_unit_counts(graph.to_numpy(grad_inputs[0])))
                 self._store(node, entry, seq)
