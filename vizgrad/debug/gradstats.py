@@ -25,7 +25,6 @@ from .. import graph
 from ..graph.statistics import METADATA_KEY, array_stats, combine_stats, grad_stats
 from .device_stats import DeviceStats, is_device_gradient
 
-
 _UNSET = object()  # (no argument given)
 
 
@@ -61,7 +60,7 @@ class StatsCache:
         statistics, without asking again what it is (the watch asks for every
         gradient of every node)."""
         hit = self._seen.get(id(tensor))
-        version = tensor._version
+        version = getattr(tensor, "_version", None)  # (as __call__ reads it)
         if hit is not None and hit[0]() is tensor and hit[1] == version:
             return dict(hit[2])
         entry = array_stats(graph.torch_to_numpy(tensor))
@@ -146,7 +145,11 @@ def _torch_tensor_class(node: graph.GraphNode) -> Any:
     tensors), else None."""
     torch = sys.modules.get("torch")
     tensor = getattr(torch, "Tensor", None)
-    return tensor if isinstance(tensor, type) and hasattr(node.raw, "fn") else None
+    kind = getattr(getattr(getattr(torch, "autograd", None), "graph", None), "Node", None)
+    if not (isinstance(tensor, type) and isinstance(kind, type)):
+        return None
+    # (an adapter's ``fn``; vizgrad's own nodes have an ``fn`` too: their Function)
+    return tensor if isinstance(getattr(node.raw, "fn", None), kind) else None
 
 
 #: Nodes whose input gradient is zero exactly where the unit was off: a unit (feature
