@@ -71,3 +71,27 @@ def test_the_pytorch_hook_path_gives_the_general_paths_figures(name, monkeypatch
     assert fast.stats.keys() == plain.stats.keys()
     for seq, entry in fast.stats.items():
         assert _same(entry, plain.stats[seq]), seq
+
+
+def test_the_collector_is_paused_only_during_the_saved_step(tmp_path) -> None:
+    """The saved step pauses the cyclic collector (its records die by their counts);
+    it is on again after it, after a plain step, and after a backward that raised."""
+    import gc
+
+    case = build("lstm_tagger")
+    seen = []
+    with vizgrad.debug.GraphSaver(every=2, out=tmp_path, model=case.model, svg=False,
+                                  background=False) as saver:
+        loss = case.loss()
+        loss.register_hook(lambda grad: seen.append(gc.isenabled()))
+        saver.backward(loss)  # step 1: not saved
+        loss = case.loss()
+        loss.register_hook(lambda grad: seen.append(gc.isenabled()))
+        saver.backward(loss)  # step 2: saved
+        assert gc.isenabled()
+        loss = case.loss()
+        loss.backward()
+        saver.steps = 3  # the next one is due
+        with pytest.raises(RuntimeError):  # the graph was freed: backward raises
+            saver.backward(loss)
+    assert seen == [True, False] and gc.isenabled()
