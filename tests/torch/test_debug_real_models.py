@@ -101,16 +101,16 @@ def test_a_failing_hook_warns_once_steps_aside_and_changes_nothing(monkeypatch) 
     expected = run_plain("resnet_block")
     case = build("resnet_block")
     loss = case.loss()
-    real = gradstats.node_entry
+    real = gradstats.torch_node_entry  # (the path a PyTorch node's hook takes)
     calls = []
 
-    def broken(grad_outputs, grad_inputs, metas, stats=None):
+    def broken(grad_outputs, grad_inputs, shapes, stats):
         calls.append(len(grad_inputs))
-        if len(grad_inputs) == 3 and metas[1] is not None and len(metas[1].shape) == 4:
+        if len(grad_inputs) == 3 and shapes[1] is not None and len(shapes[1]) == 4:
             raise ValueError("broken on purpose")  # every convolution (4-d weight)
-        return real(grad_outputs, grad_inputs, metas, stats)
+        return real(grad_outputs, grad_inputs, shapes, stats)
 
-    monkeypatch.setattr(gradstats, "node_entry", broken)
+    monkeypatch.setattr(gradstats, "torch_node_entry", broken)
     with pytest.warns(RuntimeWarning, match="ConvolutionBackward0") as caught:
         with vizgrad.debug.watch_grads(loss) as record:
             loss.backward()

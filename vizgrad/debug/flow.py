@@ -255,7 +255,8 @@ UNKNOWN_ROWS = "unknown"
 ROW_MODULES = frozenset({"Embedding", "EmbeddingBag"})
 
 
-def _row_parameters(target: Any, walk: graph.GraphWalk | None) -> dict[int, Any]:
+def _row_parameters(target: Any, walk: graph.GraphWalk | None,
+                    accumulators: set | None = None) -> dict[int, Any]:
     """``id(parameter) -> rows used`` (a sorted array, or :data:`UNKNOWN_ROWS`) of the
     per-row parameters: embedding modules' weights, and leaves fed only by embedding
     nodes of the graph (a weight tied to an output layer gets a gradient in every row:
@@ -264,15 +265,17 @@ def _row_parameters(target: Any, walk: graph.GraphWalk | None) -> dict[int, Any]
     modules = getattr(target, "named_modules", None)
     if modules is not None:
         for _, module in modules():
-            kinds = {kind.__name__ for kind in type(module).__mro__}
-            weight = getattr(module, "weight", None)
-            if kinds & ROW_MODULES and weight is not None:
-                found[id(weight)] = UNKNOWN_ROWS
+            if _is_row_module(type(module)):
+                weight = getattr(module, "weight", None)
+                if weight is not None:
+                    found[id(weight)] = UNKNOWN_ROWS
     if walk is None:
         return found
     consumers: dict[Any, list[graph.GraphNode]] = {}
+    if accumulators is None:
+        accumulators = _accumulators(walk)
     for edge in walk.edges:
-        if edge.next_node.is_accumulate:
+        if edge.next_node.raw in accumulators:
             consumers.setdefault(edge.next_node, []).append(edge.node)
     for leaf, nodes in consumers.items():
         key = id(leaf.variable.tensor)
@@ -283,6 +286,23 @@ def _row_parameters(target: Any, walk: graph.GraphWalk | None) -> dict[int, Any]
         found[key] = UNKNOWN_ROWS if any(p is None for p in parts) else \
             np.unique(np.concatenate(parts))
     return found
+
+
+_ROW_CLASSES: dict[type, bool] = {}  # module class -> whether a ROW_MODULES kind
+
+
+def _is_row_module(kind: type) -> bool:
+    """Whether a module class is (or derives from) one of :data:`ROW_MODULES` (asked of
+    every module on every saved step: answered once per class)."""
+    found = _ROW_CLASSES.get(kind)
+    if found is None:
+        found = _ROW_CLASSES[kind] = any(k.__name__ in ROW_MODULES for k in kind.__mro__)
+    return found
+
+
+def _accumulators(walk: graph.GraphWalk) -> set:
+    """The ``raw`` of every leaf accumulator of ``walk`` (each node asked once)."""
+    return {node.raw for node in walk.nodes if node.is_accumulate}
 
 
 def _rows_of(node: graph.GraphNode) -> Any:
@@ -297,7 +317,7 @@ def _param_grad(name: str, tensor: Any, depth: int, vanishing: float,
                 exploding: float, rows: Any = None) -> ParamGrad:
     """One parameter's statistics, read on the host (see :func:`_param_grads`)."""
     item, figures = _measure(name, tensor, depth, rows)
-    _judge(item, _final(figures, graph.host_values(list(figures.values()))), vanishing,
+    _judge(item, _final(figures, _host_floats(list(figures.values()))), vanishing,
            exploding, rows)
     return item
 
@@ -310,8 +330,8 @@ def _param_grads(pairs: list, per_row: dict, vanishing: float,
     device-to-host copy (docs/gpu.md)."""
     measured = [_measure(name, tensor, depth, per_row.get(id(tensor)))
                 for depth, (name, tensor) in enumerate(pairs)]
-    values = iter(graph.host_values([value for _, figures in measured
-                                     for value in figures.values()]))
+    values = iter(_host_floats([value for _, figures in measured
+                                for value in figures.values()]))
     out = []
     for (item, figures), (_, tensor) in zip(measured, pairs):
         read = [next(values) for _ in figures]
@@ -319,6 +339,18 @@ def _param_grads(pairs: list, per_row: dict, vanishing: float,
                per_row.get(id(tensor)))
         out.append(item)
     return out
+
+
+def _host_floats(values: list) -> list[float]:
+    """:func:`vizgrad.graph.host_values` of ``values``: where every one is a host number
+    already (a model on the host: the common case), each is simply ``float()``-ed, as
+    ``host_values`` does (through a 0-d float64 array: the same float)."""
+    if all(isinstance(value, _HOST_NUMBERS) for value in values):
+        return [float(value) for value in values]
+    return graph.host_values(values)
+
+
+_HOST_NUMBERS = (bool, int, float, np.generic)
 
 
 def _measure(name: str, tensor: Any, depth: int, rows: Any) -> tuple[ParamGrad, dict]:
@@ -348,8 +380,11 @@ def _measure(name: str, tensor: Any, depth: int, rows: Any) -> tuple[ParamGrad, 
             if figures["nan"] or figures["inf"]:
                 good = flat[np.isfinite(flat)]
         magnitude = np.abs(good)
-        figures.update(count=good.size, mean=float(good.mean()) if good.size else 0.0,
-                       mean_abs=float(magnitude.mean()) if good.size else 0.0,
+        # np.add.reduce(x) / x.size is what x.mean() computes for float64 data (the same
+        # float), without the Python wrapper around it
+        size, total = good.size, np.add.reduce
+        figures.update(count=size, mean=float(total(good) / size) if size else 0.0,
+                       mean_abs=float(total(magnitude) / size) if size else 0.0,
                        max_abs=float(magnitude.max()) if good.size else 0.0,
                        zeros=flat.size - np.count_nonzero(flat))
     else:
@@ -443,20 +478,27 @@ def _judge(item: ParamGrad, got: dict[str, float], vanishing: float, exploding: 
         item.flags.append("dead_units")
 
 
-def _watched_nodes(roots: Any) -> tuple[list[NodeGrad], list[str]]:
+def _watched_nodes(roots: Any, accumulators: set | None = None
+                   ) -> tuple[list[NodeGrad], list[str]]:
     """The nodes' watched statistics, and one line per node whose watch stepped
     aside (its hook failed: what it did not see is said, not read as no gradient)."""
     out, unwatched = [], []
     walk = roots if isinstance(roots, graph.GraphWalk) else graph.walk(roots)
-    for node in walk.nodes:
+    # name and scope from the walk's facts where it read them (an adapter's walk: the
+    # same answers as the node's own, tests/torch/test_fast_path.py)
+    facts = walk.facts if walk.facts is not None else [None] * len(walk.nodes)
+    if accumulators is None:
+        accumulators = _accumulators(walk)
+    for node, fact in zip(walk.nodes, facts):
         entry = node.get_metadata(METADATA_KEY)
-        if entry is None or node.is_accumulate:
+        if entry is None or node.raw in accumulators:
             continue
+        name, scope = (node.name(), node.scope) if fact is None else (fact[0], fact[3])
         if "skipped" in entry:
-            unwatched.append(f"{node.name()} (seq {node.seq}): gradient not watched, "
+            unwatched.append(f"{name} (seq {node.seq}): gradient not watched, "
                               f"the watch stepped aside ({entry['skipped']})")
             continue
-        out.append(NodeGrad(node.seq, node.name(), node.scope, entry["norm"], entry["finite"],
+        out.append(NodeGrad(node.seq, name, scope, entry["norm"], entry["finite"],
                             entry["zero"], entry.get("dead_units", 0), entry.get("units", 0)))
     return out, unwatched
 
@@ -496,11 +538,12 @@ def grad_stats(target: Any, loss: Any = None, *, vanishing: float = VANISHING,
         else target)
     walk = None if roots is None else (
         roots if isinstance(roots, graph.GraphWalk) else graph.walk(roots))
-    per_row = _row_parameters(target, walk)
+    accumulators = None if walk is None else _accumulators(walk)
+    per_row = _row_parameters(target, walk, accumulators)
     params = _param_grads(pairs, per_row, vanishing, exploding)
     notes = [f"{item.name}: a per-row parameter (an embedding) whose rows the batch used "
              "could not be seen (backward freed the indices): its zero rows are not judged;"
              " watch them with vizgrad.debug.watch_grads(loss) to judge them"
              for item in params if item.per_row and item.rows_used is None and item.has_grad]
-    nodes, unwatched = _watched_nodes(walk) if walk is not None else ([], [])
+    nodes, unwatched = ([], []) if walk is None else _watched_nodes(walk, accumulators)
     return GradStats(params, nodes, vanishing, exploding, unwatched, notes)

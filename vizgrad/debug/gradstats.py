@@ -13,6 +13,8 @@ Example
 
 from __future__ import annotations
 
+import math
+import sys
 import warnings
 import weakref
 from typing import Any
@@ -20,8 +22,10 @@ from typing import Any
 import numpy as np
 
 from .. import graph
-from ..graph.statistics import METADATA_KEY, combine_stats, grad_stats
+from ..graph.statistics import METADATA_KEY, array_stats, combine_stats, grad_stats
 from .device_stats import DeviceStats, is_device_gradient
+
+_UNSET = object()  # (no argument given)
 
 
 class StatsCache:
@@ -49,6 +53,18 @@ class StatsCache:
             self._seen[id(array)] = (weakref.ref(array), version, entry)
         except TypeError:  # None, or an object without weak references: not kept
             pass
+        return dict(entry)
+
+    def torch(self, tensor: Any) -> dict[str, Any]:
+        """``self(tensor)`` of a ``torch.Tensor`` (the caller knows it is one): the same
+        statistics, without asking again what it is (the watch asks for every
+        gradient of every node)."""
+        hit = self._seen.get(id(tensor))
+        version = getattr(tensor, "_version", None)  # (as __call__ reads it)
+        if hit is not None and hit[0]() is tensor and hit[1] == version:
+            return dict(hit[2])
+        entry = array_stats(graph.torch_to_numpy(tensor))
+        self._seen[id(tensor)] = (weakref.ref(tensor), version, entry)
         return dict(entry)
 
     def clear(self) -> None:
@@ -81,6 +97,59 @@ def node_entry(grad_outputs: tuple, grad_inputs: tuple, metas: Any,
             edges.append(stats(graph.sum_to_array(graph.to_numpy(grad), meta.shape)))
     entry["edges"] = edges
     return entry
+
+
+def torch_node_entry(grad_outputs: tuple, grad_inputs: tuple, shapes: tuple,
+                     stats: StatsCache) -> dict[str, Any]:
+    """:func:`node_entry` where every gradient is a ``torch.Tensor`` or None (what a
+    PyTorch node's hook is handed): the same entry, each gradient measured through
+    ``stats.torch``.  ``shapes``: each input's shape, None where it has no metadata
+    (:func:`input_shapes`)."""
+    measure = stats.torch
+    if len(grad_outputs) == 1 and grad_outputs[0] is not None:
+        # combine_stats of one part, inlined (a node has one output but for a few)
+        part = measure(grad_outputs[0])
+        finite = part["finite"]
+        entry = {"norm": math.sqrt(part["norm"] ** 2) if finite else float("nan"),
+                 "finite": finite, "zero": part["zero"]}
+    else:
+        entry = combine_stats([stats(None) if g is None else measure(g)
+                               for g in grad_outputs])
+    edges = []
+    count = len(shapes)
+    for nr, grad in enumerate(grad_inputs):
+        shape = shapes[nr] if nr < count else None
+        if grad is None or shape is None:
+            edges.append(None)
+        elif grad.shape == shape:  # nothing to sum
+            edges.append(measure(grad))
+        else:
+            edges.append(stats(graph.sum_to_array(graph.torch_to_numpy(grad), shape)))
+    entry["edges"] = edges
+    return entry
+
+
+def input_shapes(node: graph.GraphNode) -> tuple:
+    """The shape of each flat input's gradient of a PyTorch node, None where it has no
+    metadata: ``meta.shape`` of :attr:`~vizgrad.graph.GraphNode.flat_output_meta`, read
+    from the adapter's own records (its inputs' outputs) without a ``SlotMeta`` each."""
+    out = []
+    for child, nr in node.raw.next_functions:
+        metas = () if child is None else child.outputs
+        out.append(metas[nr][0] if nr < len(metas) else None)
+    return tuple(out)
+
+
+def _torch_tensor_class(node: graph.GraphNode) -> Any:
+    """``torch.Tensor`` where ``node`` is a PyTorch node's (its hook is handed PyTorch
+    tensors), else None."""
+    torch = sys.modules.get("torch")
+    tensor = getattr(torch, "Tensor", None)
+    kind = getattr(getattr(getattr(torch, "autograd", None), "graph", None), "Node", None)
+    if not (isinstance(tensor, type) and isinstance(kind, type)):
+        return None
+    # (an adapter's ``fn``; vizgrad's own nodes have an ``fn`` too: their Function)
+    return tensor if isinstance(getattr(node.raw, "fn", None), kind) else None
 
 
 #: Nodes whose input gradient is zero exactly where the unit was off: a unit (feature
@@ -157,25 +226,40 @@ class GradWatch:
         self._device = DeviceStats()
 
     def _hook_for(self, node: graph.GraphNode) -> Any:
-        metas = node.flat_output_meta
+        tensor = _torch_tensor_class(node)
+        # a PyTorch node's gradients are PyTorch tensors: their shapes are all it needs
+        # (the records, read only if one is not: ``metas``)
+        shapes = input_shapes(node) if tensor is not None else ()
+        known = [None if tensor is not None else node.flat_output_meta]
         dead_units = node.name() in RELU_NODES
         stats = self._stats
         failed = [False]  # set once this node's hook stepped aside
         ran = self.ran.append
+        seq = node.seq
+
+        def records() -> Any:
+            if known[0] is None:
+                known[0] = node.flat_output_meta
+            return known[0]
 
         def hook(grad_inputs: tuple, grad_outputs: tuple) -> None:
             ran(node)
             if failed[0]:
                 return
             try:
-                if any(map(is_device_gradient, grad_outputs + grad_inputs)):
-                    entry = self._device.node_entry(grad_outputs, grad_inputs, metas,
-                                                    dead_units)
-                else:
-                    entry = node_entry(grad_outputs, grad_inputs, metas, stats)
+                if tensor is not None and all(  # PyTorch's gradients: never a device's
+                        g is None or isinstance(g, tensor) for g in grad_outputs + grad_inputs):
+                    entry = torch_node_entry(grad_outputs, grad_inputs, shapes, stats)
                     if dead_units and grad_inputs and grad_inputs[0] is not None:
                         entry.update(dead_unit_counts(graph.to_numpy(grad_inputs[0])))
-                self._store(node, entry)
+                elif any(map(is_device_gradient, grad_outputs + grad_inputs)):
+                    entry = self._device.node_entry(grad_outputs, grad_inputs, records(),
+                                                    dead_units)
+                else:
+                    entry = node_entry(grad_outputs, grad_inputs, records(), stats)
+                    if dead_units and grad_inputs and grad_inputs[0] is not None:
+                        entry.update(dead_unit_counts(graph.to_numpy(grad_inputs[0])))
+                self._store(node, entry, seq)
             except Exception as error:  # noqa: BLE001 - never raise into the user's backward
                 failed[0] = True
                 self._step_aside(node, error)
@@ -213,9 +297,13 @@ class GradWatch:
                       f"{node.seq}) any more, its hook failed ({reason}); the gradient "
                       "was not changed", RuntimeWarning, stacklevel=2)
 
-    def _store(self, node: graph.GraphNode, entry: dict[str, Any]) -> None:
-        if node.seq is not None:  # (PyTorch's leaves have none: their node keeps it)
-            self.stats[node.seq] = entry
+    def _store(self, node: graph.GraphNode, entry: dict[str, Any],
+               seq: Any = _UNSET) -> None:
+        """Keep ``entry`` as ``node``'s (``seq``: the node's, where the caller read it)."""
+        if seq is _UNSET:
+            seq = node.seq
+        if seq is not None:  # (PyTorch's leaves have none: their node keeps it)
+            self.stats[seq] = entry
         node.metadata[METADATA_KEY] = entry
 
     def __enter__(self) -> GradWatch:

@@ -113,13 +113,20 @@ class GraphSaver:
             loss.backward(**backward_options)
             self.steps += 1
             return None
-        with watch_grads(loss) as watch:
-            loss.backward(**backward_options)
-        retained = backward_options.get("retain_graph")
-        if not (backward_options.get("create_graph") if retained is None else retained):
-            watch.released()  # (the picture then reads no released save: none raises)
-        self.steps += 1
-        return self._write(loss, watch.walk)
+        from vizgrad.render import paused_gc
+
+        # the cyclic collector paused for the saved step (as build_view pauses it): the
+        # walk, the hooks' records and the view live for the step and die by their
+        # counts, so none is moved into the old generation, whose full pass (~180 ms
+        # with torch and transformers loaded) each such move brings nearer
+        with paused_gc():
+            with watch_grads(loss) as watch:
+                loss.backward(**backward_options)
+            retained = backward_options.get("retain_graph")
+            if not (backward_options.get("create_graph") if retained is None else retained):
+                watch.released()  # (the picture then reads no released save: none raises)
+            self.steps += 1
+            return self._write(loss, watch.walk)
 
     def step(self, loss: Any) -> Path | None:
         """Count one step (after its ``backward()``); on every ``every``-th, write files."""
@@ -127,7 +134,10 @@ class GraphSaver:
         self.steps += 1
         if not upcoming_due:
             return None
-        return self._write(loss)
+        from vizgrad.render import paused_gc
+
+        with paused_gc():  # (as backward(): see there)
+            return self._write(loss)
 
     def _write(self, loss: Any, walk: Any = None) -> Path:
         """Take the figures now (gradients change at the next optimizer step); encode and
@@ -141,7 +151,7 @@ class GraphSaver:
             self._claimed = True
         stem = f"step_{self.steps:06d}"
         params = dict(self.model.named_parameters()) if self.model is not None else None
-        view = build_view(loss, params=params, show_grad=True, max_nodes=None)
+        view = build_view(loss, walk=walk, params=params, show_grad=True, max_nodes=None)
         stats = grad_stats(self.model if self.model is not None else loss,
                            loss if walk is None else walk)
         entry = {"step": self.steps, "graph": f"{stem}.json", "grads": f"{stem}.grads.json",

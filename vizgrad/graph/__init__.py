@@ -46,6 +46,7 @@ from .tensors import (
     outputs_of,
     to_dtype_name,
     to_numpy,
+    torch_to_numpy,
 )
 from .topology import GraphSize, Topology, graph_size, topology
 from .walking import GraphWalk, Root, walk, walk_roots
@@ -55,6 +56,6 @@ __all__ = [
     "NodeFacts", "Root", "array_module", "host_arrays", "host_values", "is_host_array",
     "SavedInfo", "SlotMeta", "StackFrame", "TensorInfo", "Topology", "as_node",
     "as_tensor_info", "graph_size", "is_node", "is_tensor", "is_torch_tensor", "next_nodes",
-    "outputs_of", "reach", "sum_to_array", "to_dtype_name", "to_numpy", "topology", "walk",
-    "walk_roots",
+    "outputs_of", "reach", "sum_to_array", "to_dtype_name", "to_numpy", "topology",
+    "torch_to_numpy", "walk", "walk_roots",
 ]

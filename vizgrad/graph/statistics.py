@@ -35,7 +35,11 @@ METADATA_KEY = "vizgrad.grad"
 
 def grad_stats(value: Any) -> dict[str, Any]:
     """``{"norm", "finite", "zero"}`` of one gradient (a tensor, an array or ``None``)."""
-    array = to_numpy(value)
+    return array_stats(to_numpy(value))
+
+
+def array_stats(array: np.ndarray | None) -> dict[str, Any]:
+    """:func:`grad_stats` of a host array (``to_numpy``'s copy of a gradient, or None)."""
     if array is None or array.size == 0:
         return {"norm": 0.0, "finite": True, "zero": True}
     wide = array.astype(np.float64, copy=False).ravel()
@@ -107,7 +111,9 @@ def combine_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
     if not parts:
         return {"norm": 0.0, "finite": True, "zero": True}
     finite = all(p["finite"] for p in parts)
-    norm = float(np.sqrt(sum(p["norm"] ** 2 for p in parts))) if finite else float("nan")
+    # math.sqrt and NumPy's are both IEEE's correctly rounded square root: the same
+    # float, without a NumPy scalar per node (the watch combines one per node)
+    norm = math.sqrt(sum(p["norm"] ** 2 for p in parts)) if finite else float("nan")
     return {"norm": norm, "finite": finite, "zero": all(p["zero"] for p in parts)}
 
 

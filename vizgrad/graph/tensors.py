@@ -47,14 +47,20 @@ def to_numpy(value: Any) -> np.ndarray | None:
     """Host copy of a tensor's (or array's) data; ``None`` stays ``None``."""
     if value is None:
         return None
-    if is_torch_tensor(value):  # detached, on the host; NumPy has no bfloat16
-        value = value.detach().cpu()
-        return (value.float() if str(value.dtype) == "torch.bfloat16" else value).numpy()
+    if is_torch_tensor(value):
+        return torch_to_numpy(value)
     data = getattr(value, "array", value)
     getter = getattr(data, "get", None)  # CuPy arrays copy to the host with .get()
     if getter is not None and not isinstance(data, np.ndarray):
         data = getter()
     return np.asarray(data)
+
+
+def torch_to_numpy(value: Any) -> np.ndarray:
+    """:func:`to_numpy` of a ``torch.Tensor`` (the caller knows it is one): detached, on
+    the host; as float32 where it is bfloat16 (NumPy has none)."""
+    value = value.detach().cpu()
+    return (value.float() if str(value.dtype) == "torch.bfloat16" else value).numpy()
 
 
 _DTYPE_NAMES: dict[Any, str] = {}

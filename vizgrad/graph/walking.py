@@ -68,6 +68,33 @@ class GraphWalk:
             self.facts = [node.facts() for node in self.nodes]
         return self.facts
 
+    def refresh_freed(self) -> None:
+        """Read ``freed`` again where the kept :meth:`node_facts` say "not freed": a walk
+        taken before ``backward()`` (a :func:`~vizgrad.debug.watch_grads` one) then gives
+        the picture the facts a walk taken after it would read.  Nothing else of a
+        node's facts changes in a backward (its name, outputs, inputs, scope, leaf and
+        output names are fixed when the forward makes it).
+
+        Example
+        -------
+        >>> x = vizgrad.randn(3, requires_grad=True)
+        >>> loss = (x * x).sum()
+        >>> before = walk(loss)
+        >>> [facts.freed for facts in before.node_facts()]
+        [False, False, False]
+        >>> loss.backward()
+        >>> before.refresh_freed()      # what a walk after backward reads
+        >>> before.node_facts() == walk(loss).node_facts()
+        True
+        """
+        facts = self.facts
+        if facts is None:  # not read yet: node_facts() reads them fresh
+            return
+        make = tuple.__new__  # (a NodeFacts without the NamedTuple's Python-level call)
+        self.facts = [fact if fact[4] or not node.freed else make(NodeFacts, (
+            fact[0], fact[1], fact[2], fact[3], True, fact[5], fact[6]))
+            for node, fact in zip(self.nodes, facts)]
+
     def position(self, node: GraphNode) -> int:
         """Index of ``node`` in ``nodes``."""
         return self.index[node.raw]

@@ -118,12 +118,18 @@ class ViewBuilder:
     by :meth:`edge_texts`).  :meth:`build` makes the whole view; ``render/plain.py``
     writes a plain picture's DOT from the same pieces without it."""
 
-    def __init__(self, roots: Any, options: RenderOptions) -> None:
+    def __init__(self, roots: Any, options: RenderOptions,
+                 walk: graph.GraphWalk | None = None) -> None:
         self.options = options
         self.view = GraphView()
         self.nodes: list[graph.GraphNode] = []  # roots given as backward nodes (no box)
         self.items = self._root_items(roots, self.nodes)
-        self.walk = graph.walk([info.tensor for _, _, info in self.items] + self.nodes)
+        tensors = [info.tensor for _, _, info in self.items]
+        if walk is not None and not self.nodes and _walked_from(walk, tensors):
+            walk.refresh_freed()  # (taken before a backward: what a new walk reads now)
+            self.walk = walk
+        else:
+            self.walk = graph.walk(tensors + self.nodes)
         walk_seqs = self.walk.seqs
         raws = [node.raw for node in self.walk.nodes]
         self.names = {id(t): str(k) for k, t in (options.params or {}).items()}
@@ -453,8 +459,20 @@ class ViewBuilder:
         self.view.clusters = boxes.module_boxes(self.view)
 
 
-def build_view(roots: Any, options: RenderOptions | None = None, **more: Any) -> GraphView:
+def _walked_from(walk: graph.GraphWalk, tensors: list) -> bool:
+    """Whether ``walk`` started from exactly ``tensors``, in order (the same walk)."""
+    return len(walk.roots) == len(tensors) and all(
+        root.tensor is not None and root.tensor.tensor is tensor
+        for root, tensor in zip(walk.roots, tensors))
+
+
+def build_view(roots: Any, options: RenderOptions | None = None, *,
+               walk: graph.GraphWalk | None = None, **more: Any) -> GraphView:
     """Build the ``GraphView`` of ``roots`` (a tensor, a sequence or a dict of tensors).
+
+    ``walk``: a walk of the same roots taken already (``watch_grads(loss).walk``, taken
+    before ``backward()``), drawn instead of walking the graph again; one of other
+    roots is not used.  The view is the same either way.
 
     Example
     -------
@@ -469,7 +487,7 @@ def build_view(roots: Any, options: RenderOptions | None = None, **more: Any) ->
     elif more:
         raise TypeError("pass either options= or keyword options, not both")
     with paused_gc():
-        return ViewBuilder(roots, options).build()
+        return ViewBuilder(roots, options, walk).build()
 
 
 @contextlib.contextmanager

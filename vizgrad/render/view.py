@@ -115,10 +115,12 @@ def describe(item: ViewNode | ViewEdge) -> dict[str, Any]:
                  "shape": None if ref.shape is None else list(ref.shape), "dtype": ref.dtype}
     elif ref is not None and hasattr(ref, "tensor"):  # a graph.TensorInfo
         facts = {"name": ref.name, "shape": list(ref.shape), "dtype": ref.dtype}
-    elif ref is not None:  # a graph.GraphNode
-        facts = {"seq": ref.seq, "name": ref.name(), "scope": ref.scope, "freed": ref.freed,
+    elif ref is not None:  # a graph.GraphNode: its facts() in one read (an adapter's
+        # own: ``outputs`` member by member builds a record per output, ~3 us a node)
+        known = ref.facts()
+        facts = {"seq": ref.seq, "name": known[0], "scope": known[3], "freed": known[4],
                  "outputs": [{"shape": list(shape), "dtype": dtype}
-                             for shape, dtype in ref.outputs]}
+                             for shape, dtype in known[1]]}
     facts.update(item.details)
     return facts
 
