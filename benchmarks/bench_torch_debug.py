@@ -2,8 +2,9 @@
 
 A tiny GPT-2 (tests/torch/real_models.py: transformers' ``GPT2LMHeadModel`` from a
 config, 2 layers, hidden 32, vocab 100, batch 2 x 8 tokens, ``use_cache=True``) or the
-corpus' other models, trained with Adam.  Two kinds of step take turns, step by step,
-in one loop:
+corpus' other models, or (``--model gpt2-cpu-run``) the GPT-2 that nanoGPT's README
+trains on a CPU (4 layers, width 128, 12 x 64 characters), trained with Adam.  Two
+kinds of step take turns, step by step, in one loop:
 
 * ``plain``: ``zero_grad``, forward, ``loss.backward()``, ``optimizer.step()``;
 * ``watched``: the same with ``GraphMonitor.step(loss)`` every step and
@@ -43,11 +44,29 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import vizgrad  # noqa: E402
-from tests.torch.real_models import NAMES, build  # noqa: E402
+from tests.torch.real_models import NAMES, Case, _lm_loss, build  # noqa: E402
+
+#: The GPT-2 nanoGPT's README trains on a CPU (its "shakespeare-char" run with
+#: ``--device=cpu``: 4 layers, 4 heads, width 128, blocks of 64 characters, batches of
+#: 12, no dropout), from a transformers config: the benchmark's real training loop, next
+#: to the test corpus' tiny models, whose 3 ms steps are the worst case for per-node costs.
+CPU_RUN = "gpt2-cpu-run"
+
+
+def _cpu_run_case() -> Case:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=65, n_positions=64, n_embd=128, n_layer=4, n_head=4,
+                        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                        bos_token_id=0, eos_token_id=0)
+    ids = torch.randint(0, 65, (12, 64), generator=torch.Generator().manual_seed(1))
+    return Case(CPU_RUN, GPT2LMHeadModel(config).train(),
+                {"input_ids": ids, "labels": ids.clone()}, _lm_loss)
 
 
 def _setup(name: str, svg: bool, detail_every: int | None = None):
-    case = build(name)
+    case = _cpu_run_case() if name == CPU_RUN else build(name)
     optimizer = torch.optim.Adam(case.model.parameters(), lr=1e-3)
     monitor = (vizgrad.debug.GraphMonitor() if detail_every is None
                else vizgrad.debug.GraphMonitor(detail_every=detail_every))
@@ -123,7 +142,7 @@ def profile(name: str, steps: int, svg: bool = False, top: int = 30) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="gpt2", choices=NAMES)
+    parser.add_argument("--model", default="gpt2", choices=(*NAMES, CPU_RUN))
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=1,
                         help="whole interleaved runs, one after another")
